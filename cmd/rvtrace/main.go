@@ -1,0 +1,129 @@
+// Command rvtrace is the RISC-V processor-trace tool: it runs programs on its
+// simulator, encodes ingress-port records into N-Trace or E-Trace bytes,
+// dumps and decodes traces back to the instruction flow, and analyses it.
+//
+// The command itself only parses flags and wires the packages together;
+// every subcommand lives in its own file and registers itself in init.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand of rvtrace.
+type command struct {
+	name    string
+	summary string
+	usage   string // usage lines and examples, shown by -h
+	run     func(args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// errUsage is returned by a subcommand whose arguments are wrong; the usage
+// has already been printed.
+var errUsage = errors.New("usage")
+
+// exitError carries a program's exit code through main.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit code %d", e.code) }
+
+func main() { os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr)) }
+
+var stdout io.Writer = os.Stdout
+var stderr io.Writer = os.Stderr
+
+func mainWith(args []string, out, errw io.Writer) int {
+	stdout, stderr = out, errw
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 {
+			if c := commands[args[1]]; c != nil {
+				fmt.Fprintf(out, "%s\n\n%s", c.summary, c.usage)
+				return 0
+			}
+		}
+		printHelp(out)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c := commands[args[0]]
+	if c == nil {
+		fmt.Fprintf(errw, "rvtrace: unknown command %q (see rvtrace help)\n", args[0])
+		return 2
+	}
+	err := c.run(args[1:])
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	fmt.Fprintf(errw, "rvtrace %s: %v\n", c.name, err)
+	return 1
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "rvtrace: RISC-V processor trace (N-Trace, E-Trace, Tarmac), simulator and analysis")
+	fmt.Fprintln(w, "\nUsage: rvtrace COMMAND [options] [args]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'rvtrace COMMAND -h' for the options and examples of a command.")
+}
+
+// newFlagSet returns a flag set for subcommand c whose usage text shows the
+// command's summary, usage lines and examples, then the flags.
+func newFlagSet(c *command) *flag.FlagSet {
+	fs := flag.NewFlagSet("rvtrace "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "%s\n\n%s\nOptions:\n", c.summary, strings.TrimRight(c.usage, "\n")+"\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args allowing flags after positional arguments, as
+// users type them ("rvtrace decode OUT.bin --pcs x.txt").
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

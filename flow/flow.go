@@ -1,0 +1,202 @@
+// Package flow is the decoded instruction flow: what a trace decoder
+// recovers from trace bytes plus the program image, independent of the
+// protocol it came from. Decoders (N-Trace, E-Trace, a Tarmac reader, the
+// simulator) produce Events; sinks (PC lists, listings, JSON lines, Tarmac,
+// profiles, statistics) consume them.
+//
+// The flow is a sequence of ranges of executed instructions, separated by
+// events that explain the discontinuities between them: traps, trace
+// synchronisation, privilege and context changes, timestamps and gaps where
+// trace was lost.
+package flow
+
+import (
+	"fmt"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Kind is the type of a flow event.
+type Kind uint8
+
+// Event kinds.
+const (
+	// KindRange is a run of N instructions executed at consecutive addresses
+	// from Start to Last (inclusive). End tells how the last instruction
+	// left the run (taken branch, call, return, ...; ITypeNone when the run
+	// ended for another reason, such as a trap or the end of the trace).
+	// Target is the address executed next when the decoder knows it.
+	KindRange Kind = iota
+	// KindTrap is an exception (or, with Interrupt set, an interrupt) taken
+	// after the preceding range. Addr is the address of the instruction
+	// that trapped or would have executed next (the EPC) when known, Target
+	// the handler address; Cause and TVal are set when the protocol
+	// carries them (HasCause).
+	KindTrap
+	// KindSync marks a point where the decoder (re)synchronised: the next
+	// range starts at Addr. Reason is the protocol's sync reason code.
+	KindSync
+	// KindContext reports the privilege level and context (process ID)
+	// from here on.
+	KindContext
+	// KindTime carries a timestamp (Time) for the point in the flow where
+	// it stands.
+	KindTime
+	// KindGap reports trace that was lost or could not be decoded; Err says
+	// why and Offset where in the trace. Decoding resumes at the next sync.
+	KindGap
+	// KindStop reports that trace stopped (disabled, debug mode, end of
+	// capture); Reason is the protocol's code for why.
+	KindStop
+	// KindNotify is a watchpoint or trace-notify report at Addr.
+	KindNotify
+	numKinds
+)
+
+var kindNames = [numKinds]string{"range", "trap", "sync", "context", "time", "gap", "stop", "notify"}
+
+// String returns the lower-case name of the kind.
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind%d", uint8(k))
+}
+
+// Event is one element of the decoded flow. Fields not listed for a Kind
+// are zero. Events are passed by pointer and only valid during the call to
+// the sink; a sink that keeps one must copy it.
+type Event struct {
+	Kind Kind
+	// End is the itype of the last instruction of a range.
+	End ingress.IType
+	// Interrupt distinguishes interrupts from exceptions in KindTrap.
+	Interrupt bool
+	// HasCause is set when Cause and TVal are known.
+	HasCause bool
+	// HasTarget is set when Target is known.
+	HasTarget bool
+	// Priv is the privilege level (KindContext; also kept current on other
+	// events by decoders that know it).
+	Priv ingress.Priv
+	// Src is the trace source (hart or encoder ID) the event belongs to.
+	Src uint32
+	// Reason is a protocol-specific code (sync reason, stop reason).
+	Reason uint32
+	// N is the number of instructions of a range.
+	N uint64
+	// Start and Last are the first and last instruction of a range.
+	Start, Last uint64
+	// Addr is the address a sync, trap or notify event refers to.
+	Addr uint64
+	// Target is where execution continues after a range or trap.
+	Target uint64
+	// Cause and TVal of a trap.
+	Cause, TVal uint64
+	// Context is the context value (KindContext).
+	Context uint64
+	// Time is the timestamp (KindTime), in the trace's time units.
+	Time uint64
+	// Offset is the byte offset in the trace of the message or packet that
+	// produced the event (-1 when not from a byte stream).
+	Offset int64
+	// Err explains a gap.
+	Err error
+}
+
+// String renders the event on one line, for listings and test failures.
+func (e *Event) String() string {
+	switch e.Kind {
+	case KindRange:
+		s := fmt.Sprintf("range %#x..%#x n=%d end=%s", e.Start, e.Last, e.N, e.End)
+		if e.HasTarget {
+			s += fmt.Sprintf(" next=%#x", e.Target)
+		}
+		return s
+	case KindTrap:
+		what := "exception"
+		if e.Interrupt {
+			what = "interrupt"
+		}
+		s := fmt.Sprintf("trap %s at %#x handler=%#x", what, e.Addr, e.Target)
+		if e.HasCause {
+			s += fmt.Sprintf(" cause=%#x tval=%#x", e.Cause, e.TVal)
+		}
+		return s
+	case KindSync:
+		return fmt.Sprintf("sync at %#x reason=%d", e.Addr, e.Reason)
+	case KindContext:
+		return fmt.Sprintf("context priv=%s context=%#x", e.Priv, e.Context)
+	case KindTime:
+		return fmt.Sprintf("time %d", e.Time)
+	case KindGap:
+		return fmt.Sprintf("gap at byte %d: %v", e.Offset, e.Err)
+	case KindStop:
+		return fmt.Sprintf("stop reason=%d", e.Reason)
+	case KindNotify:
+		return fmt.Sprintf("notify at %#x", e.Addr)
+	}
+	return e.Kind.String()
+}
+
+// Sink consumes flow events. Event is called once per event in flow order;
+// the event is only valid during the call. Close is called once at the end
+// of the flow and flushes output.
+type Sink interface {
+	Event(e *Event) error
+	Close() error
+}
+
+// Multi returns a sink that passes every event to each of sinks in order.
+func Multi(sinks ...Sink) Sink { return multi(sinks) }
+
+type multi []Sink
+
+func (m multi) Event(e *Event) error {
+	for _, s := range m {
+		if err := s.Event(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m multi) Close() error {
+	var first error
+	for _, s := range m {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Counter is a sink that counts instructions and events; it is the
+// cheapest possible consumer, used to measure decoders.
+type Counter struct {
+	Instructions uint64
+	Ranges       uint64
+	Traps        uint64
+	Gaps         uint64
+	Events       [numKinds]uint64
+}
+
+// Event counts e.
+func (c *Counter) Event(e *Event) error {
+	if e.Kind < numKinds {
+		c.Events[e.Kind]++
+	}
+	switch e.Kind {
+	case KindRange:
+		c.Instructions += e.N
+		c.Ranges++
+	case KindTrap:
+		c.Traps++
+	case KindGap:
+		c.Gaps++
+	}
+	return nil
+}
+
+// Close does nothing.
+func (c *Counter) Close() error { return nil }
