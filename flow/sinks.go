@@ -1,0 +1,275 @@
+package flow
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/rvtrace/rvtrace/image"
+)
+
+// PCWriter is a sink that writes the address of every executed
+// instruction, one per line, as 0x followed by lower-case hex (the PC list
+// format). It walks each range through the image to find instruction
+// sizes. Events from sources other than Src are ignored when OnlySrc is
+// set.
+type PCWriter struct {
+	img     *image.Set
+	w       *bufio.Writer
+	c       io.Closer
+	OnlySrc bool
+	Src     uint32
+	n       uint64
+}
+
+// NewPCWriter returns a PC list sink writing to w with img for instruction
+// sizes. If w is an io.Closer, Close closes it.
+func NewPCWriter(w io.Writer, img *image.Set) *PCWriter {
+	p := &PCWriter{img: img, w: bufio.NewWriterSize(w, 1<<20)}
+	if c, ok := w.(io.Closer); ok {
+		p.c = c
+	}
+	return p
+}
+
+// Count returns the number of PCs written.
+func (p *PCWriter) Count() uint64 { return p.n }
+
+const hexDigits = "0123456789abcdef"
+
+// Event writes the PCs of a range.
+func (p *PCWriter) Event(e *Event) error {
+	if e.Kind != KindRange || p.OnlySrc && e.Src != p.Src {
+		return nil
+	}
+	pc := e.Start
+	for i := uint64(0); i < e.N; i++ {
+		var buf [20]byte
+		j := len(buf) - 1
+		buf[j] = '\n'
+		v := pc
+		for {
+			j--
+			buf[j] = hexDigits[v&15]
+			v >>= 4
+			if v == 0 {
+				break
+			}
+		}
+		j -= 2
+		buf[j], buf[j+1] = '0', 'x'
+		if _, err := p.w.Write(buf[j:]); err != nil {
+			return err
+		}
+		if i+1 == e.N {
+			break
+		}
+		in, ok := p.img.Inst(pc)
+		if !ok || in.Len == 0 {
+			return fmt.Errorf("PC list: address %#x in a decoded range is not in the image", pc)
+		}
+		pc += uint64(in.Len)
+	}
+	p.n += e.N
+	return nil
+}
+
+// Close flushes the output.
+func (p *PCWriter) Close() error {
+	err := p.w.Flush()
+	if p.c != nil {
+		if cerr := p.c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Listing is a sink that writes one readable line per event, with symbol
+// names for addresses when the image has them.
+type Listing struct {
+	img *image.Set
+	w   *bufio.Writer
+	c   io.Closer
+	// Instructions lists every instruction of a range with its
+	// disassembly instead of one line per range.
+	Instructions bool
+}
+
+// NewListing returns a listing sink on w.
+func NewListing(w io.Writer, img *image.Set) *Listing {
+	l := &Listing{img: img, w: bufio.NewWriter(w)}
+	if c, ok := w.(io.Closer); ok {
+		l.c = c
+	}
+	return l
+}
+
+func (l *Listing) addr(a uint64) string {
+	if l.img == nil {
+		return fmt.Sprintf("%#x", a)
+	}
+	return l.img.FormatAddr(a)
+}
+
+// Event writes one line (or one per instruction).
+func (l *Listing) Event(e *Event) error {
+	var err error
+	src := ""
+	if e.Src != 0 {
+		src = fmt.Sprintf("[%d] ", e.Src)
+	}
+	switch e.Kind {
+	case KindRange:
+		if l.Instructions && l.img != nil {
+			pc := e.Start
+			for i := uint64(0); i < e.N; i++ {
+				in, ok := l.img.Inst(pc)
+				if !ok {
+					break
+				}
+				_, err = fmt.Fprintf(l.w, "%s  %s  %s\n", src, l.addr(pc), in.String())
+				if err != nil {
+					return err
+				}
+				pc += uint64(in.Len)
+			}
+			return nil
+		}
+		next := ""
+		if e.HasTarget {
+			next = " -> " + l.addr(e.Target)
+		}
+		_, err = fmt.Fprintf(l.w, "%srange %s .. %s  %d instr  %s%s\n", src, l.addr(e.Start), l.addr(e.Last), e.N, e.End, next)
+	case KindTrap:
+		what := "exception"
+		if e.Interrupt {
+			what = "interrupt"
+		}
+		cause := ""
+		if e.HasCause {
+			cause = fmt.Sprintf(" cause=%#x tval=%#x", e.Cause, e.TVal)
+		}
+		_, err = fmt.Fprintf(l.w, "%s%s at %s -> handler %s%s\n", src, what, l.addr(e.Addr), l.addr(e.Target), cause)
+	case KindSync:
+		_, err = fmt.Fprintf(l.w, "%ssync at %s (reason %d, byte %d)\n", src, l.addr(e.Addr), e.Reason, e.Offset)
+	case KindContext:
+		_, err = fmt.Fprintf(l.w, "%scontext priv=%s context=%#x\n", src, e.Priv, e.Context)
+	case KindTime:
+		_, err = fmt.Fprintf(l.w, "%stime %d\n", src, e.Time)
+	case KindGap:
+		_, err = fmt.Fprintf(l.w, "%sGAP at byte %d: %v\n", src, e.Offset, e.Err)
+	case KindStop:
+		_, err = fmt.Fprintf(l.w, "%sstop (reason %d)\n", src, e.Reason)
+	case KindNotify:
+		_, err = fmt.Fprintf(l.w, "%snotify at %s\n", src, l.addr(e.Addr))
+	}
+	return err
+}
+
+// Close flushes the output.
+func (l *Listing) Close() error {
+	err := l.w.Flush()
+	if l.c != nil {
+		if cerr := l.c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// JSONLines is a sink that writes one JSON object per event.
+type JSONLines struct {
+	w   *bufio.Writer
+	c   io.Closer
+	buf []byte
+}
+
+// NewJSONLines returns a JSON-lines sink on w.
+func NewJSONLines(w io.Writer) *JSONLines {
+	j := &JSONLines{w: bufio.NewWriter(w)}
+	if c, ok := w.(io.Closer); ok {
+		j.c = c
+	}
+	return j
+}
+
+// Event writes e as one JSON object, with only the fields its kind uses.
+// Addresses are hex strings.
+func (j *JSONLines) Event(e *Event) error {
+	b := j.buf[:0]
+	b = append(b, `{"kind":"`...)
+	b = append(b, e.Kind.String()...)
+	b = append(b, '"')
+	num := func(k string, v uint64) {
+		b = append(b, `,"`...)
+		b = append(b, k...)
+		b = append(b, `":`...)
+		b = strconv.AppendUint(b, v, 10)
+	}
+	hex := func(k string, v uint64) {
+		b = append(b, `,"`...)
+		b = append(b, k...)
+		b = append(b, `":"0x`...)
+		b = strconv.AppendUint(b, v, 16)
+		b = append(b, '"')
+	}
+	if e.Src != 0 {
+		num("src", uint64(e.Src))
+	}
+	switch e.Kind {
+	case KindRange:
+		hex("start", e.Start)
+		hex("last", e.Last)
+		num("n", e.N)
+		b = append(b, `,"end":"`...)
+		b = append(b, e.End.String()...)
+		b = append(b, '"')
+		if e.HasTarget {
+			hex("next", e.Target)
+		}
+	case KindTrap:
+		hex("addr", e.Addr)
+		hex("handler", e.Target)
+		b = append(b, `,"interrupt":`...)
+		b = strconv.AppendBool(b, e.Interrupt)
+		if e.HasCause {
+			hex("cause", e.Cause)
+			hex("tval", e.TVal)
+		}
+	case KindSync, KindNotify:
+		hex("addr", e.Addr)
+		num("reason", uint64(e.Reason))
+	case KindContext:
+		b = append(b, `,"priv":"`...)
+		b = append(b, e.Priv.String()...)
+		b = append(b, '"')
+		hex("context", e.Context)
+	case KindTime:
+		num("time", e.Time)
+	case KindGap:
+		b = append(b, `,"error":`...)
+		b = strconv.AppendQuote(b, fmt.Sprint(e.Err))
+	case KindStop:
+		num("reason", uint64(e.Reason))
+	}
+	if e.Offset >= 0 && e.Kind != KindRange {
+		num("offset", uint64(e.Offset))
+	}
+	b = append(b, "}\n"...)
+	j.buf = b
+	_, err := j.w.Write(b)
+	return err
+}
+
+// Close flushes the output.
+func (j *JSONLines) Close() error {
+	err := j.w.Flush()
+	if j.c != nil {
+		if cerr := j.c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

@@ -1,0 +1,293 @@
+package ingress
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/riscv"
+)
+
+// PCOptions controls how a list of retired PCs becomes ingress blocks.
+type PCOptions struct {
+	// PerInstruction makes one block per retired instruction, as a
+	// single-retirement hart reports them; by default straight-line
+	// instructions are merged into one block up to the next instruction
+	// with a non-zero itype, as a multiple-retirement port may.
+	PerInstruction bool
+	// Priv is the privilege level reported for every block (a PC list
+	// does not say) when HasPriv is set; the default is M.
+	Priv    Priv
+	HasPriv bool
+	// ITypeWidth 3 reports itypes as a 3-bit port does; 0 or 4 the 4-bit
+	// codes.
+	ITypeWidth int
+	// AllJumps reports direct jumps and calls as taken branches
+	// (trTeInstEnAllJumps).
+	AllJumps bool
+}
+
+// ParsePC parses one PC as written in PC lists: hexadecimal with or
+// without a 0x prefix, any case, surrounding blanks ignored.
+func ParsePC(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	if s == "" {
+		return 0, fmt.Errorf("empty PC")
+	}
+	return strconv.ParseUint(s, 16, 64)
+}
+
+// pcScanner reads PCs (the first comma-separated field of each line) from
+// a text file, skipping blank lines and lines starting with '#'.
+type pcScanner struct {
+	sc   *bufio.Scanner
+	name string
+	line int
+}
+
+func newPCScanner(r io.Reader, name string) *pcScanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &pcScanner{sc: sc, name: name}
+}
+
+// next returns the next PC and the rest of its line after the first comma.
+func (p *pcScanner) next() (pc uint64, rest string, err error) {
+	for p.sc.Scan() {
+		p.line++
+		t := p.sc.Text()
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		f := t
+		if i := strings.IndexByte(t, ','); i >= 0 {
+			f, rest = t[:i], t[i+1:]
+		}
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		pc, err := ParsePC(f)
+		if err != nil {
+			return 0, "", fmt.Errorf("%s:%d: invalid PC %q", p.name, p.line, f)
+		}
+		return pc, rest, nil
+	}
+	if err := p.sc.Err(); err != nil {
+		return 0, "", fmt.Errorf("%s: %w", p.name, err)
+	}
+	return 0, "", io.EOF
+}
+
+// PCSource turns a list of retired PCs plus the program image into
+// ingress blocks. The image tells each instruction's size and type;
+// consecutive PCs tell whether branches were taken. Wherever the next PC
+// is not one the instruction can lead to (a trap, an ecall handled
+// elsewhere, code that changed) the discontinuity is reported as an
+// exception, never lost: a block whose last instruction is linear ends with
+// itype 1; after a branch or direct jump, a block with no instruction
+// retired and itype 1 at the address that should have come next.
+type PCSource struct {
+	sc     *pcScanner
+	img    *image.Set
+	opt    PCOptions
+	xlen   int
+	cur    uint64 // next PC to classify
+	have   bool   // cur is valid
+	done   bool
+	blk    Block
+	queue  Block // a second block to return after blk (trap after a jump)
+	queued bool
+	prev   riscv.Inst // previous instruction retired (for sijump)
+	prevPC uint64
+	prevOK bool
+
+	instructions    uint64
+	discontinuities uint64
+}
+
+// NewPCSource reads PCs from r (named name in errors) with the image img.
+func NewPCSource(r io.Reader, name string, img *image.Set, opt PCOptions) *PCSource {
+	if !opt.HasPriv {
+		opt.Priv = PrivM
+	}
+	return &PCSource{sc: newPCScanner(r, name), img: img, opt: opt, xlen: img.XLEN()}
+}
+
+// Instructions returns the number of PCs read so far.
+func (s *PCSource) Instructions() uint64 { return s.instructions }
+
+// Discontinuities returns how many unexplained PC changes were reported as
+// exceptions.
+func (s *PCSource) Discontinuities() uint64 { return s.discontinuities }
+
+// Next returns the next block, or io.EOF after the last.
+func (s *PCSource) Next() (*Block, error) {
+	if s.queued {
+		s.queued = false
+		s.blk = s.queue
+		return &s.blk, nil
+	}
+	if s.done {
+		return nil, io.EOF
+	}
+	if !s.have {
+		pc, _, err := s.sc.next()
+		if err == io.EOF {
+			s.done = true
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.cur, s.have = pc, true
+	}
+	b := &s.blk
+	*b = Block{IAddr: s.cur, Priv: s.opt.Priv}
+	for {
+		pc := s.cur
+		in, ok := s.img.Inst(pc)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: PC %#x is not in the program image", s.sc.name, s.sc.line, pc)
+		}
+		if in.Len == 0 || in.Len > 8 {
+			return nil, fmt.Errorf("%s:%d: PC %#x: instruction %#x has a reserved length", s.sc.name, s.sc.line, pc, in.Raw)
+		}
+		s.instructions++
+		b.IRetire += uint32(in.Len) / 2
+		b.ILastSize = lastSize(in.Len)
+		nextPC, _, err := s.sc.next()
+		end := err == io.EOF
+		if err != nil && !end {
+			return nil, err
+		}
+		sij := false
+		if s.prevOK && s.prevPC+uint64(s.prev.Len) == pc {
+			_, sij = SeqTarget(s.prev, s.prevPC, in, s.xlen)
+		}
+		s.prev, s.prevPC, s.prevOK = in, pc, true
+		fall := pc + uint64(in.Len)
+		if s.xlen == 32 {
+			fall &= 1<<32 - 1
+		}
+		it, disc := s.classify(in, pc, fall, nextPC, end)
+		if end {
+			s.done, s.have = true, false
+		} else {
+			s.cur = nextPC
+		}
+		if disc {
+			s.discontinuities++
+			s.prevOK = false
+			if it == ITypeNone {
+				b.IType = ITypeException
+				return b, nil
+			}
+			// The jump retired; the instruction it led to trapped.
+			b.IType = s.fold(it)
+			b.SIJump = sij
+			expect := fall
+			if it != ITypeNotTaken {
+				expect = in.Target(pc)
+			}
+			s.queue = Block{IAddr: expect, IType: ITypeException, Priv: s.opt.Priv}
+			s.queued = true
+			return b, nil
+		}
+		if it != ITypeNone || s.opt.PerInstruction || end {
+			b.IType = s.fold(it)
+			b.SIJump = sij && it.Uninferable()
+			return b, nil
+		}
+		if nextPC != fall {
+			// cannot happen: a linear instruction without discontinuity
+			// falls through
+			return b, nil
+		}
+	}
+}
+
+func (s *PCSource) fold(it IType) IType {
+	if s.opt.AllJumps && (it == ITypeDirectJump || it == ITypeOtherDirect) {
+		it = ITypeTaken
+	}
+	if s.opt.ITypeWidth == 3 {
+		return it.To3Bit()
+	}
+	return it
+}
+
+// classify returns the itype of the instruction at pc followed by next,
+// and whether next is a discontinuity the instruction cannot explain.
+func (s *PCSource) classify(in riscv.Inst, pc, fall, next uint64, end bool) (IType, bool) {
+	switch in.Class {
+	case riscv.ClassBranch:
+		if end {
+			return ITypeNotTaken, false
+		}
+		switch next {
+		case in.Target(pc):
+			return ITypeTaken, false
+		case fall:
+			return ITypeNotTaken, false
+		}
+		return ITypeNotTaken, true
+	case riscv.ClassJump:
+		it := ITypeOf(in, true)
+		if s.opt.AllJumps && it == ITypeDirectCall {
+			// a call stays a call: it pushes; the encoder reports it as taken
+			it = ITypeDirectCall
+		}
+		if end || next == in.Target(pc) {
+			return it, false
+		}
+		return it, true
+	case riscv.ClassTableJump, riscv.ClassIndirect, riscv.ClassPopRet, riscv.ClassTrapReturn:
+		return ITypeOf(in, true), false
+	}
+	// Linear, ecall, ebreak, unknown: fall through or trap.
+	if end || next == fall {
+		return ITypeNone, false
+	}
+	return ITypeNone, true
+}
+
+func lastSize(n uint8) uint8 {
+	switch n {
+	case 2:
+		return 0
+	case 4:
+		return 1
+	case 8:
+		return 2
+	}
+	return 1 // 6-byte instructions do not fit the power-of-two encoding
+}
+
+// PCWriter writes one PC per line as 0x followed by lower-case hex.
+type PCWriter struct {
+	w   *bufio.Writer
+	buf [20]byte
+}
+
+// NewPCWriter returns a PC list writer on w.
+func NewPCWriter(w io.Writer) *PCWriter {
+	return &PCWriter{w: bufio.NewWriterSize(w, 256<<10)}
+}
+
+// Write writes one PC line.
+func (p *PCWriter) Write(pc uint64) error {
+	b := append(p.buf[:0], '0', 'x')
+	b = strconv.AppendUint(b, pc, 16)
+	b = append(b, '\n')
+	_, err := p.w.Write(b)
+	return err
+}
+
+// Flush flushes buffered output.
+func (p *PCWriter) Flush() error { return p.w.Flush() }

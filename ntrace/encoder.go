@@ -1,0 +1,754 @@
+package ntrace
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Stats counts what an encoder or a reader has seen.
+type Stats struct {
+	Bytes        int64
+	Messages     int64
+	Idles        int64
+	Errors       int64             // malformed messages (reader) or Error messages (encoder)
+	ByTCode      [64]int64         // messages by TCODE
+	BytesByTCode [64]int64         // bytes by TCODE
+	Instructions uint64            // retired instructions encoded or decoded
+	Halfwords    uint64            // their size in halfwords
+	Blocks       uint64            // ingress blocks encoded
+	Syncs        map[uint64]uint64 // sync messages by SYNC reason (encoder only)
+}
+
+// BitsPerInstruction returns the trace size in bits per instruction.
+func (s *Stats) BitsPerInstruction() float64 {
+	if s.Instructions == 0 {
+		return 0
+	}
+	return float64(s.Bytes*8) / float64(s.Instructions)
+}
+
+func (s *Stats) count(m *Message) {
+	s.Messages++
+	s.ByTCode[m.TCode&63]++
+	s.BytesByTCode[m.TCode&63] += int64(m.Size)
+	s.Bytes += int64(m.Size)
+}
+
+// pending kinds: what the encoder waits for the next block to complete.
+const (
+	pendNone     = iota
+	pendIndirect // an uninferable jump, call, return or trap return
+	pendTrap     // an exception or interrupt: the handler is the next address
+	pendDirect   // BTM: taken branch turned into a DirectBranchSync
+)
+
+// Encoder turns ingress blocks into N-Trace messages. It implements
+// ingress.Sink (and ingress.Gated for filters and triggers). Create it
+// with NewEncoder; call Close at the end of the trace.
+type Encoder struct {
+	cfg Config
+	w   *Writer
+	msg Message // reused for every message
+	st  Stats
+
+	started bool // a sync message has been sent since start/enable
+	stopped bool // tracing was stopped by TraceOff
+
+	icnt    uint64 // halfwords since I-CNT was last sent
+	hist    uint64 // HIST register with stop bit
+	histLen int    // history bits in hist
+	addr    uint64 // last address sent (U-ADDR reference)
+
+	// the pending message, completed by the next block's address
+	pend      int
+	pendBType uint64
+	pendTime  uint64
+	pendPred  bool   // a return whose target the stack predicts
+	pendAddr  uint64 // the predicted target
+	syncDue   bool   // the next flow message becomes a sync (periodic)
+	syncCount uint64 // progress towards the next periodic sync
+
+	// implicit return
+	stack    [32]uint64
+	sp, sn   int    // top index and number of entries (ring buffer)
+	calls    uint64 // nesting counter (ReturnCount)
+	callsMax uint64
+
+	// repeated history (RCODE=2)
+	rptHist  uint64
+	rptLen   int
+	rptCount uint64
+	pat      patternState // HistPatterns
+
+	// repeated branch messages (RepeatBranch)
+	lastBr  Message
+	haveBr  bool
+	brCount uint64
+
+	// time
+	lastTime uint64
+	haveTime bool
+	curTime  uint64
+
+	// ownership
+	priv    ingress.Priv
+	context uint64
+	ownSent bool
+
+	// sequential jumps: instructions retired since the last message
+	sinceMsg uint64
+
+	// notify requested by a trigger
+	notify       bool
+	syncTimeBase uint64 // time of the last sync (SyncCycles)
+
+	closed bool
+}
+
+// NewEncoder returns an encoder writing messages with cfg to w.
+func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.StartSync == 0 {
+		cfg.StartSync = SyncReset
+	}
+	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1}
+	e.st.Syncs = map[uint64]uint64{}
+	if cfg.ImplicitReturn == ReturnCount {
+		e.callsMax = 1<<uint(cfg.stackDepth()) - 1
+	}
+	return e, nil
+}
+
+// Stats returns what the encoder has produced so far.
+func (e *Encoder) Stats() *Stats { return &e.st }
+
+// Config returns the encoder's configuration.
+func (e *Encoder) Config() Config { return e.cfg }
+
+// emit sends e.msg, adding SRC and the timestamp.
+func (e *Encoder) emit(t uint64) error {
+	m := &e.msg
+	if e.cfg.SrcBits > 0 {
+		m.Set(FieldSRC, uint64(e.cfg.SrcID))
+	}
+	if e.cfg.Timestamps {
+		if m.TCode.IsSync() || !e.haveTime {
+			m.Set(FieldTSTAMP, t)
+		} else {
+			m.Set(FieldTSTAMP, t-e.lastTime)
+		}
+		e.lastTime, e.haveTime = t, true
+	}
+	if err := e.w.Write(m); err != nil {
+		return err
+	}
+	e.st.count(m)
+	e.sinceMsg = 0
+	if e.cfg.SyncMode == SyncMessages {
+		e.syncCount++
+		e.checkSyncDue()
+	}
+	return nil
+}
+
+func (e *Encoder) checkSyncDue() {
+	if e.cfg.SyncMode != SyncOff && e.syncCount >= 1<<uint(e.cfg.SyncMax+4) {
+		e.syncDue = true
+	}
+}
+
+// Block encodes one ingress block.
+func (e *Encoder) Block(b *ingress.Block) error {
+	if e.closed {
+		return fmt.Errorf("ntrace: Block after Close")
+	}
+	it := b.IType
+	if e.cfg.ITypeWidth == 3 {
+		it = it.To3Bit()
+	}
+	if b.IRetire == 0 && !it.IsTrap() {
+		return nil // nothing retired and no trap: the other signals are undefined
+	}
+	e.curTime = b.Time
+	if !e.started {
+		if err := e.start(b); err != nil {
+			return err
+		}
+	} else if e.pend != pendNone {
+		if err := e.complete(b.IAddr); err != nil {
+			return err
+		}
+	} else if e.notify {
+		e.notify = false
+		if err := e.linearSync(b.IAddr, SyncTraceEvent); err != nil {
+			return err
+		}
+	} else if e.syncDue {
+		if err := e.linearSync(b.IAddr, SyncPeriodic); err != nil {
+			return err
+		}
+	}
+	if err := e.ownership(b); err != nil {
+		return err
+	}
+
+	// Count the retired instructions, reporting a full I-CNT first.
+	if b.IRetire > 0 {
+		n := uint64(b.IRetire)
+		if e.icnt+n > e.cfg.icntMax() && e.icnt > 0 {
+			if err := e.icntFull(b.IAddr); err != nil {
+				return err
+			}
+		}
+		e.icnt += n
+		e.st.Halfwords += n
+		e.sinceMsg += n
+		if e.cfg.SyncMode == SyncHalfwords {
+			e.syncCount += n
+			e.checkSyncDue()
+		}
+	}
+	e.st.Blocks++
+	if e.cfg.SyncMode == SyncCycles && e.haveTime {
+		e.syncCount = b.Time - e.lastSyncTime()
+		e.checkSyncDue()
+	}
+
+	switch {
+	case it.IsTrap():
+		e.pend = pendTrap
+		e.pendBType = BTypeException
+		if it == ingress.ITypeInterrupt {
+			e.pendBType = BTypeInterrupt
+		}
+		if e.cfg.TrapBType1 {
+			e.pendBType = BTypeTrap
+		}
+		e.pendTime = b.Time
+		e.pendPred = false
+	case it == ingress.ITypeTaken || e.cfg.AllJumps && (it == ingress.ITypeDirectCall ||
+		it == ingress.ITypeDirectJump || it == ingress.ITypeOtherDirect):
+		if it.Pushes() {
+			e.push(b.NextAddr())
+		}
+		if err := e.branch(true, b); err != nil {
+			return err
+		}
+	case it == ingress.ITypeNotTaken:
+		if err := e.branch(false, b); err != nil {
+			return err
+		}
+	case it.Uninferable():
+		return e.uninferable(it, b)
+	case it.Pushes(): // direct call
+		e.push(b.NextAddr())
+	}
+	return nil
+}
+
+func (e *Encoder) lastSyncTime() uint64 { return e.syncTimeBase }
+
+// start emits the first sync message of a trace (or after TraceOff).
+func (e *Encoder) start(b *ingress.Block) error {
+	reason := uint64(e.cfg.StartSync)
+	if e.stopped {
+		reason = SyncTraceEnable
+	}
+	e.started, e.stopped = true, false
+	e.resetState()
+	m := &e.msg
+	m.Reset(TCodeProgTraceSync)
+	m.Set(FieldSYNC, reason).Set(FieldICNT, 0).Set(FieldFADDR, b.IAddr>>1)
+	return e.syncSent(b.IAddr, b.Time, reason)
+}
+
+// syncSent emits e.msg (a sync message) and resets the encoder state.
+func (e *Encoder) syncSent(addr, t uint64, reason uint64) error {
+	if err := e.emit(t); err != nil {
+		return err
+	}
+	e.st.Syncs[reason]++
+	e.resetState()
+	e.addr = addr
+	e.syncTimeBase = t
+	e.ownSent = false
+	return nil
+}
+
+// resetState clears what a sync message resets.
+func (e *Encoder) resetState() {
+	e.icnt, e.hist, e.histLen = 0, 1, 0
+	e.pend = pendNone
+	e.sp, e.sn, e.calls = 0, 0, 0
+	e.rptCount, e.rptLen = 0, 0
+	e.pat.reset()
+	e.haveBr, e.brCount = false, 0
+	e.syncDue, e.syncCount = false, 0
+}
+
+// ownership emits Ownership messages after a sync and on privilege or
+// context changes.
+func (e *Encoder) ownership(b *ingress.Block) error {
+	if !e.cfg.Context {
+		e.priv, e.context = b.Priv, b.Context
+		return nil
+	}
+	if e.ownSent && b.Priv == e.priv && b.Context == e.context {
+		return nil
+	}
+	if err := e.flushRepeats(); err != nil {
+		return err
+	}
+	ctxChanged := !e.ownSent || b.Context != e.context
+	e.priv, e.context, e.ownSent = b.Priv, b.Context, true
+	format := uint64(0)
+	if ctxChanged {
+		format = 2
+	}
+	m := &e.msg
+	m.Reset(TCodeOwnership)
+	m.Set(FieldPROCESS, ProcessField(format, b.Priv, b.Context))
+	return e.emit(b.Time)
+}
+
+// ProcessField builds the PROCESS field of an Ownership message:
+// {CONTEXT, V, PRV[1:0], FORMAT[1:0]}. FORMAT 0 carries only the privilege,
+// 2 the scontext and 3 the hcontext.
+func ProcessField(format uint64, p ingress.Priv, context uint64) uint64 {
+	var prv, v uint64
+	switch p {
+	case ingress.PrivU:
+	case ingress.PrivS:
+		prv = 1
+	case ingress.PrivM, ingress.PrivD:
+		prv = 3
+	case ingress.PrivVU:
+		v = 1
+	case ingress.PrivVS:
+		v, prv = 1, 1
+	}
+	f := format | prv<<2 | v<<4
+	if format >= 2 {
+		f |= context << 5
+	}
+	return f
+}
+
+// ParseProcess splits a PROCESS field into its format, privilege and
+// context.
+func ParseProcess(f uint64) (format uint64, p ingress.Priv, context uint64) {
+	format = f & 3
+	prv, v := f>>2&3, f>>4&1
+	switch {
+	case v == 0 && prv == 0:
+		p = ingress.PrivU
+	case v == 0 && prv == 1:
+		p = ingress.PrivS
+	case v == 0 && prv == 3:
+		p = ingress.PrivM
+	case v == 1 && prv == 0:
+		p = ingress.PrivVU
+	case v == 1 && prv == 1:
+		p = ingress.PrivVS
+	default:
+		p = ingress.Priv(2) // reserved encoding
+	}
+	if format >= 2 {
+		context = f >> 5
+	}
+	return
+}
+
+// icntFull reports a full I-CNT: ResourceFull RCODE=0, or in BTM with
+// ICNTFullSync a ProgTraceSync SYNC=4 at addr (the next instruction).
+func (e *Encoder) icntFull(next uint64) error {
+	m := &e.msg
+	if e.cfg.ICNTFullSync {
+		m.Reset(TCodeProgTraceSync)
+		m.Set(FieldSYNC, SyncICNTFull).Set(FieldICNT, e.icnt).Set(FieldFADDR, next>>1)
+		return e.syncSent(next, e.curTime, SyncICNTFull)
+	}
+	m.Reset(TCodeResourceFull)
+	m.Set(FieldRCODE, RCodeICNT).Set(FieldRDATA, e.icnt)
+	e.icnt = 0
+	return e.emit(e.curTime)
+}
+
+// branch records a conditional branch outcome (or, with AllJumps, a direct
+// jump as a taken branch).
+func (e *Encoder) branch(taken bool, b *ingress.Block) error {
+	if e.cfg.Mode == BTM {
+		if !taken {
+			return nil
+		}
+		if e.syncDue {
+			e.pend = pendDirect
+			e.pendTime = b.Time
+			return nil
+		}
+		m := &e.msg
+		m.Reset(TCodeDirectBranch)
+		m.Set(FieldICNT, e.icnt)
+		return e.branchMessage(b.Time)
+	}
+	bit := uint64(0)
+	if taken {
+		bit = 1
+	}
+	if e.cfg.HistPatterns {
+		return e.pat.add(e, bit)
+	}
+	if e.histLen == e.cfg.histBits()-1 {
+		if err := e.histFull(e.hist, e.histLen); err != nil {
+			return err
+		}
+		e.hist, e.histLen = 1, 0
+	}
+	e.hist = e.hist<<1 | bit
+	e.histLen++
+	return nil
+}
+
+// histFull reports a full HIST record (value h with its stop bit, n
+// history bits), or counts it as a repeat of the previous record.
+func (e *Encoder) histFull(h uint64, n int) error {
+	if e.cfg.RepeatedHistory {
+		if e.rptCount > 0 && h == e.rptHist && e.rptCount < e.cfg.hrepeatMax() {
+			e.rptCount++
+			return nil
+		}
+		if err := e.flushRepeats(); err != nil {
+			return err
+		}
+		e.rptHist, e.rptLen, e.rptCount = h, n, 1
+		return nil
+	}
+	m := &e.msg
+	m.Reset(TCodeResourceFull)
+	m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, h)
+	return e.emit(e.curTime)
+}
+
+// flushRepeats emits the HIST record held for repeat detection, and a
+// RepeatBranch for repeated branch messages.
+func (e *Encoder) flushRepeats() error {
+	if e.brCount > 0 {
+		m := &e.msg
+		m.Reset(TCodeRepeatBranch)
+		m.Set(FieldBCNT, e.brCount)
+		e.brCount = 0
+		if err := e.emit(e.curTime); err != nil {
+			return err
+		}
+	}
+	if e.cfg.HistPatterns {
+		if err := e.pat.flushRun(e); err != nil {
+			return err
+		}
+	}
+	if e.rptCount == 0 {
+		return nil
+	}
+	m := &e.msg
+	m.Reset(TCodeResourceFull)
+	if e.rptCount == 1 {
+		m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, e.rptHist)
+	} else {
+		m.Set(FieldRCODE, RCodeHistRepeat).Set(FieldRDATA, e.rptHist).Set(FieldHREPEAT, e.rptCount)
+	}
+	e.rptCount = 0
+	return e.emit(e.curTime)
+}
+
+// takeHist returns the HIST field for a flow message and empties the
+// register (in pattern mode, the bits not yet sent in records).
+func (e *Encoder) takeHist() (uint64, error) {
+	if e.cfg.HistPatterns {
+		return e.pat.take(e)
+	}
+	if err := e.flushRepeats(); err != nil {
+		return 0, err
+	}
+	h := e.hist
+	e.hist, e.histLen = 1, 0
+	return h, nil
+}
+
+// uninferable handles a block ending in an instruction whose target the
+// decoder cannot infer.
+func (e *Encoder) uninferable(it ingress.IType, b *ingress.Block) error {
+	// Sequentially inferable jump: the auipc/lui/c.lui that loads its
+	// target retired just before it with no message in between, so the
+	// decoder sees both in one I-CNT walk.
+	if e.cfg.SequentialJump && b.SIJump && sijumpIType(it) {
+		inBlock := uint64(b.IRetire) > uint64(1)<<b.ILastSize
+		if inBlock || e.sinceMsg > uint64(b.IRetire) {
+			if it.Pops() {
+				e.pop()
+			}
+			if it.Pushes() {
+				e.push(b.NextAddr())
+			}
+			return nil
+		}
+	}
+	e.pend = pendIndirect
+	e.pendBType = BTypeIndirect
+	e.pendTime = b.Time
+	e.pendPred = false
+	if e.cfg.ImplicitReturn != ReturnOff && it.Pops() {
+		e.pendPred, e.pendAddr = e.pop()
+	}
+	if it.Pushes() {
+		e.push(b.NextAddr())
+	}
+	return nil
+}
+
+// sijumpIType reports the itypes for which the ingress sijump signal
+// counts (E-Trace: 6, 8, 10, 12 and 14).
+func sijumpIType(it ingress.IType) bool {
+	switch it {
+	case ingress.ITypeUninferable, ingress.ITypeIndirectCall, ingress.ITypeIndirectJump,
+		ingress.ITypeCoSwap, ingress.ITypeOtherIndirect:
+		return true
+	}
+	return false
+}
+
+// push records a call's return address.
+func (e *Encoder) push(ret uint64) {
+	switch e.cfg.ImplicitReturn {
+	case ReturnOff:
+	case ReturnCount:
+		if e.calls < e.callsMax {
+			e.calls++
+		}
+	default:
+		depth := e.cfg.stackDepth()
+		e.sp = (e.sp + 1) % depth
+		e.stack[e.sp] = ret
+		if e.sn < depth {
+			e.sn++
+		}
+	}
+}
+
+// pop returns the predicted return address, if the stack has one.
+func (e *Encoder) pop() (bool, uint64) {
+	switch e.cfg.ImplicitReturn {
+	case ReturnCount:
+		if e.calls == 0 {
+			return false, 0
+		}
+		e.calls--
+		return true, 0
+	default:
+		if e.sn == 0 {
+			return false, 0
+		}
+		a := e.stack[e.sp]
+		depth := e.cfg.stackDepth()
+		e.sp = (e.sp + depth - 1) % depth
+		e.sn--
+		return true, a
+	}
+}
+
+// predicted reports whether the stacked prediction matches the target.
+func (e *Encoder) predicted(target uint64) bool {
+	if !e.pendPred {
+		return false
+	}
+	switch e.cfg.ImplicitReturn {
+	case ReturnCount:
+		return true
+	case ReturnPartial:
+		bits := e.cfg.PartialBits
+		if bits <= 0 || bits > 63 {
+			bits = 16
+		}
+		mask := uint64(1)<<uint(bits) - 1
+		return e.pendAddr&mask == target&mask
+	}
+	return e.pendAddr == target
+}
+
+// complete emits the pending message now that the next address is known.
+func (e *Encoder) complete(next uint64) error {
+	kind := e.pend
+	e.pend = pendNone
+	if kind == pendIndirect && e.predicted(next) {
+		// Implicit return: nothing to send.
+		if e.syncDue {
+			return e.linearSync(next, SyncPeriodic)
+		}
+		return nil
+	}
+	m := &e.msg
+	sync := e.syncDue
+	btype := e.pendBType
+	if kind == pendDirect {
+		m.Reset(TCodeDirectBranchSync)
+		m.Set(FieldSYNC, SyncPeriodic).Set(FieldICNT, e.icnt).Set(FieldFADDR, next>>1)
+		return e.syncSent(next, e.pendTime, SyncPeriodic)
+	}
+	if e.cfg.Mode == BTM {
+		if sync {
+			m.Reset(TCodeIndirectBranchSync)
+			m.Set(FieldSYNC, SyncPeriodic).Set(FieldBTYPE, btype).Set(FieldICNT, e.icnt).Set(FieldFADDR, next>>1)
+			return e.syncSent(next, e.pendTime, SyncPeriodic)
+		}
+		m.Reset(TCodeIndirectBranch)
+		m.Set(FieldBTYPE, btype).Set(FieldICNT, e.icnt).Set(FieldUADDR, (next^e.addr)>>1)
+		e.icnt = 0
+		e.addr = next
+		return e.branchMessage(e.pendTime)
+	}
+	h, err := e.takeHist()
+	if err != nil {
+		return err
+	}
+	if sync {
+		m.Reset(TCodeIndirectBranchHistSync)
+		m.Set(FieldSYNC, SyncPeriodic).Set(FieldBTYPE, btype).Set(FieldICNT, e.icnt).
+			Set(FieldFADDR, next>>1).Set(FieldHIST, h)
+		return e.syncSent(next, e.pendTime, SyncPeriodic)
+	}
+	if h == 1 && e.cfg.IndirectNoHist {
+		m.Reset(TCodeIndirectBranch)
+		m.Set(FieldBTYPE, btype).Set(FieldICNT, e.icnt).Set(FieldUADDR, (next^e.addr)>>1)
+	} else {
+		m.Reset(TCodeIndirectBranchHist)
+		m.Set(FieldBTYPE, btype).Set(FieldICNT, e.icnt).Set(FieldUADDR, (next^e.addr)>>1).Set(FieldHIST, h)
+	}
+	e.icnt = 0
+	e.addr = next
+	return e.branchMessage(e.pendTime)
+}
+
+// branchMessage sends e.msg, a branch message without SYNC, or counts it
+// as a repeat of the previous one (RepeatBranch).
+func (e *Encoder) branchMessage(t uint64) error {
+	if e.cfg.Mode == BTM {
+		e.icnt = 0
+	}
+	if !e.cfg.RepeatBranch {
+		return e.emit(t)
+	}
+	m := &e.msg
+	if e.haveBr && m.TCode == e.lastBr.TCode && m.Has == e.lastBr.Has && m.V == e.lastBr.V &&
+		(m.TCode == TCodeDirectBranch || m.Get(FieldUADDR) == 0) && e.brCount < e.cfg.bcntMax() {
+		e.brCount++
+		return nil
+	}
+	if e.brCount > 0 {
+		keep := *m
+		m.Reset(TCodeRepeatBranch)
+		m.Set(FieldBCNT, e.brCount)
+		e.brCount = 0
+		if err := e.emit(e.curTime); err != nil {
+			return err
+		}
+		*m = keep
+	}
+	if err := e.emit(t); err != nil {
+		return err
+	}
+	e.lastBr, e.haveBr = *m, true
+	e.lastBr.Has &^= 1<<FieldTSTAMP | 1<<FieldSRC
+	e.lastBr.V[FieldTSTAMP], e.lastBr.V[FieldSRC] = 0, 0
+	return nil
+}
+
+// linearSync emits a synchronising message on linear code, before the
+// instruction at next: ProgTraceSync, or IndirectBranchHistSync (B-TYPE=0)
+// in HTM when history is pending.
+func (e *Encoder) linearSync(next uint64, reason uint64) error {
+	m := &e.msg
+	if e.cfg.Mode == HTM {
+		h, err := e.takeHist()
+		if err != nil {
+			return err
+		}
+		if h != 1 {
+			m.Reset(TCodeIndirectBranchHistSync)
+			m.Set(FieldSYNC, reason).Set(FieldBTYPE, BTypeIndirect).Set(FieldICNT, e.icnt).
+				Set(FieldFADDR, next>>1).Set(FieldHIST, h)
+			return e.syncSent(next, e.curTime, reason)
+		}
+	} else if err := e.flushRepeats(); err != nil {
+		return err
+	}
+	m.Reset(TCodeProgTraceSync)
+	m.Set(FieldSYNC, reason).Set(FieldICNT, e.icnt).Set(FieldFADDR, next>>1)
+	return e.syncSent(next, e.curTime, reason)
+}
+
+// correlation emits ProgTraceCorrelation with everything the encoder
+// holds: the end of a trace (or of a traced region).
+func (e *Encoder) correlation(evcode uint64) error {
+	// A jump or trap whose target never came is still counted in I-CNT:
+	// the decoder walks up to it and stops there.
+	e.pend = pendNone
+	m := &e.msg
+	if e.cfg.Mode == HTM {
+		h, err := e.takeHist()
+		if err != nil {
+			return err
+		}
+		m.Reset(TCodeProgTraceCorrelation)
+		m.Set(FieldEVCODE, evcode).Set(FieldCDF, 1).Set(FieldICNT, e.icnt).Set(FieldHIST, h)
+	} else {
+		if err := e.flushRepeats(); err != nil {
+			return err
+		}
+		m.Reset(TCodeProgTraceCorrelation)
+		m.Set(FieldEVCODE, evcode).Set(FieldCDF, 0).Set(FieldICNT, e.icnt)
+	}
+	e.icnt = 0
+	return e.emit(e.curTime)
+}
+
+// TraceOff reports that tracing stops after the last block given (a
+// filter or trigger turned it off): ProgTraceCorrelation with EVCODE=4.
+// The next block restarts tracing with SYNC=5.
+func (e *Encoder) TraceOff() error {
+	if !e.started || e.stopped {
+		return nil
+	}
+	if err := e.correlation(EVCodeDisabled); err != nil {
+		return err
+	}
+	e.started, e.stopped = false, true
+	return nil
+}
+
+// Notify asks for the address that follows the next block to be reported
+// with a Trace Event sync message (SYNC=6).
+func (e *Encoder) Notify() error {
+	e.notify = true
+	return nil
+}
+
+// Close ends the trace with a ProgTraceCorrelation message (EVCODE from
+// the configuration) and flushes the output.
+func (e *Encoder) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if e.started && !e.cfg.NoFinalSync {
+		if err := e.correlation(uint64(e.cfg.EndEVCode)); err != nil {
+			return err
+		}
+	}
+	if err := e.w.Flush(); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,405 @@
+package ntrace
+
+import "math/bits"
+
+// Repeated-history pattern search (Config.HistPatterns).
+//
+// The specification allows any sequence of ResourceFull records whose
+// concatenated history equals the branch outcomes ("Repeated History
+// Optimization"). An encoder that always fills the 31-bit HIST register
+// before reporting only finds repeats when a loop's branch pattern divides
+// 31. This one buffers outcomes, finds the period p of the history that
+// follows, and reports records of L bits (the largest multiple of p that
+// fits the register) with an HREPEAT count, so every periodic loop
+// compresses to one record per run.
+
+const (
+	patWindow  = 1024 // outcomes buffered before a decision
+	patMaxBits = 31   // history bits in one record (register of 32 with stop bit)
+	patBufBits = 2048
+)
+
+// bitBuf is a FIFO of bits.
+type bitBuf struct {
+	w    [patBufBits/64 + 2]uint64
+	head int // index of the first bit
+	n    int // number of bits
+}
+
+func (b *bitBuf) push(bit uint64) {
+	i := b.head + b.n
+	if i >= patBufBits {
+		b.compact()
+		i = b.head + b.n
+	}
+	b.w[i>>6] |= bit << (i & 63)
+	b.n++
+}
+
+func (b *bitBuf) compact() {
+	words := b.head >> 6
+	if words == 0 {
+		return
+	}
+	copy(b.w[:], b.w[words:])
+	for i := len(b.w) - words; i < len(b.w); i++ {
+		b.w[i] = 0
+	}
+	b.head -= words << 6
+}
+
+func (b *bitBuf) get(i int) uint64 {
+	i += b.head
+	return b.w[i>>6] >> (i & 63) & 1
+}
+
+// word returns 64 bits starting at bit i (relative to the head); bits past
+// the end are zero.
+func (b *bitBuf) word(i int) uint64 {
+	i += b.head
+	lo := b.w[i>>6] >> (i & 63)
+	if i&63 != 0 && i>>6+1 < len(b.w) {
+		lo |= b.w[i>>6+1] << (64 - i&63)
+	}
+	return lo
+}
+
+func (b *bitBuf) drop(k int) {
+	// clear dropped bits so pushes can OR into zeroed storage
+	for j := 0; j < k; j++ {
+		i := b.head + j
+		b.w[i>>6] &^= 1 << (i & 63)
+	}
+	b.head += k
+	b.n -= k
+	if b.n == 0 {
+		b.head = 0
+	}
+}
+
+// record returns the HIST value (stop bit above) of the n bits at i.
+func (b *bitBuf) record(i, n int) uint64 {
+	h := uint64(1)
+	for j := 0; j < n; j++ {
+		h = h<<1 | b.get(i+j)
+	}
+	return h
+}
+
+// periodicPrefix returns how many bits from the start of the buffer follow
+// period p (bit i equals bit i-p).
+func (b *bitBuf) periodicPrefix(p int) int {
+	for i := p; i < b.n; i += 64 {
+		x := b.word(i) ^ b.word(i-p)
+		if rem := b.n - i; rem < 64 {
+			x &= 1<<uint(rem) - 1
+		}
+		if x != 0 {
+			return i + bits.TrailingZeros64(x)
+		}
+	}
+	return b.n
+}
+
+// patternState is the encoder's pattern search state.
+type patternState struct {
+	buf bitBuf
+	// active run: pattern of runLen bits (HIST value runHist), runCount
+	// whole repeats so far, phase bits of the next repeat seen.
+	active   bool
+	runHist  uint64
+	runLen   int
+	runCount uint64
+	phase    int
+	// dynamic programming scratch space, reused
+	cost   []int32
+	choice []step
+	match  [][patMaxBits + 1]int32
+}
+
+func (s *patternState) reset() {
+	s.buf = bitBuf{}
+	s.active, s.runCount, s.phase = false, 0, 0
+}
+
+// patBit returns bit j (0 = oldest) of the active pattern.
+func (s *patternState) patBit(j int) uint64 { return s.runHist >> uint(s.runLen-1-j) & 1 }
+
+// add takes one branch outcome.
+func (s *patternState) add(e *Encoder, bit uint64) error {
+	if s.active {
+		if bit == s.patBit(s.phase) {
+			s.phase++
+			if s.phase == s.runLen {
+				s.phase = 0
+				s.runCount++
+				if s.runCount == e.cfg.hrepeatMax() {
+					if err := s.emitRun(e); err != nil {
+						return err
+					}
+					s.active = true // same pattern goes on
+				}
+			}
+			return nil
+		}
+		// The run ends: report it; the partial repeat and this bit go
+		// back to the buffer (which is empty while a run is active).
+		if err := s.flushRun(e); err != nil {
+			return err
+		}
+	}
+	s.buf.push(bit)
+	if s.buf.n >= patWindow {
+		return s.decide(e, false)
+	}
+	return nil
+}
+
+// flushRun reports the active run and returns its partial repeat to the
+// front of the buffer.
+func (s *patternState) flushRun(e *Encoder) error {
+	if !s.active {
+		return nil
+	}
+	phase := s.phase
+	hist, n := s.runHist, s.runLen
+	if err := s.emitRun(e); err != nil {
+		return err
+	}
+	s.active = false
+	if phase > 0 {
+		// Rebuild the buffer as partial bits followed by what it held.
+		var old bitBuf
+		old = s.buf
+		s.buf = bitBuf{}
+		for j := 0; j < phase; j++ {
+			s.buf.push(hist >> uint(n-1-j) & 1)
+		}
+		for j := 0; j < old.n; j++ {
+			s.buf.push(old.get(j))
+		}
+	}
+	return nil
+}
+
+// emitRun sends the active run as one record and clears its count.
+func (s *patternState) emitRun(e *Encoder) error {
+	if s.runCount == 0 {
+		s.phase = 0
+		return nil
+	}
+	m := &e.msg
+	m.Reset(TCodeResourceFull)
+	if s.runCount == 1 {
+		m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, s.runHist)
+	} else {
+		m.Set(FieldRCODE, RCodeHistRepeat).Set(FieldRDATA, s.runHist).Set(FieldHREPEAT, s.runCount)
+	}
+	s.runCount, s.phase = 0, 0
+	return e.emit(e.curTime)
+}
+
+// recordBytes is the size of a ResourceFull message carrying l history
+// bits (RCODE and two RDATA bits share the second byte), plus the HREPEAT
+// field when r > 1.
+func recordBytes(l int, r uint64) int {
+	n := 2
+	if l > 1 {
+		n += (l - 1 + 5) / 6
+	}
+	if r > 1 {
+		n += (bits.Len64(r) + 5) / 6
+	}
+	return n
+}
+
+// histFieldBytes is the size of a HIST field of k history bits in a flow
+// message (it starts on a byte boundary).
+func histFieldBytes(k int) int { return (k + 1 + 5) / 6 }
+
+// decide parses the buffered outcomes into ResourceFull records by
+// dynamic programming, minimising bytes: each record is either up to 31
+// plain bits or a pattern of up to 31 bits repeated HREPEAT times. When
+// final is set (a flow message is due) it parses everything, leaving at
+// most 31 bits for the message's HIST field; otherwise it waits for a full
+// window and commits the first half of the optimal parse, or switches to
+// run mode when a repeat reaches the end of the buffer.
+func (s *patternState) decide(e *Encoder, final bool) error {
+	for !s.active && s.buf.n > 0 {
+		n := s.buf.n
+		if !final && n < patWindow || final && n <= patMaxBits {
+			return nil
+		}
+		plan := s.plan(e, final)
+		limit := n / 2
+		if final {
+			limit = n
+		}
+		i := 0
+		for i < n && (i < limit || final) {
+			st := plan[i]
+			if st.len == 0 {
+				break // the rest goes to the message's HIST field
+			}
+			if st.reps > 1 && i+int(st.reps)*st.len+st.len > n && !final {
+				// The pattern may go on: continue it with the next outcomes.
+				s.buf.drop(i)
+				return s.startRun(e, st.len, st.reps)
+			}
+			if err := s.emitRecord(e, i, st.len, st.reps); err != nil {
+				return err
+			}
+			i += st.len * int(st.reps)
+		}
+		s.buf.drop(i)
+		if final || i == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// step is one record of a parse: len bits repeated reps times.
+type step struct {
+	len  int
+	reps uint64
+}
+
+// plan returns, for each position of the buffer, the first record of the
+// cheapest parse from there to the end.
+func (s *patternState) plan(e *Encoder, final bool) []step {
+	n := s.buf.n
+	if cap(s.cost) < n+1 {
+		s.cost = make([]int32, n+1)
+		s.choice = make([]step, n+1)
+		s.match = make([][patMaxBits + 1]int32, n+1)
+	}
+	cost, choice, match := s.cost[:n+1], s.choice[:n+1], s.match[:n+1]
+	bit := func(i int) uint64 { return s.buf.get(i) }
+	// match[i][l]: how many bits from i+l on repeat the bit l earlier.
+	for l := 1; l <= patMaxBits; l++ {
+		match[n][l] = 0
+		for i := n - 1; i >= 0; i-- {
+			if i+l < n && bit(i+l) == bit(i) {
+				match[i][l] = match[i+1][l] + 1
+			} else {
+				match[i][l] = 0
+			}
+		}
+	}
+	hmax := e.cfg.hrepeatMax()
+	cost[n] = 0
+	choice[n] = step{}
+	for i := n - 1; i >= 0; i-- {
+		rest := n - i
+		best := int32(1 << 30)
+		var bs step
+		if final && rest <= patMaxBits {
+			best = int32(histFieldBytes(rest))
+		} else if !final && rest <= patMaxBits {
+			best = int32(recordBytes(rest, 1)) // provisional: the window will move on
+		}
+		for l := 1; l <= patMaxBits && l <= rest; l++ {
+			if c := int32(recordBytes(l, 1)) + cost[i+l]; c < best {
+				best, bs = c, step{l, 1}
+			}
+			run := l + int(match[i][l])
+			if r := uint64(run / l); r >= 2 {
+				if r > hmax {
+					r = hmax
+				}
+				if c := int32(recordBytes(l, r)) + cost[i+int(r)*l]; c < best {
+					best, bs = c, step{l, r}
+				}
+				if r > 2 {
+					if c := int32(recordBytes(l, r-1)) + cost[i+int(r-1)*l]; c < best {
+						best, bs = c, step{l, r - 1}
+					}
+				}
+			}
+		}
+		cost[i], choice[i] = best, bs
+	}
+	return choice
+}
+
+// emitRecord sends the record of l bits at buffer position i, repeated r
+// times.
+func (s *patternState) emitRecord(e *Encoder, i, l int, r uint64) error {
+	m := &e.msg
+	m.Reset(TCodeResourceFull)
+	if r == 1 {
+		m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, s.buf.record(i, l))
+	} else {
+		m.Set(FieldRCODE, RCodeHistRepeat).Set(FieldRDATA, s.buf.record(i, l)).Set(FieldHREPEAT, r)
+	}
+	return e.emit(e.curTime)
+}
+
+// startRun makes the pattern of l bits at the front of the buffer an
+// active run of reps repeats and feeds it the rest of the buffer.
+func (s *patternState) startRun(e *Encoder, l int, reps uint64) error {
+	s.runHist, s.runLen, s.runCount, s.phase = s.buf.record(0, l), l, reps, 0
+	s.active = true
+	s.buf.drop(int(reps) * l)
+	return s.replay(e)
+}
+
+// replay feeds the buffered bits through the active run: bits that match
+// the pattern extend it; the first mismatch ends it.
+func (s *patternState) replay(e *Encoder) error {
+	old := s.buf
+	s.buf = bitBuf{}
+	for j := 0; j < old.n; j++ {
+		bit := old.get(j)
+		if !s.active {
+			s.buf.push(bit)
+			continue
+		}
+		if bit == s.patBit(s.phase) {
+			s.phase++
+			if s.phase == s.runLen {
+				s.phase = 0
+				s.runCount++
+				if s.runCount == e.cfg.hrepeatMax() {
+					if err := s.emitRun(e); err != nil {
+						return err
+					}
+					s.active = true
+				}
+			}
+			continue
+		}
+		if err := s.flushRun(e); err != nil {
+			return err
+		}
+		s.buf.push(bit)
+	}
+	return nil
+}
+
+// take reports everything but the last (at most 31) outcomes and returns
+// those as the HIST field of the flow message being sent.
+func (s *patternState) take(e *Encoder) (uint64, error) {
+	if err := s.flushRun(e); err != nil {
+		return 0, err
+	}
+	if err := s.decide(e, true); err != nil {
+		return 0, err
+	}
+	if err := s.flushRun(e); err != nil {
+		return 0, err
+	}
+	for s.buf.n > patMaxBits {
+		m := &e.msg
+		m.Reset(TCodeResourceFull)
+		m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, s.buf.record(0, patMaxBits))
+		s.buf.drop(patMaxBits)
+		if err := e.emit(e.curTime); err != nil {
+			return 0, err
+		}
+	}
+	h := s.buf.record(0, s.buf.n)
+	s.buf.drop(s.buf.n)
+	return h, nil
+}
