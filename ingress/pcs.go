@@ -84,8 +84,43 @@ func (p *pcScanner) next() (pc uint64, rest string, err error) {
 	return 0, "", io.EOF
 }
 
-// PCSource turns a list of retired PCs plus the program image into
-// ingress blocks. The image tells each instruction's size and type;
+// row is one retired (or trapping) instruction of an instruction-level
+// trace: a PC list line or a spike CSV row.
+type row struct {
+	pc      uint64
+	in      riscv.Inst
+	hasIn   bool   // in is valid (spike CSV carries the instruction bits)
+	trap    IType  // ITypeException or ITypeInterrupt: this instruction did not retire
+	cause   uint64 // for traps
+	tval    uint64
+	priv    Priv
+	hasPriv bool
+}
+
+// rowReader produces rows; io.EOF at the end.
+type rowReader interface {
+	next(r *row) error
+	where() string // file:line of the last row, for errors
+}
+
+func (p *pcScanner) where() string { return fmt.Sprintf("%s:%d", p.name, p.line) }
+
+func (p *pcScanner) nextRow(r *row) error {
+	pc, _, err := p.next()
+	if err != nil {
+		return err
+	}
+	*r = row{pc: pc}
+	return nil
+}
+
+type pcRows struct{ *pcScanner }
+
+func (p pcRows) next(r *row) error { return p.nextRow(r) }
+
+// PCSource turns an instruction-level trace (a list of retired PCs, or a
+// spike CSV) plus the program image into ingress blocks. The image (or the
+// instruction bits in the file) tells each instruction's size and type;
 // consecutive PCs tell whether branches were taken. Wherever the next PC
 // is not one the instruction can lead to (a trap, an ecall handled
 // elsewhere, code that changed) the discontinuity is reported as an
@@ -93,12 +128,12 @@ func (p *pcScanner) next() (pc uint64, rest string, err error) {
 // itype 1; after a branch or direct jump, a block with no instruction
 // retired and itype 1 at the address that should have come next.
 type PCSource struct {
-	sc     *pcScanner
+	rows   rowReader
 	img    *image.Set
 	opt    PCOptions
 	xlen   int
-	cur    uint64 // next PC to classify
-	have   bool   // cur is valid
+	cur    row  // next row to handle
+	have   bool // cur is valid
 	done   bool
 	blk    Block
 	queue  Block // a second block to return after blk (trap after a jump)
@@ -113,18 +148,33 @@ type PCSource struct {
 
 // NewPCSource reads PCs from r (named name in errors) with the image img.
 func NewPCSource(r io.Reader, name string, img *image.Set, opt PCOptions) *PCSource {
+	return newRowSource(pcRows{newPCScanner(r, name)}, img, opt)
+}
+
+func newRowSource(rows rowReader, img *image.Set, opt PCOptions) *PCSource {
 	if !opt.HasPriv {
 		opt.Priv = PrivM
 	}
-	return &PCSource{sc: newPCScanner(r, name), img: img, opt: opt, xlen: img.XLEN()}
+	xlen := 64
+	if img != nil {
+		xlen = img.XLEN()
+	}
+	return &PCSource{rows: rows, img: img, opt: opt, xlen: xlen}
 }
 
-// Instructions returns the number of PCs read so far.
+// Instructions returns the number of instructions retired so far.
 func (s *PCSource) Instructions() uint64 { return s.instructions }
 
 // Discontinuities returns how many unexplained PC changes were reported as
 // exceptions.
 func (s *PCSource) Discontinuities() uint64 { return s.discontinuities }
+
+func (s *PCSource) privOf(r *row) Priv {
+	if r.hasPriv {
+		return r.priv
+	}
+	return s.opt.Priv
+}
 
 // Next returns the next block, or io.EOF after the last.
 func (s *PCSource) Next() (*Block, error) {
@@ -137,7 +187,7 @@ func (s *PCSource) Next() (*Block, error) {
 		return nil, io.EOF
 	}
 	if !s.have {
-		pc, _, err := s.sc.next()
+		err := s.rows.next(&s.cur)
 		if err == io.EOF {
 			s.done = true
 			return nil, io.EOF
@@ -145,27 +195,46 @@ func (s *PCSource) Next() (*Block, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.cur, s.have = pc, true
+		s.have = true
 	}
 	b := &s.blk
-	*b = Block{IAddr: s.cur, Priv: s.opt.Priv}
+	*b = Block{IAddr: s.cur.pc, Priv: s.privOf(&s.cur)}
 	for {
-		pc := s.cur
-		in, ok := s.img.Inst(pc)
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: PC %#x is not in the program image", s.sc.name, s.sc.line, pc)
+		cur := s.cur
+		pc := cur.pc
+		if cur.trap != ITypeNone {
+			// This instruction trapped without retiring.
+			if err := s.advance(); err != nil {
+				return nil, err
+			}
+			s.prevOK = false
+			if b.IRetire == 0 {
+				*b = Block{IAddr: pc, Priv: s.privOf(&cur)}
+			}
+			b.IType, b.Cause, b.TVal = cur.trap, cur.cause, cur.tval
+			return b, nil
+		}
+		in := cur.in
+		if !cur.hasIn {
+			var ok bool
+			if s.img != nil {
+				in, ok = s.img.Inst(pc)
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: PC %#x is not in the program image", s.rows.where(), pc)
+			}
 		}
 		if in.Len == 0 || in.Len > 8 {
-			return nil, fmt.Errorf("%s:%d: PC %#x: instruction %#x has a reserved length", s.sc.name, s.sc.line, pc, in.Raw)
+			return nil, fmt.Errorf("%s: PC %#x: instruction %#x has a reserved length", s.rows.where(), pc, in.Raw)
 		}
 		s.instructions++
 		b.IRetire += uint32(in.Len) / 2
 		b.ILastSize = lastSize(in.Len)
-		nextPC, _, err := s.sc.next()
-		end := err == io.EOF
-		if err != nil && !end {
+		if err := s.advance(); err != nil {
 			return nil, err
 		}
+		end := s.done
+		next := &s.cur
 		sij := false
 		if s.prevOK && s.prevPC+uint64(s.prev.Len) == pc {
 			_, sij = SeqTarget(s.prev, s.prevPC, in, s.xlen)
@@ -175,11 +244,9 @@ func (s *PCSource) Next() (*Block, error) {
 		if s.xlen == 32 {
 			fall &= 1<<32 - 1
 		}
-		it, disc := s.classify(in, pc, fall, nextPC, end)
-		if end {
-			s.done, s.have = true, false
-		} else {
-			s.cur = nextPC
+		it, disc := s.classify(in, pc, fall, next.pc, end)
+		if disc && next.trap != ITypeNone && next.pc == fall {
+			disc = false // the next instruction traps where expected
 		}
 		if disc {
 			s.discontinuities++
@@ -190,26 +257,32 @@ func (s *PCSource) Next() (*Block, error) {
 			}
 			// The jump retired; the instruction it led to trapped.
 			b.IType = s.fold(it)
-			b.SIJump = sij
+			b.SIJump = sij && it.Uninferable()
 			expect := fall
 			if it != ITypeNotTaken {
 				expect = in.Target(pc)
 			}
-			s.queue = Block{IAddr: expect, IType: ITypeException, Priv: s.opt.Priv}
+			s.queue = Block{IAddr: expect, IType: ITypeException, Priv: b.Priv}
 			s.queued = true
 			return b, nil
 		}
-		if it != ITypeNone || s.opt.PerInstruction || end {
+		if it != ITypeNone || s.opt.PerInstruction || end || next.trap != ITypeNone ||
+			s.privOf(next) != b.Priv {
 			b.IType = s.fold(it)
 			b.SIJump = sij && it.Uninferable()
 			return b, nil
 		}
-		if nextPC != fall {
-			// cannot happen: a linear instruction without discontinuity
-			// falls through
-			return b, nil
-		}
 	}
+}
+
+// advance reads the next row into s.cur (or marks the end).
+func (s *PCSource) advance() error {
+	err := s.rows.next(&s.cur)
+	if err == io.EOF {
+		s.done, s.have = true, false
+		return nil
+	}
+	return err
 }
 
 func (s *PCSource) fold(it IType) IType {
@@ -225,6 +298,9 @@ func (s *PCSource) fold(it IType) IType {
 // classify returns the itype of the instruction at pc followed by next,
 // and whether next is a discontinuity the instruction cannot explain.
 func (s *PCSource) classify(in riscv.Inst, pc, fall, next uint64, end bool) (IType, bool) {
+	if !end && s.xlen == 32 {
+		next &= 1<<32 - 1
+	}
 	switch in.Class {
 	case riscv.ClassBranch:
 		if end {

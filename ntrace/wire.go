@@ -258,6 +258,8 @@ type Reader struct {
 	idles   int64
 	resync  bool // skipping to the next end of message after an error
 	payload [MaxMessageBytes]byte
+	keep    bool   // keep a copy of each message's bytes in raw
+	raw     []byte // bytes of the last message (when keep)
 }
 
 // NewReader returns a Reader decoding r with cfg.
@@ -379,7 +381,10 @@ func (r *Reader) message(m *Message) error {
 			break
 		}
 	}
-	err := parseMessage(r.payload[:n], m, &r.cfg)
+	if r.keep {
+		r.raw = append(r.raw[:0], r.payload[:n]...)
+	}
+	err := parseMessage(r.payload[:n], m, &r.cfg, nil)
 	m.Offset = start
 	m.Size = n
 	if err != nil {
@@ -399,6 +404,14 @@ type fieldReader struct {
 }
 
 func (fr *fieldReader) done() bool { return fr.bi >= len(fr.b) }
+
+// endByte is the index of the byte holding the last bit read.
+func (fr *fieldReader) endByte() int {
+	if fr.bo == 0 {
+		return fr.bi - 1
+	}
+	return fr.bi
+}
 
 // fixed reads an n-bit fixed-length field.
 func (fr *fieldReader) fixed(n uint) (uint64, error) {
@@ -464,18 +477,31 @@ func (fr *fieldReader) variable() (v uint64, width uint, last bool, err error) {
 	}
 }
 
+// fieldHook, when given to parseMessage, is told of every field read: its
+// width in bits and the index of the byte it ends in (for the byte dump).
+type fieldHook func(f Field, width uint, endByte int)
+
+// fieldTCODE is used with fieldHook for the TCODE field.
+const fieldTCODE = NumFields
+
 // parseMessage decodes the bytes of one complete message (first byte
 // MSEO=00, last MSEO=11) into m using the layout table.
-func parseMessage(b []byte, m *Message, cfg *WireConfig) error {
+func parseMessage(b []byte, m *Message, cfg *WireConfig, hook fieldHook) error {
 	fr := fieldReader{b: b}
 	tc, _ := fr.fixed(6)
 	m.Reset(TCode(tc))
+	if hook != nil {
+		hook(fieldTCODE, 6, 0)
+	}
 	if cfg.SrcBits > 0 {
 		v, err := fr.fixed(uint(cfg.SrcBits))
 		if err != nil {
 			return fmt.Errorf("%s: SRC: %v", m.TCode, err)
 		}
 		m.Set(FieldSRC, v)
+		if hook != nil {
+			hook(FieldSRC, uint(cfg.SrcBits), fr.endByte())
+		}
 	}
 	lay := layoutOf(m.TCode)
 	if lay == nil {
@@ -500,6 +526,9 @@ func parseMessage(b []byte, m *Message, cfg *WireConfig) error {
 				return fmt.Errorf("%s: %s: %v", m.TCode, fs.F, err)
 			}
 			m.Set(fs.F, v)
+			if hook != nil {
+				hook(fs.F, uint(fs.Bits), fr.endByte())
+			}
 			continue
 		}
 		v, w, l, err := fr.variable()
@@ -511,16 +540,22 @@ func parseMessage(b []byte, m *Message, cfg *WireConfig) error {
 			v |= (1<<cfg.addrBits() - 1) &^ (1<<w - 1)
 		}
 		m.Set(fs.F, v)
+		if hook != nil {
+			hook(fs.F, w, fr.bi-1)
+		}
 	}
 	if !last {
 		if fr.done() {
 			return fmt.Errorf("%s: fixed-length fields end the message", m.TCode)
 		}
-		v, _, l, err := fr.variable()
+		v, w, l, err := fr.variable()
 		if err != nil {
 			return fmt.Errorf("%s: TSTAMP: %v", m.TCode, err)
 		}
 		m.Set(FieldTSTAMP, v)
+		if hook != nil {
+			hook(FieldTSTAMP, w, fr.bi-1)
+		}
 		if !l {
 			return fmt.Errorf("%s: unexpected fields after TSTAMP", m.TCode)
 		}

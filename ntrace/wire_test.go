@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/internal/corpus"
@@ -296,5 +297,40 @@ func TestRoundTripAllMessages(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The byte dump of the reference trace is the reference dump, line for line.
+func TestByteDumpMatchesReference(t *testing.T) {
+	nex, err := os.ReadFile(corpus.Path(t, "ntrace-refcode/t1/test-NEX.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := os.ReadFile(corpus.Path(t, "ntrace-refcode/t1/test-DUMP.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	st, err := Dump(bytes.NewReader(nex), &out, DumpOptions{Bytes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimRight(strings.ReplaceAll(string(ref), "\r\n", "\n"), "\n")
+	got := strings.TrimRight(out.String(), "\n")
+	if got != want {
+		gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+		for i := range wl {
+			if i >= len(gl) || gl[i] != wl[i] {
+				g := "<end>"
+				if i < len(gl) {
+					g = gl[i]
+				}
+				t.Fatalf("line %d: got %q, reference %q", i+1, g, wl[i])
+			}
+		}
+		t.Fatalf("%d lines, reference %d", len(gl), len(wl))
+	}
+	if st.Messages != 367 || st.Bytes != 2604 || st.Idles != 0 {
+		t.Errorf("stats: %d messages %d bytes %d idles", st.Messages, st.Bytes, st.Idles)
 	}
 }

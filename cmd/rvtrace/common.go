@@ -1,0 +1,169 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// imageFlags registers --image, --raw and --xlen and returns a loader.
+func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
+	var elfs, raws multiFlag
+	fs.Var(&elfs, "image", "program ELF `file` (repeatable: several images form one address space)")
+	fs.Var(&raws, "raw", "raw binary loaded at an address, as `FILE@ADDR` (repeatable)")
+	xlen := fs.Int("xlen", 0, "XLEN of the traced hart, 32 or 64 (default: from the first ELF, else 64)")
+	return func() (*image.Set, error) {
+		img := image.NewSet()
+		for _, e := range elfs {
+			if err := img.AddELF(e); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range raws {
+			i := strings.LastIndexByte(r, '@')
+			if i < 0 {
+				return nil, fmt.Errorf("--raw %s: want FILE@ADDR", r)
+			}
+			addr, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(r[i+1:], "0x"), "0X"), 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--raw %s: invalid hex address %q", r, r[i+1:])
+			}
+			if err := img.AddRaw(r[:i], addr); err != nil {
+				return nil, err
+			}
+		}
+		if *xlen != 0 {
+			if *xlen != 32 && *xlen != 64 {
+				return nil, fmt.Errorf("--xlen must be 32 or 64")
+			}
+			img.SetXLEN(*xlen)
+		}
+		return img, nil
+	}
+}
+
+// counted is an ingress source that can say how many instructions it read.
+type counted interface {
+	ingress.Source
+	Instructions() uint64
+}
+
+// sourceFlags registers the flags that choose an ingress input and returns
+// an opener.
+func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Closer, error) {
+	pcs := fs.String("pcs", "", "input: retired PCs, one hex address per `file` line (needs --image)")
+	pcseq := fs.String("pcseq", "", "input: the N-Trace reference code's PCSEQ `file` (0x...,TAGn per line)")
+	csv := fs.String("ingress", "", "input: ingress-port CSV `file` (E-Trace reference flow columns)")
+	spike := fs.String("spike-csv", "", "input: spike CSV `file` (VALID,ADDRESS,INSN,PRIVILEGE,EXCEPTION,ECAUSE,TVAL,INTERRUPT)")
+	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port) instead of merged straight-line blocks")
+	half := fs.Bool("iretire-halfwords", false, "ingress CSV iretire counts halfwords (multiple-retirement form), not instructions")
+	return func(img *image.Set) (ingress.Source, io.Closer, error) {
+		n := 0
+		for _, s := range []string{*pcs, *pcseq, *csv, *spike} {
+			if s != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, nil, fmt.Errorf("give exactly one input: --pcs, --pcseq, --ingress or --spike-csv")
+		}
+		opt := ingress.PCOptions{PerInstruction: *per}
+		var name string
+		for _, s := range []string{*pcs, *pcseq, *csv, *spike} {
+			if s != "" {
+				name = s
+			}
+		}
+		f, err := openInput(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case *pcs != "":
+			if len(img.Segments()) == 0 {
+				f.Close()
+				return nil, nil, fmt.Errorf("--pcs needs the program image (--image PROG.elf)")
+			}
+			return ingress.NewPCSource(f, name, img, opt), f, nil
+		case *pcseq != "":
+			return ingress.NewPCSeqSource(f, name, opt), f, nil
+		case *csv != "":
+			s, err := ingress.NewCSVSource(f, name, ingress.CSVOptions{Halfwords: *half})
+			if err != nil {
+				f.Close()
+				return nil, nil, err
+			}
+			return s, f, nil
+		}
+		var im *image.Set
+		if len(img.Segments()) > 0 {
+			im = img
+		}
+		s, err := ingress.NewSpikeSource(f, name, im, opt)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return s, f, nil
+	}
+}
+
+func openInput(name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	return os.Open(name)
+}
+
+// createOutput opens name for writing ("-" is standard output, which is
+// not closed).
+func createOutput(name string) (io.WriteCloser, error) {
+	if name == "-" {
+		return nopWriteCloser{stdout}, nil
+	}
+	return os.Create(name)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func init() {
+	registerOutput(&output{flag: "pcs", help: "write the decoded instruction addresses, one per line, to `file`",
+		open: func(path string, img *image.Set) (flow.Sink, error) {
+			w, err := createOutput(path)
+			if err != nil {
+				return nil, err
+			}
+			return flow.NewPCWriter(w, img), nil
+		}})
+	registerOutput(&output{flag: "flow", help: "write a readable listing of the decoded flow to `file`",
+		open: func(path string, img *image.Set) (flow.Sink, error) {
+			w, err := createOutput(path)
+			if err != nil {
+				return nil, err
+			}
+			return flow.NewListing(w, img), nil
+		}})
+	registerOutput(&output{flag: "jsonl", help: "write the decoded flow as JSON lines to `file`",
+		open: func(path string, img *image.Set) (flow.Sink, error) {
+			w, err := createOutput(path)
+			if err != nil {
+				return nil, err
+			}
+			return flow.NewJSONLines(w), nil
+		}})
+}

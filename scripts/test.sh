@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The project's test command (README "Run the tests"; .ci/run calls it):
+# installs test dependencies, checks formatting and vet/staticcheck, runs
+# every test, and runs each fuzz target for a short time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-test-deps.sh
+
+echo "== gofmt"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then echo "gofmt needed: $bad"; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+SC=$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")
+if [ -x "$SC" ]; then
+  echo "== staticcheck"
+  "$SC" ./...
+fi
+
+echo "== go test"
+go test -count=1 -timeout 40m ./...
+
+echo "== fuzz (short)"
+FUZZTIME=${FUZZTIME:-10s}
+for pkg in $(go list ./...); do
+  dir=$(go list -f '{{.Dir}}' "$pkg")
+  for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/func //'); do
+    echo "-- $pkg $f"
+    go test -run '^$' -fuzz "^$f\$" -fuzztime "$FUZZTIME" "$pkg" >/dev/null
+  done
+done
+echo "fuzz: all targets ran for $FUZZTIME without failure"
