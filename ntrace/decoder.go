@@ -196,6 +196,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		n := m.Get(FieldBCNT)
 		rep := s.last
+		rep.Has &^= 1 << FieldTSTAMP // the repeat's own TSTAMP applies once
 		for i := uint64(0); i < n; i++ {
 			if err := d.branchMsg(s, &rep); err != nil {
 				return err

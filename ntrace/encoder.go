@@ -129,13 +129,28 @@ func (e *Encoder) Stats() *Stats { return &e.st }
 // Config returns the encoder's configuration.
 func (e *Encoder) Config() Config { return e.cfg }
 
-// emit sends e.msg, adding SRC and the timestamp.
+// emit sends e.msg, adding SRC and the timestamp. Repeats of the last
+// branch message still being counted are sent first: a RepeatBranch must
+// directly follow the message it repeats.
 func (e *Encoder) emit(t uint64) error {
 	m := &e.msg
+	if e.brCount > 0 && m.TCode != TCodeRepeatBranch {
+		keep := *m
+		m.Reset(TCodeRepeatBranch)
+		m.Set(FieldBCNT, e.brCount)
+		e.brCount = 0
+		if err := e.emit(e.curTime); err != nil {
+			return err
+		}
+		*m = keep
+	}
 	if e.cfg.SrcBits > 0 {
 		m.Set(FieldSRC, uint64(e.cfg.SrcID))
 	}
 	if e.cfg.Timestamps {
+		if e.haveTime && t < e.lastTime {
+			t = e.lastTime // messages are sent in order; time never goes back
+		}
 		if m.TCode.IsSync() || !e.haveTime {
 			m.Set(FieldTSTAMP, t)
 		} else {
@@ -580,6 +595,10 @@ func (e *Encoder) predicted(target uint64) bool {
 
 // complete emits the pending message now that the next address is known.
 func (e *Encoder) complete(next uint64) error {
+	// Records of the history before the jump carry the jump's time.
+	now := e.curTime
+	e.curTime = e.pendTime
+	defer func() { e.curTime = now }()
 	kind := e.pend
 	e.pend = pendNone
 	if kind == pendIndirect && e.predicted(next) {
@@ -645,16 +664,6 @@ func (e *Encoder) branchMessage(t uint64) error {
 		(m.TCode == TCodeDirectBranch || m.Get(FieldUADDR) == 0) && e.brCount < e.cfg.bcntMax() {
 		e.brCount++
 		return nil
-	}
-	if e.brCount > 0 {
-		keep := *m
-		m.Reset(TCodeRepeatBranch)
-		m.Set(FieldBCNT, e.brCount)
-		e.brCount = 0
-		if err := e.emit(e.curTime); err != nil {
-			return err
-		}
-		*m = keep
 	}
 	if err := e.emit(t); err != nil {
 		return err
