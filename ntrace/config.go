@@ -56,7 +56,7 @@ type Config struct {
 	SrcBits int    // trTeSrcBits, 0..12; 0 when trTeInhibitSrc (decoder)
 	SrcID   uint32 // trTeSrcID: this encoder's SRC value
 
-	ICNTBits     int  // width of the I-CNT counter (1..22); 0 means 22
+	ICNTBits     int  // width of the I-CNT counter with its overflow bit (2..22); 0 means 22
 	ICNTFullSync bool // BTM only: report a full I-CNT with SYNC=4 instead of ResourceFull RCODE=0
 
 	HistBits        int  // HIST register width with its stop bit (2..32); 0 means 32
@@ -96,12 +96,15 @@ type Config struct {
 	NoFinalSync bool  // do not emit the final ProgTraceCorrelation on Close
 }
 
-func (c *Config) icntMax() uint64 {
+// icntLimit is the count at which the I-CNT counter is full: its most
+// significant bit is the overflow flag (as in the specification's example
+// "Examples of I-CNT Field Full Generation").
+func (c *Config) icntLimit() uint64 {
 	b := c.ICNTBits
-	if b <= 0 || b > 22 {
+	if b <= 1 || b > 22 {
 		b = 22
 	}
-	return 1<<b - 1
+	return 1 << (b - 1)
 }
 
 func (c *Config) histBits() int {
@@ -148,8 +151,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("trTeSrcBits must be 0..12, not %d", c.SrcBits)
 	case c.SrcBits > 0 && uint64(c.SrcID) >= 1<<c.SrcBits:
 		return fmt.Errorf("trTeSrcID %d does not fit in %d SRC bits", c.SrcID, c.SrcBits)
-	case c.ICNTBits < 0 || c.ICNTBits > 22:
-		return fmt.Errorf("I-CNT width must be 1..22 bits, not %d", c.ICNTBits)
+	case c.ICNTBits != 0 && (c.ICNTBits < 2 || c.ICNTBits > 22):
+		return fmt.Errorf("I-CNT width must be 2..22 bits, not %d", c.ICNTBits)
 	case c.HistBits != 0 && (c.HistBits < 2 || c.HistBits > 32):
 		return fmt.Errorf("HIST width must be 2..32 bits, not %d", c.HistBits)
 	case c.ImplicitReturn < 0 || c.ImplicitReturn > 3:

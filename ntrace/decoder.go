@@ -22,7 +22,24 @@ type DecoderConfig struct {
 	// StackDepth bounds the decoder's return-address stack; it must be
 	// at least the encoder's. 0 means 1024, enough for every mode.
 	StackDepth int
+	// MaxInstructions stops decoding with ErrTooManyInstructions once
+	// that many instructions were decoded (0: no limit). Repeat counts
+	// let a few bytes describe billions of instructions; this bounds the
+	// work a hostile or corrupt trace can cause.
+	MaxInstructions uint64
 }
+
+// ErrTooManyInstructions is returned by Decode when
+// DecoderConfig.MaxInstructions is reached.
+var ErrTooManyInstructions = errors.New("instruction limit reached")
+
+// Limits of the specification ("Maximum Field Sizes"), enforced by the
+// decoder so that a corrupt field cannot ask for an unbounded walk.
+const (
+	maxICNT    = 1<<24 - 1 // NTRACE_MAX_ICNT is 22 bits; a block may overshoot it
+	maxHRepeat = 1<<18 - 1 // NTRACE_MAX_HREPEAT
+	maxBCnt    = 1<<18 - 1 // NTRACE_MAX_BCNT
+)
 
 // DecoderConfigFrom returns the decoder configuration matching an encoder
 // configuration.
@@ -159,12 +176,30 @@ func (d *Decoder) Message(m *Message) error {
 	d.st.count(m)
 	s := d.state(m.Get(FieldSRC))
 	d.cur = m
-	err := d.handle(s, m)
+	err := d.limits(m)
+	if err == nil {
+		err = d.handle(s, m)
+	}
 	var de *decodeError
 	if errors.As(err, &de) {
 		return d.gap(s, m.Offset, fmt.Errorf("message %s at byte %d: %v", m.TCode, m.Offset, err))
 	}
 	return err
+}
+
+// limits rejects field values beyond the specification's maxima.
+func (d *Decoder) limits(m *Message) error {
+	switch {
+	case m.Get(FieldICNT) > maxICNT:
+		return inconsistent("I-CNT %d exceeds the N-Trace maximum", m.Get(FieldICNT))
+	case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT && m.Get(FieldRDATA) > maxICNT:
+		return inconsistent("ResourceFull I-CNT %d exceeds the N-Trace maximum", m.Get(FieldRDATA))
+	case m.Get(FieldHREPEAT) > maxHRepeat:
+		return inconsistent("HREPEAT %d exceeds NTRACE_MAX_HREPEAT", m.Get(FieldHREPEAT))
+	case m.Get(FieldBCNT) > maxBCnt:
+		return inconsistent("B-CNT %d exceeds NTRACE_MAX_BCNT", m.Get(FieldBCNT))
+	}
+	return nil
 }
 
 // gap reports lost synchronisation and waits for the next sync message.
@@ -406,6 +441,9 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	d.ev = flow.Event{Kind: flow.KindRange, Src: s.id, Start: start, Last: last, N: uint64(n), End: end,
 		Target: next, HasTarget: hasNext, Priv: s.priv, Offset: d.cur.Offset}
 	d.st.Instructions += uint64(n)
+	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
+		return ErrTooManyInstructions
+	}
 	return d.sink.Event(&d.ev)
 }
 
@@ -436,7 +474,7 @@ func leadingZeros(x uint64) int {
 // applies the outcome taken to it.
 func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 	for guard := 0; ; guard++ {
-		if guard > image.MaxRun {
+		if guard > 1<<16 {
 			return inconsistent("no branch found for a HIST bit after %d runs", guard)
 		}
 		r, err := d.img.Run(s.pc)

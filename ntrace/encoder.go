@@ -103,6 +103,7 @@ type Encoder struct {
 	// notify requested by a trigger
 	notify       bool
 	syncTimeBase uint64 // time of the last sync (SyncCycles)
+	icntSyncDue  bool   // a full I-CNT waits for the next address (SYNC=4)
 
 	closed bool
 }
@@ -197,6 +198,14 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		if err := e.complete(b.IAddr); err != nil {
 			return err
 		}
+	} else if e.icntSyncDue {
+		e.icntSyncDue = false
+		m := &e.msg
+		m.Reset(TCodeProgTraceSync)
+		m.Set(FieldSYNC, SyncICNTFull).Set(FieldICNT, e.icnt).Set(FieldFADDR, b.IAddr>>1)
+		if err := e.syncSent(b.IAddr, e.curTime, SyncICNTFull); err != nil {
+			return err
+		}
 	} else if e.notify {
 		e.notify = false
 		if err := e.linearSync(b.IAddr, SyncTraceEvent); err != nil {
@@ -211,14 +220,9 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		return err
 	}
 
-	// Count the retired instructions, reporting a full I-CNT first.
+	// Count the retired instructions.
 	if b.IRetire > 0 {
 		n := uint64(b.IRetire)
-		if e.icnt+n > e.cfg.icntMax() && e.icnt > 0 {
-			if err := e.icntFull(b.IAddr); err != nil {
-				return err
-			}
-		}
 		e.icnt += n
 		e.st.Halfwords += n
 		e.sinceMsg += n
@@ -262,6 +266,15 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	case it.Pushes(): // direct call
 		e.push(b.NextAddr())
 	}
+	// A full I-CNT counter (its overflow bit set) not about to be sent in
+	// a message is reported now; with SYNC=4 at the next instruction.
+	if e.pend == pendNone && e.icnt >= e.cfg.icntLimit() {
+		if e.cfg.ICNTFullSync {
+			e.icntSyncDue = true
+		} else if err := e.icntFull(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -303,6 +316,7 @@ func (e *Encoder) resetState() {
 	e.pat.reset()
 	e.haveBr, e.brCount = false, 0
 	e.syncDue, e.syncCount = false, 0
+	e.icntSyncDue = false
 }
 
 // ownership emits Ownership messages after a sync and on privilege or
@@ -378,15 +392,9 @@ func ParseProcess(f uint64) (format uint64, p ingress.Priv, context uint64) {
 	return
 }
 
-// icntFull reports a full I-CNT: ResourceFull RCODE=0, or in BTM with
-// ICNTFullSync a ProgTraceSync SYNC=4 at addr (the next instruction).
-func (e *Encoder) icntFull(next uint64) error {
+// icntFull reports a full I-CNT with ResourceFull RCODE=0.
+func (e *Encoder) icntFull() error {
 	m := &e.msg
-	if e.cfg.ICNTFullSync {
-		m.Reset(TCodeProgTraceSync)
-		m.Set(FieldSYNC, SyncICNTFull).Set(FieldICNT, e.icnt).Set(FieldFADDR, next>>1)
-		return e.syncSent(next, e.curTime, SyncICNTFull)
-	}
 	m.Reset(TCodeResourceFull)
 	m.Set(FieldRCODE, RCodeICNT).Set(FieldRDATA, e.icnt)
 	e.icnt = 0
@@ -727,7 +735,16 @@ func (e *Encoder) correlation(evcode uint64) error {
 // filter or trigger turned it off): ProgTraceCorrelation with EVCODE=4.
 // The next block restarts tracing with SYNC=5.
 func (e *Encoder) TraceOff() error {
-	if !e.started || e.stopped {
+	if e.stopped {
+		return nil
+	}
+	if !e.started {
+		// Trace starts disabled (corner case table): say so.
+		e.resetState()
+		if err := e.correlation(EVCodeDisabled); err != nil {
+			return err
+		}
+		e.stopped = true
 		return nil
 	}
 	if err := e.correlation(EVCodeDisabled); err != nil {

@@ -223,6 +223,8 @@ type pcCollector struct {
 	times    int
 	lastTime uint64
 	timeBack bool
+	traps    int
+	stops    int
 }
 
 func (c *pcCollector) Event(e *flow.Event) error {
@@ -232,9 +234,12 @@ func (c *pcCollector) Event(e *flow.Event) error {
 			c.err = fmt.Errorf("gap after %d PCs: %v", len(c.pcs), e.Err)
 		}
 	case flow.KindTrap:
+		c.traps++
 		if e.Interrupt {
 			c.irqs++
 		}
+	case flow.KindStop:
+		c.stops++
 	case flow.KindTime:
 		if e.Time < c.lastTime {
 			c.timeBack = true

@@ -264,7 +264,7 @@ type Reader struct {
 
 // NewReader returns a Reader decoding r with cfg.
 func NewReader(r io.Reader, cfg WireConfig) *Reader {
-	return &Reader{cfg: cfg, r: r, buf: make([]byte, 256<<10)}
+	return &Reader{cfg: cfg, r: r, buf: make([]byte, 32<<10)}
 }
 
 // Idles returns the number of idle bytes skipped so far.
