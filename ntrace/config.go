@@ -88,6 +88,16 @@ type Config struct {
 	SyncMode int // trTeInstSyncMode
 	SyncMax  int // trTeInstSyncMax: sync every 2^(SyncMax+4) units
 
+	// FIFOBytes models the encoder's output FIFO (0: unlimited). The
+	// FIFO drains DrainBytes every DrainCycles cycles of the ingress time
+	// (the retired halfwords stand in for time when blocks carry none).
+	// A message that does not fit is lost: the encoder then drops
+	// everything until there is room, sends an Error message and restarts
+	// with SYNC=7.
+	FIFOBytes   int
+	DrainBytes  int
+	DrainCycles int
+
 	StartSync   uint8 // SYNC code of the first message (default SyncReset, as the reference encoder)
 	EndEVCode   uint8 // EVCODE of the final ProgTraceCorrelation (default EVCodeDebug)
 	TrapBType1  bool  // report every trap with B-TYPE=1 instead of 2 (exception) / 3 (interrupt)
@@ -169,6 +179,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("trTeInstSyncMax must be 0..15, not %d", c.SyncMax)
 	case c.ITypeWidth != 0 && c.ITypeWidth != 3 && c.ITypeWidth != 4:
 		return fmt.Errorf("itype width must be 3 or 4, not %d", c.ITypeWidth)
+	case c.FIFOBytes < 0 || c.FIFOBytes > 0 && c.FIFOBytes < 2*MaxStandardMessage:
+		return fmt.Errorf("the FIFO must hold at least two messages (%d bytes)", 2*MaxStandardMessage)
+	case c.FIFOBytes > 0 && (c.DrainBytes <= 0 || c.DrainCycles <= 0):
+		return fmt.Errorf("a FIFO needs a drain rate (DrainBytes per DrainCycles)")
 	case c.XLEN != 0 && c.XLEN != 32 && c.XLEN != 64:
 		return fmt.Errorf("XLEN must be 32 or 64, not %d", c.XLEN)
 	}

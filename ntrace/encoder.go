@@ -48,10 +48,11 @@ const (
 // ingress.Sink (and ingress.Gated for filters and triggers). Create it
 // with NewEncoder; call Close at the end of the trace.
 type Encoder struct {
-	cfg Config
-	w   *Writer
-	msg Message // reused for every message
-	st  Stats
+	cfg     Config
+	w       *Writer
+	msg     Message // reused for every message
+	st      Stats
+	sizeBuf [MaxMessageBytes]byte
 
 	started bool // a sync message has been sent since start/enable
 	stopped bool // tracing was stopped by TraceOff
@@ -105,6 +106,14 @@ type Encoder struct {
 	syncTimeBase uint64 // time of the last sync (SyncCycles)
 	icntSyncDue  bool   // a full I-CNT waits for the next address (SYNC=4)
 
+	// output FIFO model
+	fifoLevel float64
+	fifoTime  uint64
+	sawTime   bool
+	lost      bool   // messages are being dropped
+	restart   bool   // the next sync is a restart after overflow
+	lostMsgs  uint64 // messages dropped
+
 	closed bool
 }
 
@@ -123,6 +132,63 @@ func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
 	}
 	return e, nil
 }
+
+// MaxStandardMessage is the longest standard N-Trace message in bytes.
+const MaxStandardMessage = 38
+
+// fifoNow is the current time for the FIFO model.
+func (e *Encoder) fifoNow() uint64 {
+	if e.sawTime {
+		return e.curTime
+	}
+	return e.st.Halfwords
+}
+
+// fifoRoom drains the FIFO up to now and returns the free bytes.
+func (e *Encoder) fifoRoom() float64 {
+	now := e.fifoNow()
+	if now > e.fifoTime {
+		e.fifoLevel -= float64(now-e.fifoTime) * float64(e.cfg.DrainBytes) / float64(e.cfg.DrainCycles)
+		if e.fifoLevel < 0 {
+			e.fifoLevel = 0
+		}
+		e.fifoTime = now
+	}
+	return float64(e.cfg.FIFOBytes) - e.fifoLevel
+}
+
+// fifoAccept reports whether m fits in the FIFO (and queues it), or marks
+// the overflow.
+func (e *Encoder) fifoAccept(m *Message) bool {
+	if e.lost {
+		return false
+	}
+	size, _ := AppendMessage(e.sizeBuf[:0], m, &e.w.cfg)
+	if e.fifoRoom() < float64(len(size)) {
+		e.lost = true
+		return false
+	}
+	e.fifoLevel += float64(len(size))
+	return true
+}
+
+// fifoRecover sends the Error message after an overflow and arranges the
+// restart with SYNC=7 at the next block.
+func (e *Encoder) fifoRecover() error {
+	e.lost = false
+	m := &e.msg
+	m.Reset(TCodeError)
+	m.Set(FieldETYPE, ETypeFIFOOverrun).Set(FieldECODE, 1<<2) // program trace messages lost
+	if err := e.emit(e.curTime); err != nil {
+		return err
+	}
+	e.st.Errors++
+	e.started, e.restart = false, true
+	return nil
+}
+
+// Lost returns the number of messages dropped by FIFO overflows.
+func (e *Encoder) Lost() uint64 { return e.lostMsgs }
 
 // Stats returns what the encoder has produced so far.
 func (e *Encoder) Stats() *Stats { return &e.st }
@@ -159,6 +225,11 @@ func (e *Encoder) emit(t uint64) error {
 		}
 		e.lastTime, e.haveTime = t, true
 	}
+	if e.cfg.FIFOBytes > 0 && !e.fifoAccept(m) {
+		e.lostMsgs++
+		e.sinceMsg = 0
+		return nil
+	}
 	if err := e.w.Write(m); err != nil {
 		return err
 	}
@@ -190,6 +261,15 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		return nil // nothing retired and no trap: the other signals are undefined
 	}
 	e.curTime = b.Time
+	if b.Time != 0 {
+		e.sawTime = true
+	}
+	if e.lost && e.fifoRoom() >= 2*MaxStandardMessage {
+		// Room again after an overflow: report the loss and restart.
+		if err := e.fifoRecover(); err != nil {
+			return err
+		}
+	}
 	if !e.started {
 		if err := e.start(b); err != nil {
 			return err
@@ -285,6 +365,9 @@ func (e *Encoder) start(b *ingress.Block) error {
 	reason := uint64(e.cfg.StartSync)
 	if e.stopped {
 		reason = SyncTraceEnable
+	}
+	if e.restart {
+		reason, e.restart = SyncFIFORestart, false
 	}
 	e.started, e.stopped = true, false
 	e.resetState()

@@ -297,3 +297,73 @@ type sinkFunc func(e *flow.Event)
 
 func (f sinkFunc) Event(e *flow.Event) error { f(e); return nil }
 func (f sinkFunc) Close() error              { return nil }
+
+// A FIFO too small for the trace loses messages: the encoder sends an
+// Error message and restarts with SYNC=7; the decoder reports the gap and
+// every instruction it decodes is right.
+func TestFIFOOverflow(t *testing.T) {
+	img, pcsText := loadT1(t)
+	var all []uint64
+	for _, l := range strings.Fields(string(pcsText)) {
+		pc, _ := ingress.ParsePC(l)
+		all = append(all, pc)
+	}
+	blocks := synthBlocks(t, img, all[:40000], false, 3)
+	cfg := Config{Mode: BTM, FIFOBytes: 100, DrainBytes: 1, DrainCycles: 40, Timestamps: true}
+	var buf bytes.Buffer
+	enc, err := NewEncoder(&buf, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range blocks {
+		enc.Block(&blocks[i])
+	}
+	enc.Close()
+	if enc.Lost() == 0 || enc.Stats().ByTCode[TCodeError] == 0 || enc.Stats().Syncs[SyncFIFORestart] == 0 {
+		t.Fatalf("no overflow: lost %d, errors %d", enc.Lost(), enc.Stats().ByTCode[TCodeError])
+	}
+	// Decode: the flow is pieces of the truth, in order, separated by gaps.
+	var pieces [][]uint64
+	cur := &pcCollector{img: img}
+	var gaps int
+	sink := sinkFunc(func(e *flow.Event) {
+		switch e.Kind {
+		case flow.KindGap:
+			gaps++
+			pieces = append(pieces, cur.pcs)
+			cur = &pcCollector{img: img}
+		case flow.KindRange:
+			cur.Event(e)
+		}
+	})
+	if err := NewDecoder(img, sink, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	pieces = append(pieces, cur.pcs)
+	if gaps != int(enc.Stats().ByTCode[TCodeError]) {
+		t.Errorf("%d gaps for %d Error messages", gaps, enc.Stats().ByTCode[TCodeError])
+	}
+	pos, decoded := 0, 0
+	for _, p := range pieces {
+		if len(p) == 0 {
+			continue
+		}
+		// find p[0] at or after pos, then the piece must match exactly
+		start := -1
+		for i := pos; i < len(all); i++ {
+			if all[i] == p[0] && i+len(p) <= len(all) && fmt.Sprint(all[i:i+len(p)]) == fmt.Sprint(p) {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			t.Fatalf("decoded piece of %d PCs from %#x is not in the executed sequence after %d", len(p), p[0], pos)
+		}
+		pos = start + len(p)
+		decoded += len(p)
+	}
+	if decoded == 0 || decoded >= 40000 {
+		t.Errorf("decoded %d of 40000 instructions", decoded)
+	}
+	t.Logf("%d messages lost, %d gaps, %d of 40000 instructions decoded", enc.Lost(), gaps, decoded)
+}
