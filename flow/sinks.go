@@ -45,23 +45,22 @@ func (p *PCWriter) Event(e *Event) error {
 	}
 	pc := e.Start
 	for i := uint64(0); i < e.N; i++ {
-		var buf [20]byte
-		j := len(buf) - 1
-		buf[j] = '\n'
-		v := pc
-		for {
-			j--
-			buf[j] = hexDigits[v&15]
-			v >>= 4
-			if v == 0 {
-				break
+		if p.w.Available() < 20 {
+			if err := p.w.Flush(); err != nil {
+				return err
 			}
 		}
-		j -= 2
-		buf[j], buf[j+1] = '0', 'x'
-		if _, err := p.w.Write(buf[j:]); err != nil {
-			return err
+		b := p.w.AvailableBuffer()
+		b = append(b, '0', 'x')
+		n := 1
+		for v := pc >> 4; v != 0; v >>= 4 {
+			n++
 		}
+		for k := n - 1; k >= 0; k-- {
+			b = append(b, hexDigits[pc>>(4*uint(k))&15])
+		}
+		b = append(b, '\n')
+		p.w.Write(b)
 		if i+1 == e.N {
 			break
 		}

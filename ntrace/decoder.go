@@ -108,18 +108,17 @@ func (d *Decoder) Decode(r io.Reader) error {
 	var m Message
 	for {
 		err := rd.Next(&m)
-		if err == io.EOF {
-			break
-		}
-		var fe *FormatError
-		if errors.As(err, &fe) {
-			d.st.Errors++
-			if err := d.gapAll(fe.Offset, err); err != nil {
-				return err
-			}
-			continue
-		}
 		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			if fe, ok := err.(*FormatError); ok {
+				d.st.Errors++
+				if err := d.gapAll(fe.Offset, err); err != nil {
+					return err
+				}
+				continue
+			}
 			return err
 		}
 		if err := d.Message(&m); err != nil {
@@ -180,9 +179,11 @@ func (d *Decoder) Message(m *Message) error {
 	if err == nil {
 		err = d.handle(s, m)
 	}
-	var de *decodeError
-	if errors.As(err, &de) {
-		return d.gap(s, m.Offset, fmt.Errorf("message %s at byte %d: %v", m.TCode, m.Offset, err))
+	if err == nil {
+		return nil
+	}
+	if de, ok := err.(*decodeError); ok {
+		return d.gap(s, m.Offset, fmt.Errorf("message %s at byte %d: %v", m.TCode, m.Offset, de))
 	}
 	return err
 }

@@ -14,9 +14,10 @@ import "math/bits"
 // compresses to one record per run.
 
 const (
-	patWindow  = 1024 // outcomes buffered before a decision
-	patMaxBits = 31   // history bits in one record (register of 32 with stop bit)
-	patBufBits = 2048
+	patWindow    = 1024 // outcomes buffered before a decision
+	patLookahead = 160  // outcomes kept back as context for the next decision
+	patMaxBits   = 31   // history bits in one record (register of 32 with stop bit)
+	patBufBits   = 2048
 )
 
 // bitBuf is a FIFO of bits.
@@ -115,6 +116,7 @@ type patternState struct {
 	cost   []int32
 	choice []step
 	match  [][patMaxBits + 1]int32
+	bits   []uint8
 }
 
 func (s *patternState) reset() {
@@ -231,7 +233,7 @@ func (s *patternState) decide(e *Encoder, final bool) error {
 			return nil
 		}
 		plan := s.plan(e, final)
-		limit := n / 2
+		limit := n - patLookahead
 		if final {
 			limit = n
 		}
@@ -273,14 +275,20 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 		s.cost = make([]int32, n+1)
 		s.choice = make([]step, n+1)
 		s.match = make([][patMaxBits + 1]int32, n+1)
+		s.bits = make([]uint8, n+patMaxBits+1)
 	}
-	cost, choice, match := s.cost[:n+1], s.choice[:n+1], s.match[:n+1]
-	bit := func(i int) uint64 { return s.buf.get(i) }
+	cost, choice, match, bit := s.cost[:n+1], s.choice[:n+1], s.match[:n+1], s.bits[:n+patMaxBits+1]
+	for i := 0; i < n; i++ {
+		bit[i] = uint8(s.buf.get(i))
+	}
+	for i := n; i < len(bit); i++ {
+		bit[i] = 2 // never equal to a real outcome
+	}
 	// match[i][l]: how many bits from i+l on repeat the bit l earlier.
 	for l := 1; l <= patMaxBits; l++ {
 		match[n][l] = 0
 		for i := n - 1; i >= 0; i-- {
-			if i+l < n && bit(i+l) == bit(i) {
+			if bit[i+l] == bit[i] {
 				match[i][l] = match[i+1][l] + 1
 			} else {
 				match[i][l] = 0
@@ -294,27 +302,35 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 		rest := n - i
 		best := int32(1 << 30)
 		var bs step
-		if final && rest <= patMaxBits {
-			best = int32(histFieldBytes(rest))
-		} else if !final && rest <= patMaxBits {
-			best = int32(recordBytes(rest, 1)) // provisional: the window will move on
+		if rest <= patMaxBits {
+			if final {
+				best = int32(histFieldBytes(rest))
+			} else {
+				best = plainBytes[rest] // provisional: the window will move on
+			}
 		}
-		for l := 1; l <= patMaxBits && l <= rest; l++ {
-			if c := int32(recordBytes(l, 1)) + cost[i+l]; c < best {
+		maxL := patMaxBits
+		if rest < maxL {
+			maxL = rest
+		}
+		mi := &match[i]
+		for l := 1; l <= maxL; l++ {
+			if c := plainBytes[l] + cost[i+l]; c < best {
 				best, bs = c, step{l, 1}
 			}
-			run := l + int(match[i][l])
-			if r := uint64(run / l); r >= 2 {
-				if r > hmax {
-					r = hmax
-				}
-				if c := int32(recordBytes(l, r)) + cost[i+int(r)*l]; c < best {
-					best, bs = c, step{l, r}
-				}
-				if r > 2 {
-					if c := int32(recordBytes(l, r-1)) + cost[i+int(r-1)*l]; c < best {
-						best, bs = c, step{l, r - 1}
-					}
+			if int(mi[l]) < l {
+				continue // not even two repeats
+			}
+			r := uint64((l + int(mi[l])) / l)
+			if r > hmax {
+				r = hmax
+			}
+			if c := int32(recordBytes(l, r)) + cost[i+int(r)*l]; c < best {
+				best, bs = c, step{l, r}
+			}
+			if r > 2 {
+				if c := int32(recordBytes(l, r-1)) + cost[i+int(r-1)*l]; c < best {
+					best, bs = c, step{l, r - 1}
 				}
 			}
 		}
@@ -322,6 +338,14 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	}
 	return choice
 }
+
+// plainBytes[l] is recordBytes(l, 1).
+var plainBytes = func() (t [patMaxBits + 1]int32) {
+	for l := 1; l <= patMaxBits; l++ {
+		t[l] = int32(recordBytes(l, 1))
+	}
+	return
+}()
 
 // emitRecord sends the record of l bits at buffer position i, repeated r
 // times.
