@@ -367,3 +367,57 @@ func (p *PCWriter) Write(pc uint64) error {
 
 // Flush flushes buffered output.
 func (p *PCWriter) Flush() error { return p.w.Flush() }
+
+// PCListSink writes the PCs of the instructions in ingress blocks, one
+// per line; it walks multi-instruction blocks through the image.
+type PCListSink struct {
+	w   *PCWriter
+	img *image.Set
+	c   io.Closer
+}
+
+// NewPCListSink returns an ingress sink writing a PC list to w. img may
+// be nil when every block holds a single instruction.
+func NewPCListSink(w io.Writer, img *image.Set) *PCListSink {
+	s := &PCListSink{w: NewPCWriter(w), img: img}
+	if c, ok := w.(io.Closer); ok {
+		s.c = c
+	}
+	return s
+}
+
+// Block writes the block's PCs.
+func (s *PCListSink) Block(b *Block) error {
+	if b.IRetire == 0 {
+		return nil
+	}
+	last := b.LastAddr()
+	pc := b.IAddr
+	for {
+		if err := s.w.Write(pc); err != nil {
+			return err
+		}
+		if pc >= last {
+			return nil
+		}
+		if s.img == nil {
+			return fmt.Errorf("PC list: block at %#x holds several instructions; the image is needed to list them", b.IAddr)
+		}
+		in, ok := s.img.Inst(pc)
+		if !ok || in.Len == 0 {
+			return fmt.Errorf("PC list: address %#x is not in the program image", pc)
+		}
+		pc += uint64(in.Len)
+	}
+}
+
+// Close flushes the output.
+func (s *PCListSink) Close() error {
+	err := s.w.Flush()
+	if s.c != nil {
+		if cerr := s.c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
