@@ -64,8 +64,8 @@ func (p *PCWriter) Event(e *Event) error {
 		if i+1 == e.N {
 			break
 		}
-		in, ok := p.img.Inst(pc)
-		if !ok || in.Len == 0 {
+		in := p.img.InstPtr(pc)
+		if in == nil || in.Len == 0 {
 			return fmt.Errorf("PC list: address %#x in a decoded range is not in the image", pc)
 		}
 		pc += uint64(in.Len)

@@ -509,34 +509,71 @@ func (e *Encoder) branch(taken bool, b *ingress.Block) error {
 		return e.pat.add(e, bit)
 	}
 	if e.histLen == e.cfg.histBits()-1 {
-		if err := e.histFull(e.hist, e.histLen); err != nil {
+		keep, n, err := e.histFull(e.hist, e.histLen)
+		if err != nil {
 			return err
 		}
-		e.hist, e.histLen = 1, 0
+		e.hist, e.histLen = keep, n
 	}
 	e.hist = e.hist<<1 | bit
 	e.histLen++
 	return nil
 }
 
-// histFull reports a full HIST record (value h with its stop bit, n
-// history bits), or counts it as a repeat of the previous record.
-func (e *Encoder) histFull(h uint64, n int) error {
-	if e.cfg.RepeatedHistory {
-		if e.rptCount > 0 && h == e.rptHist && e.rptCount < e.cfg.hrepeatMax() {
-			e.rptCount++
-			return nil
-		}
-		if err := e.flushRepeats(); err != nil {
-			return err
-		}
-		e.rptHist, e.rptLen, e.rptCount = h, n, 1
-		return nil
+// histFull reports a full HIST register (value h with its stop bit, n
+// history bits). It returns what stays in the register (a stop bit and
+// leftover bits).
+//
+// With repeated history, the record is held back and compared with the
+// next full register: an identical one only counts a repeat (RCODE=2).
+// With a 32-bit register, the second record is also checked for a period
+// of 30 or 28 bits (30 and 28 have every divisor from 1 to 7, so loops of
+// up to 7 branches repeat): the records become 30 or 28 bits long and the
+// 1 or 3 bits of each register beyond them stay for the next record.
+func (e *Encoder) histFull(h uint64, n int) (uint64, int, error) {
+	if !e.cfg.RepeatedHistory {
+		m := &e.msg
+		m.Reset(TCodeResourceFull)
+		m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, h)
+		return 1, 0, e.emit(e.curTime)
 	}
-	m := &e.msg
-	m.Reset(TCodeResourceFull)
-	m.Set(FieldRCODE, RCodeHist).Set(FieldRDATA, h)
-	return e.emit(e.curTime)
+	if e.rptCount > 0 && e.rptCount < e.cfg.hrepeatMax() {
+		shift := uint(n - e.rptLen)
+		if h>>shift == e.rptHist {
+			e.rptCount++
+			return 1<<shift | h&(1<<shift-1), int(shift), nil
+		}
+		if e.rptCount == 1 && e.rptLen == 31 && n == 31 {
+			for _, l := range []int{28, 30} {
+				if periodic(e.rptHist, h, l) {
+					shift := uint(31 - l)
+					e.rptHist >>= shift
+					e.rptLen, e.rptCount = l, 2
+					keep := 2 * shift
+					return 1<<keep | h&(1<<keep-1), int(keep), nil
+				}
+			}
+		}
+	}
+	if err := e.flushRepeats(); err != nil {
+		return 0, 0, err
+	}
+	e.rptHist, e.rptLen, e.rptCount = h, n, 1
+	return 1, 0, nil
+}
+
+// periodic reports whether the first 2*l of the 62 history bits of two
+// consecutive full 31-bit registers a and b (stop bits at bit 31) repeat
+// with period l.
+func periodic(a, b uint64, l int) bool {
+	seq := (a&(1<<31-1))<<31 | b&(1<<31-1) // bit 61 is the oldest
+	bit := func(i int) uint64 { return seq >> uint(61-i) & 1 }
+	for i := l; i < 2*l; i++ { // two whole periods; the rest stays in HIST
+		if bit(i) != bit(i-l) {
+			return false
+		}
+	}
+	return true
 }
 
 // flushRepeats emits the HIST record held for repeat detection, and a
