@@ -60,6 +60,8 @@ type Decoder struct {
 	one   *srcState // fast path: the state of the last SRC seen
 	oneID uint64
 	ev    flow.Event
+	rev   flow.Event // range events: only the range fields are ever set
+	runs  [runCacheSize]runCacheEntry
 	st    Stats
 	cur   *Message // message being handled (for error offsets)
 }
@@ -80,7 +82,7 @@ type srcState struct {
 	time    uint64
 	hasTime bool
 	priv    ingress.Priv
-	prevIn  riscv.Inst // last instruction walked (sequential jumps)
+	prevIn  *riscv.Inst // last instruction walked (sequential jumps)
 	prevPC  uint64
 	prevOK  bool
 }
@@ -144,6 +146,30 @@ func (d *Decoder) gapAll(off int64, err error) error {
 		return d.sink.Event(&d.ev)
 	}
 	return nil
+}
+
+// runCacheSize is the number of entries of the decoder's direct-mapped
+// cache of straight-line runs (in front of the image's own cache, which
+// costs a segment and page lookup).
+const runCacheSize = 1 << 12
+
+type runCacheEntry struct {
+	pc uint64
+	r  *image.Run
+}
+
+// run returns the straight-line run at pc.
+func (d *Decoder) run(pc uint64) (*image.Run, error) {
+	e := &d.runs[(pc>>1)&(runCacheSize-1)]
+	if e.r != nil && e.pc == pc {
+		return e.r, nil
+	}
+	r, err := d.img.Run(pc)
+	if err != nil {
+		return nil, err
+	}
+	e.pc, e.r = pc, r
+	return r, nil
 }
 
 // decodeError is an inconsistency between the trace and the image.
@@ -439,13 +465,14 @@ func (s *srcState) pop() (uint64, bool) {
 
 // emitRange reports n instructions from start to last.
 func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
-	d.ev = flow.Event{Kind: flow.KindRange, Src: s.id, Start: start, Last: last, N: uint64(n), End: end,
-		Target: next, HasTarget: hasNext, Priv: s.priv, Offset: d.cur.Offset}
+	ev := &d.rev
+	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
+	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
-	return d.sink.Event(&d.ev)
+	return d.sink.Event(ev)
 }
 
 // hist consumes the branch outcomes of a HIST value (stop bit first).
@@ -478,11 +505,11 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		if guard > 1<<16 {
 			return inconsistent("no branch found for a HIST bit after %d runs", guard)
 		}
-		r, err := d.img.Run(s.pc)
+		r, err := d.run(s.pc)
 		if err != nil {
 			return inconsistent("walking for a HIST bit from %#x: %v", s.pc, err)
 		}
-		last := r.Last
+		last := &r.Last
 		s.used += int64(r.Halfwords)
 		if d.isHistInst(last) {
 			next := last.Next(r.LastAddr)
@@ -491,7 +518,7 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 				next = last.Target(r.LastAddr)
 				it = ingress.ITypeTaken
 				if last.Class == riscv.ClassJump {
-					it = ingress.ITypeOf(last, true)
+					it = ingress.ITypeOf(*last, true)
 					if last.Link == riscv.LinkCall || last.Link == riscv.LinkOther {
 						if last.Link == riscv.LinkCall {
 							s.push(last.Next(r.LastAddr))
@@ -523,10 +550,10 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 	}
 }
 
-func (s *srcState) setPrev(in riscv.Inst, pc uint64) { s.prevIn, s.prevPC, s.prevOK = in, pc, true }
+func (s *srcState) setPrev(in *riscv.Inst, pc uint64) { s.prevIn, s.prevPC, s.prevOK = in, pc, true }
 
 // isHistInst reports whether the instruction takes a HIST bit.
-func (d *Decoder) isHistInst(in riscv.Inst) bool {
+func (d *Decoder) isHistInst(in *riscv.Inst) bool {
 	return in.Class == riscv.ClassBranch || d.cfg.AllJumps && in.Class == riscv.ClassJump
 }
 
@@ -535,7 +562,7 @@ func (d *Decoder) isHistInst(in riscv.Inst) bool {
 // implicit returns, sequentially inferable jumps, not-taken branches, and
 // ecall/ebreak handled without a trap. mid tells whether more instructions
 // follow in the walk (an explicit jump cannot be passed).
-func (d *Decoder) inferNext(s *srcState, r *image.Run, last riscv.Inst, mid bool) (uint64, ingress.IType, error) {
+func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid bool) (uint64, ingress.IType, error) {
 	pc := r.LastAddr
 	switch last.Class {
 	case riscv.ClassBranch:
@@ -544,11 +571,11 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last riscv.Inst, mid bool
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
-		return d.mask(last.Target(pc)), ingress.ITypeOf(last, true), nil
+		return d.mask(last.Target(pc)), ingress.ITypeOf(*last, true), nil
 	case riscv.ClassECall, riscv.ClassEBreak, riscv.ClassLinear:
 		return d.mask(last.Next(pc)), ingress.ITypeNone, nil
 	case riscv.ClassIndirect, riscv.ClassPopRet:
-		it := ingress.ITypeOf(last, true)
+		it := ingress.ITypeOf(*last, true)
 		if t, ok := d.seqTarget(s, r, last); ok {
 			if it.Pops() {
 				s.pop()
@@ -570,7 +597,7 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last riscv.Inst, mid bool
 		}
 		return 0, it, inconsistent("indirect jump at %#x passed without a message (trace and image disagree)", pc)
 	case riscv.ClassTableJump:
-		return 0, ingress.ITypeOf(last, true), inconsistent("table jump at %#x: the jump table is not known to the decoder", pc)
+		return 0, ingress.ITypeOf(*last, true), inconsistent("table jump at %#x: the jump table is not known to the decoder", pc)
 	case riscv.ClassTrapReturn:
 		return 0, ingress.ITypeTrapReturn, inconsistent("trap return at %#x passed without a message", pc)
 	}
@@ -586,14 +613,14 @@ func (d *Decoder) mask(a uint64) uint64 {
 
 // seqTarget finds the target of an uninferable jump from the auipc/lui
 // retired just before it.
-func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp riscv.Inst) (uint64, bool) {
+func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp *riscv.Inst) (uint64, bool) {
 	var prev riscv.Inst
 	var prevPC uint64
 	if r.N == 1 {
 		if !s.prevOK || s.prevPC+uint64(s.prevIn.Len) != r.LastAddr {
 			return 0, false
 		}
-		prev, prevPC = s.prevIn, s.prevPC
+		prev, prevPC = *s.prevIn, s.prevPC
 	} else {
 		// walk the run to find the instruction before the jump
 		pc := r.Start
@@ -606,7 +633,7 @@ func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp riscv.Inst) (uint64, 
 			pc += uint64(in.Len)
 		}
 	}
-	return ingress.SeqTarget(prev, prevPC, jmp, d.xlen)
+	return ingress.SeqTarget(prev, prevPC, *jmp, d.xlen)
 }
 
 // finish walks the rest of an I-CNT field: the instructions after the last
@@ -618,14 +645,14 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		return inconsistent("I-CNT %d is smaller than the %d halfwords its history covers", icnt, -rem+int64(icnt))
 	}
 	for rem > 0 {
-		r, err := d.img.Run(s.pc)
+		r, err := d.run(s.pc)
 		if err != nil || int64(r.Halfwords) > rem {
 			// The count ends inside this run (or the run cannot be formed):
 			// walk instruction by instruction.
 			return d.finishPartial(s, rem, kind)
 		}
 		rem -= int64(r.Halfwords)
-		last := r.Last
+		last := &r.Last
 		if rem == 0 {
 			return d.lastInst(s, r, last, kind)
 		}
@@ -657,14 +684,14 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	start := s.pc
 	pc := s.pc
 	var n uint32
-	var last riscv.Inst
+	var last *riscv.Inst
 	var lastPC uint64
 	for rem > 0 {
-		in, ok := d.img.Inst(pc)
-		if !ok {
+		in := d.img.InstPtr(pc)
+		if in == nil {
 			return inconsistent("address %#x is outside the program image", pc)
 		}
-		if in.Len == 0 || in.Class == riscv.ClassIllegal && in.Len == 0 {
+		if in.Len == 0 {
 			return inconsistent("reserved instruction encoding at %#x", pc)
 		}
 		hw := int64(in.Len / 2)
@@ -701,7 +728,7 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 }
 
 // lastInst applies the control-flow instruction that ends an I-CNT walk.
-func (d *Decoder) lastInst(s *srcState, r *image.Run, last riscv.Inst, kind int) error {
+func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int) error {
 	pc := r.LastAddr
 	switch kind {
 	case endTaken:
@@ -711,7 +738,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last riscv.Inst, kind int)
 		next := d.mask(last.Target(pc))
 		it := ingress.ITypeTaken
 		if last.Class == riscv.ClassJump {
-			it = ingress.ITypeOf(last, true)
+			it = ingress.ITypeOf(*last, true)
 			if last.Link == riscv.LinkCall {
 				s.push(last.Next(pc))
 			}
@@ -723,7 +750,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last riscv.Inst, kind int)
 		s.pc = next
 		return nil
 	case endIndirect:
-		it := ingress.ITypeOf(last, true)
+		it := ingress.ITypeOf(*last, true)
 		switch last.Class {
 		case riscv.ClassIndirect, riscv.ClassPopRet, riscv.ClassTrapReturn, riscv.ClassTableJump:
 		default:
@@ -751,7 +778,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last riscv.Inst, kind int)
 		}
 		// sync or stop: the next address comes from the message (or the
 		// trace ends); report the range without a target
-		if err := d.emitRange(s, r.Start, pc, r.N, ingress.ITypeOf(last, false), 0, false); err != nil {
+		if err := d.emitRange(s, r.Start, pc, r.N, ingress.ITypeOf(*last, false), 0, false); err != nil {
 			return err
 		}
 		s.setPrev(last, pc)
