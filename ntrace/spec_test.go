@@ -367,3 +367,80 @@ func TestFIFOOverflow(t *testing.T) {
 	}
 	t.Logf("%d messages lost, %d gaps, %d of 40000 instructions decoded", enc.Lost(), gaps, decoded)
 }
+
+// Sequential jump optimization: an auipc/lui followed by a jalr through
+// the register it loaded is inferable; with trTeInstEnSequentialJump no
+// message reports it, and the decoder computes the target.
+func TestSequentialJump(t *testing.T) {
+	const (
+		auipcT1 = 0x00000317 // auipc t1,0x0      (t1 = 0x100)
+		jalrT1  = 0x10030067 // jr 0x100(t1)      (-> 0x200)
+		luiT2   = 0x000003b7 // lui t2,0x0        (t2 = 0)
+		jalrT2  = 0x30038067 // jr 0x300(t2)      (-> 0x300)
+	)
+	img := exampleImage(map[uint64]uint32{0x100: auipcT1, 0x104: jalrT1, 0x200: luiT2, 0x204: jalrT2,
+		0x300: add, 0x304: cEbreak})
+	pcs := []uint64{0x100, 0x104, 0x200, 0x204, 0x300}
+	for _, per := range []bool{true, false} {
+		var blocks []ingress.Block
+		if per {
+			blocks = blocksOf(img, pcs...)
+		} else {
+			blocks = []ingress.Block{
+				{IAddr: 0x100, IRetire: 4, ILastSize: 1, IType: ingress.ITypeIndirectJump, SIJump: true},
+				{IAddr: 0x200, IRetire: 4, ILastSize: 1, IType: ingress.ITypeIndirectJump, SIJump: true},
+				{IAddr: 0x300, IRetire: 2, ILastSize: 1},
+			}
+		}
+		if !blocks[1].SIJump && per {
+			t.Fatalf("the PC-list reader did not mark the jump as sequentially inferable: %+v", blocks)
+		}
+		cfg := Config{Mode: HTM, SequentialJump: true}
+		msgs, trace := encodeMessages(t, cfg, blocks)
+		if len(msgs) != 2 {
+			t.Errorf("per=%v: messages %q, want only the sync and the final correlation", per, msgs)
+		}
+		checkDecode(t, img, trace, cfg, pcs)
+		// Without the optimization both jumps are reported.
+		msgs, trace = encodeMessages(t, Config{Mode: HTM}, blocks)
+		if len(msgs) != 4 {
+			t.Errorf("per=%v without sequential jumps: %q", per, msgs)
+		}
+		checkDecode(t, img, trace, Config{Mode: HTM}, pcs)
+	}
+}
+
+// A trace cut at an arbitrary byte (a circular buffer that wrapped)
+// decodes from its first sync message on: what it decodes is exactly the
+// end of the executed flow.
+func TestDecodeFromMiddle(t *testing.T) {
+	img, pcsText := loadT1(t)
+	var all []uint64
+	for _, l := range strings.Fields(string(pcsText)) {
+		pc, _ := ingress.ParsePC(l)
+		all = append(all, pc)
+	}
+	for _, cfg := range []Config{{Mode: BTM, SyncMode: SyncMessages, SyncMax: 2}, {Mode: HTM, SyncMode: SyncHalfwords, SyncMax: 8, ImplicitReturn: ReturnFull}} {
+		trace, _ := encodeFromPCs(t, img, pcsText, cfg, ingress.PCOptions{})
+		for _, cut := range []int{1, 777, len(trace) / 3, len(trace) / 2} {
+			col := &pcCollector{img: img}
+			var syncs int
+			sink := flow.Multi(col, sinkFunc(func(e *flow.Event) {
+				if e.Kind == flow.KindSync {
+					syncs++
+				}
+			}))
+			if err := NewDecoder(img, sink, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace[cut:])); err != nil {
+				t.Fatal(err)
+			}
+			got := col.pcs
+			if syncs == 0 || len(got) == 0 || len(got) >= len(all) {
+				t.Fatalf("cut at %d: %d syncs, %d PCs", cut, syncs, len(got))
+			}
+			tail := all[len(all)-len(got):]
+			if fmt.Sprint(tail) != fmt.Sprint(got) {
+				t.Errorf("%v cut at %d: the %d decoded PCs are not the end of the flow", cfg.Mode, cut, len(got))
+			}
+		}
+	}
+}
