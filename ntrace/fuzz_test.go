@@ -60,8 +60,6 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-var fuzzImage *image.Set
-
 // FuzzDecoder: any bytes decode against a real program without panic or
 // hang; problems become gaps.
 func FuzzDecoder(f *testing.F) {

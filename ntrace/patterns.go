@@ -2,16 +2,19 @@ package ntrace
 
 import "math/bits"
 
-// Repeated-history pattern search (Config.HistPatterns).
+// Repeated-history record planning (Config.HistPatterns).
 //
 // The specification allows any sequence of ResourceFull records whose
 // concatenated history equals the branch outcomes ("Repeated History
 // Optimization"). An encoder that always fills the 31-bit HIST register
-// before reporting only finds repeats when a loop's branch pattern divides
-// 31. This one buffers outcomes, finds the period p of the history that
-// follows, and reports records of L bits (the largest multiple of p that
-// fits the register) with an HREPEAT count, so every periodic loop
-// compresses to one record per run.
+// before reporting only finds repeats when a loop's branch pattern lines up
+// with the register. This one buffers outcomes and chooses the records by
+// dynamic programming over the buffer: each record is up to 31 plain bits
+// or a pattern of up to 31 bits with an HREPEAT count, and the parse with
+// the fewest bytes wins. Short plain records align the parse to the start
+// of a loop, and a pattern still repeating at the end of the buffer keeps
+// counting the outcomes that follow ("run" mode) without buffering them,
+// so a loop of any length costs one record per HREPEAT maximum.
 
 const (
 	patWindow    = 1024 // outcomes buffered before a decision
@@ -54,17 +57,6 @@ func (b *bitBuf) get(i int) uint64 {
 	return b.w[i>>6] >> (i & 63) & 1
 }
 
-// word returns 64 bits starting at bit i (relative to the head); bits past
-// the end are zero.
-func (b *bitBuf) word(i int) uint64 {
-	i += b.head
-	lo := b.w[i>>6] >> (i & 63)
-	if i&63 != 0 && i>>6+1 < len(b.w) {
-		lo |= b.w[i>>6+1] << (64 - i&63)
-	}
-	return lo
-}
-
 func (b *bitBuf) drop(k int) {
 	// clear dropped bits so pushes can OR into zeroed storage
 	for j := 0; j < k; j++ {
@@ -85,21 +77,6 @@ func (b *bitBuf) record(i, n int) uint64 {
 		h = h<<1 | b.get(i+j)
 	}
 	return h
-}
-
-// periodicPrefix returns how many bits from the start of the buffer follow
-// period p (bit i equals bit i-p).
-func (b *bitBuf) periodicPrefix(p int) int {
-	for i := p; i < b.n; i += 64 {
-		x := b.word(i) ^ b.word(i-p)
-		if rem := b.n - i; rem < 64 {
-			x &= 1<<uint(rem) - 1
-		}
-		if x != 0 {
-			return i + bits.TrailingZeros64(x)
-		}
-	}
-	return b.n
 }
 
 // patternState is the encoder's pattern search state.
@@ -171,8 +148,7 @@ func (s *patternState) flushRun(e *Encoder) error {
 	s.active = false
 	if phase > 0 {
 		// Rebuild the buffer as partial bits followed by what it held.
-		var old bitBuf
-		old = s.buf
+		old := s.buf
 		s.buf = bitBuf{}
 		for j := 0; j < phase; j++ {
 			s.buf.push(hist >> uint(n-1-j) & 1)
