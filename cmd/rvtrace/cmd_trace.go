@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
 )
 
@@ -15,8 +16,12 @@ var encodeCmd = &command{
 
 INPUT is one of --pcs FILE (with --image), --pcseq FILE, --ingress FILE.csv, --spike-csv FILE.
 
+--filter and --trigger put the filter stage of the Trace Control Interface in
+front of the encoder (see -h for their syntax).
+
 Examples:
   rvtrace encode --protocol ntrace --image prog.elf --pcs prog.pcs --preset best -o prog.nex
+  rvtrace encode --image prog.elf --pcs prog.pcs --filter 'addr=0x80001000-0x80002000' -o part.nex
   rvtrace encode --protocol ntrace --image prog.elf --pcs prog.pcs --mode htm --implicit-return 3 --timestamps -o prog.nex
   rvtrace encode --protocol ntrace --ingress prog.csv --preset ref-htm -o prog.nex
 `,
@@ -67,6 +72,7 @@ func runEncode(args []string) error {
 	out := fs.String("o", "", "output trace `file` (required)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	newEnc := p.encoder(fs)
+	withFilter := filter.Flags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -94,6 +100,10 @@ func runEncode(args []string) error {
 	cw := &countWriter{w: bw}
 	enc, err := newEnc(cw, img, 0)
 	if err != nil {
+		f.Close()
+		return err
+	}
+	if enc, err = withFilter(enc); err != nil {
 		f.Close()
 		return err
 	}

@@ -24,12 +24,21 @@ var outputs []*output
 
 func registerOutput(o *output) { outputs = append(outputs, o) }
 
-// outputFlags registers one string flag per output on fs and returns a
+// outputFlags registers one string flag per output on fs (except those
+// named in skip, which the command defines itself) and returns a
 // function that opens the chosen sinks after parsing, as one flow.Sink
 // (nil when none was chosen).
-func outputFlags(fs *flag.FlagSet) func(img *image.Set) (flow.Sink, error) {
+func outputFlags(fs *flag.FlagSet, skip ...string) func(img *image.Set) (flow.Sink, error) {
 	paths := make([]*string, len(outputs))
+	empty := ""
+outer:
 	for i, o := range outputs {
+		for _, s := range skip {
+			if o.flag == s {
+				paths[i] = &empty
+				continue outer
+			}
+		}
 		paths[i] = fs.String(o.flag, "", o.help)
 	}
 	return func(img *image.Set) (flow.Sink, error) {

@@ -1,0 +1,233 @@
+package analysis
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+)
+
+// frameName is a function's name as a stack frame of folded output:
+// spaces and semicolons, which the format uses, are replaced.
+func frameName(f *Function) string {
+	n := f.Name
+	if strings.ContainsAny(n, " ;") {
+		n = strings.NewReplacer(" ", "_", ";", ":").Replace(n)
+	}
+	return n
+}
+
+// WriteFolded writes the call stacks in the folded format of Brendan
+// Gregg's stackcollapse scripts, which flamegraph.pl and speedscope read:
+// one line per distinct stack, outermost frame first, frames separated by
+// semicolons, then a space and the number of instructions executed with
+// exactly that stack (or the cycles, when cycles is set). The counts add
+// up to the profile's instructions (or cycles).
+func WriteFolded(w io.Writer, p *Profile, cycles bool) error {
+	p.Close()
+	bw := bufio.NewWriter(w)
+	var path []string
+	var line []byte
+	walkTree(p.root, func(n *Node, enter bool) {
+		if n.Func == nil {
+			return
+		}
+		if !enter {
+			path = path[:len(path)-1]
+			return
+		}
+		path = append(path, frameName(n.Func))
+		v := n.Self
+		if cycles {
+			v = n.SelfCycles
+		}
+		if v == 0 {
+			return
+		}
+		line = line[:0]
+		for i, s := range path {
+			if i > 0 {
+				line = append(line, ';')
+			}
+			line = append(line, s...)
+		}
+		line = append(line, ' ')
+		line = strconv.AppendUint(line, v, 10)
+		line = append(line, '\n')
+		bw.Write(line)
+	})
+	return bw.Flush()
+}
+
+// PprofProfile returns the profile as a pprof profile: one sample per
+// call path with the instructions (and cycles, when the flow had
+// timestamps) executed in its innermost function, and one location per
+// function with its source file and first line.
+func PprofProfile(p *Profile) *profile.Profile {
+	p.Close()
+	pp := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"},
+		Period:     1,
+	}
+	if p.HasCycles() {
+		pp.SampleType = append(pp.SampleType, &profile.ValueType{Type: "cycles", Unit: "count"})
+	}
+	pp.DefaultSampleType = "instructions"
+	m := &profile.Mapping{ID: 1, Start: 0, Limit: ^uint64(0), File: "program", HasFunctions: true, HasFilenames: true, HasLineNumbers: true}
+	pp.Mapping = []*profile.Mapping{m}
+	locs := map[*Function]*profile.Location{}
+	loc := func(f *Function) *profile.Location {
+		if l := locs[f]; l != nil {
+			return l
+		}
+		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: f.Name, SystemName: f.Name, Filename: f.File, StartLine: int64(f.Line)}
+		pp.Function = append(pp.Function, fn)
+		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Mapping: m, Address: f.Start,
+			Line: []profile.Line{{Function: fn, Line: int64(f.Line)}}}
+		pp.Location = append(pp.Location, l)
+		locs[f] = l
+		return l
+	}
+	walkTree(p.root, func(n *Node, enter bool) {
+		if !enter || n.Func == nil || (n.Self == 0 && n.SelfCycles == 0) {
+			return
+		}
+		s := &profile.Sample{Value: []int64{int64(n.Self)}}
+		if p.HasCycles() {
+			s.Value = append(s.Value, int64(n.SelfCycles))
+		}
+		for x := n; x != nil && x.Func != nil; x = x.Parent {
+			s.Location = append(s.Location, loc(x.Func))
+		}
+		pp.Sample = append(pp.Sample, s)
+	})
+	return pp
+}
+
+// WritePprof writes the profile as a gzipped pprof protocol buffer, for
+// "go tool pprof".
+func WritePprof(w io.Writer, p *Profile) error {
+	return PprofProfile(p).Write(w)
+}
+
+// ChromeOptions configure a Chrome trace-event writer.
+type ChromeOptions struct {
+	// MinInsts drops activations that executed fewer instructions
+	// (including callees), to keep huge traces loadable; 0 keeps all.
+	MinInsts uint64
+	// UseTime places spans by the flow's timestamps (for activations that
+	// began after the first timestamp) instead of by instructions
+	// executed; TimeUnitsPerMicrosecond converts time units to the
+	// format's microseconds (0 means 1). By default one instruction is
+	// shown as one microsecond, and the times go in the span's args.
+	UseTime                 bool
+	TimeUnitsPerMicrosecond float64
+}
+
+// Chrome is a flow.Sink that writes function activations as Chrome
+// trace-event JSON ("X" complete events, one track per trace source) as
+// the flow goes, for Perfetto (ui.perfetto.dev) and chrome://tracing. It
+// keeps only the open call stack in memory.
+type Chrome struct {
+	*Profile
+	w      *bufio.Writer
+	opt    ChromeOptions
+	first  bool
+	err    error
+	closer io.Closer
+	srcs   map[uint32]bool
+	buf    []byte
+}
+
+// NewChrome returns a Chrome writer to w for a flow over img (which may
+// be nil); popt configures its Profile (its OnSpan is replaced).
+func NewChrome(w io.Writer, img *image.Set, popt Options, opt ChromeOptions) *Chrome {
+	c := &Chrome{w: bufio.NewWriterSize(w, 256<<10), opt: opt, first: true, srcs: map[uint32]bool{}}
+	popt.OnSpan = c.span
+	c.Profile = New(img, popt)
+	c.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[` + "\n")
+	return c
+}
+
+// SetCloser makes Close also close cl (the output file).
+func (c *Chrome) SetCloser(cl io.Closer) { c.closer = cl }
+
+func (c *Chrome) span(s *Span) {
+	if s.Insts < c.opt.MinInsts || c.err != nil {
+		return
+	}
+	if !c.srcs[s.Src] {
+		c.srcs[s.Src] = true
+		c.sep()
+		fmt.Fprintf(c.w, `{"name":"thread_name","ph":"M","pid":1,"tid":%d,"args":{"name":"hart %d"}}`, s.Src, s.Src)
+	}
+	scale := 1.0
+	begin, end := s.Begin, s.End
+	if c.opt.UseTime && s.Timed {
+		begin, end = s.BeginTime, s.EndTime
+		if c.opt.TimeUnitsPerMicrosecond > 0 {
+			scale = 1 / c.opt.TimeUnitsPerMicrosecond
+		}
+	}
+	c.sep()
+	b := c.buf[:0]
+	b = append(b, `{"name":`...)
+	b = strconv.AppendQuote(b, s.Func.Name)
+	b = append(b, `,"cat":"function","ph":"X","pid":1,"tid":`...)
+	b = strconv.AppendUint(b, uint64(s.Src), 10)
+	b = append(b, `,"ts":`...)
+	b = strconv.AppendFloat(b, float64(begin)*scale, 'f', -1, 64)
+	b = append(b, `,"dur":`...)
+	b = strconv.AppendFloat(b, float64(end-begin)*scale, 'f', -1, 64)
+	b = append(b, `,"args":{"instructions":`...)
+	b = strconv.AppendUint(b, s.Insts, 10)
+	if s.Timed {
+		b = append(b, `,"time":`...)
+		b = strconv.AppendUint(b, s.BeginTime, 10)
+		b = append(b, `,"cycles":`...)
+		b = strconv.AppendUint(b, s.EndTime-s.BeginTime, 10)
+	}
+	b = append(b, `,"depth":`...)
+	b = strconv.AppendInt(b, int64(s.Depth), 10)
+	b = append(b, "}}"...)
+	c.buf = b
+	_, c.err = c.w.Write(b)
+}
+
+func (c *Chrome) sep() {
+	if !c.first {
+		c.w.WriteString(",\n")
+	}
+	c.first = false
+}
+
+// Event adds a flow event.
+func (c *Chrome) Event(e *flow.Event) error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.Profile.Event(e)
+}
+
+// Close ends the open activations and finishes the JSON document.
+func (c *Chrome) Close() error {
+	c.Profile.Close()
+	c.w.WriteString("\n]}\n")
+	err := c.err
+	if e := c.w.Flush(); err == nil {
+		err = e
+	}
+	if c.closer != nil {
+		if e := c.closer.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}

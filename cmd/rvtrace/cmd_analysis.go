@@ -1,0 +1,550 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/tarmac"
+)
+
+// The analysis outputs: each is a flow sink that builds an
+// analysis.Profile and writes its view of it when the flow ends.
+func init() {
+	registerOutput(&output{flag: "profile", help: "write a flat profile (functions, source lines) and call tree as text to `file`",
+		open: profileOutput(func(w io.Writer, p *analysis.Profile) error {
+			return analysis.WriteText(w, p, analysis.TextOptions{Tree: true})
+		})})
+	registerOutput(&output{flag: "folded", help: "write folded call stacks (flamegraph.pl, speedscope) weighted by instructions to `file`",
+		open: profileOutput(func(w io.Writer, p *analysis.Profile) error { return analysis.WriteFolded(w, p, false) })})
+	registerOutput(&output{flag: "pprof", help: "write a pprof profile (go tool pprof -http) to `file`, e.g. OUT.pb.gz",
+		open: profileOutput(func(w io.Writer, p *analysis.Profile) error { return analysis.WritePprof(w, p) })})
+	registerOutput(&output{flag: "lcov", help: "write code coverage (functions and lines executed) in lcov format to `file`",
+		open: profileOutput(func(w io.Writer, p *analysis.Profile) error { return analysis.WriteLcov(w, p, "rvtrace") })})
+	registerOutput(&output{flag: "html", help: "write the self-contained HTML report to `file`",
+		open: profileOutput(func(w io.Writer, p *analysis.Profile) error {
+			return analysis.WriteHTML(w, p, analysis.ReportOptions{})
+		})})
+	registerOutput(&output{flag: "chrome", help: "write function spans as Chrome trace-event JSON (Perfetto) to `file`",
+		open: func(path string, img *image.Set) (flow.Sink, error) {
+			w, err := createOutput(path)
+			if err != nil {
+				return nil, err
+			}
+			c := analysis.NewChrome(w, img, analysis.Options{}, analysis.ChromeOptions{})
+			c.SetCloser(w)
+			return c, nil
+		}})
+	register(profileCmd)
+	register(reportCmd)
+	profileCmd.run = runProfile
+	reportCmd.run = runReport
+}
+
+// profileSink is a Profile that writes an output when closed.
+type profileSink struct {
+	*analysis.Profile
+	path  string
+	write func(io.Writer, *analysis.Profile) error
+}
+
+func profileOutput(write func(io.Writer, *analysis.Profile) error) func(string, *image.Set) (flow.Sink, error) {
+	return func(path string, img *image.Set) (flow.Sink, error) {
+		// Fail now, not at the end of a long run, if the file cannot be
+		// created.
+		w, err := createOutput(path)
+		if err != nil {
+			return nil, err
+		}
+		w.Close()
+		return &profileSink{Profile: analysis.New(img, analysis.Options{}), path: path, write: write}, nil
+	}
+}
+
+func (s *profileSink) Close() error {
+	s.Profile.Close()
+	w, err := createOutput(s.path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	err = s.write(bw, s.Profile)
+	if e := bw.Flush(); err == nil {
+		err = e
+	}
+	if e := w.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	return nil
+}
+
+var profileCmd = &command{
+	name:    "profile",
+	summary: "profile a trace: flat profile by function and source line, call tree, trace cost",
+	usage: `Usage: rvtrace profile [--image PROG.elf] INPUT [options] [outputs]
+
+INPUT is one of:
+  TRACE.tarmac        a Tarmac trace (RISC-V dialect, or Arm: IT/IS/ES, R, MR/MW, E...),
+                      optionally gzipped (.gz); --protocol tarmac forces it
+  TRACE               an N-Trace or E-Trace capture (--protocol, default ntrace)
+  --pcs FILE, --pcseq FILE, --ingress FILE.csv, --spike-csv FILE
+                      an instruction trace (PC list, ingress port capture)
+
+The text profile goes to standard output (or -o FILE); the analysis outputs
+(--folded, --pprof, --chrome, --lcov, --html, --tarmac ...) can be added.
+Every address is shown with its symbol; line numbers need DWARF (-g).
+
+Examples:
+  rvtrace profile --image prog.elf prog.nex
+  rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
+  rvtrace profile --image fvp.axf fvp.tarmac --folded fvp.folded
+  rvtrace profile --image prog.elf --pcs prog.pcs --lcov prog.info
+  rvtrace profile --image prog.elf prog.nex --port-bits 1,2,4,8,16 --port-mhz 100 --core-mhz 1000
+`,
+}
+
+var reportCmd = &command{
+	name:    "report",
+	summary: "write a self-contained HTML report: summary, hot functions, flame graph, trace statistics",
+	usage: `Usage: rvtrace report [--image PROG.elf] INPUT -o REPORT.html [options]
+
+INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
+(--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
+network: open it in any browser.
+
+Examples:
+  rvtrace report --image prog.elf prog.nex -o prog.html
+  rvtrace report --image prog.elf prog.tarmac -o prog.html --title "prog on core 0"
+  rvtrace report --image prog.elf prog.nex -o prog.html --port-bits 4,8,16 --port-mhz 200 --core-mhz 1500
+`,
+}
+
+// analysisArgs are the flags profile and report share.
+type analysisArgs struct {
+	loadImage  func() (*image.Set, error)
+	openSource func(img *image.Set, rest []string) (flowSourceFn, error)
+	outputs    func(img *image.Set) (flow.Sink, error)
+	out        *string
+	progress   *string
+	portBits   *string
+	portMHz    *float64
+	coreMHz    *float64
+	ipc        *float64
+}
+
+// flowSourceFn runs a whole input into a sink; size is the input's size in
+// bytes (0 when unknown), name its description.
+type flowSourceFn struct {
+	run  func(sink flow.Sink, prof *analysis.Profile) error
+	name string
+	arm  bool // the input is an Arm Tarmac trace
+}
+
+func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
+	a := &analysisArgs{}
+	fs.String("protocol", "", "protocol of TRACE: tarmac, or a trace protocol ("+protocolNames()+"); default from the file name, else ntrace")
+	a.loadImage = imageFlags(fs)
+	openIngress := sourceFlags(fs)
+	pname := protocolFromArgs(args)
+	var decode func(r io.Reader, name string, img *image.Set, sink flow.Sink) error
+	if pname != "tarmac" {
+		if p := protocols[pname]; p != nil && p.decoder != nil {
+			decode = p.decoder(fs)
+		}
+	}
+	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V Tarmac records whose iset does not say")
+	lenient := fs.Bool("lenient", false, "skip malformed Tarmac lines instead of stopping at the first")
+	a.out = fs.String("o", "-", "output `file`")
+	a.progress = fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
+	a.portBits = fs.String("port-bits", "1,2,4,8,16,32", "trace port widths for the bandwidth table, comma separated")
+	a.portMHz = fs.Float64("port-mhz", 100, "trace port clock in MHz")
+	a.coreMHz = fs.Float64("core-mhz", 1000, "core clock in MHz (bandwidth needed)")
+	a.ipc = fs.Float64("ipc", 0, "instructions per core cycle for the bandwidth (default: from timestamps, else 1)")
+	a.outputs = extraOutputFlags(fs)
+	a.openSource = func(img *image.Set, rest []string) (flowSourceFn, error) {
+		ingressGiven := false
+		for _, n := range []string{"pcs", "pcseq", "ingress", "spike-csv"} {
+			if f := fs.Lookup(n); f != nil && f.Value.String() != "" {
+				ingressGiven = true
+			}
+		}
+		switch {
+		case ingressGiven && len(rest) == 0:
+			src, closer, err := openIngress(img)
+			if err != nil {
+				return flowSourceFn{}, err
+			}
+			return flowSourceFn{name: "ingress input", run: func(sink flow.Sink, _ *analysis.Profile) error {
+				defer closer.Close()
+				bf := analysis.NewBlockFlow(img, nopCloseSink{sink})
+				for {
+					b, err := src.Next()
+					if err == io.EOF {
+						return bf.Close()
+					}
+					if err != nil {
+						return err
+					}
+					if err := bf.Block(b); err != nil {
+						return err
+					}
+				}
+			}}, nil
+		case len(rest) != 1 || ingressGiven:
+			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs, --pcseq, --ingress, --spike-csv")
+		}
+		name := rest[0]
+		isTarmac := pname == "tarmac" || strings.Contains(strings.ToLower(name), ".tarmac") ||
+			(protocolGiven(args) == "" && sniffTarmac(name))
+		if !isTarmac && decode == nil {
+			return flowSourceFn{}, fmt.Errorf("unknown protocol %q (known: tarmac, %s)", pname, protocolNames())
+		}
+		if !isTarmac && len(img.Segments()) == 0 {
+			return flowSourceFn{}, fmt.Errorf("decoding %s needs the program image (--image PROG.elf)", name)
+		}
+		fsrc := flowSourceFn{name: name}
+		if isTarmac {
+			fsrc.arm = sniffArm(name)
+		}
+		fsrc.run = func(sink flow.Sink, prof *analysis.Profile) error {
+			in, err := openInput(name)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			var size int64
+			if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+				size = st.Size()
+			}
+			var r io.Reader = in
+			var prog *analysis.Progress
+			if showProgress(*a.progress) {
+				prog = analysis.NewProgress(in, stderr, name, size)
+				if prof != nil {
+					prog.Count, prog.Unit = prof.Instructions, "instructions"
+				}
+				r = prog
+				defer prog.Done()
+			}
+			if strings.HasSuffix(name, ".gz") {
+				zr, err := gzip.NewReader(r)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				r = zr
+			}
+			if isTarmac {
+				d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmac.Options{XLEN: *xlen, Lenient: *lenient})
+				err := d.Flow(sink)
+				if d.Skipped() > 0 {
+					fmt.Fprintf(stderr, "%s: %d malformed lines skipped (first: %v)\n", name, d.Skipped(), d.FirstError())
+				}
+				return err
+			}
+			if prof != nil && size > 0 && !strings.HasSuffix(name, ".gz") {
+				prof.SetTraceSize(size)
+			}
+			if err := decode(bufio.NewReaderSize(r, 1<<20), name, img, sink); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		}
+		return fsrc, nil
+	}
+	return a, nil
+}
+
+// protocolGiven returns the value of an explicit --protocol flag in args.
+func protocolGiven(args []string) string {
+	for i, a := range args {
+		for _, pre := range []string{"--protocol=", "-protocol="} {
+			if strings.HasPrefix(a, pre) {
+				return a[len(pre):]
+			}
+		}
+		if (a == "--protocol" || a == "-protocol") && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// sniffTarmac reports whether the file starts like a Tarmac text trace.
+func sniffTarmac(name string) bool {
+	r := peekRecords(name, 20)
+	return r.records > 0 && r.records >= r.lines/2
+}
+
+// sniffArm reports whether a Tarmac file holds Arm instruction records.
+func sniffArm(name string) bool { return peekRecords(name, 2000).arm }
+
+type peekResult struct {
+	lines, records int
+	arm            bool
+}
+
+func peekRecords(name string, n int) peekResult {
+	var res peekResult
+	f, err := os.Open(name)
+	if err != nil {
+		return res
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return res
+		}
+		r = zr
+	}
+	tr := tarmac.NewReader(io.LimitReader(r, 1<<20), name)
+	for res.lines < n {
+		rec, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		res.lines++
+		if err != nil {
+			continue
+		}
+		if rec.Kind != tarmac.KindOther {
+			res.records++
+		}
+		if rec.Kind == tarmac.KindInst {
+			switch rec.ISet {
+			case "A", "T", "X", "O":
+				res.arm = true
+				return res
+			}
+		}
+	}
+	return res
+}
+
+func showProgress(mode string) bool {
+	switch mode {
+	case "on", "yes", "true":
+		return true
+	case "off", "no", "false":
+		return false
+	}
+	st, err := os.Stderr.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && stderr == io.Writer(os.Stderr)
+}
+
+// extraOutputFlags registers the registered outputs whose flag names are
+// still free on fs (the ingress input --pcs takes precedence over the
+// --pcs output) and returns their opener.
+func extraOutputFlags(fs *flag.FlagSet) func(img *image.Set) (flow.Sink, error) {
+	type opt struct {
+		o    *output
+		path *string
+	}
+	var opts []opt
+	for _, o := range outputs {
+		if fs.Lookup(o.flag) != nil {
+			continue
+		}
+		opts = append(opts, opt{o, fs.String(o.flag, "", o.help)})
+	}
+	return func(img *image.Set) (flow.Sink, error) {
+		var sinks []flow.Sink
+		for _, x := range opts {
+			if *x.path == "" {
+				continue
+			}
+			s, err := x.o.open(*x.path, img)
+			if err != nil {
+				for _, s := range sinks {
+					s.Close()
+				}
+				return nil, fmt.Errorf("--%s %s: %w", x.o.flag, *x.path, err)
+			}
+			sinks = append(sinks, s)
+		}
+		switch len(sinks) {
+		case 0:
+			return nil, nil
+		case 1:
+			return sinks[0], nil
+		}
+		return flow.Multi(sinks...), nil
+	}
+}
+
+// nopCloseSink hides Close, for sources that close what they are given.
+type nopCloseSink struct{ flow.Sink }
+
+func (nopCloseSink) Close() error { return nil }
+
+// analyse runs the input into a Profile (and the extra outputs) and
+// returns the profile.
+func (a *analysisArgs) analyse(rest []string) (*analysis.Profile, *image.Set, string, error) {
+	img, err := a.loadImage()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	src, err := a.openSource(img, rest)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	popt := analysis.Options{}
+	if src.arm {
+		popt.FixedInstSize = 4
+	}
+	prof := analysis.New(img, popt)
+	extra, err := a.outputs(img)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sink := flow.Sink(prof)
+	if extra != nil {
+		sink = flow.Multi(prof, extra)
+	}
+	rerr := src.run(sink, prof)
+	cerr := sink.Close()
+	if rerr != nil {
+		return nil, nil, "", rerr
+	}
+	if cerr != nil {
+		return nil, nil, "", cerr
+	}
+	return prof, img, src.name, nil
+}
+
+// bandwidth computes the bandwidth table for the flags.
+func (a *analysisArgs) bandwidth(p *analysis.Profile) ([]analysis.Bandwidth, string, error) {
+	bpi := p.BitsPerInstruction()
+	if bpi == 0 {
+		return nil, "", nil
+	}
+	ipc := *a.ipc
+	how := "given"
+	if ipc == 0 {
+		ipc, how = 1, "assumed"
+		if p.HasCycles() && p.IPC() > 0 {
+			ipc, how = p.IPC(), "from the timestamps"
+		}
+	}
+	var out []analysis.Bandwidth
+	for _, s := range strings.Split(*a.portBits, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		w, err := strconv.Atoi(s)
+		if err != nil || w <= 0 {
+			return nil, "", fmt.Errorf("--port-bits: bad width %q", s)
+		}
+		out = append(out, analysis.BandwidthFor(bpi, *a.coreMHz*1e6, ipc, w, *a.portMHz*1e6))
+	}
+	note := fmt.Sprintf("%.3f bits per instruction, core at %.0f MHz, %.3f instructions per cycle (%s), port at %.0f MHz",
+		bpi, *a.coreMHz, ipc, how, *a.portMHz)
+	return out, note, nil
+}
+
+func runProfile(args []string) error {
+	fs := newFlagSet(profileCmd)
+	a, err := addAnalysisFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	funcs := fs.Int("funcs", 30, "functions in the flat profile (-1: all)")
+	lines := fs.Int("lines", 20, "source lines in the line profile (-1: none)")
+	tree := fs.Bool("tree", false, "print the call tree")
+	treeMin := fs.Float64("tree-min", 0.5, "leave call tree nodes under this percentage of the instructions out")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	p, _, name, err := a.analyse(rest)
+	if err != nil {
+		return err
+	}
+	w, err := createOutput(*a.out)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "input         %s\n", name)
+	err = analysis.WriteText(bw, p, analysis.TextOptions{Funcs: *funcs, Lines: *lines, Tree: *tree, TreeMin: *treeMin})
+	if err == nil {
+		if rows, note, e := a.bandwidth(p); e != nil {
+			err = e
+		} else if len(rows) > 0 {
+			fmt.Fprintf(bw, "\nbandwidth: %s\n  port bits  needed Mbit/s  port Mbit/s  utilisation  lowest port MHz\n", note)
+			for _, r := range rows {
+				fmt.Fprintf(bw, "  %9d  %13.1f  %11.1f  %10.0f%%  %15.1f\n", r.PortBits, r.NeedBitsPerSec/1e6,
+					r.PortBitsPerSec/1e6, 100*r.Utilization, r.MinPortHz/1e6)
+			}
+		}
+	}
+	if e := bw.Flush(); err == nil {
+		err = e
+	}
+	if e := w.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func runReport(args []string) error {
+	fs := newFlagSet(reportCmd)
+	a, err := addAnalysisFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	title := fs.String("title", "", "report title (default: the input's name)")
+	funcs := fs.Int("funcs", 25, "hot functions listed")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if *a.out == "-" {
+		return fmt.Errorf("give the report file with -o REPORT.html")
+	}
+	p, img, name, err := a.analyse(rest)
+	if err != nil {
+		return err
+	}
+	rows, note, err := a.bandwidth(p)
+	if err != nil {
+		return err
+	}
+	input := name
+	if segs := img.Segments(); len(segs) > 0 {
+		input += " with " + segs[0].Image
+	}
+	t := *title
+	if t == "" {
+		t = "rvtrace report: " + name
+	}
+	w, err := createOutput(*a.out)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	err = analysis.WriteHTML(bw, p, analysis.ReportOptions{Title: t, Input: input, Funcs: *funcs, Bandwidth: rows, BandwidthNote: note})
+	if e := bw.Flush(); err == nil {
+		err = e
+	}
+	if e := w.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		fmt.Fprintf(stderr, "%s: %d instructions, %d functions\n", *a.out, p.Instructions(), len(p.FuncStats()))
+	}
+	return err
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/ntrace"
+	"github.com/rvtrace/rvtrace/sim"
+)
+
+var benchCmd = &command{
+	name:    "bench",
+	summary: "trace every corpus program on the simulator and tabulate trace sizes against the reference",
+	usage: `Usage: rvtrace bench [--corpus DIR] [--presets LIST] [--only NAME,...]
+
+Runs each ELF of DIR/elf once on the simulator, feeding every configuration's
+encoder from the same run, and prints a Markdown table of bits per
+instruction beside the N-Trace reference code's published figures
+(DIR/results-all0..4.txt).
+
+Examples:
+  rvtrace bench --corpus ../shared/corpus/ntrace-refcode
+  rvtrace bench --only coremark,dhrystone
+`,
+}
+
+func init() {
+	benchCmd.run = runBench
+	register(benchCmd)
+}
+
+// refFigures maps program name -> [5]bits/instr and instruction counts.
+type refFigures struct {
+	bits  [5]float64
+	bytes [5]int64
+	instr int64
+}
+
+var refLine = regexp.MustCompile(`^(\S+)-report\.txt:Stat: (\d+) bytes, .* (\d+) instr, ([0-9.]+) bits/instr`)
+
+func readRefFigures(dir string) (map[string]*refFigures, error) {
+	out := map[string]*refFigures{}
+	for i := 0; i < 5; i++ {
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("results-all%d.txt", i)))
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			m := refLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+			if m == nil {
+				continue
+			}
+			r := out[m[1]]
+			if r == nil {
+				r = &refFigures{}
+				out[m[1]] = r
+			}
+			r.bytes[i], _ = strconv.ParseInt(m[2], 10, 64)
+			r.instr, _ = strconv.ParseInt(m[3], 10, 64)
+			r.bits[i], _ = strconv.ParseFloat(m[4], 64)
+		}
+		f.Close()
+	}
+	return out, nil
+}
+
+// fanout feeds every block to several sinks.
+type fanout []ingress.Sink
+
+func (f fanout) Block(b *ingress.Block) error {
+	for _, s := range f {
+		if err := s.Block(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (f fanout) Close() error {
+	for _, s := range f {
+		if err := s.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runBench(args []string) error {
+	fs := newFlagSet(benchCmd)
+	dir := fs.String("corpus", "../shared/corpus/ntrace-refcode", "corpus `directory` (with elf/ and results-all*.txt)")
+	presets := fs.String("presets", "ref-btm,ref-htm,ref-htm-rpt,ref-htm-cs8,ref-htm-best,best", "N-Trace presets to tabulate")
+	only := fs.String("only", "", "comma-separated program names to run (default all)")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	refs, err := readRefFigures(*dir)
+	if err != nil {
+		return err
+	}
+	names := strings.Split(*presets, ",")
+	elfs, _ := filepath.Glob(filepath.Join(*dir, "elf", "*.riscv"))
+	sort.Strings(elfs)
+	want := map[string]bool{}
+	for _, n := range strings.Split(*only, ",") {
+		if n != "" {
+			want[n] = true
+		}
+	}
+	w := stdout
+	fmt.Fprintf(w, "| program | instructions (Spike) |")
+	for _, n := range names {
+		fmt.Fprintf(w, " %s |", n)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "|---|---|")
+	for range names {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	refIdx := map[string]int{"ref-btm": 0, "ref-htm": 1, "ref-htm-rpt": 2, "ref-htm-cs8": 3, "ref-htm-best": 4}
+	var sum = make([]float64, len(names))
+	var sumRef = make([]float64, len(names))
+	var nProg int
+	var worst = make([]float64, len(names))
+	for _, elf := range elfs {
+		prog := strings.TrimSuffix(filepath.Base(elf), ".riscv")
+		ref := refs[prog]
+		if len(want) > 0 && !want[prog] || len(want) == 0 && ref == nil {
+			continue
+		}
+		counts := make([]*countWriter, len(names))
+		var sinks fanout
+		for i, n := range names {
+			cfg, ok := ntrace.Presets[n]
+			if !ok {
+				return fmt.Errorf("unknown preset %q", n)
+			}
+			counts[i] = &countWriter{w: io.Discard}
+			enc, err := ntrace.NewEncoder(counts[i], cfg)
+			if err != nil {
+				return err
+			}
+			sinks = append(sinks, enc)
+		}
+		limit := uint64(2e9)
+		if ref != nil {
+			limit = uint64(ref.instr)*2 + 1e6
+		}
+		m, err := sim.New(sim.Config{MaxInstret: limit})
+		if err != nil {
+			return err
+		}
+		if err := m.LoadELF(elf); err != nil {
+			return err
+		}
+		if err := m.SetIngress(0, sinks); err != nil {
+			return err
+		}
+		start := time.Now()
+		res, err := m.Run()
+		if err != nil {
+			return fmt.Errorf("%s: %w", prog, err)
+		}
+		if err := sinks.Close(); err != nil {
+			return err
+		}
+		instr := res.Harts[0].Instret
+		line := fmt.Sprintf("| %s | %d", prog, instr)
+		if ref != nil && ref.instr != int64(instr) {
+			line += fmt.Sprintf(" (%d)", ref.instr)
+		}
+		line += " |"
+		for i, n := range names {
+			bits := float64(counts[i].n*8) / float64(instr)
+			sum[i] += bits
+			cell := fmt.Sprintf(" %.3f", bits)
+			if k, ok := refIdx[n]; ok && ref != nil {
+				cell += fmt.Sprintf(" (%.3f)", ref.bits[k])
+				sumRef[i] += ref.bits[k]
+				if d := (bits - ref.bits[k]) / ref.bits[k]; d > worst[i] {
+					worst[i] = d
+				}
+			} else if ref != nil {
+				sumRef[i] += ref.bits[4]
+			}
+			line += cell + " |"
+		}
+		nProg++
+		fmt.Fprintln(w, line)
+		fmt.Fprintf(stderr, "%s: %d instructions in %v\n", prog, instr, time.Since(start).Round(time.Millisecond))
+	}
+	if nProg > 0 {
+		line := fmt.Sprintf("| **average of %d** | |", nProg)
+		for i := range names {
+			line += fmt.Sprintf(" **%.3f** (%.3f) |", sum[i]/float64(nProg), sumRef[i]/float64(nProg))
+		}
+		fmt.Fprintln(w, line)
+		line = "| worst excess over the reference | |"
+		for i, n := range names {
+			if _, ok := refIdx[n]; ok {
+				line += fmt.Sprintf(" %+.1f%% |", 100*worst[i])
+			} else {
+				line += " |"
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}

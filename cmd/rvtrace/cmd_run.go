@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/filter"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/sim"
+)
+
+var runCmd = &command{
+	name:    "run",
+	summary: "run a RISC-V program on the simulator, optionally tracing it live",
+	usage: `Usage: rvtrace run [options] PROG.elf [args...]
+
+Runs a bare-metal (HTIF) or, with --linux, a static Linux user-mode program.
+The console goes to stdout, a summary to stderr, and the exit code is the
+program's.
+
+Examples:
+  rvtrace run prog.elf
+  rvtrace run --pcs prog.pcs prog.elf
+  rvtrace run --ingress prog.csv prog.elf
+  rvtrace run --trace ntrace --preset best -o prog.nex prog.elf
+  rvtrace run --linux --trace ntrace -o hello.nex hello arg1 arg2
+  rvtrace run --harts 4 --trace ntrace -o mt.nex mt-matmul.riscv
+`,
+}
+
+func init() {
+	runCmd.run = runRun
+	register(runCmd)
+}
+
+// traceFromArgs finds --trace PROTOCOL before flags are parsed.
+func traceFromArgs(args []string) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			// the program: everything after it is its arguments
+			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
+				break
+			}
+		}
+		for _, pre := range []string{"--trace=", "-trace="} {
+			if strings.HasPrefix(a, pre) {
+				return a[len(pre):]
+			}
+		}
+		if (a == "--trace" || a == "-trace") && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func runRun(args []string) error {
+	fs := newFlagSet(runCmd)
+	trace := fs.String("trace", "", "encode the run live with this protocol: "+protocolNames())
+	out := fs.String("o", "", "trace output `file` (with --trace)")
+	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`")
+	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
+	maxInstret := fs.Uint64("max-instret", 0, "stop with an error after N retired instructions (0: no limit)")
+	harts := fs.Int("harts", 1, "number of harts")
+	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
+	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
+	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
+	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
+	quiet := fs.Bool("q", false, "no summary on stderr")
+	openOutputs := outputFlags(fs, "pcs")
+	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
+	var p *protocol
+	if name := traceFromArgs(args); name != "" {
+		var err error
+		if p, err = lookupProtocol(name); err != nil {
+			return err
+		}
+		newEnc = p.encoder(fs)
+	}
+	withFilter := filter.Flags(fs)
+	// Flags stop at the program: what follows is its arguments.
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return errUsage
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	prog, progArgs := rest[0], rest[1:]
+	if *trace != "" && *out == "" {
+		return fmt.Errorf("--trace needs -o OUT")
+	}
+	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr}
+	if *per || *csvOut != "" {
+		// The ingress CSV is written in the reference flow's
+		// single-retirement form, one instruction per line.
+		cfg.Mode = sim.PerInstruction
+		*per = true
+	}
+	if *ram != "" {
+		n, err := parseSize(*ram)
+		if err != nil {
+			return fmt.Errorf("--ram: %v", err)
+		}
+		cfg.RAMSize = n
+	}
+	if !*linux {
+		cfg.Args = progArgs
+	}
+	m, err := sim.New(cfg)
+	if err != nil {
+		return err
+	}
+	if *linux {
+		err = m.LoadLinuxELF(prog, append([]string{prog}, progArgs...), nil)
+	} else {
+		err = m.LoadELF(prog)
+	}
+	if err != nil {
+		return err
+	}
+	img := image.NewSet()
+	if err := img.AddELF(prog); err != nil {
+		return err
+	}
+	var closers []func() error
+	var traceCount *countWriter
+	var hart0 fanout // ingress sinks of hart 0 (closed by the simulator)
+	if *trace != "" {
+		if m.NumHarts() > 1 {
+			if f := fs.Lookup("src-bits"); f != nil && f.Value.String() == "0" {
+				bits := 1
+				for 1<<bits < m.NumHarts() {
+					bits++
+				}
+				fs.Set("src-bits", strconv.Itoa(bits))
+			}
+		}
+		f, err := createOutput(*out)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		traceCount = &countWriter{w: bw}
+		var encs []ingress.Sink
+		for h := 0; h < m.NumHarts(); h++ {
+			enc, err := newEnc(traceCount, img, h)
+			if err != nil {
+				f.Close()
+				return err
+			}
+			if enc, err = withFilter(enc); err != nil {
+				f.Close()
+				return err
+			}
+			encs = append(encs, enc)
+		}
+		var sinks []ingress.Sink
+		if *csvOut != "" {
+			w, err := createOutput(*csvOut)
+			if err != nil {
+				return err
+			}
+			sinks = append(sinks, ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true}))
+		}
+		for h, enc := range encs {
+			if h == 0 {
+				hart0 = append(hart0, enc)
+				hart0 = append(hart0, sinks...)
+				continue
+			}
+			if err := m.SetIngress(h, enc); err != nil {
+				return err
+			}
+		}
+		// The simulator closes each hart's ingress sink at the end of
+		// the run; what is left is the shared output file.
+		closers = append(closers, func() error {
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			return f.Close()
+		})
+	} else if *csvOut != "" {
+		w, err := createOutput(*csvOut)
+		if err != nil {
+			return err
+		}
+		cw := ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true})
+		hart0 = append(hart0, cw)
+	}
+	// Flow outputs (profiles, Tarmac, ...) from hart 0's retirements.
+	if flowSink, err := openOutputs(img); err != nil {
+		return err
+	} else if flowSink != nil {
+		hart0 = append(hart0, analysis.NewBlockFlow(img, flowSink)) // closes flowSink
+	}
+	if len(hart0) > 0 {
+		if err := m.SetIngress(0, hart0); err != nil {
+			return err
+		}
+	}
+	if *pcsOut != "" {
+		w, err := createOutput(*pcsOut)
+		if err != nil {
+			return err
+		}
+		pw := ingress.NewPCWriter(w)
+		for h := 0; h < m.NumHarts(); h++ {
+			if err := m.SetPCHook(h, func(pc uint64) { pw.Write(pc) }); err != nil {
+				return err
+			}
+		}
+		closers = append(closers, func() error {
+			if err := pw.Flush(); err != nil {
+				return err
+			}
+			return w.Close()
+		})
+	}
+	start := time.Now()
+	res, runErr := m.Run()
+	elapsed := time.Since(start)
+	for _, c := range closers {
+		if err := c(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if !*quiet {
+		var cycles uint64
+		for _, h := range res.Harts {
+			if h.Cycles > cycles {
+				cycles = h.Cycles
+			}
+		}
+		line := fmt.Sprintf("rvtrace run: %d instructions, %d cycles, %.1f M instructions/s", res.Instret, cycles,
+			float64(res.Instret)/elapsed.Seconds()/1e6)
+		if traceCount != nil && res.Instret > 0 {
+			line += fmt.Sprintf(", %s trace %d bytes (%.3f bits/instruction)", *trace, traceCount.n,
+				float64(traceCount.n*8)/float64(res.Instret))
+		}
+		if runErr == nil {
+			line += fmt.Sprintf(", exit code %d", res.ExitCode)
+		}
+		fmt.Fprintln(stderr, line)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if res.ExitCode != 0 {
+		return exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// parseSize parses 64M, 1G, 4096, 0x1000.
+func parseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	switch strings.ToUpper(s[len(s)-1:]) {
+	case "K":
+		mult, s = 1<<10, s[:len(s)-1]
+	case "M":
+		mult, s = 1<<20, s[:len(s)-1]
+	case "G":
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/tarmac"
+)
+
+func init() {
+	registerOutput(&output{flag: "tarmac", help: "write the flow as a Tarmac trace (RISC-V dialect) to `file`",
+		open: func(path string, img *image.Set) (flow.Sink, error) {
+			w, err := createOutput(path)
+			if err != nil {
+				return nil, err
+			}
+			tw := tarmac.NewWriter(w, img, tarmac.WriterOptions{})
+			tw.SetCloser(w)
+			return tw, nil
+		}})
+	tarmacCmd.run = runTarmac
+	register(tarmacCmd)
+}
+
+var tarmacCmd = &command{
+	name:    "tarmac",
+	summary: "read, check and convert Tarmac traces (RISC-V dialect and Arm), or write one",
+	usage: `Usage:
+  rvtrace tarmac [--image PROG.elf] IN.tarmac [--records] [--blocks OUT.csv] [outputs]
+  rvtrace tarmac --image PROG.elf IN.tarmac --protocol ntrace|etrace -o OUT.bin [encoder options]
+  rvtrace tarmac --image PROG.elf --write OUT.tarmac (--pcs FILE | --pcseq FILE | --ingress FILE.csv | --spike-csv FILE)
+
+The first form reads a Tarmac trace (the RISC-V dialect rvtrace writes, or
+an Arm one: Fast Models IT/IS, the ES/LD/ST style, with or without CPU and
+timestamp unit; gzipped when named .gz) and reports its records, instructions
+and blocks. Malformed lines stop it with FILE:LINE (--lenient skips them).
+--blocks writes the ingress-port blocks it rebuilds as an ingress CSV
+(iretire in halfwords, with time: read it back with --iretire-halfwords); the
+flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
+--flow, --jsonl, --tarmac) analyse or convert it.
+
+The second form encodes the Tarmac trace (of another simulator) into
+N-Trace or E-Trace with the protocol's encoder options.
+
+The third form writes Tarmac (RISC-V dialect: IT, FD/FI, E records) from an
+instruction trace; a decoded trace is written with 'rvtrace decode --tarmac
+OUT.tarmac', a simulator run with 'rvtrace run --tarmac OUT.tarmac'.
+
+Examples:
+  rvtrace tarmac fvp.tarmac --records
+  rvtrace tarmac --image fvp.axf fvp.tarmac --folded fvp.folded --html fvp.html
+  rvtrace tarmac --image prog.elf prog.tarmac --protocol ntrace --preset best -o prog.nex
+  rvtrace tarmac --image prog.elf prog.tarmac --blocks prog.csv
+  rvtrace tarmac --image prog.elf --pcs prog.pcs --write prog.tarmac
+`,
+}
+
+func runTarmac(args []string) error {
+	fs := newFlagSet(tarmacCmd)
+	fs.String("protocol", "", "encode the Tarmac trace with this protocol ("+protocolNames()+"), to -o")
+	pname := protocolGiven(args)
+	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
+	if pname != "" {
+		p, err := lookupProtocol(pname)
+		if err != nil {
+			return err
+		}
+		newEnc = p.encoder(fs)
+	}
+	loadImage := imageFlags(fs)
+	openIngress := sourceFlags(fs)
+	out := fs.String("o", "", "encoded trace output `file` (with --protocol)")
+	write := fs.String("write", "", "write Tarmac from the instruction trace input to `file`")
+	blocksOut := fs.String("blocks", "", "write the ingress blocks as an ingress CSV `file`")
+	records := fs.Bool("records", false, "print the number of records of each tag")
+	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V records whose iset does not say")
+	lenient := fs.Bool("lenient", false, "skip malformed lines instead of stopping at the first")
+	noDisasm := fs.Bool("no-disasm", false, "with --write: leave the disassembly out (faster, smaller)")
+	progress := fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
+	openOutputs := extraOutputFlags(fs)
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	img, err := loadImage()
+	if err != nil {
+		return err
+	}
+	if *write != "" {
+		if len(rest) > 0 {
+			return fmt.Errorf("--write takes its input from --pcs, --pcseq, --ingress or --spike-csv, not %q", rest[0])
+		}
+		return writeTarmac(img, openIngress, *write, *noDisasm)
+	}
+	if len(rest) != 1 {
+		return fmt.Errorf("give one Tarmac file")
+	}
+	if newEnc != nil && *out == "" {
+		return fmt.Errorf("--protocol %s needs -o OUT", pname)
+	}
+	name := rest[0]
+	if *records {
+		return countRecords(name)
+	}
+	in, err := openInput(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var r io.Reader = in
+	if showProgress(*progress) {
+		var size int64
+		if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		pr := analysis.NewProgress(in, stderr, name, size)
+		defer pr.Done()
+		r = pr
+	}
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		r = zr
+	}
+	d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmac.Options{XLEN: *xlen, Lenient: *lenient})
+	sink, err := openOutputs(img)
+	if err != nil {
+		return err
+	}
+	cnt := &flow.Counter{}
+	all := flow.Sink(cnt)
+	if sink != nil {
+		all = flow.Multi(sink, cnt)
+	}
+	var blocks uint64
+	var closers []func() error
+	var csvw *ingress.CSVWriter
+	if *blocksOut != "" {
+		w, err := createOutput(*blocksOut)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(w, 1<<20)
+		csvw = ingress.NewCSVWriter(bw, ingress.CSVOptions{Halfwords: true, Time: true, SIJump: true})
+		closers = append(closers, csvw.Close, bw.Flush, w.Close)
+	}
+	encs := map[int]ingress.Sink{}
+	var encOut *bufio.Writer
+	if newEnc != nil {
+		w, err := createOutput(*out)
+		if err != nil {
+			return err
+		}
+		encOut = bufio.NewWriterSize(w, 1<<20)
+		closers = append(closers, func() error {
+			var first error
+			keys := make([]int, 0, len(encs))
+			for k := range encs {
+				keys = append(keys, k)
+			}
+			sort.Ints(keys)
+			for _, k := range keys {
+				if err := encs[k].Close(); err != nil && first == nil {
+					first = err
+				}
+			}
+			return first
+		}, encOut.Flush, w.Close)
+	}
+	d.SetBlockSink(func(b *ingress.Block, src int) error {
+		blocks++
+		if csvw != nil {
+			if err := csvw.Block(b); err != nil {
+				return err
+			}
+		}
+		if newEnc != nil {
+			e := encs[src]
+			if e == nil {
+				var err error
+				if e, err = newEnc(encOut, img, src); err != nil {
+					return err
+				}
+				encs[src] = e
+			}
+			if err := e.Block(b); err != nil {
+				return fmt.Errorf("%s: %w", *out, err)
+			}
+		}
+		return nil
+	})
+	ferr := d.Flow(all)
+	cerr := all.Close()
+	for _, c := range closers {
+		if err := c(); err != nil && cerr == nil {
+			cerr = err
+		}
+	}
+	if ferr != nil {
+		return ferr
+	}
+	if cerr != nil {
+		return cerr
+	}
+	line := fmt.Sprintf("%s: %d instructions in %d ingress blocks, %d traps", name, cnt.Instructions, blocks, cnt.Traps)
+	if d.Skipped() > 0 {
+		line += fmt.Sprintf(", %d malformed lines skipped (first: %v)", d.Skipped(), d.FirstError())
+	}
+	fmt.Fprintln(stderr, line)
+	return nil
+}
+
+// countRecords prints the number of records of each tag of a Tarmac file.
+func countRecords(name string) error {
+	in, err := openInput(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var r io.Reader = in
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(in)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		r = zr
+	}
+	tr := tarmac.NewReader(r, name)
+	counts := map[string]int{}
+	kinds := map[string]string{}
+	for {
+		rec, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		tag := rec.Tag
+		if tag == "" {
+			tag = "(untagged)"
+		}
+		counts[tag]++
+		kinds[tag] = rec.Kind.String()
+	}
+	tags := make([]string, 0, len(counts))
+	for t := range counts {
+		tags = append(tags, t)
+	}
+	sort.Slice(tags, func(i, j int) bool {
+		return counts[tags[i]] > counts[tags[j]] || counts[tags[i]] == counts[tags[j]] && tags[i] < tags[j]
+	})
+	fmt.Fprintf(stdout, "%-12s %-6s %s\n", "tag", "kind", "records")
+	for _, t := range tags {
+		fmt.Fprintf(stdout, "%-12s %-6s %d\n", t, kinds[t], counts[t])
+	}
+	return nil
+}
+
+// writeTarmac writes Tarmac from an ingress input.
+func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Closer, error), path string, noDisasm bool) error {
+	if len(img.Segments()) == 0 {
+		return fmt.Errorf("--write needs the program image (--image PROG.elf) for the instructions")
+	}
+	src, closer, err := open(img)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	w, err := createOutput(path)
+	if err != nil {
+		return err
+	}
+	tw := tarmac.NewWriter(w, img, tarmac.WriterOptions{NoDisasm: noDisasm})
+	tw.SetCloser(w)
+	var n uint64
+	for {
+		b, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tw.Close()
+			return err
+		}
+		n++
+		if err := tw.Block(b); err != nil {
+			tw.Close()
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s: %d ingress blocks written\n", path, n)
+	return nil
+}

@@ -1,0 +1,101 @@
+// Package sim is a RISC-V hart model that runs real programs and drives
+// the trace ingress port of every hart (package ingress).
+//
+// # Model
+//
+// Harts implement RV64GC or RV32GC (I, M, A, F, D, C, Zicsr, Zifencei)
+// plus Zba, Zbb and Zbs, little endian, with M, S and U privilege:
+// mstatus/sstatus, medeleg/mideleg delegation, direct and vectored
+// mtvec/stvec, mret/sret, wfi, exceptions with Spike's causes and tvals
+// (misaligned, access fault, illegal instruction with tval = the
+// instruction bits, ecall from U/S/M, ebreak with tval = pc, page faults),
+// interrupts from the CLINT and the software-writable mip bits taken in
+// the privileged spec's priority order, the counters (mcycle, minstret,
+// time and their user views under mcounteren/scounteren), 16 PMP entries
+// (TOR, NA4, NAPOT, lock bits; Config.PMPEntries), and Sv39/Sv32
+// translation with hardware A/D updates and sfence.vma. mhpmcounters
+// read as zero; the debug triggers are absent (tselect reads 0).
+//
+// F and D are IEEE 754 exact in all five rounding modes with all five
+// flags, NaN boxing, canonical NaNs, saturating conversions and the
+// RISC-V fmin/fmax and comparison rules: see fp.go for the method
+// (exact intermediate results with math/big, a rounding core of our own,
+// a native fast path for round-to-nearest-even).
+//
+// # Machine
+//
+// A Machine holds the harts, RAM banks, a CLINT at 0x02000000 (mtimecmp
+// resets to 0, as on Spike), a 16550 UART at 0x10000000 (output only), a
+// boot ROM at 0x1000 with a device tree at 0x1020 (a1 at the entry point,
+// so riscv-pk boots) and HTIF (tohost/fromhost found from the ELF
+// symbols: exit codes, the syscall proxy's write, exit and getmainvars,
+// and the console device).
+//
+// Run schedules like Spike so that instruction counts match Spike's: the
+// harts take turns of Config.Quantum (5000) instructions; a trap or a wfi
+// ends a hart's turn early; mtime advances Quantum/100 per round; the
+// host polls tohost between turns (Config.HTIFImmediate acts on every
+// write at once instead), so the loops waiting for fromhost spin as long
+// as on Spike. The first turn of each hart is shortened by the 5 steps of
+// Spike's boot ROM, which are not executed or counted.
+//
+// LoadLinuxELF runs static riscv64 Linux programs in U-mode with the
+// system calls emulated (see linux.go); their output and retired-PC
+// sequence match qemu-riscv64's.
+//
+// # Ingress port
+//
+// SetIngress connects a hart to an ingress.Sink. Each block carries the
+// 4-bit itype of the N-Trace table "Generating itype for different
+// instructions" (computed when jumps are decoded), the privilege, the
+// Time (the hart's cycle count after the block's last instruction),
+// Context and CType (a write of scontext, CSR 0x5A8, ends the block of
+// the writing instruction; the next block reports the new context with
+// CType precise). Cause holds the exception or interrupt code without the
+// interrupt bit (the itype tells which). Conventions:
+//
+//   - Coalesced (the default) merges straight-line instructions until an
+//     instruction with a non-zero itype, a trap, a privilege change or a
+//     context change; PerInstruction emits one block per instruction.
+//   - An exception or interrupt turns the block of the last instruction
+//     retired before it into an itype 1/2 block with Cause and TVal,
+//     unless that instruction has its own non-zero itype or nothing
+//     retired since the last block: then a separate block with IRetire 0
+//     is emitted at the address of the instruction that trapped (for an
+//     interrupt, the instruction that would have executed next).
+//   - ecall, ebreak and c.ebreak that trap do not retire: they are not in
+//     the PC list, not in minstret and not in any block.
+//   - A block never spans a privilege change.
+//
+// SetPCHook calls a function with every retired PC at every privilege
+// level.
+//
+// # Timing
+//
+// Config.Timing is a per-class in-order model (timing.go). Its default
+// (one cycle per instruction) makes mcycle equal minstret, as on Spike.
+//
+// # Performance
+//
+// Instructions are decoded once per 4 KiB page into a cache of
+// pre-decoded slots (kept coherent by trapping stores to code pages, so
+// self-modifying code works without fence.i); loads and stores go
+// through direct-mapped software TLBs of host pages; the interpreter loop
+// allocates nothing. Coremark runs at about 150 M instructions per
+// second without a sink, and about the same with a counting sink
+// (go test -bench Coremark ./sim/).
+//
+// # Limits
+//
+// No vector, hypervisor, compressed-FP-16, Zfh or Zicbo* extensions; no
+// PLIC (external interrupts only through the writable mip.SEIP); the UART
+// has no input; the HTIF syscall proxy implements write, exit and
+// getmainvars only (riscv-pk therefore boots but cannot load a payload);
+// misaligned loads and stores trap unless Config.Misaligned (they never
+// trap in Linux mode); AMOs to devices fault; the Linux emulation is single
+// threaded, opens host files read-only and maps anonymous memory only.
+// Errors caused by the guest end the run with a *GuestError naming the PC
+// and the instruction bits; the simulator does not panic on guest
+// behaviour (a last-resort recover turns an internal error into an error
+// naming the PC).
+package sim

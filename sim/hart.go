@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Privilege levels.
+const (
+	privU = 0
+	privS = 1
+	privM = 3
+)
+
+// Hart is one RISC-V hardware thread: its architectural state, its
+// software TLBs and fetch window, and the state of its ingress port.
+type Hart struct {
+	x  [32]uint64 // integer registers (RV32: values sign-extended from bit 31)
+	f  [32]uint64 // FP registers (singles NaN-boxed)
+	pc uint64
+
+	m     *Machine
+	id    int
+	xlen  int
+	amask uint64 // address mask: 2^32-1 on RV32
+	priv  uint8
+
+	instret uint64
+	cycle   uint64
+
+	lastSize     uint8  // size of the last retired instruction
+	takenPenalty uint64 // timing model: extra cycles of a taken jump or branch
+
+	// fetch window: decoded page of the virtual page at fbase
+	fbase uint64
+	fpage *decPage
+	xinst inst // instruction decoded outside the cache (page-crossing)
+
+	rtlb [tlbSize]tlbEntry // loads
+	wtlb [tlbSize]tlbEntry // stores
+
+	csr csrState
+
+	fsOff bool // mstatus.FS == Off: FP instructions are illegal
+
+	// LR/SC reservation (physical address)
+	resValid bool
+	resAddr  uint64
+
+	// pending exception raised by a slow path
+	excCause, excTval uint64
+
+	waiting bool // in wfi, waiting for an interrupt
+	booted  bool // first quantum done
+	nExc    uint64
+	nIntr   uint64
+
+	// trap bookkeeping for clean error reports
+	retiredAtTrap uint64 // instret when the last trap was taken
+	trapsNoRetire int    // traps taken in a row with no retirement between
+	firstTrap     trapRecord
+	trapsSeen     bool
+	curCost       uint8 // cost of the instruction executing in the slow path
+
+	stop   bool // leave the execution loop after this instruction
+	halted bool // hart stopped for good (error or exit)
+
+	// tracing
+	tr      tracer
+	cf      bool // control-flow instructions report to the tracer (coalesced mode)
+	perInst bool // every retirement reports (PC hook or per-instruction mode)
+
+	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
+}
+
+type trapRecord struct {
+	pc    uint64
+	cause uint64
+	tval  uint64
+	raw   uint32
+	size  uint8
+}
+
+// csrState holds the control and status registers the hart implements.
+type csrState struct {
+	mstatus       uint64
+	misa          uint64
+	medeleg       uint64
+	mideleg       uint64
+	mie           uint64
+	mip           uint64 // software-writable bits (SSIP, STIP, SEIP)
+	mtvec         uint64
+	mscratch      uint64
+	mepc          uint64
+	mcause        uint64
+	mtval         uint64
+	mcounteren    uint64
+	mcountinhibit uint64
+	menvcfg       uint64
+	stvec         uint64
+	sscratch      uint64
+	sepc          uint64
+	scause        uint64
+	stval         uint64
+	scounteren    uint64
+	senvcfg       uint64
+	satp          uint64
+	scontext      uint64
+	mcontext      uint64
+	tselect       uint64
+	fflags        uint64
+	frm           uint64
+	pmpcfg        [pmpEntries]uint8
+	pmpaddr       [pmpEntries]uint64
+}
+
+func newHart(m *Machine, id, xlen int) *Hart {
+	h := &Hart{m: m, id: id, xlen: xlen, priv: privM}
+	h.amask = ^uint64(0)
+	if xlen == 32 {
+		h.amask = 0xffffffff
+	}
+	h.csr.misa = misaBits(xlen)
+	if xlen == 64 {
+		h.csr.mstatus = 2<<32 | 2<<34 // UXL = SXL = 64
+	}
+	h.fsOff = true
+	h.flushTLB()
+	h.tr.h = h
+	return h
+}
+
+func misaBits(xlen int) uint64 {
+	ext := uint64(0)
+	for _, c := range "IMAFDCSU" {
+		ext |= 1 << uint(c-'A')
+	}
+	if xlen == 32 {
+		return 1<<30 | ext
+	}
+	return 2<<62 | ext
+}
+
+func (h *Hart) flushWTLB() {
+	for i := range h.wtlb {
+		h.wtlb[i].tag = noTag
+	}
+}
+
+// flushTLB empties the software TLBs and the fetch window.
+func (h *Hart) flushTLB() {
+	for i := range h.rtlb {
+		h.rtlb[i].tag = noTag
+		h.wtlb[i].tag = noTag
+	}
+	h.dropFetchWindow()
+}
+
+// noFetchPage is the fetch window of a hart that has none: its slots are
+// never decoded, so every fetch through it takes the slow path, whatever
+// the pc.
+var noFetchPage decPage
+
+// dropFetchWindow makes the next fetch go through fetchSlow.
+func (h *Hart) dropFetchWindow() {
+	h.fbase = 0
+	h.fpage = &noFetchPage
+}
+
+// ID returns the hart's index (mhartid).
+func (h *Hart) ID() int { return h.id }
+
+// PC returns the address of the next instruction to execute.
+func (h *Hart) PC() uint64 { return h.pc }
+
+// Reg returns integer register i (RV32 values zero-extended).
+func (h *Hart) Reg(i int) uint64 {
+	if h.xlen == 32 {
+		return uint64(uint32(h.x[i&31]))
+	}
+	return h.x[i&31]
+}
+
+// SetReg sets integer register i (x0 stays zero).
+func (h *Hart) SetReg(i int, v uint64) {
+	if i&31 == 0 {
+		return
+	}
+	if h.xlen == 32 {
+		v = uint64(int64(int32(v)))
+	}
+	h.x[i&31] = v
+}
+
+// FReg returns the raw bits of FP register i.
+func (h *Hart) FReg(i int) uint64 { return h.f[i&31] }
+
+// Instret returns the number of instructions the hart retired.
+func (h *Hart) Instret() uint64 { return h.instret }
+
+// Cycles returns the hart's cycle count (the timing model's mcycle).
+func (h *Hart) Cycles() uint64 { return h.cycle }
+
+// Priv returns the current privilege level as an ingress code.
+func (h *Hart) Priv() ingress.Priv { return ingress.Priv(h.priv) }
+
+func (h *Hart) sext32(v uint64) uint64 {
+	if h.xlen == 32 {
+		return uint64(int64(int32(v)))
+	}
+	return v
+}

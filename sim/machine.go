@@ -1,0 +1,619 @@
+package sim
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Bank is one RAM bank of the memory map.
+type Bank struct {
+	Base, Size uint64
+}
+
+// Default memory map of bare-metal programs: the two banks of the
+// reference flow the corpus comes from (RV64 images linked at 0x80000000,
+// RV32 embench images at 0x20010000, some with data at 0x80000000).
+const (
+	DefaultRAMSize = 64 << 20
+	DefaultQuantum = 5000 // Spike's INTERLEAVE
+	DefaultTimeDiv = 100  // Spike's INSNS_PER_RTC_TICK
+)
+
+// Config configures a Machine. The zero value is usable.
+type Config struct {
+	// XLEN is 32 or 64; 0 takes it from the ELF class.
+	XLEN int
+	// Harts is the number of harts (default 1).
+	Harts int
+	// RAMSize is the size of each default RAM bank (default 64 MiB).
+	RAMSize uint64
+	// Banks replaces the default RAM banks (0x20000000 and 0x80000000,
+	// RAMSize each). Segments of the ELF outside every bank get a bank of
+	// their own.
+	Banks []Bank
+	// MaxInstret ends the run with an error once the harts together have
+	// retired more instructions (0: no limit).
+	MaxInstret uint64
+	// Stdout and Stderr receive the guest's console output (HTIF
+	// syscalls, UART, Linux write). Nil discards it.
+	Stdout, Stderr io.Writer
+	// Mode is the ingress block mode (default Coalesced).
+	Mode BlockMode
+	// Quantum is the number of instructions a hart runs before the next
+	// one takes over, and the HTIF polling period (default 5000, as
+	// Spike).
+	Quantum int
+	// TimeDivider is the number of quantum instructions per mtime tick
+	// (default 100, as Spike: mtime advances Quantum/TimeDivider per
+	// round of all harts).
+	TimeDivider int
+	// HTIFImmediate makes the host act on a tohost write at once: the run
+	// ends on the exit write itself and syscalls are answered before the
+	// next instruction. By default the host polls tohost between quanta
+	// as Spike does, which is what Spike's instruction counts reflect.
+	HTIFImmediate bool
+	// PMPEntries is the number of PMP entries (0: 16, as Spike). A
+	// negative value implements none: the PMP CSRs are then illegal, as
+	// on Spike with --pmpregions=0.
+	PMPEntries int
+	// Misaligned makes loads and stores to misaligned addresses succeed
+	// (as if emulated); by default they trap, as on Spike. LR/SC and AMOs
+	// always trap when misaligned.
+	Misaligned bool
+	// Timing is the timing model (zero value: one cycle per instruction).
+	Timing Timing
+	// Args are the arguments the HTIF frontend passes after the program
+	// name (HTIF syscall getmainvars, which riscv-pk uses to find its
+	// payload).
+	Args []string
+	// BootSteps is the number of steps of each hart's first quantum spent
+	// before the entry point (Spike's boot ROM: 5). They are not counted
+	// as retired instructions. Negative means 0; 0 means 5.
+	BootSteps int
+}
+
+// Machine is a RISC-V system: harts, memory, CLINT, UART and HTIF.
+type Machine struct {
+	cfg    Config
+	mem    memory
+	harts  []*Hart
+	clint  clint
+	uart   uart
+	timing timingTable
+	noPMP  bool // no PMP checks at all (Linux user mode)
+	nPMP   int  // implemented PMP entries
+
+	quantum uint64
+	timeDiv uint64
+	cur     int // hart whose quantum is next
+
+	htif      bool
+	tohost    uint64
+	fromhost  uint64
+	fromQueue []uint64
+	stdout    io.Writer
+	stderr    io.Writer
+
+	loaded      bool
+	done        bool
+	exitInstret uint64 // instructions retired when the exit was written
+	exitCode    int
+	err         error
+
+	entry uint64
+	xlen  int
+	path  string
+}
+
+// HartStats are the counters of one hart at the end of a run.
+type HartStats struct {
+	Instret    uint64
+	Cycles     uint64
+	Exceptions uint64 // exceptions taken (trapping ecall/ebreak included)
+	Interrupts uint64 // interrupts taken
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	ExitCode    int         // the guest's exit code
+	ExitInstret uint64      // instructions retired when the last store to tohost (the exit) completed
+	Instret     uint64      // instructions retired by all harts
+	Harts       []HartStats // per hart
+}
+
+// New creates a machine. Harts are created when a program is loaded.
+func New(cfg Config) (*Machine, error) {
+	if cfg.Harts == 0 {
+		cfg.Harts = 1
+	}
+	if cfg.Harts < 0 || cfg.Harts > 1024 {
+		return nil, fmt.Errorf("sim: bad hart count %d", cfg.Harts)
+	}
+	if cfg.XLEN != 0 && cfg.XLEN != 32 && cfg.XLEN != 64 {
+		return nil, fmt.Errorf("sim: bad XLEN %d", cfg.XLEN)
+	}
+	if cfg.RAMSize == 0 {
+		cfg.RAMSize = DefaultRAMSize
+	}
+	if cfg.PMPEntries == 0 {
+		cfg.PMPEntries = pmpEntries
+	}
+	if cfg.PMPEntries > pmpEntries {
+		return nil, fmt.Errorf("sim: at most %d PMP entries", pmpEntries)
+	}
+	if cfg.Quantum <= 0 {
+		cfg.Quantum = DefaultQuantum
+	}
+	if cfg.BootSteps == 0 {
+		cfg.BootSteps = 5
+	} else if cfg.BootSteps < 0 {
+		cfg.BootSteps = 0
+	}
+	if cfg.TimeDivider <= 0 {
+		cfg.TimeDivider = DefaultTimeDiv
+	}
+	m := &Machine{cfg: cfg, nPMP: max(cfg.PMPEntries, 0), quantum: uint64(cfg.Quantum), timeDiv: uint64(cfg.TimeDivider),
+		timing: cfg.Timing.table()}
+	m.mem.m = m
+	m.stdout, m.stderr = cfg.Stdout, cfg.Stderr
+	if m.stdout == nil {
+		m.stdout = io.Discard
+	}
+	if m.stderr == nil {
+		m.stderr = io.Discard
+	}
+	m.uart.out = m.stdout
+	m.clint.mtimecmp = make([]uint64, cfg.Harts)
+	m.clint.msip = make([]uint32, cfg.Harts)
+	return m, nil
+}
+
+// Hart returns hart i (nil before a program is loaded).
+func (m *Machine) Hart(i int) *Hart {
+	if i < 0 || i >= len(m.harts) {
+		return nil
+	}
+	return m.harts[i]
+}
+
+// NumHarts returns the number of harts.
+func (m *Machine) NumHarts() int { return m.cfg.Harts }
+
+// XLEN returns the machine's register width (after loading).
+func (m *Machine) XLEN() int { return m.xlen }
+
+// Entry returns the entry point of the loaded program.
+func (m *Machine) Entry() uint64 { return m.entry }
+
+func (m *Machine) createHarts(xlen int) {
+	m.xlen = xlen
+	m.harts = make([]*Hart, m.cfg.Harts)
+	for i := range m.harts {
+		h := newHart(m, i, xlen)
+		h.takenPenalty = m.timing.taken
+		m.harts[i] = h
+	}
+}
+
+// SetIngress connects hart's ingress port to s (nil disconnects).
+func (m *Machine) SetIngress(hart int, s ingress.Sink) error {
+	h := m.Hart(hart)
+	if h == nil {
+		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
+	}
+	h.tr.sink = s
+	h.tr.per = m.cfg.Mode == PerInstruction
+	h.tr.afterBlock(h.pc)
+	h.updateTraceFlags()
+	return nil
+}
+
+// SetPCHook calls f with the address of every instruction hart retires,
+// at every privilege level (nil removes the hook).
+func (m *Machine) SetPCHook(hart int, f func(pc uint64)) error {
+	h := m.Hart(hart)
+	if h == nil {
+		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
+	}
+	h.tr.hook = f
+	h.updateTraceFlags()
+	return nil
+}
+
+func (h *Hart) updateTraceFlags() {
+	h.cf = h.tr.sink != nil && !h.tr.per
+	h.perInst = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
+}
+
+// LoadELF loads a bare-metal program: every PT_LOAD segment at its
+// physical address, harts at the entry point in M-mode, registers as
+// Spike's boot ROM leaves them (a0 = mhartid, a1 = 0x1020, t0 = entry).
+// The tohost and fromhost symbols, when present, enable HTIF.
+func (m *Machine) LoadELF(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	defer f.Close()
+	if err := m.loadSegments(f, path, true); err != nil {
+		return err
+	}
+	if syms, err := f.Symbols(); err == nil {
+		for _, s := range syms {
+			switch s.Name {
+			case "tohost":
+				m.tohost = s.Value
+				m.htif = true
+			case "fromhost":
+				m.fromhost = s.Value
+			}
+		}
+	}
+	if m.htif {
+		m.mem.watch(m.tohost)
+	}
+	if err := m.installBootROM(); err != nil {
+		return err
+	}
+	for _, h := range m.harts {
+		h.pc = m.entry
+		h.x[5] = h.sext32(m.entry)
+		h.x[10] = uint64(h.id)
+		h.x[11] = DTBAddr
+		h.tr.afterBlock(h.pc)
+	}
+	return nil
+}
+
+func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
+	if m.loaded {
+		return errors.New("sim: a program is already loaded")
+	}
+	if f.Machine != elf.EM_RISCV {
+		return fmt.Errorf("sim: %s: not a RISC-V ELF (machine %v)", path, f.Machine)
+	}
+	if f.Data != elf.ELFDATA2LSB {
+		return fmt.Errorf("sim: %s: big-endian ELF", path)
+	}
+	xlen := 64
+	if f.Class == elf.ELFCLASS32 {
+		xlen = 32
+	}
+	if m.cfg.XLEN != 0 && m.cfg.XLEN != xlen {
+		return fmt.Errorf("sim: %s is RV%d, machine configured RV%d", path, xlen, m.cfg.XLEN)
+	}
+	m.createHarts(xlen)
+	m.path = path
+	if m.mem.regions == nil {
+		banks := m.cfg.Banks
+		if banks == nil && physical {
+			banks = []Bank{{0x20000000, m.cfg.RAMSize}, {0x80000000, m.cfg.RAMSize}}
+		}
+		for _, b := range banks {
+			if err := m.mem.addRAM(b.Base, b.Size); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD || p.Memsz == 0 {
+			continue
+		}
+		addr := p.Paddr
+		if !physical {
+			addr = p.Vaddr
+		}
+		if err := m.ensureRAM(addr, p.Memsz); err != nil {
+			return err
+		}
+		data := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(data, 0); err != nil && p.Filesz > 0 {
+			return fmt.Errorf("sim: %s: reading segment at %#x: %w", path, addr, err)
+		}
+		if !m.mem.write(addr, data) {
+			return fmt.Errorf("sim: %s: segment at %#x does not fit in RAM", path, addr)
+		}
+		// bss is already zero
+	}
+	m.entry = f.Entry
+	m.loaded = true
+	return nil
+}
+
+// ensureRAM maps a bank for [addr, addr+n) when it is not all RAM yet.
+func (m *Machine) ensureRAM(addr, n uint64) error {
+	if m.mem.ramSlice(addr, n) != nil {
+		return nil
+	}
+	const mb = 1 << 20
+	lo := addr &^ (mb - 1)
+	hi := (addr + n + mb - 1) &^ (mb - 1)
+	// trim against existing banks
+	for _, r := range m.mem.regions {
+		if r.base <= lo && lo < r.base+r.size {
+			lo = r.base + r.size
+		}
+		if r.base < hi && hi <= r.base+r.size {
+			hi = r.base
+		}
+	}
+	if hi <= lo {
+		return fmt.Errorf("sim: cannot map RAM for %#x+%#x", addr, n)
+	}
+	return m.mem.addRAM(lo, hi-lo)
+}
+
+// ReadMem reads guest physical memory (RAM only).
+func (m *Machine) ReadMem(pa uint64, b []byte) bool { return m.mem.read(pa, b) }
+
+// WriteMem writes guest physical memory (RAM only).
+func (m *Machine) WriteMem(pa uint64, b []byte) bool { return m.mem.write(pa, b) }
+
+// Run runs the loaded program until it exits, fails or reaches the
+// instruction limit. The harts take turns of Quantum instructions, in
+// order; between turns the host polls tohost as Spike does. The ingress
+// sinks are closed at the end.
+func (m *Machine) Run() (res Result, err error) {
+	if !m.loaded {
+		return res, errors.New("sim: no program loaded")
+	}
+	for !m.done {
+		if m.htif && !m.cfg.HTIFImmediate {
+			if v, _ := m.mem.read64(m.tohost); v != 0 {
+				m.mem.write64(m.tohost, 0)
+				m.htifCommand(v)
+				m.deliverFromhost()
+				continue
+			}
+		}
+		m.idle()
+		m.deliverFromhost()
+		if m.cfg.MaxInstret != 0 && m.totalInstret() > m.cfg.MaxInstret && !m.done {
+			h := m.harts[m.cur]
+			raw, size := h.peekInst(h.pc)
+			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
+				Msg: fmt.Sprintf("instruction limit %d exceeded", m.cfg.MaxInstret)}
+			m.done = true
+		}
+	}
+	for _, h := range m.harts {
+		if cerr := h.tr.close(); cerr != nil && m.err == nil {
+			m.err = cerr
+		}
+		h.tr.sink = nil
+		h.updateTraceFlags()
+	}
+	res.ExitCode = m.exitCode
+	res.ExitInstret = m.exitInstret
+	for _, h := range m.harts {
+		res.Harts = append(res.Harts, HartStats{Instret: h.instret, Cycles: h.cycle,
+			Exceptions: h.nExc, Interrupts: h.nIntr})
+		res.Instret += h.instret
+	}
+	return res, m.err
+}
+
+func (m *Machine) totalInstret() uint64 {
+	var n uint64
+	for _, h := range m.harts {
+		n += h.instret
+	}
+	return n
+}
+
+// idle runs the current hart for one quantum (Spike's sim_t::step with
+// INTERLEAVE steps) and moves to the next hart; after a full round mtime
+// advances.
+func (m *Machine) idle() {
+	h := m.harts[m.cur]
+	if h.waiting && m.allWaiting() {
+		m.fastForward()
+		if m.done {
+			return
+		}
+	}
+	q := m.quantum
+	if m.cfg.MaxInstret != 0 {
+		left := m.cfg.MaxInstret + 1 - min(m.totalInstret(), m.cfg.MaxInstret+1)
+		q = max(min(q, left), 1)
+	}
+	if !h.booted {
+		// Spike's boot ROM runs 5 instructions of the first quantum
+		h.booted = true
+		q -= min(q-1, uint64(m.cfg.BootSteps))
+	}
+	h.step(q)
+	h.resValid = false // Spike: yield_load_reservation when switching harts
+	m.cur++
+	if m.cur == len(m.harts) {
+		m.cur = 0
+		m.clint.mtime += m.quantum / m.timeDiv
+	}
+}
+
+func (m *Machine) allWaiting() bool {
+	for _, h := range m.harts {
+		if !h.waiting && !h.halted {
+			return false
+		}
+	}
+	return true
+}
+
+// fastForward advances mtime to the first timer interrupt some waiting
+// hart can take, or ends the run when none can come.
+func (m *Machine) fastForward() {
+	best := ^uint64(0)
+	for _, h := range m.harts {
+		if h.halted {
+			continue
+		}
+		if h.pendingInterrupts()&h.csr.mie != 0 {
+			return
+		}
+		if h.csr.mie&(1<<irqMTI) != 0 && m.clint.mtimecmp[h.id] < best {
+			best = m.clint.mtimecmp[h.id]
+		}
+	}
+	if best == ^uint64(0) {
+		h := m.harts[m.cur]
+		raw, size := h.peekInst(h.pc)
+		m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
+			Msg: "every hart waits (wfi) for an interrupt that cannot come"}
+		m.done = true
+		return
+	}
+	tick := m.quantum / m.timeDiv
+	if tick == 0 {
+		tick = 1
+	}
+	if best > m.clint.mtime {
+		rounds := (best - m.clint.mtime + tick - 1) / tick
+		m.clint.mtime += (rounds - 1) * tick
+	}
+}
+
+// HTIF (host-target interface).
+
+// watchedStore is called after a store to a watched page (tohost's).
+func (m *Machine) watchedStore(h *Hart, pa, size uint64) {
+	if !m.htif || pa >= m.tohost+8 || pa+size <= m.tohost {
+		return
+	}
+	v, _ := m.mem.read64(m.tohost)
+	if !m.done {
+		// the last store to tohost before the host acts on it
+		m.exitInstret = m.totalInstret() + 1
+	}
+	if m.cfg.HTIFImmediate {
+		if v != 0 {
+			m.mem.write64(m.tohost, 0)
+			m.htifCommand(v)
+			m.deliverFromhost()
+			h.stop = true
+		}
+	}
+}
+
+// watchedStoreIfAny is watchedStore for stores that bypass storeSlow.
+func (m *Machine) watchedStoreIfAny(h *Hart, pa, size uint64) {
+	if r := m.mem.find(pa); r != nil && r.flags[(pa-r.base)>>pageShift]&pfWatch != 0 {
+		m.watchedStore(h, pa, size)
+	}
+}
+
+func (m *Machine) deliverFromhost() {
+	if len(m.fromQueue) == 0 || m.fromhost == 0 {
+		return
+	}
+	if v, ok := m.mem.read64(m.fromhost); ok && v == 0 {
+		m.mem.write64(m.fromhost, m.fromQueue[0])
+		m.fromQueue = m.fromQueue[1:]
+	}
+}
+
+// Syscall numbers of the HTIF proxy (riscv-pk / newlib numbering).
+const (
+	sysWrite       = 64
+	sysExit        = 93
+	sysGetmainvars = 2011
+)
+
+// getmainvars writes argc, argv[], a NULL envp and the strings to the
+// guest buffer at buf (the layout of Spike's frontend).
+func (m *Machine) getmainvars(buf, limit uint64) uint64 {
+	args := append([]string{filepathBase(m.path)}, m.cfg.Args...)
+	words := make([]uint64, len(args)+3)
+	words[0] = uint64(len(args))
+	sz := uint64(len(words) * 8)
+	var strs []byte
+	for i, a := range args {
+		words[i+1] = buf + sz + uint64(len(strs))
+		strs = append(append(strs, a...), 0)
+	}
+	if sz+uint64(len(strs)) > limit {
+		return uint64(1<<64 - 12) // -ENOMEM
+	}
+	var b []byte
+	for _, w := range words {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	if !m.mem.write(buf, append(b, strs...)) {
+		return uint64(1<<64 - 14)
+	}
+	return 0
+}
+
+// htifCommand executes one tohost command: device 0 is the syscall proxy
+// (payload bit 0 set: exit with code payload>>1; otherwise payload points
+// to magic_mem, eight 64-bit words: syscall number and arguments; the
+// result goes back to magic_mem[0] and fromhost is set to 1), device 1
+// the console (command 1 prints a character).
+func (m *Machine) htifCommand(v uint64) {
+	dev, cmd, payload := v>>56, (v>>48)&0xff, v<<16>>16
+	switch {
+	case dev == 0 && cmd == 0:
+		if payload&1 != 0 {
+			m.exit(int(payload >> 1))
+			return
+		}
+		var w [8]uint64
+		for i := range w {
+			w[i], _ = m.mem.read64(payload + 8*uint64(i))
+		}
+		ret := uint64(1<<64 - 38) // -ENOSYS
+		switch w[0] {
+		case sysWrite:
+			buf := make([]byte, min(w[3], 1<<24))
+			if m.mem.read(w[2], buf) {
+				switch w[1] {
+				case 1:
+					_, _ = m.stdout.Write(buf)
+				case 2:
+					_, _ = m.stderr.Write(buf)
+				}
+				ret = uint64(len(buf))
+			} else {
+				ret = uint64(1<<64 - 14) // -EFAULT
+			}
+		case sysExit:
+			m.exit(int(int64(w[1])))
+			return
+		case sysGetmainvars:
+			ret = m.getmainvars(w[1], w[2])
+		}
+		m.mem.write64(payload, ret)
+		m.fromQueue = append(m.fromQueue, dev<<56|cmd<<48|1)
+	case dev == 1 && cmd == 1:
+		_, _ = m.stdout.Write([]byte{byte(payload)})
+	}
+}
+
+func (m *Machine) exit(code int) {
+	m.exitCode = code
+	m.done = true
+	for _, h := range m.harts {
+		h.stop = true
+	}
+}
+
+// RunELF is a convenience: load a bare-metal ELF into a new machine and
+// run it.
+func RunELF(path string, cfg Config) (Result, error) {
+	m, err := New(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := m.LoadELF(path); err != nil {
+		return Result{}, err
+	}
+	return m.Run()
+}
+
+func filepathBase(p string) string { return filepath.Base(p) }

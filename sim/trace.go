@@ -1,0 +1,222 @@
+package sim
+
+import (
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// BlockMode selects how retirements are grouped into ingress blocks.
+type BlockMode int
+
+const (
+	// Coalesced merges straight-line instructions into one block, ended by
+	// an instruction with a non-zero itype, a trap, a privilege change or
+	// a context change. Time is the time of the block's last instruction.
+	Coalesced BlockMode = iota
+	// PerInstruction emits one block per retired instruction.
+	PerInstruction
+)
+
+func (m BlockMode) String() string {
+	if m == PerInstruction {
+		return "per-instruction"
+	}
+	return "coalesced"
+}
+
+// itEnd is the pseudo-itype an instruction reports to end its block with
+// itype 0 (a write of scontext).
+const itEnd = 16
+
+// tracer drives one hart's ingress port.
+type tracer struct {
+	h    *Hart
+	sink ingress.Sink
+	hook func(pc uint64)
+	per  bool // PerInstruction mode
+
+	start    uint64 // coalesced: address of the open block's first instruction
+	startRet uint64 // instret when the open block began
+	priv     uint8  // privilege of the open block
+
+	ctx        uint64
+	ctype      ingress.CType
+	newCtx     uint64
+	ctxPending bool // scontext written: applies from the next block
+
+	blk      ingress.Block
+	pend     ingress.Block // per-instruction mode: the last block, not yet sent
+	havePend bool
+	err      error
+}
+
+// emit sends a block to the sink.
+func (t *tracer) emit(b *ingress.Block) {
+	if t.err != nil {
+		return
+	}
+	if err := t.sink.Block(b); err != nil {
+		t.err = err
+		t.h.fail(err)
+	}
+}
+
+func lastSizeCode(size uint8) uint8 {
+	if size == 4 {
+		return 1
+	}
+	return 0
+}
+
+// fill sets the fields shared by every block.
+func (t *tracer) fill(b *ingress.Block) {
+	b.Priv = ingress.Priv(t.priv)
+	b.Time = t.h.cycle
+	b.Context = t.ctx
+	b.CType = t.ctype
+	b.Cause, b.TVal, b.SIJump = 0, 0, false
+	t.ctype = ingress.CTypeUnreported
+}
+
+// afterBlock starts the next block at npc.
+func (t *tracer) afterBlock(npc uint64) {
+	t.start = npc
+	t.startRet = t.h.instret
+	t.priv = t.h.priv
+	if t.ctxPending {
+		t.ctx, t.ctype, t.ctxPending = t.newCtx, ingress.CTypePrecise, false
+	}
+}
+
+// retireCF ends the open block with the instruction at pc (coalesced mode).
+func (t *tracer) retireCF(pc uint64, size uint8, npc uint64, it uint8) {
+	if t.per || t.sink == nil {
+		return
+	}
+	if it == itEnd {
+		it = 0
+	}
+	b := &t.blk
+	t.fill(b)
+	b.IAddr = t.start
+	b.IRetire = uint32(((pc + uint64(size) - t.start) & t.h.amask) / 2)
+	b.IType = ingress.IType(it)
+	b.ILastSize = lastSizeCode(size)
+	t.emit(b)
+	t.afterBlock(npc)
+}
+
+// retireOne reports one retired instruction (PC hook, per-instruction mode).
+func (t *tracer) retireOne(pc uint64, d *inst, npc uint64, it uint8) {
+	if t.hook != nil {
+		t.hook(pc)
+	}
+	if !t.per || t.sink == nil {
+		return
+	}
+	if it == itEnd {
+		it = 0
+	}
+	if t.havePend {
+		t.emit(&t.pend)
+	}
+	b := &t.pend
+	t.fill(b)
+	b.IAddr = pc
+	b.IRetire = uint32(d.size / 2)
+	b.IType = ingress.IType(it)
+	b.ILastSize = lastSizeCode(d.size)
+	t.havePend = true
+	t.afterBlock(npc)
+}
+
+// trap reports an exception (pc: the instruction that did not retire) or
+// an interrupt (pc: the next instruction), before the hart enters the
+// handler.
+func (t *tracer) trap(pc, cause, tval uint64, intr bool) {
+	if t.sink == nil {
+		return
+	}
+	it := ingress.ITypeException
+	if intr {
+		it = ingress.ITypeInterrupt
+	}
+	if t.per {
+		if t.havePend && t.pend.IType == 0 {
+			t.pend.IType, t.pend.Cause, t.pend.TVal = it, cause, tval
+			t.emit(&t.pend)
+			t.havePend = false
+			return
+		}
+		if t.havePend {
+			t.emit(&t.pend)
+			t.havePend = false
+		}
+		t.zeroTrapBlock(pc, cause, tval, it)
+		return
+	}
+	if t.h.instret > t.startRet {
+		b := &t.blk
+		t.fill(b)
+		b.IAddr = t.start
+		b.IRetire = uint32(((pc - t.start) & t.h.amask) / 2)
+		b.IType = it
+		b.ILastSize = lastSizeCode(t.h.lastSize)
+		b.Cause, b.TVal = cause, tval
+		t.emit(b)
+		return
+	}
+	t.zeroTrapBlock(pc, cause, tval, it)
+}
+
+func (t *tracer) zeroTrapBlock(pc, cause, tval uint64, it ingress.IType) {
+	b := &t.blk
+	t.fill(b)
+	b.IAddr = pc
+	b.IRetire = 0
+	b.IType = it
+	b.ILastSize = 0
+	b.Cause, b.TVal = cause, tval
+	t.emit(b)
+}
+
+// restart begins a new block at pc after a trap.
+func (t *tracer) restart(pc uint64) {
+	if t.sink == nil {
+		return
+	}
+	t.afterBlock(pc)
+}
+
+// contextChange records a write of scontext: the writing instruction ends
+// its block and the next block reports the new context (CType precise).
+func (t *tracer) contextChange(v uint64) {
+	t.newCtx = v
+	t.ctxPending = true
+}
+
+// close flushes what the port holds and closes the sink.
+func (t *tracer) close() error {
+	if t.sink == nil {
+		return nil
+	}
+	if t.per {
+		if t.havePend {
+			t.emit(&t.pend)
+			t.havePend = false
+		}
+	} else if t.h.instret > t.startRet && t.err == nil {
+		b := &t.blk
+		t.fill(b)
+		b.IAddr = t.start
+		b.IRetire = uint32(((t.h.pc - t.start) & t.h.amask) / 2)
+		b.IType = 0
+		b.ILastSize = lastSizeCode(t.h.lastSize)
+		t.emit(b)
+		t.startRet = t.h.instret
+	}
+	err := t.sink.Close()
+	if t.err != nil {
+		return t.err
+	}
+	return err
+}

@@ -1,0 +1,492 @@
+package tarmac
+
+import (
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Options configure a Decoder.
+type Options struct {
+	// XLEN is the register width used to decode RISC-V instructions whose
+	// record does not name it (the iset "RV32" and "RV64" do); 0 means 64.
+	XLEN int
+	// Lenient makes the Decoder skip malformed lines instead of failing;
+	// [Decoder.Skipped] counts them and [Decoder.FirstError] keeps the
+	// first one.
+	Lenient bool
+}
+
+// Decoder turns the records of a Tarmac trace into ingress-port blocks
+// ([Decoder.Next], an ingress.Source) or into the decoded instruction
+// flow ([Decoder.Flow]). It reads both the RISC-V dialect and the Arm
+// dialects (see the package documentation).
+//
+// Instructions retired back to back at consecutive addresses, at the same
+// time and privilege, form one block, ended by every instruction that is a
+// branch, jump, call, return or trap return; an event record ends the
+// block with an exception or interrupt. Multi-core traces give each CPU
+// its own blocks; [Decoder.Src] tells which CPU a block belongs to.
+type Decoder struct {
+	r        *Reader
+	opt      Options
+	cpus     []*cpuState
+	cpuIndex map[string]int
+	queue    []outBlock
+	qhead    int
+	cur      outBlock
+	eof      bool
+	hasTime  bool
+	skipped  int
+	firstErr error
+	onBlock  func(b *ingress.Block, src int) error
+}
+
+// cpuState is the per-CPU decoding state.
+type cpuState struct {
+	src      uint32
+	havePrev bool
+	prev     instInfo
+	blk      outBlock
+	inBlk    bool
+	context  uint64
+	// flow conversion
+	pending  outBlock
+	havePend bool
+	init     bool
+	priv     ingress.Priv
+	ctx      uint64
+	time     uint64
+}
+
+// instInfo is one instruction record, waiting for its successor to know
+// how it left.
+type instInfo struct {
+	addr     uint64
+	size     int
+	ctl      ctl
+	executed bool
+	time     uint64
+	priv     ingress.Priv
+	context  uint64
+	line     int64
+}
+
+// outBlock is a finished block and what the flow conversion needs to know
+// about it.
+type outBlock struct {
+	b         ingress.Block
+	n         uint64 // instructions in the block
+	last      uint64 // address of the last instruction
+	src       uint32
+	trap      bool
+	interrupt bool
+	epc       uint64
+	next      uint64 // address executed next, when hasNext
+	hasNext   bool
+	line      int64 // line of the first instruction (for flow Offset)
+}
+
+// NewDecoder returns a Decoder reading records from r.
+func NewDecoder(r *Reader, opt Options) *Decoder {
+	if opt.XLEN != 32 {
+		opt.XLEN = 64
+	}
+	return &Decoder{r: r, opt: opt, cpuIndex: map[string]int{}}
+}
+
+// Skipped returns the number of malformed lines skipped in Lenient mode.
+func (d *Decoder) Skipped() int { return d.skipped }
+
+// FirstError returns the first malformed line skipped in Lenient mode.
+func (d *Decoder) FirstError() error { return d.firstErr }
+
+// Src returns the source (CPU) number of the block returned last by Next:
+// the number in the CPU's name ("cpu2" is 2), or the order in which CPUs
+// without a number first appeared.
+func (d *Decoder) Src() int { return int(d.cur.src) }
+
+// Instructions returns the number of instructions of the block returned
+// last by Next.
+func (d *Decoder) Instructions() uint64 { return d.cur.n }
+
+// Next returns the next ingress block, or io.EOF after the last one. The
+// block is reused by the next call. Blocks of different CPUs come in the
+// order in which they end.
+func (d *Decoder) Next() (*ingress.Block, error) {
+	for d.qhead == len(d.queue) {
+		d.queue, d.qhead = d.queue[:0], 0
+		if d.eof {
+			return nil, io.EOF
+		}
+		if err := d.step(); err != nil {
+			return nil, err
+		}
+	}
+	d.cur = d.queue[d.qhead]
+	d.qhead++
+	return &d.cur.b, nil
+}
+
+// step reads one record and queues the blocks it ends.
+func (d *Decoder) step() error {
+	rec, err := d.r.Next()
+	if err == io.EOF {
+		d.eof = true
+		for _, c := range d.cpus {
+			d.finishPrev(c, 0, false)
+			d.flushBlock(c, 0, false)
+		}
+		return nil
+	}
+	if err != nil {
+		var se *SyntaxError
+		if d.opt.Lenient && errors.As(err, &se) {
+			d.skipped++
+			if d.firstErr == nil {
+				d.firstErr = err
+			}
+			return nil
+		}
+		return err
+	}
+	if rec.HasTime {
+		d.hasTime = true
+	}
+	switch rec.Kind {
+	case KindInst:
+		d.inst(rec)
+	case KindEvent:
+		d.event(rec)
+	case KindReg:
+		d.reg(rec)
+	}
+	return nil
+}
+
+// cpu returns the state of the CPU a record belongs to.
+func (d *Decoder) cpu(name string) *cpuState {
+	if i, ok := d.cpuIndex[name]; ok {
+		return d.cpus[i]
+	}
+	src, ok := cpuNumber(name)
+	if !ok {
+		src = uint32(len(d.cpus))
+	}
+	c := &cpuState{src: src}
+	d.cpuIndex[name] = len(d.cpus)
+	d.cpus = append(d.cpus, c)
+	return c
+}
+
+// cpuNumber extracts the trailing decimal number of a CPU name.
+func cpuNumber(name string) (uint32, bool) {
+	j := len(name)
+	for j > 0 && isDigit(name[j-1]) {
+		j--
+	}
+	if j == len(name) || len(name)-j > 6 {
+		return 0, name == ""
+	}
+	v, _ := parseDec([]byte(name[j:]))
+	return uint32(v), true
+}
+
+func (d *Decoder) inst(rec *Record) {
+	c := d.cpu(rec.CPU)
+	size := rec.OpcodeBytes
+	if size == 0 {
+		size = 4
+	}
+	var k ctl
+	var priv ingress.Priv
+	if isArmISet(rec.ISet) {
+		k = classifyArm(rec.ISet, rec.Opcode, rec.OpcodeBytes, rec.Disasm)
+		priv = armPriv(rec.Mode)
+	} else {
+		xlen := d.opt.XLEN
+		switch rec.ISet {
+		case "RV32":
+			xlen = 32
+		case "RV64":
+			xlen = 64
+		}
+		k = classifyRISCV(rec.Opcode, xlen)
+		priv = riscvPriv(rec.Mode)
+	}
+	info := instInfo{
+		addr: rec.Addr, size: size, ctl: k, executed: rec.Executed,
+		time: rec.Time, priv: priv, context: c.context, line: int64(rec.Line),
+	}
+	if c.havePrev {
+		d.finishPrev(c, info.addr, true)
+	}
+	c.prev, c.havePrev = info, true
+}
+
+// finishPrev adds the waiting instruction of c to its block, now that
+// what follows it is known (next, when hasNext).
+func (d *Decoder) finishPrev(c *cpuState, next uint64, hasNext bool) {
+	if !c.havePrev {
+		return
+	}
+	p := c.prev
+	c.havePrev = false
+	it := itypeOf(p.ctl, p.executed, p.addr, p.size, next, hasNext)
+	b := &c.blk.b
+	if c.inBlk && (p.addr != b.NextAddr() || p.time != b.Time || p.priv != b.Priv || p.context != b.Context) {
+		d.flushBlock(c, p.addr, true)
+	}
+	if !c.inBlk {
+		c.inBlk = true
+		c.blk = outBlock{src: c.src, line: p.line}
+		c.blk.b = ingress.Block{IAddr: p.addr, Time: p.time, Priv: p.priv, Context: p.context}
+	}
+	b.IRetire += uint32(p.size / 2)
+	b.ILastSize = lastSizeCode(p.size)
+	c.blk.n++
+	c.blk.last = p.addr
+	if it != ingress.ITypeNone {
+		b.IType = it
+		d.flushBlock(c, next, hasNext)
+	}
+}
+
+func lastSizeCode(size int) uint8 {
+	switch {
+	case size <= 2:
+		return 0
+	case size <= 4:
+		return 1
+	case size <= 8:
+		return 2
+	}
+	return 3
+}
+
+// flushBlock queues the block being built for c, if any.
+func (d *Decoder) flushBlock(c *cpuState, next uint64, hasNext bool) {
+	if !c.inBlk {
+		return
+	}
+	c.inBlk = false
+	c.blk.next, c.blk.hasNext = next, hasNext
+	d.queue = append(d.queue, c.blk)
+}
+
+// event handles E records: traps end the block of their CPU.
+func (d *Decoder) event(rec *Record) {
+	c := d.cpu(rec.CPU)
+	desc := rec.EventDesc
+	switch {
+	case strings.Contains(desc, "ModeChange"):
+		return
+	case strings.Contains(desc, "Reset"):
+		d.finishPrev(c, 0, false)
+		d.flushBlock(c, 0, false)
+		return
+	}
+	interrupt, cause, riscv := eventCause(rec)
+	if riscv {
+		// The RISC-V dialect's value is the EPC: the address that would
+		// have executed next.
+		d.finishPrev(c, rec.Addr, true)
+	} else {
+		d.finishPrev(c, 0, false)
+	}
+	it := ingress.ITypeException
+	if interrupt {
+		it = ingress.ITypeInterrupt
+	}
+	if !c.inBlk {
+		c.inBlk = true
+		c.blk = outBlock{src: c.src, line: int64(rec.Line)}
+		priv := c.lastPriv()
+		if rec.EventMode != "" {
+			priv = riscvPriv(rec.EventMode)
+		}
+		c.blk.b = ingress.Block{IAddr: rec.Addr, Time: rec.Time, Priv: priv, Context: c.context}
+	}
+	c.blk.b.IType = it
+	c.blk.b.Cause = cause
+	c.blk.b.TVal = rec.Value1
+	c.blk.trap, c.blk.interrupt, c.blk.epc = true, interrupt, rec.Addr
+	d.flushBlock(c, 0, false)
+}
+
+// lastPriv is the privilege of the last instruction seen on c.
+func (c *cpuState) lastPriv() ingress.Priv {
+	if c.inBlk {
+		return c.blk.b.Priv
+	}
+	return c.prev.priv
+}
+
+// eventCause interprets an event record as a trap.
+func eventCause(rec *Record) (interrupt bool, cause uint64, riscv bool) {
+	desc := rec.EventDesc
+	switch {
+	case strings.HasPrefix(desc, "Exception_") || strings.HasPrefix(desc, "Interrupt_"):
+		return rec.EventNum&causeInterruptBit != 0, rec.EventNum &^ causeInterruptBit, true
+	case strings.Contains(desc, "IRQ"), strings.Contains(desc, "FIQ"), strings.Contains(desc, "SError"), strings.Contains(desc, "SERROR"):
+		return true, rec.EventNum, false
+	}
+	return false, rec.EventNum, false
+}
+
+// causeInterruptBit marks interrupts in the event number of the RISC-V
+// dialect.
+const causeInterruptBit = 0x80000000
+
+// reg tracks the registers that the blocks carry: the context.
+func (d *Decoder) reg(rec *Record) {
+	switch strings.ToLower(rec.Reg) {
+	case "scontext", "mcontext", "hcontext", "contextidr", "contextidr_el1", "contextidr_el2":
+		c := d.cpu(rec.CPU)
+		c.context = rec.Value
+	}
+}
+
+func isArmISet(s string) bool { return s == "A" || s == "T" || s == "X" || s == "O" }
+
+// riscvPriv maps the mode field of the RISC-V dialect to a privilege.
+func riscvPriv(mode string) ingress.Priv {
+	switch mode {
+	case "U", "u":
+		return ingress.PrivU
+	case "S", "s", "HS", "hs":
+		return ingress.PrivS
+	case "D", "d":
+		return ingress.PrivD
+	case "VU", "vu":
+		return ingress.PrivVU
+	case "VS", "vs":
+		return ingress.PrivVS
+	}
+	return ingress.PrivM
+}
+
+// armPriv maps an Arm mode ("EL1h_n", "svc_s", "usr", "thread") to the
+// nearest RISC-V privilege: EL0 and user modes are U, EL1/EL2 and the
+// other AArch32 modes S, EL3 and monitor mode M.
+func armPriv(mode string) ingress.Priv {
+	m := strings.ToLower(mode)
+	if k := strings.IndexByte(m, '_'); k >= 0 {
+		m = m[:k]
+	}
+	switch {
+	case strings.HasPrefix(m, "el0"), m == "usr", m == "thread":
+		return ingress.PrivU
+	case strings.HasPrefix(m, "el3"), m == "mon", m == "handler":
+		return ingress.PrivM
+	}
+	return ingress.PrivS
+}
+
+// SetBlockSink makes Flow also pass every block to f, with the source
+// (CPU) it belongs to, as it goes: to encode a Tarmac trace and analyse it
+// in one pass.
+func (d *Decoder) SetBlockSink(f func(b *ingress.Block, src int) error) { d.onBlock = f }
+
+// Flow reads the whole trace and writes it to sink as flow events: per
+// block a context event when the privilege or context changed, a time
+// event when the time changed (only for traces with timestamps), the
+// range of its instructions, and a trap event for blocks ended by an
+// exception or interrupt. Flow does not close sink.
+func (d *Decoder) Flow(sink flow.Sink) error {
+	var ev flow.Event
+	for {
+		_, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		ob := d.cur
+		if d.onBlock != nil {
+			if err := d.onBlock(&ob.b, int(ob.src)); err != nil {
+				return err
+			}
+		}
+		c := d.cpus[d.cpuSlot(ob.src)]
+		if c.havePend {
+			p := &c.pending
+			if p.trap {
+				p.next, p.hasNext = ob.b.IAddr, true // the handler
+			}
+			if err := d.emit(c, p, &ev, sink); err != nil {
+				return err
+			}
+		}
+		c.pending, c.havePend = ob, true
+	}
+	for _, c := range d.cpus {
+		if c.havePend {
+			c.havePend = false
+			if err := d.emit(c, &c.pending, &ev, sink); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// cpuSlot finds the index in d.cpus of the CPU with source number src.
+func (d *Decoder) cpuSlot(src uint32) int {
+	for i, c := range d.cpus {
+		if c.src == src {
+			return i
+		}
+	}
+	return 0
+}
+
+// emit writes the flow events of one block.
+func (d *Decoder) emit(c *cpuState, ob *outBlock, ev *flow.Event, sink flow.Sink) error {
+	b := &ob.b
+	send := func() error { return sink.Event(ev) }
+	if !c.init || b.Priv != c.priv || b.Context != c.ctx {
+		*ev = flow.Event{Kind: flow.KindContext, Priv: b.Priv, Context: b.Context, Src: ob.src, Offset: -1}
+		if err := send(); err != nil {
+			return err
+		}
+		c.priv, c.ctx = b.Priv, b.Context
+	}
+	if d.hasTime && (!c.init || b.Time != c.time) {
+		*ev = flow.Event{Kind: flow.KindTime, Time: b.Time, Priv: b.Priv, Src: ob.src, Offset: -1}
+		if err := send(); err != nil {
+			return err
+		}
+		c.time = b.Time
+	}
+	c.init = true
+	if ob.n > 0 {
+		end := b.IType
+		if ob.trap {
+			end = ingress.ITypeNone
+		}
+		*ev = flow.Event{Kind: flow.KindRange, End: end, N: ob.n, Start: b.IAddr, Last: ob.last,
+			Priv: b.Priv, Src: ob.src, Offset: -1}
+		if ob.hasNext && !ob.trap {
+			ev.Target, ev.HasTarget = ob.next, true
+		}
+		if err := send(); err != nil {
+			return err
+		}
+	}
+	if ob.trap {
+		*ev = flow.Event{Kind: flow.KindTrap, Interrupt: ob.interrupt, HasCause: true, Cause: b.Cause, TVal: b.TVal,
+			Addr: ob.epc, Priv: b.Priv, Src: ob.src, Offset: -1}
+		if ob.hasNext {
+			ev.Target, ev.HasTarget = ob.next, true
+		}
+		if err := send(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
