@@ -147,7 +147,16 @@ type Sink interface {
 	Close() error
 }
 
+// MessageObserver is implemented by sinks that also want to see every
+// message (N-Trace) or packet (E-Trace) the decoder reads, to count trace
+// bytes by type: the decoder calls Message once per message, in stream
+// order, with its type name, byte offset and size in bits.
+type MessageObserver interface {
+	Message(kind string, offset int64, bits int)
+}
+
 // Multi returns a sink that passes every event to each of sinks in order.
+// It is a MessageObserver that forwards to those of sinks that are.
 func Multi(sinks ...Sink) Sink { return multi(sinks) }
 
 type multi []Sink
@@ -159,6 +168,14 @@ func (m multi) Event(e *Event) error {
 		}
 	}
 	return nil
+}
+
+func (m multi) Message(kind string, offset int64, bits int) {
+	for _, s := range m {
+		if o, ok := s.(MessageObserver); ok {
+			o.Message(kind, offset, bits)
+		}
+	}
 }
 
 func (m multi) Close() error {

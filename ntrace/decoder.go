@@ -55,6 +55,7 @@ type Decoder struct {
 	cfg   DecoderConfig
 	img   *image.Set
 	sink  flow.Sink
+	obs   flow.MessageObserver // the sink, when it counts messages
 	xlen  int
 	srcs  map[uint64]*srcState
 	one   *srcState // fast path: the state of the last SRC seen
@@ -95,7 +96,9 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) *Decoder {
 	if cfg.StackDepth <= 0 {
 		cfg.StackDepth = 1024
 	}
-	return &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d.obs, _ = sink.(flow.MessageObserver)
+	return d
 }
 
 // Stats returns counts of what was decoded so far.
@@ -199,6 +202,9 @@ func (d *Decoder) state(src uint64) *srcState {
 // Message decodes one message.
 func (d *Decoder) Message(m *Message) error {
 	d.st.count(m)
+	if d.obs != nil {
+		d.obs.Message(m.TCode.String(), m.Offset, m.Size*8)
+	}
 	s := d.state(m.Get(FieldSRC))
 	d.cur = m
 	err := d.limits(m)

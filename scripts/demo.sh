@@ -25,8 +25,11 @@ else
   exit 1
 fi
 
+echo "== profile from the decoded trace (hot functions, trace bytes per function)"
+"$rv" profile --image "$elf" --preset best "$out/demo.nex" --folded "$out/demo.folded" --html "$out/demo.html" | head -16 || true
+
 echo "== trace size per configuration"
 for p in ref-btm ref-htm ref-htm-best best; do
   "$rv" encode --image "$elf" --pcs "$out/executed.pcs" --preset "$p" -o "$out/$p.nex" 2>&1 | sed "s|^$out/||"
 done
-echo "outputs in $out"
+echo "outputs in $out (flow.txt, demo.folded for flamegraph.pl/speedscope, demo.html report)"
