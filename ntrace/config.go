@@ -63,6 +63,10 @@ type Config struct {
 	RepeatedHistory bool // trTeInstEnRepeatedHistory: ResourceFull RCODE=2 and RepeatBranch (decoder)
 	HRepeatBits     int  // width of the HREPEAT counter (1..18); 0 means 18
 	RepeatBranch    bool // RepeatBranch messages (B-CNT) for identical branch messages
+	// EagerHistFull reports a full HIST register as soon as it fills, as
+	// the reference encoder does, instead of when the next branch needs
+	// room (which lets the next flow message carry a full register).
+	EagerHistFull bool
 	BCntBits        int  // width of the B-CNT counter (1..18); 0 means 18
 	// HistPatterns lets the encoder choose the length of each
 	// ResourceFull HIST record so that loops whose branch pattern does not
@@ -195,11 +199,12 @@ func (c *Config) Validate() error {
 // optimization for the smallest trace.
 var Presets = map[string]Config{
 	"ref-btm":     {Mode: BTM, HistBits: 32},
-	"ref-htm":     {Mode: HTM, HistBits: 32},
-	"ref-htm-rpt": {Mode: HTM, HistBits: 32, RepeatedHistory: true},
-	"ref-htm-cs8": {Mode: HTM, HistBits: 32, ImplicitReturn: ReturnFull, StackDepth: 8},
+	"ref-htm":     {Mode: HTM, HistBits: 32, IndirectNoHist: true, EagerHistFull: true},
+	"ref-htm-rpt": {Mode: HTM, HistBits: 32, RepeatedHistory: true, IndirectNoHist: true, EagerHistFull: true},
+	"ref-htm-cs8": {Mode: HTM, HistBits: 32, ImplicitReturn: ReturnFull, StackDepth: 8, IndirectNoHist: true,
+		EagerHistFull: true},
 	"ref-htm-best": {Mode: HTM, HistBits: 32, RepeatedHistory: true,
-		ImplicitReturn: ReturnFull, StackDepth: 8},
+		ImplicitReturn: ReturnFull, StackDepth: 8, IndirectNoHist: true, EagerHistFull: true},
 	"best": {Mode: HTM, HistBits: 32, RepeatedHistory: true, HistPatterns: true, RepeatBranch: true,
 		ImplicitReturn: ReturnFull, StackDepth: 32, SequentialJump: true, IndirectNoHist: true,
 		ExtendAddrMSB: true},

@@ -508,7 +508,8 @@ func (e *Encoder) branch(taken bool, b *ingress.Block) error {
 	if e.cfg.HistPatterns {
 		return e.pat.add(e, bit)
 	}
-	if e.histLen == e.cfg.histBits()-1 {
+	full := e.cfg.histBits() - 1
+	if !e.cfg.EagerHistFull && e.histLen == full {
 		keep, n, err := e.histFull(e.hist, e.histLen)
 		if err != nil {
 			return err
@@ -517,6 +518,13 @@ func (e *Encoder) branch(taken bool, b *ingress.Block) error {
 	}
 	e.hist = e.hist<<1 | bit
 	e.histLen++
+	if e.cfg.EagerHistFull && e.histLen == full {
+		keep, n, err := e.histFull(e.hist, e.histLen)
+		if err != nil {
+			return err
+		}
+		e.hist, e.histLen = keep, n
+	}
 	return nil
 }
 
