@@ -67,7 +67,7 @@ type Config struct {
 	// the reference encoder does, instead of when the next branch needs
 	// room (which lets the next flow message carry a full register).
 	EagerHistFull bool
-	BCntBits        int  // width of the B-CNT counter (1..18); 0 means 18
+	BCntBits      int // width of the B-CNT counter (1..18); 0 means 18
 	// HistPatterns lets the encoder choose the length of each
 	// ResourceFull HIST record so that loops whose branch pattern does not
 	// divide the HIST width still repeat (a freedom the specification
