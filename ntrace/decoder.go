@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
@@ -486,21 +487,12 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 	if h == 0 {
 		return inconsistent("HIST field without stop bit")
 	}
-	for bit := 62 - leadingZeros(h); bit >= 0; bit-- {
+	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func leadingZeros(x uint64) int {
-	n := 0
-	for x&(1<<63) == 0 {
-		x <<= 1
-		n++
-	}
-	return n
 }
 
 // walkToBranch walks from the current PC through inferable instructions

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
 )
 
@@ -132,7 +133,7 @@ func histBits(h uint64) string {
 	if h == 0 {
 		return "no stop bit"
 	}
-	n := 63 - leadingZeros(h)
+	n := 63 - bits.LeadingZeros64(h)
 	if n == 0 {
 		return "empty"
 	}
