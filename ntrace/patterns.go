@@ -19,6 +19,10 @@ import "math/bits"
 const (
 	patWindow    = 1024 // outcomes buffered before a decision
 	patLookahead = 160  // outcomes kept back as context for the next decision
+	// patMinRun is the shortest repeat worth a record: shorter ones cost
+	// more bytes than the plain bits they replace (a record of 31 plain
+	// bits is 7 bytes).
+	patMinRun = 8
 	patMaxBits   = 31   // history bits in one record (register of 32 with stop bit)
 	patBufBits   = 2048
 )
@@ -90,10 +94,11 @@ type patternState struct {
 	runCount uint64
 	phase    int
 	// dynamic programming scratch space, reused
-	cost   []int32
-	choice []step
-	match  [][patMaxBits + 1]int32
-	bits   []uint8
+	cost    []int32
+	choice  []step
+	repAt   []bool
+	nextRep []int32
+	bits    []uint8
 }
 
 func (s *patternState) reset() {
@@ -250,31 +255,45 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	if cap(s.cost) < n+1 {
 		s.cost = make([]int32, n+1)
 		s.choice = make([]step, n+1)
-		s.match = make([][patMaxBits + 1]int32, n+1)
+		s.repAt = make([]bool, n+1)
+		s.nextRep = make([]int32, n+1)
 		s.bits = make([]uint8, n+patMaxBits+1)
 	}
-	cost, choice, match, bit := s.cost[:n+1], s.choice[:n+1], s.match[:n+1], s.bits[:n+patMaxBits+1]
+	cost, choice, repAt, bit := s.cost[:n+1], s.choice[:n+1], s.repAt[:n+1], s.bits[:n+patMaxBits+1]
+	nextRep := s.nextRep[:n+1]
 	for i := 0; i < n; i++ {
 		bit[i] = uint8(s.buf.get(i))
 	}
 	for i := n; i < len(bit); i++ {
 		bit[i] = 2 // never equal to a real outcome
 	}
-	// match[i][l]: how many bits from i+l on repeat the bit l earlier.
-	for l := 1; l <= patMaxBits; l++ {
-		match[n][l] = 0
-		for i := n - 1; i >= 0; i-- {
-			if bit[i+l] == bit[i] {
-				match[i][l] = match[i+1][l] + 1
-			} else {
-				match[i][l] = 0
-			}
-		}
-	}
+	// One backward pass. match[l] is how many bits from i+l on repeat the
+	// bit l earlier; only the row of i+1 is needed to compute the row of i.
+	// nextRep[i] is the first position after i where some pattern repeats.
+	var match [patMaxBits + 1]uint16
 	hmax := e.cfg.hrepeatMax()
 	cost[n] = 0
 	choice[n] = step{}
+	repAt[n] = false
+	nextRep[n] = int32(n + patMaxBits + 1)
 	for i := n - 1; i >= 0; i-- {
+		if repAt[i+1] {
+			nextRep[i] = int32(i + 1)
+		} else {
+			nextRep[i] = nextRep[i+1]
+		}
+		bi := bit[i]
+		var elig uint32 // pattern lengths that repeat at least twice from i
+		for l := 1; l <= patMaxBits; l++ {
+			m := match[l] + 1
+			if bit[i+l] != bi {
+				m = 0
+			}
+			match[l] = m
+			if int(m) >= l && int(m)+l >= patMinRun {
+				elig |= 1 << l
+			}
+		}
 		rest := n - i
 		best := int32(1 << 30)
 		var bs step
@@ -288,16 +307,12 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 		maxL := patMaxBits
 		if rest < maxL {
 			maxL = rest
+			elig &= 1<<(maxL+1) - 1
 		}
-		mi := &match[i]
-		for l := 1; l <= maxL; l++ {
-			if c := plainBytes[l] + cost[i+l]; c < best {
-				best, bs = c, step{l, 1}
-			}
-			if int(mi[l]) < l {
-				continue // not even two repeats
-			}
-			r := uint64((l + int(mi[l])) / l)
+		repAt[i] = elig != 0
+		for ; elig != 0; elig &= elig - 1 {
+			l := bits.TrailingZeros32(elig)
+			r := uint64((l + int(match[l])) / l)
 			if r > hmax {
 				r = hmax
 			}
@@ -307,6 +322,25 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 			if r > 2 {
 				if c := int32(recordBytes(l, r-1)) + cost[i+int(r-1)*l]; c < best {
 					best, bs = c, step{l, r - 1}
+				}
+			}
+		}
+		// Plain records: the longest, or one that ends where a repeat
+		// starts (shorter plain records elsewhere never save a record),
+		// or any near the end of the buffer.
+		if rest <= 2*patMaxBits {
+			for l := 1; l <= maxL; l++ {
+				if c := plainBytes[l] + cost[i+l]; c < best {
+					best, bs = c, step{l, 1}
+				}
+			}
+		} else {
+			if c := plainBytes[maxL] + cost[i+maxL]; c < best {
+				best, bs = c, step{maxL, 1}
+			}
+			for j := int(nextRep[i]); j-i < maxL; j = int(nextRep[j]) {
+				if c := plainBytes[j-i] + cost[j]; c < best {
+					best, bs = c, step{j - i, 1}
 				}
 			}
 		}

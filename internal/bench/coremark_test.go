@@ -1,4 +1,4 @@
-package ntrace
+package bench
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/internal/corpus"
+	"github.com/rvtrace/rvtrace/ntrace"
 	"github.com/rvtrace/rvtrace/sim"
 )
 
@@ -32,7 +33,7 @@ func coremarkTrace(b *testing.B, preset string) *cmTrace {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
-	enc, err := NewEncoder(&buf, Presets[preset])
+	enc, err := ntrace.NewEncoder(&buf, ntrace.Presets[preset])
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func coremarkTrace(b *testing.B, preset string) *cmTrace {
 
 func benchCoremarkDecode(b *testing.B, preset string, pcs bool) {
 	t := coremarkTrace(b, preset)
-	cfg := DecoderConfigFrom(Presets[preset])
+	cfg := ntrace.DecoderConfigFrom(ntrace.Presets[preset])
 	b.SetBytes(int64(len(t.trace)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -64,7 +65,7 @@ func benchCoremarkDecode(b *testing.B, preset string, pcs bool) {
 		if pcs {
 			sink = flow.NewPCWriter(io.Discard, t.img)
 		}
-		if err := NewDecoder(t.img, sink, cfg).Decode(bytes.NewReader(t.trace)); err != nil {
+		if err := ntrace.NewDecoder(t.img, sink, cfg).Decode(bytes.NewReader(t.trace)); err != nil {
 			b.Fatal(err)
 		}
 		sink.Close()
