@@ -22,9 +22,9 @@ const (
 	// patMinRun is the shortest repeat worth a record: shorter ones cost
 	// more bytes than the plain bits they replace (a record of 31 plain
 	// bits is 7 bytes).
-	patMinRun = 8
-	patMaxBits   = 31   // history bits in one record (register of 32 with stop bit)
-	patBufBits   = 2048
+	patMinRun  = 8
+	patMaxBits = 31 // history bits in one record (register of 32 with stop bit)
+	patBufBits = 2048
 )
 
 // bitBuf is a FIFO of bits.
