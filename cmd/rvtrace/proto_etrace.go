@@ -1,0 +1,192 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+func init() {
+	registerProtocol(&protocol{
+		name:    "etrace",
+		summary: "RISC-V Efficient Trace (E-Trace) 2.0, or the 0.026 draft layout",
+		encoder: etraceEncoderFlags,
+		decoder: etraceDecoderFlags,
+		dumper:  etraceDumperFlags,
+	})
+}
+
+// etraceConfigFlags registers the E-Trace configuration flags shared by
+// encode, decode and dump (the decoder and dumper must be given the same
+// ones as the encoder).
+func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
+	version := fs.String("etrace-version", "2.0", "packet layout: 2.0 (ratified) or 0.026 (draft)")
+	config := fs.String("config", "", "hardware parameters `file` (name = value lines with the specification's parameter names, e.g. iaddress_width_p = 32)")
+	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation)")
+	full := fs.Bool("full-address", false, "full address mode (default: delta address mode)")
+	implExc := fs.Bool("implicit-exception", false, "implicit exception mode: omit trap handler addresses (needs --tvec)")
+	tvec := fs.Uint64("tvec", 0, "trap vector (mtvec) for implicit exception mode; bit 0 = vectored interrupts")
+	sij := fs.Bool("sijump", false, "sequentially inferable jump mode")
+	ir := fs.String("implicit-return", "off", "implicit return mode: off, counter or stack")
+	bp := fs.Bool("branch-prediction", false, "branch prediction mode (format 0 branch counts)")
+	jtc := fs.Bool("jump-target-cache", false, "jump target cache mode (format 0 cache indexes)")
+	all := fs.Bool("all-modes", false, "enable every optional mode but full address")
+	resync := fs.Int("resync", 0, "resynchronise every N te_inst packets (0: never)")
+	srcBits := fs.Int("src-bits", 0, "utdd: width of the source ID field (trTeSrcBits)")
+	srcID := fs.Uint("src-id", 0, "utdd: source ID (trTeSrcID)")
+	typeField := fs.Bool("type-field", false, "utdd: 2-bit trace type after the source ID")
+	tsBytes := fs.Int("timestamp-bytes", 0, "utdd: timestamp size in bytes (0: none)")
+	return func() (etrace.Config, error) {
+		c := etrace.DefaultConfig()
+		var err error
+		if c.Version, err = etrace.ParseVersion(*version); err != nil {
+			return c, err
+		}
+		if *config != "" {
+			if err := etrace.LoadConfig(*config, &c.Params); err != nil {
+				return c, err
+			}
+		}
+		if c.Encap, err = etrace.ParseEncap(*encap); err != nil {
+			return c, err
+		}
+		o := &c.Options
+		o.FullAddress, o.ImplicitException, o.SIJump = *full, *implExc, *sij
+		o.BranchPrediction, o.JumpTargetCache = *bp, *jtc
+		if *all {
+			o.ImplicitException, o.SIJump, o.BranchPrediction, o.JumpTargetCache = true, true, true, true
+			if *ir == "off" {
+				*ir = "stack"
+			}
+		}
+		switch *ir {
+		case "off", "":
+		case "counter":
+			o.ImplicitReturn = true
+			if c.Params.CallCounterSize == 0 && c.Params.ReturnStackSize == 0 {
+				c.Params.CallCounterSize = 4
+			}
+		case "stack":
+			o.ImplicitReturn = true
+			if c.Params.CallCounterSize == 0 && c.Params.ReturnStackSize == 0 {
+				c.Params.ReturnStackSize = 3
+			}
+		default:
+			return c, fmt.Errorf("--implicit-return must be off, counter or stack")
+		}
+		if *tvec != 0 {
+			c.Params.TVec = *tvec
+		}
+		c.ResyncPeriod = *resync
+		c.SrcBits, c.SrcID, c.TypeField, c.TimestampBytes = *srcBits, uint32(*srcID), *typeField, *tsBytes
+		return c, c.Check()
+	}
+}
+
+func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
+	cfgf := etraceConfigFlags(fs)
+	csvOut := fs.String("te-inst-csv", "", "also write the packets as the reference flow's te_inst CSV `file`")
+	return func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
+		cfg, err := cfgf()
+		if err != nil {
+			return nil, err
+		}
+		if img != nil && len(img.Segments()) == 0 {
+			img = nil
+		}
+		enc, err := etrace.NewEncoder(w, cfg, img)
+		if err != nil {
+			return nil, err
+		}
+		if *csvOut == "" {
+			return enc, nil
+		}
+		f, err := os.Create(*csvOut)
+		if err != nil {
+			return nil, err
+		}
+		cw := etrace.NewCSVWriter(f, &cfg)
+		var werr error
+		enc.OnPacket = func(p *etrace.Packet) {
+			if werr == nil {
+				werr = cw.Write(p)
+			}
+		}
+		return &etraceCSVSink{Encoder: enc, f: f, cw: cw, err: &werr}, nil
+	}
+}
+
+// etraceCSVSink closes the CSV file with the encoder.
+type etraceCSVSink struct {
+	*etrace.Encoder
+	f   *os.File
+	cw  *etrace.CSVWriter
+	err *error
+}
+
+func (s *etraceCSVSink) Close() error {
+	err := s.Encoder.Close()
+	if e := s.cw.Flush(); err == nil {
+		err = e
+	}
+	if e := s.f.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = *s.err
+	}
+	return err
+}
+
+func etraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
+	cfgf := etraceConfigFlags(fs)
+	csvIn := fs.Bool("csv", false, "the trace is a te_inst CSV file (default for names ending in .te_inst)")
+	return func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
+		cfg, err := cfgf()
+		if err != nil {
+			return err
+		}
+		d, err := etrace.NewDecoder(cfg, img, sink)
+		if err != nil {
+			return err
+		}
+		if *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv") {
+			return d.DecodeCSV(r)
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		return d.Decode(data)
+	}
+}
+
+func etraceDumperFlags(fs *flag.FlagSet) func(r io.Reader, name string, w io.Writer) error {
+	cfgf := etraceConfigFlags(fs)
+	toCSV := fs.Bool("to-csv", false, "write the packets as the reference flow's te_inst CSV instead of a listing")
+	return func(r io.Reader, name string, w io.Writer) error {
+		cfg, err := cfgf()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		if *toCSV {
+			return etrace.ToCSV(data, &cfg, w)
+		}
+		st, err := etrace.Dump(data, &cfg, w)
+		if err == nil && st.Errors > 0 {
+			return fmt.Errorf("%d errors", st.Errors)
+		}
+		return err
+	}
+}

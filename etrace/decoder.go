@@ -1,0 +1,674 @@
+package etrace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
+)
+
+// node is a straight-line run of the program (image.Run) with what the
+// decoder needs to leave it, and links to the runs it leads to.
+type node struct {
+	start, last, end uint64
+	n                uint32
+	in               riscv.Inst // the last instruction
+	target           uint64     // direct target of a branch or jump
+	prev             uint64     // the instruction before last (n >= 2)
+	prevIn           riscv.Inst
+	seq, tgt         *node // cached successors: fall-through, direct target
+}
+
+// Decoder turns E-Trace packets and the program image into the executed
+// instruction flow. It implements the decoder algorithm of the
+// specification, extended to the optional modes (see the package
+// documentation). Create one with NewDecoder and feed it a byte stream
+// with Decode, or packets with Packet.
+type Decoder struct {
+	cfg   Config
+	codec *Codec
+	img   *image.Set
+	sink  flow.Sink
+	opt   Options
+	v026  bool
+	lsb   uint
+	amask uint64
+
+	// MaxSteps bounds the runs followed for one packet without consuming
+	// a branch outcome (a corrupt trace could otherwise loop forever).
+	MaxSteps int
+	// MaxWalk, if not zero, bounds the runs followed for one packet in
+	// total (branch counts of the predictor can legitimately make a walk
+	// billions of branches long; fuzzing bounds it).
+	MaxWalk int
+
+	synced      bool
+	trapPending bool // a trap was reported with thaddr=0
+	pc          uint64
+	pcNode      *node // run whose last instruction is pc; nil when pc is inside a run
+	prev        uint64
+	prevOK      bool
+	priv        ingress.Priv
+	context     uint64
+	lastAddr    uint64
+
+	qbits   uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
+	qn      int
+	pbcLeft uint64
+	fail    bool // the branch after the predicted ones failed
+	stack   retStack
+	pred    predictor
+	jtc     jumpCache
+
+	// the address packet waiting for the next packet
+	pend    Packet
+	pendOK  bool
+	pendOff int64
+	// the packet being followed
+	irActive    bool // R1 with irreport: the return at depth irDepth is not implicit
+	irDepth     int
+	depthChk    bool // R2/R3 with irreport: stop at depth irDepth
+	storeTarget bool // the target reported is stored in the jump target cache
+
+	lastAddrPkt bool // the previous packet was a format 0/1/2 address packet
+	pendAfter   bool // ... when the pending packet arrived
+	zeroOK      bool // the walk may stop without moving (0.026 double reports)
+	rStart      uint64
+	rN          uint64
+	off         int64
+	ev          flow.Event
+	rev         flow.Event // range events
+
+	cache [1024]*node
+	nodes map[uint64]*node
+
+	Packets uint64 // packets processed
+	Errors  uint64 // inconsistencies reported as gaps
+}
+
+// NewDecoder returns a decoder for traces written with cfg, following the
+// program in img, sending the flow to sink.
+func NewDecoder(cfg Config, img *image.Set, sink flow.Sink) (*Decoder, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, sink: sink, opt: cfg.Options,
+		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node)}
+	p := &d.cfg.Params
+	d.lsb = uint(p.IAddressLSB)
+	d.amask = p.addrMask()
+	d.stack = newRetStack(p.stackMax())
+	d.pred = newPredictor(p)
+	d.jtc = newJumpCache(p)
+	return d, nil
+}
+
+// Decode decodes a whole framed byte stream. Framing and packet errors are
+// reported to the sink as gaps and decoding resumes at the next sync
+// packet; the returned error is a sink error. The sink is not closed.
+func (d *Decoder) Decode(data []byte) error {
+	sc := NewScanner(data, &d.cfg)
+	var p Packet
+	for {
+		ok := sc.Scan()
+		if !ok {
+			if err := sc.Err(); err != nil {
+				if gerr := d.gap(err, d.off); gerr != nil {
+					return gerr
+				}
+				if !sc.Done() {
+					continue
+				}
+			}
+			break
+		}
+		fr := sc.Frame()
+		if err := d.codec.Parse(fr.Payload, fr.Support, &p); err != nil {
+			if gerr := d.gap(fmt.Errorf("byte %d: %w", fr.Offset, err), fr.Offset); gerr != nil {
+				return gerr
+			}
+			continue
+		}
+		if err := d.Packet(&p, fr.Offset); err != nil {
+			return err
+		}
+	}
+	return d.Flush()
+}
+
+// Flush ends the trace: a pending packet is resolved as reporting the
+// target of an uninferable discontinuity, and the open range is sent.
+func (d *Decoder) Flush() error {
+	if d.pendOK {
+		d.pendOK = false
+		if err := d.follow(&d.pend, rTarget, d.pendOff); err != nil {
+			if gerr := d.gap(err, d.pendOff); gerr != nil {
+				return gerr
+			}
+		}
+	}
+	return d.closeRange(ingress.ITypeNone, 0, false)
+}
+
+// gap reports err and drops synchronisation.
+func (d *Decoder) gap(err error, off int64) error {
+	d.Errors++
+	if e := d.closeRange(ingress.ITypeNone, 0, false); e != nil {
+		return e
+	}
+	d.synced, d.pendOK, d.trapPending = false, false, false
+	d.ev = flow.Event{Kind: flow.KindGap, Err: err, Offset: off}
+	return d.sink.Event(&d.ev)
+}
+
+// errSink marks errors returned by the sink, which stop decoding.
+type errSink struct{ error }
+
+func (e errSink) Unwrap() error { return e.error }
+
+// Packet processes one packet found at byte offset off. Inconsistencies
+// are reported as gaps; the returned error is a sink error.
+func (d *Decoder) Packet(p *Packet, off int64) error {
+	d.Packets++
+	err := d.packet(p, off)
+	d.lastAddrPkt = d.hasAddress(p)
+	if err == nil {
+		return nil
+	}
+	var se errSink
+	if errors.As(err, &se) {
+		return se.error
+	}
+	return d.gap(fmt.Errorf("packet at byte %d (%s): %w", off, d.codec.FormatName(p), err), off)
+}
+
+func (d *Decoder) emit(e *flow.Event) error {
+	if err := d.sink.Event(e); err != nil {
+		return errSink{err}
+	}
+	return nil
+}
+
+// isF3 reports whether p is a sync packet (format 3 subformat 0 or 1).
+func isF3(p *Packet) bool {
+	return p.Format == FormatSync && (p.Subformat == SubStart || p.Subformat == SubTrap)
+}
+
+func (d *Decoder) packet(p *Packet, off int64) error {
+	d.off = off
+	d.zeroOK = d.lastAddrPkt
+	if p.Format == FormatSync && p.Subformat == SubSupport {
+		return d.support(p, off)
+	}
+	if !d.synced {
+		if !isF3(p) {
+			return nil // wait for a sync packet
+		}
+		return d.start(p, off)
+	}
+	if d.pendOK {
+		kind := rTarget
+		if isF3(p) && !d.pend.Updiscon {
+			kind = rLast
+		}
+		d.pendOK = false
+		d.zeroOK = d.pendAfter
+		err := d.follow(&d.pend, kind, d.pendOff)
+		d.zeroOK = true // the pending packet was an address packet
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case p.Format == FormatSync:
+		switch p.Subformat {
+		case SubStart:
+			return d.sync(p, false)
+		case SubTrap:
+			return d.trapPacket(p)
+		case SubContext:
+			return d.contextEvent(ingress.Priv(p.Privilege), p.Context, true)
+		}
+	case d.hasAddress(p):
+		if d.v026 || !p.Updiscon && !p.Notify && !(p.Format == FormatExt && p.Subformat == SubJumpCache) {
+			d.pend, d.pendOK, d.pendOff, d.pendAfter = *p, true, off, d.lastAddrPkt
+			return nil
+		}
+		kind := rTarget
+		if p.Notify {
+			kind = rNotify
+		}
+		return d.follow(p, kind, off)
+	case p.Format == FormatBranch || d.v026 && p.Format == FormatExt:
+		// full branch map, no address
+		if err := d.addOutcomes(p.BranchMap, 31); err != nil {
+			return err
+		}
+		return d.walk(modeLastBranch, 0)
+	case p.Format == FormatExt && p.Subformat == SubBranchCount:
+		if d.pred.t == nil {
+			return fmt.Errorf("branch count without a branch predictor")
+		}
+		d.pbcLeft += uint64(p.BranchCount) + 31
+		d.fail = true
+		return d.walk(modeFail, 0)
+	}
+	return fmt.Errorf("unexpected packet")
+}
+
+// hasAddress reports whether p is a format 0/1/2 packet that reports an
+// instruction.
+func (d *Decoder) hasAddress(p *Packet) bool {
+	switch p.Format {
+	case FormatAddr:
+		return true
+	case FormatBranch:
+		return p.Branches != 0
+	case FormatExt:
+		if d.v026 {
+			return p.Branches != 0
+		}
+		return p.Subformat == SubJumpCache || p.BranchFmt != BranchFmtNoAddr
+	}
+	return false
+}
+
+func (d *Decoder) support(p *Packet, off int64) error {
+	if !d.v026 {
+		d.opt = OptionsFromBits(p.IOptions)
+		d.codec.Options = d.opt
+	}
+	if p.QualStatus == QualNoChange {
+		return nil
+	}
+	if d.synced && d.pendOK {
+		kind := rLast
+		if p.QualStatus == QualEndedNtr || p.QualStatus == QualTraceLost {
+			kind = rTarget
+		}
+		d.pendOK = false
+		d.zeroOK = d.pendAfter
+		if err := d.follow(&d.pend, kind, d.pendOff); err != nil {
+			return err
+		}
+	}
+	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		return err
+	}
+	wasSynced := d.synced
+	d.synced, d.trapPending = false, false
+	if p.QualStatus == QualTraceLost {
+		d.ev = flow.Event{Kind: flow.KindGap, Err: fmt.Errorf("byte %d: trace lost", off), Offset: off}
+		return d.emit(&d.ev)
+	}
+	if !wasSynced {
+		return nil
+	}
+	d.ev = flow.Event{Kind: flow.KindStop, Reason: uint32(p.QualStatus), Priv: d.priv, Offset: off}
+	return d.emit(&d.ev)
+}
+
+// decodeAddr returns the instruction address a format 0/1/2 packet reports.
+func (d *Decoder) decodeAddr(p *Packet) (uint64, error) {
+	if p.Format == FormatExt && !d.v026 && p.Subformat == SubJumpCache {
+		if d.jtc.a == nil {
+			return 0, fmt.Errorf("jump target cache index without a cache")
+		}
+		i := p.Index & uint32(d.jtc.mask)
+		if !d.jtc.valid[i] {
+			return 0, fmt.Errorf("jump target cache entry %d is empty", i)
+		}
+		return d.jtc.a[i], nil
+	}
+	full := d.opt.FullAddress
+	if d.v026 {
+		full = p.Format == FormatExt || p.Format == FormatAddr && d.opt.FullAddress
+	}
+	var a uint64
+	if full {
+		a = p.Address << d.lsb
+	} else {
+		n := d.cfg.Params.addrBits()
+		v := p.Address
+		if n < 64 && v>>(uint(n)-1)&1 != 0 {
+			v |= ^mask(n)
+		}
+		a = d.lastAddr + v<<d.lsb
+	}
+	a &= d.amask
+	d.lastAddr = a
+	return a, nil
+}
+
+// start begins decoding at a sync packet.
+func (d *Decoder) start(p *Packet, off int64) error {
+	if p.Subformat == SubTrap && p.Thaddr == 0 && !d.v026 {
+		// A trap before anything was traced: the next sync starts.
+		return d.trapEvent(p, p.Address<<d.lsb&d.amask, 0, false)
+	}
+	d.resetState()
+	a, err := d.syncAddr(p)
+	if err != nil {
+		return err
+	}
+	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		return err
+	}
+	if p.Subformat == SubTrap {
+		if err := d.trapEvent(p, 0, a, true); err != nil {
+			return err
+		}
+	}
+	d.ev = flow.Event{Kind: flow.KindSync, Addr: a, Reason: uint32(p.Subformat), Priv: ingress.Priv(p.Privilege), Offset: off}
+	if err := d.emit(&d.ev); err != nil {
+		return err
+	}
+	d.synced = true
+	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
+		return err
+	}
+	return d.jumpTo(a, p.Branch)
+}
+
+// syncAddr returns the address of a format 3 subformat 0/1 packet.
+func (d *Decoder) syncAddr(p *Packet) (uint64, error) {
+	if p.Subformat == SubTrap && !d.v026 && d.opt.ImplicitException && p.Thaddr == 1 {
+		h, ok := d.cfg.Params.handler(p.Ecause, p.Interrupt != 0)
+		if !ok {
+			return 0, fmt.Errorf("implicit exception mode without a trap vector (rvtrace_tvec)")
+		}
+		return h, nil
+	}
+	a := p.Address << d.lsb & d.amask
+	d.lastAddr = a
+	return a, nil
+}
+
+// resetState resets what a sync packet resets.
+func (d *Decoder) resetState() {
+	d.qbits, d.qn, d.pbcLeft, d.fail = 0, 0, 0, false
+	d.stack.reset()
+	if d.pred.t != nil {
+		d.pred.reset()
+	}
+	if d.jtc.a != nil {
+		d.jtc.reset()
+	}
+	d.trapPending = false
+}
+
+// jumpTo places the decoder on a, the first instruction of a new range,
+// with the branch bit of a sync packet.
+func (d *Decoder) jumpTo(a uint64, branch uint8) error {
+	nd, err := d.node(a)
+	if err != nil {
+		return err
+	}
+	d.pc = a
+	d.pcNode = nil
+	if nd.n == 1 {
+		d.pcNode = nd
+	}
+	d.prevOK = false
+	d.rStart, d.rN = a, 1
+	d.qbits, d.qn = 0, 0
+	if nd.n == 1 && nd.in.Class == riscv.ClassBranch {
+		d.qbits, d.qn = uint64(branch&1), 1
+	}
+	return nil
+}
+
+// sync handles format 3 subformat 0 while synchronised: follow to the
+// reported instruction, then reset.
+func (d *Decoder) sync(p *Packet, _ bool) error {
+	a, err := d.syncAddr(p)
+	if err != nil {
+		return err
+	}
+	if d.trapPending {
+		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+			return err
+		}
+		d.resetState()
+		if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, false); err != nil {
+			return err
+		}
+		return d.jumpTo(a, p.Branch)
+	}
+	// The reported instruction's own branch outcome follows the others.
+	if nd, err := d.node(a); err == nil && nd.n == 1 && nd.in.Class == riscv.ClassBranch {
+		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
+			return err
+		}
+	}
+	d.depthChk = false
+	if err := d.walk(modeSync, a); err != nil {
+		return err
+	}
+	// reset, keeping the reported branch's outcome
+	qb, qn := d.qbits, d.qn
+	d.resetState()
+	d.qbits, d.qn = qb, qn
+	d.prevOK = false
+	return d.contextEvent(ingress.Priv(p.Privilege), p.Context, false)
+}
+
+// trapPacket handles format 3 subformat 1 while synchronised.
+func (d *Decoder) trapPacket(p *Packet) error {
+	if p.Thaddr == 0 && !d.v026 {
+		epc := p.Address << d.lsb & d.amask
+		d.lastAddr = epc
+		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+			return err
+		}
+		d.trapPending = true
+		return d.trapEvent(p, epc, 0, false)
+	}
+	a, err := d.syncAddr(p)
+	if err != nil {
+		return err
+	}
+	epc := d.epc(p)
+	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		return err
+	}
+	if err := d.trapEvent(p, epc, a, true); err != nil {
+		return err
+	}
+	d.resetState()
+	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, false); err != nil {
+		return err
+	}
+	return d.jumpTo(a, p.Branch)
+}
+
+// epc infers the address of the trapping instruction from the decoder's
+// position (the specification's exception_address).
+func (d *Decoder) epc(p *Packet) uint64 {
+	if d.trapPending {
+		return 0
+	}
+	in, ok := d.img.Inst(d.pc)
+	if !ok {
+		return 0
+	}
+	if p.Interrupt == 0 && (in.Class == riscv.ClassECall || in.Class == riscv.ClassEBreak) {
+		return d.pc
+	}
+	switch in.Class {
+	case riscv.ClassBranch:
+		if d.qn > 0 && d.qbits&1 == 0 {
+			return in.Target(d.pc)
+		}
+	case riscv.ClassJump:
+		return in.Target(d.pc)
+	}
+	return in.Next(d.pc)
+}
+
+func (d *Decoder) trapEvent(p *Packet, epc, handler uint64, hasTarget bool) error {
+	d.ev = flow.Event{Kind: flow.KindTrap, Interrupt: p.Interrupt != 0, HasCause: true,
+		Cause: p.Ecause, TVal: p.Tval, Addr: epc, Target: handler, HasTarget: hasTarget,
+		Priv: d.priv, Offset: d.off}
+	return d.emit(&d.ev)
+}
+
+// contextEvent reports the privilege and context when they change.
+func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error {
+	if d.cfg.Params.NoContext {
+		ctx = d.context
+	}
+	if !force && priv == d.priv && ctx == d.context {
+		return nil
+	}
+	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		return err
+	}
+	d.priv, d.context = priv, ctx
+	d.ev = flow.Event{Kind: flow.KindContext, Priv: priv, Context: ctx, Offset: d.off}
+	return d.emit(&d.ev)
+}
+
+// addOutcomes appends n branch outcomes (bit 0 oldest, 1 = not taken).
+func (d *Decoder) addOutcomes(bits uint32, n int) error {
+	if d.qn+n > 63 {
+		return fmt.Errorf("too many unprocessed branches (%d)", d.qn+n)
+	}
+	d.qbits |= uint64(bits) & mask(n) << uint(d.qn)
+	d.qn += n
+	return nil
+}
+
+// follow processes an address packet as reporting the target of an
+// uninferable discontinuity (rTarget), the last instruction before a sync
+// (rLast) or a notification (rNotify).
+func (d *Decoder) follow(p *Packet, kind int, off int64) error {
+	d.off = off
+	// branch information first
+	switch {
+	case p.Format == FormatBranch || d.v026 && p.Format == FormatExt:
+		if err := d.addOutcomes(p.BranchMap, int(p.Branches)); err != nil {
+			return err
+		}
+	case p.Format == FormatExt && p.Subformat == SubJumpCache:
+		if err := d.addOutcomes(p.BranchMap, int(p.Branches)); err != nil {
+			return err
+		}
+	case p.Format == FormatExt:
+		if d.pred.t == nil {
+			return fmt.Errorf("branch count without a branch predictor")
+		}
+		d.pbcLeft += uint64(p.BranchCount) + 31
+		d.fail = p.BranchFmt == BranchFmtAddrFail
+	}
+	a, err := d.decodeAddr(p)
+	if err != nil {
+		return err
+	}
+	d.irActive, d.depthChk = false, false
+	if p.Irreport && !d.v026 {
+		if kind == rTarget {
+			d.irActive, d.irDepth = true, int(p.Irdepth)
+		} else {
+			d.depthChk, d.irDepth = true, int(p.Irdepth)
+		}
+	}
+	mode := modeTarget
+	if kind != rTarget {
+		mode = modeLast
+	}
+	idx := p.Format == FormatExt && !d.v026 && p.Subformat == SubJumpCache
+	d.storeTarget = kind == rTarget && !idx && d.opt.JumpTargetCache && d.jtc.a != nil
+	err = d.walk(mode, a)
+	d.irActive, d.depthChk, d.storeTarget = false, false, false
+	if err != nil {
+		return err
+	}
+	if kind == rNotify && p.Notify {
+		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+			return err
+		}
+		d.ev = flow.Event{Kind: flow.KindNotify, Addr: a, Priv: d.priv, Offset: off}
+		return d.emit(&d.ev)
+	}
+	return nil
+}
+
+// walk modes
+const (
+	modeTarget     = iota // stop on leaving an uninferable jump: its target is the address
+	modeLast              // stop on reaching the address with no branch outcome left but its own
+	modeSync              // like modeLast, for a sync packet
+	modeLastBranch        // stop on the branch that takes the last outcome
+	modeFail              // stop on the branch after the predicted ones
+)
+
+// remaining is the number of branch outcomes not yet applied.
+func (d *Decoder) remaining() uint64 {
+	n := uint64(d.qn) + d.pbcLeft
+	if d.fail {
+		n++
+	}
+	return n
+}
+
+// arrived reports whether the walk in mode may stop at instruction a,
+// whose run is nd.
+func (d *Decoder) arrived(a uint64, isBranch bool) bool {
+	want := uint64(0)
+	if isBranch {
+		want = 1
+	}
+	if d.remaining() != want {
+		return false
+	}
+	return !d.depthChk || d.stack.depth == d.irDepth
+}
+
+// outcome returns whether the branch at pc is taken.
+func (d *Decoder) outcome(pc uint64) (bool, error) {
+	var taken bool
+	switch {
+	case d.qn > 0:
+		taken = d.qbits&1 == 0
+		d.qbits >>= 1
+		d.qn--
+	case d.pbcLeft > 0:
+		taken = d.pred.predict(pc)
+		d.pbcLeft--
+	case d.fail:
+		taken = !d.pred.predict(pc)
+		d.fail = false
+	default:
+		return false, fmt.Errorf("no branch outcome for the branch at %#x", pc)
+	}
+	if d.opt.BranchPrediction && d.pred.t != nil {
+		d.pred.update(pc, taken)
+	}
+	return taken, nil
+}
+
+// settle turns a predicted outcome left for the branch the walk stopped on
+// into a queued one, so that later branch maps follow it.
+func (d *Decoder) settle() {
+	if d.qn != 0 || d.pcNode == nil || d.pcNode.in.Class != riscv.ClassBranch {
+		return
+	}
+	switch {
+	case d.pbcLeft == 1 && !d.fail:
+		d.pbcLeft = 0
+		if !d.pred.predict(d.pc) {
+			d.qbits = 1
+		}
+		d.qn = 1
+	case d.pbcLeft == 0 && d.fail:
+		d.fail = false
+		if d.pred.predict(d.pc) {
+			d.qbits = 1 // predicted taken, failed: not taken
+		}
+		d.qn = 1
+	}
+}

@@ -1,0 +1,69 @@
+// Package etrace implements the RISC-V Efficient Trace (E-Trace) instruction
+// trace protocol: the te_inst packets of E-Trace 2.0 (the default) and of the
+// 0.026 draft, their encapsulations, an encoder fed by ingress-port blocks
+// and a decoder that rebuilds the executed instruction flow from the packets
+// and the program image.
+//
+// The package is layered; each layer can be used alone:
+//
+//   - bits and packets (bits.go, packet.go): a te_inst packet is a Packet
+//     value; its wire layout, for every format, subformat and version, is
+//     described once as a table of fields (layouts) that the packet writer,
+//     the packet reader, the CSV writer and reader and the dump all walk.
+//     Sign-based compression is applied to every packet.
+//   - framing (encap.go): the raw file layout of the E-Trace reference flow
+//     (.te_inst_raw: one header byte with the payload length and message
+//     type, then the payload, least significant byte first) and the
+//     Unformatted Trace & Diagnostic Data Packet Encapsulation (UTDD) header.
+//   - the encoder (encoder.go): the reference compressed branch trace
+//     algorithm of the specification, with every optional mode (full
+//     address, implicit exception, sequentially inferable jumps, implicit
+//     return with a call counter or a return stack, branch prediction, jump
+//     target cache, periodic resynchronisation), driven by ingress.Block
+//     records and by the ingress.Gated calls of a filter stage.
+//   - the decoder (decoder.go): the decoder algorithm of the specification,
+//     extended to the same optional modes, producing flow.Event values.
+//
+// Everything here is hand-written from the specifications (E-Trace 2.0
+// ratified, the 0.026 draft and the Trace Control Interface) rather than
+// generated or ported: the specification's reference encoder is a flow chart
+// and its decoder pseudo-code covers neither the branch predictor nor the
+// return stack, so both sides are derived together here and kept in step by
+// construction; the package's round-trip tests check that they are.
+//
+// # Decisions the specification leaves open
+//
+// The specification lets an encoder decide some things; this one decides
+// them as follows, and its decoder relies on them:
+//
+//   - A format 0/1/2 packet that reports an address which is not the target
+//     of an uninferable discontinuity (the last instruction before a trap, a
+//     privilege change, a resynchronisation or the end of tracing) is always
+//     followed by a format 3 subformat 0 or 1 packet or by a support packet
+//     saying that tracing ended; the decoder looks one packet ahead to tell
+//     the two cases apart, which is equivalent to the specification's
+//     inferred_address mechanism.
+//   - irreport/irdepth in such a packet give the return stack depth at the
+//     reported instruction (sent when a return was inferred since the
+//     previous packet); in a packet that reports the target of an
+//     uninferable discontinuity they mark the mispredicted return.
+//   - The call counter variant of implicit return keeps the return
+//     addresses the encoder sees, so that a return whose address is not the
+//     expected one is reported (with irreport) as with a stack.
+//   - In a trap packet with thaddr=0, address holds the EPC of the trap.
+//   - Implicit exception mode needs the trap vector (the rvtrace_tvec
+//     parameter); a trap whose handler is not where the vector says is sent
+//     with thaddr=0 followed by a synchronisation packet.
+//   - The support packet's ioptions field is 6 bits: implicit return,
+//     implicit exception, full address, jump target cache, branch
+//     prediction (the reference flow's order) and sequentially inferable
+//     jumps.
+//
+// The 0.026 layout has no notify, updiscon, irreport, irdepth or thaddr
+// fields and no optional-extension format. With it, the encoder sends a
+// zero-length address-only packet after a packet that reports the target of
+// an uninferable discontinuity and precedes a format 3 packet, synchronises
+// on a notify request and before a mispredicted return, and does not emit
+// branch counts or jump target cache indexes (those modes keep their state
+// but have no effect on the packets).
+package etrace

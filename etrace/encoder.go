@@ -1,0 +1,866 @@
+package etrace
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
+)
+
+// Stats counts what an encoder has produced.
+type Stats struct {
+	Packets      uint64    // te_inst and support packets
+	ByFormat     [4]uint64 // te_inst packets per format
+	Sync         [4]uint64 // format 3 packets per subformat
+	Bytes        uint64    // bytes written, framing included
+	Blocks       uint64    // ingress blocks
+	Instructions uint64    // instructions retired (counted with an image, else blocks' halfwords/2)
+	Reasons      [8]uint64 // address packets by reason (R1 target, R2 last, R3 notify)
+}
+
+// BitsPerInstruction returns the trace size in bits per retired
+// instruction.
+func (s *Stats) BitsPerInstruction() float64 {
+	if s.Instructions == 0 {
+		return 0
+	}
+	return float64(s.Bytes*8) / float64(s.Instructions)
+}
+
+// step kinds: the encoder sees the ingress port as a sequence of
+// interesting instructions and traps.
+const (
+	stInst = iota
+	stTrap
+	stEnd
+)
+
+// step is one instruction (or trap) the encoder algorithm looks at. Only
+// the first and last instruction of a block matter; the ones between are
+// linear and leave the encoder state unchanged.
+type step struct {
+	kind      uint8
+	itype     ingress.IType // termination type of this instruction (ITypeNone inside a block)
+	ctype     ingress.CType // on the first instruction of a block only
+	priv      ingress.Priv
+	sijump    bool
+	notify    bool
+	interrupt bool
+	addr      uint64 // instruction address; for a trap, the EPC
+	next      uint64 // address of the sequentially next instruction
+	context   uint64
+	time      uint64
+	cause     uint64
+	tval      uint64
+}
+
+// address packet reasons.
+const (
+	rNone   = iota
+	rTarget // R1: reports the target of an uninferable discontinuity
+	rLast   // R2: the last instruction before a trap, sync or the end of tracing
+	rNotify // R3: a notification (or a branch count overflow)
+)
+
+// Encoder turns ingress blocks into E-Trace packets. It implements
+// ingress.Sink and ingress.Gated. It is not safe for concurrent use.
+type Encoder struct {
+	cfg   Config
+	codec *Codec
+	out   *Writer
+	img   *image.Set
+	st    Stats
+	// OnPacket, if set, is called with each packet as it is written (for
+	// CSV output and tests).
+	OnPacket func(p *Packet)
+
+	v026   bool
+	bpred  bool // branch prediction mode in effect
+	jtcOn  bool // jump target cache mode in effect
+	irOn   bool // implicit return mode in effect
+	lsb    uint
+	amask  uint64
+	period int
+
+	// pipeline
+	curr    step
+	hasCurr bool
+	notify  bool // Gated.Notify: the next block's last instruction
+
+	// algorithm state
+	started      bool
+	supportSent  bool
+	prevUpd      bool // previous instruction's target must be reported
+	prevRetMiss  bool // ... because its return address was mispredicted
+	prevTrap     bool // previous step was a trap
+	trapReported bool // ... already reported with thaddr=0
+	trap         step // that trap
+	prevPriv     ingress.Priv
+	syncNext     bool // a sync packet is due on the next instruction
+	resyncCount  int
+	lastAddr     uint64 // last address reported (delta base)
+
+	mapBits    uint32
+	mapN       int
+	mapCorrect bool   // every branch in the map was predicted correctly
+	pbc        uint64 // correctly predicted branches being counted (>= 31)
+	irSince    bool   // a return was inferred since the last address packet
+	stack      retStack
+	pred       predictor
+	jtc        jumpCache
+
+	// the last address packet, held until the next packet shows whether
+	// its updiscon bit must be set
+	pend     Packet
+	pendOK   bool
+	pendKind int
+	pendAddr uint64 // the instruction address the pending packet reports
+	pendIdx  bool   // pending packet uses a jump target cache index
+	pendBase uint64 // delta base of the pending packet
+
+	// deterministic loops: backward inferable jumps since the last
+	// branch or packet, and the loop being reported
+	back     [][3]uint64 // from, to, stack depth
+	inLoop   bool
+	loopJump [2]uint64
+	loopPkt  bool
+
+	err error
+}
+
+// loopCheck reports how many notification packets must report c, a jump
+// to n: once a path without branches comes back to where it has been, the
+// decoder cannot count the iterations, so each is reported (the first
+// detected one twice, for the iteration before it).
+func (e *Encoder) loopCheck(c, n *step) int {
+	if n.kind != stInst || n.addr > c.addr || n.addr == c.next || c.itype.IsBranch() || c.itype.Uninferable() {
+		return 0
+	}
+	j := [2]uint64{c.addr, n.addr}
+	if e.inLoop && j == e.loopJump {
+		return 1
+	}
+	for _, b := range e.back {
+		if b[0] == j[0] && b[1] == j[1] {
+			e.inLoop, e.loopJump = true, j
+			return 2
+		}
+	}
+	if len(e.back) < 64 {
+		e.back = append(e.back, [3]uint64{c.addr, n.addr, uint64(e.stack.depth)})
+	}
+	return 0
+}
+
+func (e *Encoder) resetLoop() {
+	e.back = e.back[:0]
+	e.inLoop = false
+}
+
+// NewEncoder returns an encoder writing to w. img, if not nil, is the
+// program image: with it the encoder counts instructions, classifies the
+// jumps of a 3-bit itype port and finds the branches inside blocks of
+// harts that retire several branches per block (ntkn).
+func NewEncoder(w io.Writer, cfg Config, img *image.Set) (*Encoder, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	e := &Encoder{cfg: cfg, codec: NewCodec(&cfg), out: NewWriter(w, &cfg), img: img}
+	e.v026 = cfg.Version == V026
+	p := &e.cfg.Params
+	e.bpred = cfg.Options.BranchPrediction && p.BPredSize > 0
+	e.jtcOn = cfg.Options.JumpTargetCache && p.CacheSize > 0
+	e.irOn = cfg.Options.ImplicitReturn && p.stackMax() > 0
+	e.lsb = uint(p.IAddressLSB)
+	e.amask = p.addrMask()
+	e.period = cfg.ResyncPeriod
+	e.stack = newRetStack(p.stackMax())
+	e.pred = newPredictor(p)
+	e.jtc = newJumpCache(p)
+	return e, nil
+}
+
+// Stats returns the encoder's counters.
+func (e *Encoder) Stats() *Stats {
+	s := e.st
+	s.Bytes = uint64(e.out.Bytes) + uint64(len(e.out.buf))
+	return &s
+}
+
+// Config returns the encoder's configuration.
+func (e *Encoder) Config() Config { return e.cfg }
+
+// Block encodes one ingress block.
+func (e *Encoder) Block(b *ingress.Block) error {
+	if e.err != nil {
+		return e.err
+	}
+	e.st.Blocks++
+	notify := e.notify
+	e.notify = false
+	var s step
+	s.priv, s.context, s.time = b.Priv, b.Context, b.Time
+	it := b.IType
+	if e.cfg.Params.ITypeWidth == 3 && e.img == nil {
+		it = it.To3Bit()
+	}
+	if b.IRetire > 0 {
+		last := b.LastAddr()
+		first := true
+		addr := b.IAddr
+		if e.img != nil {
+			if err := e.interior(b, &s, &first); err != nil {
+				return e.fail(err)
+			}
+			if in, ok := e.img.Inst(last); ok {
+				it = refineIType(it, in)
+			}
+		} else {
+			e.st.Instructions += uint64(b.IRetire) / 2
+			if b.IRetire*2 > uint32(b.LastSize()) {
+				s.kind, s.addr, s.next, s.itype = stInst, addr, 0, ingress.ITypeNone
+				s.ctype = b.CType
+				e.push(&s)
+				first = false
+			}
+		}
+		s.kind, s.addr, s.next = stInst, last, b.NextAddr()
+		s.itype = it
+		if it.IsTrap() {
+			s.itype = ingress.ITypeNone
+		}
+		s.sijump = b.SIJump
+		s.notify = notify
+		s.ctype = 0
+		if first {
+			s.ctype = b.CType
+		}
+		e.push(&s)
+		s.sijump, s.notify, s.ctype = false, false, 0
+	}
+	if it.IsTrap() {
+		s.kind = stTrap
+		s.interrupt = it == ingress.ITypeInterrupt
+		s.cause, s.tval = b.Cause, b.TVal
+		switch {
+		case b.IRetire == 0:
+			s.addr = b.IAddr
+		case s.interrupt:
+			s.addr = b.NextAddr()
+		default:
+			s.addr = b.LastAddr()
+		}
+		s.itype = it
+		e.push(&s)
+	}
+	return e.err
+}
+
+// interior pushes the steps for a block's instructions before its last one
+// (its first instruction and any control-flow instruction inside it, such
+// as the not-taken branches of an ntkn port), and counts instructions.
+func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
+	last := b.LastAddr()
+	a := b.IAddr
+	for {
+		r, err := e.img.Run(a)
+		if err != nil {
+			return fmt.Errorf("etrace: block at %#x: %w", b.IAddr, err)
+		}
+		if last < r.Start {
+			return fmt.Errorf("etrace: block at %#x: last instruction %#x not on the path", b.IAddr, last)
+		}
+		if last <= r.LastAddr {
+			n := uint64(r.N)
+			if last != r.LastAddr {
+				n = 0
+				for x := r.Start; x <= last; {
+					in, ok := e.img.Inst(x)
+					if !ok || in.Len == 0 {
+						return fmt.Errorf("etrace: block at %#x: no instruction at %#x", b.IAddr, x)
+					}
+					n++
+					x += uint64(in.Len)
+				}
+			}
+			e.st.Instructions += n
+			if *first && a != last {
+				s.kind, s.addr, s.next, s.itype, s.ctype = stInst, a, 0, ingress.ITypeNone, b.CType
+				e.push(s)
+				*first = false
+			}
+			return nil
+		}
+		// A control-flow instruction inside the block.
+		e.st.Instructions += uint64(r.N)
+		if *first && r.Start != r.LastAddr {
+			s.kind, s.addr, s.next, s.itype, s.ctype = stInst, a, 0, ingress.ITypeNone, b.CType
+			e.push(s)
+			*first = false
+		}
+		s.kind, s.addr, s.next = stInst, r.LastAddr, r.End()
+		s.itype = refineIType(ingress.ITypeNone, r.Last)
+		s.ctype = 0
+		if *first {
+			s.ctype = b.CType
+		}
+		e.push(s)
+		*first = false
+		s.ctype = 0
+		a = r.End()
+		if s.itype.Uninferable() && a != last {
+			// the instruction after an interior uninferable jump is its target
+			s.kind, s.addr, s.next, s.itype = stInst, a, 0, ingress.ITypeNone
+			e.push(s)
+		}
+	}
+}
+
+// refineIType returns the 4-bit itype of instruction in, given the itype a
+// (possibly 3-bit) port reported for it.
+func refineIType(it ingress.IType, in riscv.Inst) ingress.IType {
+	if it.IsTrap() || it == ingress.ITypeTrapReturn || it.IsBranch() {
+		return it
+	}
+	switch in.Class {
+	case riscv.ClassBranch:
+		if it == ingress.ITypeNone {
+			return ingress.ITypeNotTaken
+		}
+		return it
+	case riscv.ClassTrapReturn:
+		return ingress.ITypeTrapReturn
+	case riscv.ClassJump:
+		switch in.Link {
+		case riscv.LinkCall:
+			return ingress.ITypeDirectCall
+		case riscv.LinkOther:
+			return ingress.ITypeOtherDirect
+		}
+		return ingress.ITypeDirectJump
+	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet:
+		switch in.Link {
+		case riscv.LinkCall:
+			return ingress.ITypeIndirectCall
+		case riscv.LinkReturn:
+			return ingress.ITypeReturn
+		case riscv.LinkCoSwap:
+			return ingress.ITypeCoSwap
+		case riscv.LinkOther:
+			return ingress.ITypeOtherIndirect
+		}
+		return ingress.ITypeIndirectJump
+	}
+	return it
+}
+
+// Notify implements ingress.Gated: report the last instruction of the
+// next block.
+func (e *Encoder) Notify() error {
+	e.notify = true
+	return e.err
+}
+
+// TraceOff implements ingress.Gated: tracing stops after the last block
+// given; the encoder reports the final instruction and a support packet
+// with qual_status ended_rep or ended_ntr.
+func (e *Encoder) TraceOff() error { return e.stop(1) }
+
+// Close ends the trace: like TraceOff, with ienable=0 in the support
+// packet, and flushes the output.
+func (e *Encoder) Close() error {
+	if err := e.stop(0); err != nil {
+		return err
+	}
+	return e.fail(e.out.Flush())
+}
+
+func (e *Encoder) stop(ienable uint8) error {
+	if e.err != nil {
+		return e.err
+	}
+	if !e.hasCurr && !e.started {
+		return nil
+	}
+	if e.hasCurr {
+		end := step{kind: stEnd}
+		e.process(&e.curr, &end)
+		e.hasCurr = false
+	}
+	qual := uint8(QualEndedRep)
+	if e.pendOK && e.pendKind == rTarget {
+		qual = QualEndedNtr
+	}
+	e.support(ienable, qual)
+	e.started = false
+	e.prevTrap, e.trapReported, e.prevUpd, e.syncNext = false, false, false, false
+	return e.err
+}
+
+func (e *Encoder) fail(err error) error {
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return e.err
+}
+
+// push feeds one step into the pipeline.
+func (e *Encoder) push(s *step) {
+	if e.hasCurr {
+		e.process(&e.curr, s)
+	}
+	e.curr = *s
+	e.hasCurr = true
+}
+
+func (e *Encoder) process(c, n *step) {
+	if c.kind == stTrap {
+		e.doTrap(c, n)
+	} else {
+		e.doInst(c, n)
+	}
+}
+
+// doTrap handles a trap: it is reported here only when the handler's
+// first instruction will not be (thaddr=0); otherwise on that instruction.
+func (e *Encoder) doTrap(c, n *step) {
+	e.trap = *c
+	e.trapReported = false
+	switch {
+	case !e.started:
+		if !e.v026 {
+			e.begin()
+			e.trapPacket(c, c, 0)
+			e.started = true
+		}
+	case e.prevUpd || n.kind != stInst:
+		if !e.v026 {
+			e.trapPacket(c, c, 0)
+		}
+	}
+	e.prevTrap = true
+	e.prevUpd, e.prevRetMiss = false, false
+}
+
+// begin sends the support packet that precedes the first sync.
+func (e *Encoder) begin() {
+	if !e.supportSent {
+		e.support(1, QualNoChange)
+		e.supportSent = true
+	}
+}
+
+// needFlush reports whether state must be reported before a sync packet.
+func (e *Encoder) needFlush() bool { return e.mapN > 0 || e.pbc > 0 || e.irSince }
+
+func (e *Encoder) doInst(c, n *step) {
+	isBranch := c.itype.IsBranch()
+	taken := c.itype == ingress.ITypeTaken
+
+	if isBranch {
+		e.resetLoop()
+	}
+	loops := e.loopCheck(c, n)
+	// Format 3 packets reported at c.
+	sync := true
+	switch {
+	case !e.started:
+		e.begin()
+		if e.v026 && e.prevTrap {
+			e.trapPacket(c, &e.trap, 1)
+		} else {
+			e.syncPacket(c)
+		}
+		e.started = true
+	case e.prevTrap:
+		if e.trapReported {
+			e.syncPacket(c)
+		} else {
+			e.trapPacket(c, &e.trap, 1)
+		}
+	case c.priv != e.prevPriv, c.ctype >= ingress.CTypePrecise, e.syncNext,
+		e.v026 && c.notify,
+		e.period > 0 && e.resyncCount >= e.period && !e.needFlush():
+		e.syncPacket(c)
+	case e.v026 && loops > 0:
+		// 0.026 has no notify bit: synchronise on each loop iteration.
+		e.loopPkt = true
+		if e.needFlush() || e.prevUpd {
+			kind := rLast
+			if e.prevUpd {
+				kind = rTarget
+			}
+			e.addrPacket(c, n, kind, false)
+		}
+		for i := 0; i < loops; i++ {
+			e.syncPacket(c)
+		}
+		e.loopPkt = false
+	case e.v026 && e.irOn && c.itype == ingress.ITypeReturn && e.stack.depth > 0 &&
+		n.kind != stEnd && e.stack.top() != n.addr && !(e.cfg.Options.SIJump && c.sijump):
+		// 0.026 has no irreport: resynchronise before a mispredicted return.
+		switch {
+		case e.prevUpd:
+			e.addrPacket(c, n, rTarget, false)
+		case e.needFlush():
+			e.addrPacket(c, n, rLast, false)
+		}
+		e.syncPacket(c)
+	default:
+		sync = false
+	}
+	if sync {
+		e.afterSync()
+		if isBranch && e.bpred {
+			e.pred.update(c.addr, taken)
+		}
+		e.control(c, n, true)
+		e.prevPriv = c.priv
+		return
+	}
+
+	// Branch outcome of c.
+	mispred := false
+	if isBranch {
+		correct := true
+		if e.bpred {
+			correct = e.pred.predict(c.addr) == taken
+			e.pred.update(c.addr, taken)
+		}
+		switch {
+		case e.bpred && !e.v026 && e.pbc >= 31:
+			if correct {
+				e.pbc++
+			} else {
+				mispred = true
+			}
+		default:
+			if !taken {
+				e.mapBits |= 1 << uint(e.mapN)
+			}
+			if e.mapN == 0 {
+				e.mapCorrect = true
+			}
+			e.mapN++
+			e.mapCorrect = e.mapCorrect && correct
+			if e.bpred && !e.v026 && e.mapN == 31 && e.mapCorrect {
+				e.pbc, e.mapN, e.mapBits = 31, 0, 0
+			}
+		}
+	}
+
+	kind := rNone
+	switch {
+	case e.prevUpd:
+		kind = rTarget
+	case n.kind != stInst:
+		kind = rLast
+	case n.ctype == ingress.CTypeAsynchronous,
+		(n.priv != c.priv || n.ctype >= ingress.CTypePrecise || e.v026 && n.notify) && (e.needFlush() || mispred):
+		kind = rLast
+	case loops > 0:
+		e.loopPkt = true
+		if loops == 2 {
+			e.addrPacket(c, n, rNotify, false)
+		}
+		kind = rNotify
+	case e.period > 0 && e.resyncCount >= e.period:
+		kind = rLast // resync: report branches before the sync
+		e.syncNext = true
+	case c.notify && !e.v026:
+		kind = rNotify
+	case e.pbc >= 31+0xffffffff:
+		kind = rNotify
+	}
+	if kind != rNone {
+		if n.kind == stInst && e.period > 0 && e.resyncCount+1 >= e.period {
+			e.syncNext = true
+		}
+		e.addrPacket(c, n, kind, mispred)
+		e.loopPkt = false
+	} else if mispred {
+		p := Packet{Format: FormatExt, Subformat: SubBranchCount, BranchCount: uint32(e.pbc - 31), BranchFmt: BranchFmtNoAddr}
+		e.pbc = 0
+		e.emit(&p, rNone)
+	} else if e.mapN == 31 {
+		p := Packet{Format: FormatBranch, Branches: 0, BranchMap: e.mapBits}
+		e.mapN, e.mapBits = 0, 0
+		e.emit(&p, rNone)
+	} else if c.ctype == ingress.CTypeImprecise {
+		p := Packet{Format: FormatSync, Subformat: SubContext, Privilege: uint8(c.priv), Time: c.time, Context: c.context}
+		e.emit(&p, rNone)
+	}
+	e.control(c, n, false)
+	e.prevPriv = c.priv
+}
+
+// control applies c's own control flow: whether the instruction after it
+// must be reported, and the return stack.
+func (e *Encoder) control(c, n *step, synced bool) {
+	it := c.itype
+	e.prevUpd, e.prevRetMiss = false, false
+	e.prevTrap = false
+	if it.Uninferable() {
+		switch {
+		case e.cfg.Options.SIJump && c.sijump && !synced:
+			// sequentially inferable: the decoder computes the target
+		case e.irOn && it == ingress.ITypeReturn && e.stack.depth > 0 && n.kind != stEnd:
+			if e.stack.top() == n.addr {
+				e.stack.pop()
+				e.irSince = true
+			} else {
+				e.prevUpd, e.prevRetMiss = true, true
+			}
+		default:
+			e.prevUpd = true
+		}
+	}
+	if e.irOn && it.Pushes() {
+		e.stack.push(c.next)
+	}
+}
+
+// afterSync resets the state a sync packet resets.
+func (e *Encoder) afterSync() {
+	e.mapN, e.mapBits, e.pbc = 0, 0, 0
+	e.irSince = false
+	e.stack.reset()
+	if e.pred.t != nil {
+		e.pred.reset()
+	}
+	if e.jtc.a != nil {
+		e.jtc.reset()
+	}
+	e.resyncCount = 0
+	e.syncNext = false
+	e.prevTrap, e.trapReported = false, false
+}
+
+func (e *Encoder) checkAddr(a uint64) {
+	if a&^e.amask != 0 {
+		e.fail(fmt.Errorf("etrace: address %#x wider than iaddress_width_p %d", a, e.cfg.Params.IAddressWidth))
+	}
+}
+
+// syncPacket sends format 3 subformat 0 for c.
+func (e *Encoder) syncPacket(c *step) {
+	e.checkAddr(c.addr)
+	p := Packet{Format: FormatSync, Subformat: SubStart, Branch: 1, Privilege: uint8(c.priv),
+		Time: c.time, Context: c.context, Address: c.addr >> e.lsb}
+	if c.itype == ingress.ITypeTaken {
+		p.Branch = 0
+	}
+	e.lastAddr = c.addr
+	e.emit(&p, rNone)
+}
+
+// trapPacket sends format 3 subformat 1 for trap t: with thaddr=1 c is the
+// handler's first instruction; with thaddr=0 c is the trap itself and
+// address holds the EPC.
+func (e *Encoder) trapPacket(c, t *step, thaddr uint8) {
+	p := Packet{Format: FormatSync, Subformat: SubTrap, Branch: 1, Privilege: uint8(c.priv),
+		Time: c.time, Context: c.context, Thaddr: thaddr,
+		Ecause: t.cause & mask(e.cfg.Params.EcauseWidth)}
+	if t.interrupt {
+		p.Interrupt = 1
+	} else {
+		p.Tval = t.tval
+	}
+	if thaddr == 1 && c.itype == ingress.ITypeTaken {
+		p.Branch = 0
+	}
+	e.checkAddr(c.addr)
+	p.Address = c.addr >> e.lsb
+	if thaddr == 1 && !e.v026 && e.cfg.Options.ImplicitException {
+		if h, ok := e.cfg.Params.handler(t.cause, t.interrupt); !ok || h != c.addr {
+			// The decoder would not find the handler: report the trap
+			// with thaddr=0 and the handler with a sync packet.
+			p.Thaddr = 0
+			p.Address = t.addr >> e.lsb
+			p.Privilege = uint8(t.priv)
+			e.lastAddr = t.addr
+			e.emit(&p, rNone)
+			e.syncPacket(c)
+			return
+		}
+		p.Address = 0
+	} else {
+		e.lastAddr = c.addr
+		if thaddr == 0 {
+			e.lastAddr = t.addr
+		}
+	}
+	if thaddr == 0 {
+		e.trapReported = true
+	}
+	e.emit(&p, rNone)
+}
+
+// handler returns the trap handler address implied by the trap vector.
+func (p *Params) handler(cause uint64, interrupt bool) (uint64, bool) {
+	if p.TVec == 0 {
+		return 0, false
+	}
+	base := p.TVec &^ 3
+	if p.TVec&1 != 0 && interrupt {
+		return base + 4*(cause&mask(p.EcauseWidth)), true
+	}
+	return base, true
+}
+
+// addrPacket sends a format 0, 1 or 2 packet reporting c.
+func (e *Encoder) addrPacket(c, n *step, kind int, mispred bool) {
+	e.st.Reasons[kind]++
+	a := c.addr
+	e.checkAddr(a)
+	p := Packet{}
+	switch kind {
+	case rTarget:
+		if e.prevRetMiss && !e.v026 {
+			p.Irreport, p.Irdepth = true, uint32(e.stack.depth)
+		}
+	default:
+		if e.irOn && e.irSince && !e.v026 {
+			p.Irreport, p.Irdepth = true, uint32(e.stack.depth)
+		}
+		p.Notify = kind == rNotify
+	}
+	base := e.lastAddr
+	p.Address = e.wireAddr(a, base)
+	idx := false
+	switch {
+	case e.bpred && !e.v026 && e.pbc >= 31:
+		p.Format, p.Subformat = FormatExt, SubBranchCount
+		p.BranchCount = uint32(e.pbc - 31)
+		p.BranchFmt = BranchFmtAddr
+		if mispred {
+			p.BranchFmt = BranchFmtAddrFail
+		}
+		e.pbc = 0
+	case e.mapN > 0:
+		p.Format = FormatBranch
+		if e.v026 && e.cfg.Options.FullAddress {
+			p.Format = FormatExt
+		}
+		p.Branches, p.BranchMap = uint8(e.mapN), e.mapBits
+	default:
+		p.Format = FormatAddr
+	}
+	if kind == rTarget && e.jtcOn && !e.v026 {
+		if i, hit := e.jtc.lookup(a); !hit {
+			e.jtc.store(a)
+		} else if p.Format != FormatExt {
+			q := Packet{Format: FormatExt, Subformat: SubJumpCache, Index: i, Branches: p.Branches,
+				BranchMap: p.BranchMap, Irreport: p.Irreport, Irdepth: p.Irdepth}
+			if e.codec.Size(&q) < e.codec.Size(&p) {
+				p, idx = q, true
+			}
+		}
+	}
+	e.mapN, e.mapBits = 0, 0
+	e.irSince = false
+	if !idx {
+		e.lastAddr = a
+	}
+	e.emit(&p, kind)
+	e.pendAddr, e.pendIdx, e.pendBase = a, idx, base
+}
+
+// wireAddr returns the address field reporting a: differential from base
+// unless in full address mode.
+func (e *Encoder) wireAddr(a, base uint64) uint64 {
+	if e.cfg.Options.FullAddress {
+		return a >> e.lsb
+	}
+	return uint64(int64(a-base)>>e.lsb) & mask(e.cfg.Params.addrBits())
+}
+
+// support sends a support packet.
+func (e *Encoder) support(ienable, qual uint8) {
+	p := Packet{Format: FormatSync, Subformat: SubSupport, IEnable: ienable, QualStatus: qual,
+		IOptions: e.cfg.Options.Bits()}
+	e.emit(&p, rNone)
+}
+
+// emit queues or writes a packet. Address packets are held until the next
+// packet is known.
+func (e *Encoder) emit(p *Packet, kind int) {
+	if e.err != nil {
+		return
+	}
+	if e.loopPkt {
+		e.back = e.back[:0] // the loop packets pin the decoder
+	} else {
+		e.resetLoop()
+	}
+	if e.pendOK {
+		f3 := p.Format == FormatSync && (p.Subformat == SubStart || p.Subformat == SubTrap ||
+			p.Subformat == SubSupport && p.QualStatus != QualNoChange && p.QualStatus != QualTraceLost)
+		ended := p.Format == FormatSync && p.Subformat == SubSupport && p.QualStatus == QualEndedNtr
+		if e.pendKind == rTarget && f3 && !ended {
+			if e.v026 {
+				e.write(&e.pend)
+				// A zero-length addr-only packet pins the decoder on the
+				// reported instruction.
+				stay := Packet{Format: FormatAddr}
+				if e.cfg.Options.FullAddress {
+					stay.Address = e.pendAddr >> e.lsb
+				}
+				e.pend = stay
+			} else {
+				if e.pendIdx {
+					e.unindex()
+				}
+				e.pend.Updiscon = true
+			}
+		}
+		e.write(&e.pend)
+		e.pendOK = false
+	}
+	if p.Format != FormatSync || p.Subformat != SubSupport {
+		e.resyncCount++
+		e.st.ByFormat[p.Format&3]++
+		if p.Format == FormatSync {
+			e.st.Sync[p.Subformat&3]++
+		}
+	}
+	if kind != rNone {
+		e.pend, e.pendOK, e.pendKind = *p, true, kind
+		return
+	}
+	e.write(p)
+}
+
+// unindex turns the pending jump target cache packet into an address
+// packet, so that its updiscon bit can be set.
+func (e *Encoder) unindex() {
+	q := e.pend
+	p := Packet{Branches: q.Branches, BranchMap: q.BranchMap, Irreport: q.Irreport, Irdepth: q.Irdepth}
+	p.Format = FormatAddr
+	if q.Branches > 0 {
+		p.Format = FormatBranch
+	}
+	p.Address = e.wireAddr(e.pendAddr, e.pendBase)
+	e.pend = p
+	e.pendIdx = false
+}
+
+func (e *Encoder) write(p *Packet) {
+	if e.err != nil {
+		return
+	}
+	e.st.Packets++
+	if e.OnPacket != nil {
+		e.OnPacket(p)
+	}
+	if err := e.out.Write(p, p.Time); err != nil {
+		e.fail(err)
+	}
+}
+
+// Flush writes buffered output (the pending packet stays pending).
+func (e *Encoder) Flush() error {
+	return e.fail(e.out.Flush())
+}

@@ -1,0 +1,150 @@
+package etrace
+
+// State shared by the encoder and the decoder for the optional modes: the
+// return address stack of implicit return mode, the branch predictor and
+// the jump target cache. Both sides drive the same code, in the same
+// order, which is what keeps them in step.
+
+// retStack is the implicit return stack. When full, a push drops the
+// oldest entry. The call counter variant uses the same structure (the
+// encoder knows the return addresses anyway), bounded by the counter's
+// largest value.
+type retStack struct {
+	a     []uint64
+	base  int // index of the oldest entry
+	depth int
+}
+
+func newRetStack(max int) retStack { return retStack{a: make([]uint64, max)} }
+
+func (s *retStack) reset() { s.base, s.depth = 0, 0 }
+
+func (s *retStack) push(v uint64) {
+	n := len(s.a)
+	if n == 0 {
+		return
+	}
+	if s.depth == n {
+		s.base = (s.base + 1) % n
+		s.depth--
+	}
+	s.a[(s.base+s.depth)%n] = v
+	s.depth++
+}
+
+func (s *retStack) top() uint64 {
+	n := len(s.a)
+	return s.a[(s.base+s.depth-1)%n]
+}
+
+func (s *retStack) pop() uint64 {
+	v := s.top()
+	s.depth--
+	return v
+}
+
+// predictor is the branch predictor: 2^bpred_size_p two-bit counters
+// indexed by instruction address bits. State bit 1 is the prediction
+// (1 = taken), bit 0 the most recent outcome.
+type predictor struct {
+	t     []uint8
+	mask  uint64
+	shift uint
+}
+
+func newPredictor(p *Params) predictor {
+	if p.BPredSize == 0 {
+		return predictor{}
+	}
+	n := 1 << p.BPredSize
+	pr := predictor{t: make([]uint8, n), mask: uint64(n - 1), shift: lowBit(p)}
+	pr.reset()
+	return pr
+}
+
+// lowBit is the lowest address bit used to index the predictor and the
+// cache: bit 1 with compressed instructions, else bit 2.
+func lowBit(p *Params) uint {
+	if p.IAddressLSB >= 2 {
+		return 2
+	}
+	return 1
+}
+
+func (p *predictor) reset() {
+	for i := range p.t {
+		p.t[i] = 1
+	}
+}
+
+// predict returns the predicted outcome of the branch at addr.
+func (p *predictor) predict(addr uint64) bool {
+	return p.t[(addr>>p.shift)&p.mask]&2 != 0
+}
+
+// update records the outcome of the branch at addr.
+func (p *predictor) update(addr uint64, taken bool) {
+	i := (addr >> p.shift) & p.mask
+	s := p.t[i]
+	var ns uint8
+	switch s {
+	case 0: // predict not taken
+		if taken {
+			ns = 1
+		}
+	case 1:
+		if taken {
+			ns = 3
+		} else {
+			ns = 0
+		}
+	case 3: // predict taken
+		if !taken {
+			ns = 2
+		} else {
+			ns = 3
+		}
+	case 2:
+		if taken {
+			ns = 3
+		} else {
+			ns = 0
+		}
+	}
+	p.t[i] = ns
+}
+
+// jumpCache is the direct-mapped jump target cache.
+type jumpCache struct {
+	a     []uint64
+	valid []bool
+	mask  uint64
+	shift uint
+}
+
+func newJumpCache(p *Params) jumpCache {
+	if p.CacheSize == 0 {
+		return jumpCache{}
+	}
+	n := 1 << p.CacheSize
+	return jumpCache{a: make([]uint64, n), valid: make([]bool, n), mask: uint64(n - 1), shift: lowBit(p)}
+}
+
+func (c *jumpCache) reset() {
+	for i := range c.valid {
+		c.valid[i] = false
+	}
+}
+
+func (c *jumpCache) index(addr uint64) uint32 { return uint32((addr >> c.shift) & c.mask) }
+
+// lookup reports whether addr is cached, and returns its index.
+func (c *jumpCache) lookup(addr uint64) (uint32, bool) {
+	i := c.index(addr)
+	return i, c.valid[i] && c.a[i] == addr
+}
+
+func (c *jumpCache) store(addr uint64) {
+	i := c.index(addr)
+	c.a[i], c.valid[i] = addr, true
+}
