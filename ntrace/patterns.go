@@ -111,6 +111,7 @@ func (s *patternState) patBit(j int) uint64 { return s.runHist >> uint(s.runLen-
 
 // add takes one branch outcome.
 func (s *patternState) add(e *Encoder, bit uint64) error {
+
 	if s.active {
 		if bit == s.patBit(s.phase) {
 			s.phase++
@@ -196,6 +197,17 @@ func recordBytes(l int, r uint64) int {
 	return n
 }
 
+// repeatBytes is the size of an HREPEAT field holding r.
+func repeatBytes(r uint64) int32 {
+	switch {
+	case r < 1<<6:
+		return 1
+	case r < 1<<12:
+		return 2
+	}
+	return 3
+}
+
 // histFieldBytes is the size of a HIST field of k history bits in a flow
 // message (it starts on a byte boundary).
 func histFieldBytes(k int) int { return (k + 1 + 5) / 6 }
@@ -252,6 +264,7 @@ type step struct {
 // cheapest parse from there to the end.
 func (s *patternState) plan(e *Encoder, final bool) []step {
 	n := s.buf.n
+
 	if cap(s.cost) < n+1 {
 		s.cost = make([]int32, n+1)
 		s.choice = make([]step, n+1)
@@ -310,17 +323,25 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 			elig &= 1<<(maxL+1) - 1
 		}
 		repAt[i] = elig != 0
+		// In a run of period p every multiple of p repeats too: of those
+		// only p itself (most repeats) and the longest multiple (fewest)
+		// are worth trying.
+		p0 := bits.TrailingZeros32(elig)
+		longest := maxL / max(p0, 1) * p0
 		for ; elig != 0; elig &= elig - 1 {
 			l := bits.TrailingZeros32(elig)
+			if l != p0 && l != longest && l%p0 == 0 {
+				continue
+			}
 			r := uint64((l + int(match[l])) / l)
 			if r > hmax {
 				r = hmax
 			}
-			if c := int32(recordBytes(l, r)) + cost[i+int(r)*l]; c < best {
+			if c := plainBytes[l] + repeatBytes(r) + cost[i+int(r)*l]; c < best {
 				best, bs = c, step{l, r}
 			}
 			if r > 2 {
-				if c := int32(recordBytes(l, r-1)) + cost[i+int(r-1)*l]; c < best {
+				if c := plainBytes[l] + repeatBytes(r-1) + cost[i+int(r-1)*l]; c < best {
 					best, bs = c, step{l, r - 1}
 				}
 			}

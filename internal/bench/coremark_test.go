@@ -79,3 +79,38 @@ func BenchmarkCoremarkDecodeCountRefBest(b *testing.B) { benchCoremarkDecode(b, 
 func BenchmarkCoremarkDecodeCountBest(b *testing.B)    { benchCoremarkDecode(b, "best", false) }
 func BenchmarkCoremarkDecodeCountBTM(b *testing.B)     { benchCoremarkDecode(b, "ref-btm", false) }
 func BenchmarkCoremarkDecodePCsRefBest(b *testing.B)   { benchCoremarkDecode(b, "ref-htm-best", true) }
+
+// benchLive runs coremark on the simulator with live encoding in the
+// preset ("" for no tracing), as `rvtrace run --trace ntrace` does.
+func benchLive(b *testing.B, preset string) {
+	elf := corpus.Path(b, "ntrace-refcode/elf/coremark.riscv")
+	var n uint64
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m, err := sim.New(sim.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.LoadELF(elf); err != nil {
+			b.Fatal(err)
+		}
+		if preset != "" {
+			enc, err := ntrace.NewEncoder(io.Discard, ntrace.Presets[preset])
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.SetIngress(0, enc)
+		}
+		res, err := m.Run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += res.Instret
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+}
+
+// Simulating coremark without tracing and with live N-Trace encoding.
+func BenchmarkCoremarkSim(b *testing.B)        { benchLive(b, "") }
+func BenchmarkCoremarkSimRefBest(b *testing.B) { benchLive(b, "ref-htm-best") }
+func BenchmarkCoremarkSimBest(b *testing.B)    { benchLive(b, "best") }
