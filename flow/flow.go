@@ -188,6 +188,24 @@ func (m multi) Close() error {
 	return first
 }
 
+// OnlySrc returns a sink that passes to next only the events of trace
+// source src (hart or encoder ID); Close closes next.
+func OnlySrc(next Sink, src uint32) Sink { return &onlySrc{next, src} }
+
+type onlySrc struct {
+	next Sink
+	src  uint32
+}
+
+func (o *onlySrc) Event(e *Event) error {
+	if e.Src != o.src {
+		return nil
+	}
+	return o.next.Event(e)
+}
+
+func (o *onlySrc) Close() error { return o.next.Close() }
+
 // Counter is a sink that counts instructions and events; it is the
 // cheapest possible consumer, used to measure decoders.
 type Counter struct {

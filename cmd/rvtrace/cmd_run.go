@@ -249,6 +249,9 @@ func runRun(args []string) error {
 		if traceCount != nil && res.Instret > 0 {
 			line += fmt.Sprintf(", %s trace %d bytes (%.3f bits/instruction)", *trace, traceCount.n,
 				float64(traceCount.n*8)/float64(res.Instret))
+			if f := fs.Lookup("src-bits"); f != nil && m.NumHarts() > 1 {
+				line += fmt.Sprintf(", one source per hart: decode with --src-bits %s --src N", f.Value)
+			}
 		}
 		if runErr == nil {
 			line += fmt.Sprintf(", exit code %d", res.ExitCode)

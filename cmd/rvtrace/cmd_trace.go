@@ -169,6 +169,7 @@ func runDecode(args []string) error {
 	}
 	loadImage := imageFlags(fs)
 	openOutputs := outputFlags(fs)
+	onlySrc := fs.Int("src", -1, "decode only the messages of this trace source (SRC field value); default all")
 	decode := p.decoder(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -197,6 +198,9 @@ func runDecode(args []string) error {
 	all := flow.Sink(cnt)
 	if sink != nil {
 		all = flow.Multi(sink, cnt)
+	}
+	if *onlySrc >= 0 {
+		all = flow.OnlySrc(all, uint32(*onlySrc))
 	}
 	derr := decode(bufio.NewReaderSize(in, 1<<20), rest[0], img, all)
 	cerr := all.Close()
