@@ -155,3 +155,50 @@ func TestCLIErrors(t *testing.T) {
 		t.Errorf("unknown command: exit %d", code)
 	}
 }
+
+// The bundled example traced live decodes to exactly what ran, for every
+// preset; the analysis commands read the trace.
+func TestCLIRunTraceDecode(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	for _, preset := range []string{"ref-btm", "ref-htm-best", "best"} {
+		nex := filepath.Join(dir, preset+".nex")
+		ran := filepath.Join(dir, "ran.pcs")
+		code, out, e := rv(t, "run", "--trace", "ntrace", "--preset", preset, "-o", nex, "--pcs", ran, elf)
+		if code != 0 || !strings.Contains(out, "demo: sorted=1 fib(18)=2584") || !strings.Contains(e, "bits/instruction") {
+			t.Fatalf("run %s: exit %d, stdout %q, stderr %q", preset, code, out, e)
+		}
+		dec := filepath.Join(dir, "dec.pcs")
+		if code, _, e := rv(t, "decode", "--image", elf, "--preset", preset, nex, "--pcs", dec); code != 0 {
+			t.Fatalf("decode %s: %s", preset, e)
+		}
+		if normalized(t, ran) != normalized(t, dec) {
+			t.Errorf("%s: decoded PCs differ from the executed ones", preset)
+		}
+	}
+	nex := filepath.Join(dir, "best.nex")
+	code, out, e := rv(t, "profile", "--image", elf, "--preset", "best", nex)
+	if code != 0 || !strings.Contains(out, "fib") || !strings.Contains(out, "399995") {
+		t.Errorf("profile: exit %d, %q %q", code, out, e)
+	}
+	html := filepath.Join(dir, "r.html")
+	if code, _, e := rv(t, "report", "--image", elf, "--preset", "best", nex, "-o", html); code != 0 {
+		t.Errorf("report: %s", e)
+	} else if data, _ := os.ReadFile(html); !bytes.Contains(data, []byte("<svg")) && !bytes.Contains(data, []byte("<html")) {
+		t.Errorf("report is not HTML")
+	}
+}
+
+// A guest that never ends is stopped with a clear message naming the PC
+// and a non-zero exit.
+func TestCLIRunLimit(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	code, _, e := rv(t, "run", "--max-instret", "1000", elf)
+	if code == 0 || !strings.Contains(e, "pc 0x") || !strings.Contains(e, "limit") {
+		t.Errorf("exit %d, %q", code, e)
+	}
+	code, _, e = rv(t, "run", filepath.Join(t.TempDir(), "missing.elf"))
+	if code == 0 || !strings.Contains(e, "missing.elf") {
+		t.Errorf("missing program: exit %d, %q", code, e)
+	}
+}
