@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
@@ -21,6 +22,21 @@ func init() {
 	})
 }
 
+// optInt registers an integer flag whose absence is told apart from 0: the
+// returned value is -1 until the flag is given.
+func optInt(fs *flag.FlagSet, name, usage string) *int {
+	v := -1
+	fs.Func(name, usage+" (`N`)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a non-negative number")
+		}
+		v = n
+		return nil
+	})
+	return &v
+}
+
 // ntraceConfigFlags registers the N-Trace configuration flags: a preset
 // and one flag per trace control, each overriding the preset when given.
 func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
@@ -28,14 +44,14 @@ func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	mode := fs.String("mode", "", "trTeInstMode: btm (3) or htm (6)")
 	srcBits := fs.Int("src-bits", 0, "trTeSrcBits: width of the SRC field (0..12, 0 = no SRC)")
 	srcID := fs.Uint("src-id", 0, "trTeSrcID: this encoder's SRC value")
-	icntBits := fs.Int("icnt-bits", 0, "width of the I-CNT counter in bits (1..22, default 22); a full counter sends ResourceFull RCODE=0")
+	icntBits := fs.Int("icnt-bits", 0, "width of the I-CNT counter in bits, its top bit the overflow flag (2..22, default 22); a full counter sends ResourceFull RCODE=0")
 	icntSync := fs.Bool("icnt-sync", false, "BTM: report a full I-CNT with ProgTraceSync SYNC=4 instead of ResourceFull")
 	histBits := fs.Int("hist-bits", 0, "width of the HIST register with its stop bit (2..32, default 32)")
 	repeat := fs.Bool("repeat", false, "trTeInstEnRepeatedHistory: ResourceFull RCODE=2 with HREPEAT")
 	repeatBranch := fs.Bool("repeat-branch", false, "RepeatBranch messages (B-CNT) for identical branch messages")
 	patterns := fs.Bool("hist-patterns", false, "choose HIST record lengths so periodic branch patterns repeat (implies --repeat)")
 	hrepBits := fs.Int("hrepeat-bits", 0, "width of the HREPEAT counter (1..18, default 18)")
-	ir := fs.Int("implicit-return", -1, "trTeInstImplicitReturnMode: 0 off, 1 counter, 2 partial-address stack, 3 full-address stack")
+	ir := optInt(fs, "implicit-return", "trTeInstImplicitReturnMode: 0 off, 1 counter, 2 partial-address stack, 3 full-address stack")
 	depth := fs.Int("stack-depth", 0, "return stack depth (1..32, default 32), or counter width for --implicit-return 1")
 	seq := fs.Bool("seq-jump", false, "trTeInstEnSequentialJump: sequentially inferable jumps send no message")
 	ext := fs.Bool("extend-addr-msb", false, "trTeInstExtendAddrMSB: sign-extension compression of address fields")
@@ -43,11 +59,11 @@ func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	noHist := fs.Bool("indirect-nohist", false, "HTM: IndirectBranch instead of IndirectBranchHist when the history is empty")
 	ts := fs.Bool("timestamps", false, "trTsEnable: TSTAMP in every message (absolute on sync, relative otherwise)")
 	ctx := fs.Bool("context", false, "trTeContext: Ownership messages on sync and privilege/context changes")
-	syncMode := fs.Int("sync-mode", -1, "trTeInstSyncMode: periodic sync counting 0 off, 1 messages, 2 cycles, 3 halfwords")
-	syncMax := fs.Int("sync-max", -1, "trTeInstSyncMax: sync every 2^(N+4) units")
+	syncMode := optInt(fs, "sync-mode", "trTeInstSyncMode: periodic sync counting 0 off, 1 messages, 2 cycles, 3 halfwords")
+	syncMax := optInt(fs, "sync-max", "trTeInstSyncMax: sync every 2^(N+4) units")
 	btype1 := fs.Bool("btype1", false, "report traps with B-TYPE=1 instead of 2 (exception) / 3 (interrupt)")
 	itw := fs.Int("itype-width", 0, "ingress itype width: 3 or 4 (default 4)")
-	startSync := fs.Int("start-sync", -1, "SYNC code of the first message (default 1, exit from reset)")
+	startSync := optInt(fs, "start-sync", "SYNC code of the first message (default 1, exit from reset)")
 	return func() (ntrace.Config, error) {
 		var c ntrace.Config
 		if *preset != "" {
