@@ -135,16 +135,19 @@ func runRun(args []string) error {
 		return err
 	}
 	var closers []func() error
+	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
 	var hart0 fanout // ingress sinks of hart 0 (closed by the simulator)
 	if *trace != "" {
-		if m.NumHarts() > 1 {
-			if f := fs.Lookup("src-bits"); f != nil && f.Value.String() == "0" {
-				bits := 1
-				for 1<<bits < m.NumHarts() {
-					bits++
-				}
-				fs.Set("src-bits", strconv.Itoa(bits))
+		srcBitsSet := false
+		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
+		if m.NumHarts() > 1 && !srcBitsSet && fs.Lookup("src-bits") != nil {
+			srcBits = 1
+			for 1<<srcBits < m.NumHarts() {
+				srcBits++
+			}
+			if err := fs.Set("src-bits", strconv.Itoa(srcBits)); err != nil {
+				return err
 			}
 		}
 		f, err := createOutput(*out)
@@ -249,8 +252,8 @@ func runRun(args []string) error {
 		if traceCount != nil && res.Instret > 0 {
 			line += fmt.Sprintf(", %s trace %d bytes (%.3f bits/instruction)", *trace, traceCount.n,
 				float64(traceCount.n*8)/float64(res.Instret))
-			if f := fs.Lookup("src-bits"); f != nil && m.NumHarts() > 1 {
-				line += fmt.Sprintf(", one source per hart: decode with --src-bits %s --src N", f.Value)
+			if srcBits > 0 {
+				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
 			}
 		}
 		if runErr == nil {

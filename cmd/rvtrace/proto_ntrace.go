@@ -22,48 +22,74 @@ func init() {
 	})
 }
 
-// optInt registers an integer flag whose absence is told apart from 0: the
-// returned value is -1 until the flag is given.
-func optInt(fs *flag.FlagSet, name, usage string) *int {
-	v := -1
-	fs.Func(name, usage+" (`N`)", func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return fmt.Errorf("want a non-negative number")
-		}
-		v = n
-		return nil
-	})
-	return &v
-}
-
 // ntraceConfigFlags registers the N-Trace configuration flags: a preset
-// and one flag per trace control, each overriding the preset when given.
+// and one flag per trace control, each overriding the preset when given
+// (in command-line order).
 func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	preset := fs.String("preset", "", "configuration preset: "+ntrace.PresetNames())
-	mode := fs.String("mode", "", "trTeInstMode: btm (3) or htm (6)")
-	srcBits := fs.Int("src-bits", 0, "trTeSrcBits: width of the SRC field (0..12, 0 = no SRC)")
-	srcID := fs.Uint("src-id", 0, "trTeSrcID: this encoder's SRC value")
-	icntBits := fs.Int("icnt-bits", 0, "width of the I-CNT counter in bits, its top bit the overflow flag (2..22, default 22); a full counter sends ResourceFull RCODE=0")
-	icntSync := fs.Bool("icnt-sync", false, "BTM: report a full I-CNT with ProgTraceSync SYNC=4 instead of ResourceFull")
-	histBits := fs.Int("hist-bits", 0, "width of the HIST register with its stop bit (2..32, default 32)")
-	repeat := fs.Bool("repeat", false, "trTeInstEnRepeatedHistory: ResourceFull RCODE=2 with HREPEAT")
-	repeatBranch := fs.Bool("repeat-branch", false, "RepeatBranch messages (B-CNT) for identical branch messages")
-	patterns := fs.Bool("hist-patterns", false, "choose HIST record lengths so periodic branch patterns repeat (implies --repeat)")
-	hrepBits := fs.Int("hrepeat-bits", 0, "width of the HREPEAT counter (1..18, default 18)")
-	ir := optInt(fs, "implicit-return", "trTeInstImplicitReturnMode: 0 off, 1 counter, 2 partial-address stack, 3 full-address stack")
-	depth := fs.Int("stack-depth", 0, "return stack depth (1..32, default 32), or counter width for --implicit-return 1")
-	seq := fs.Bool("seq-jump", false, "trTeInstEnSequentialJump: sequentially inferable jumps send no message")
-	ext := fs.Bool("extend-addr-msb", false, "trTeInstExtendAddrMSB: sign-extension compression of address fields")
-	allJumps := fs.Bool("all-jumps", false, "trTeInstEnAllJumps: report direct jumps and calls like taken branches")
-	noHist := fs.Bool("indirect-nohist", false, "HTM: IndirectBranch instead of IndirectBranchHist when the history is empty")
-	ts := fs.Bool("timestamps", false, "trTsEnable: TSTAMP in every message (absolute on sync, relative otherwise)")
-	ctx := fs.Bool("context", false, "trTeContext: Ownership messages on sync and privilege/context changes")
-	syncMode := optInt(fs, "sync-mode", "trTeInstSyncMode: periodic sync counting 0 off, 1 messages, 2 cycles, 3 halfwords")
-	syncMax := optInt(fs, "sync-max", "trTeInstSyncMax: sync every 2^(N+4) units")
-	btype1 := fs.Bool("btype1", false, "report traps with B-TYPE=1 instead of 2 (exception) / 3 (interrupt)")
-	itw := fs.Int("itype-width", 0, "ingress itype width: 3 or 4 (default 4)")
-	startSync := optInt(fs, "start-sync", "SYNC code of the first message (default 1, exit from reset)")
+	var overrides []func(*ntrace.Config)
+	boolFlag := func(name, usage string, set func(c *ntrace.Config, v bool)) {
+		fs.BoolFunc(name, usage, func(s string) error {
+			v, err := strconv.ParseBool(s)
+			if err != nil {
+				return err
+			}
+			overrides = append(overrides, func(c *ntrace.Config) { set(c, v) })
+			return nil
+		})
+	}
+	intFlag := func(name, usage string, set func(c *ntrace.Config, v int)) {
+		fs.Func(name, usage+" (`N`)", func(s string) error {
+			v, err := strconv.ParseInt(s, 0, 32)
+			if err != nil || v < 0 {
+				return fmt.Errorf("want a non-negative number")
+			}
+			overrides = append(overrides, func(c *ntrace.Config) { set(c, int(v)) })
+			return nil
+		})
+	}
+	fs.Func("mode", "trTeInstMode: btm (3) or htm (6) (`mode`)", func(s string) error {
+		var m ntrace.Mode
+		switch s {
+		case "btm", "3":
+			m = ntrace.BTM
+		case "htm", "6":
+			m = ntrace.HTM
+		default:
+			return fmt.Errorf("want btm or htm")
+		}
+		overrides = append(overrides, func(c *ntrace.Config) { c.Mode = m })
+		return nil
+	})
+	intFlag("src-bits", "trTeSrcBits: width of the SRC field (0..12, 0 = no SRC)", func(c *ntrace.Config, v int) { c.SrcBits = v })
+	intFlag("src-id", "trTeSrcID: this encoder's SRC value", func(c *ntrace.Config, v int) { c.SrcID = uint32(v) })
+	intFlag("icnt-bits", "width of the I-CNT counter in bits, its top bit the overflow flag (2..22, default 22); a full counter sends ResourceFull RCODE=0",
+		func(c *ntrace.Config, v int) { c.ICNTBits = v })
+	boolFlag("icnt-sync", "BTM: report a full I-CNT with ProgTraceSync SYNC=4 instead of ResourceFull", func(c *ntrace.Config, v bool) { c.ICNTFullSync = v })
+	intFlag("hist-bits", "width of the HIST register with its stop bit (2..32, default 32)", func(c *ntrace.Config, v int) { c.HistBits = v })
+	boolFlag("repeat", "trTeInstEnRepeatedHistory: ResourceFull RCODE=2 with HREPEAT", func(c *ntrace.Config, v bool) { c.RepeatedHistory = v })
+	boolFlag("repeat-branch", "RepeatBranch messages (B-CNT) for identical branch messages", func(c *ntrace.Config, v bool) { c.RepeatBranch = v })
+	boolFlag("hist-patterns", "choose HIST record lengths so periodic branch patterns repeat (implies --repeat)",
+		func(c *ntrace.Config, v bool) { c.HistPatterns, c.RepeatedHistory = v, c.RepeatedHistory || v })
+	intFlag("hrepeat-bits", "width of the HREPEAT counter (1..18, default 18)", func(c *ntrace.Config, v int) { c.HRepeatBits = v })
+	intFlag("implicit-return", "trTeInstImplicitReturnMode: 0 off, 1 counter, 2 partial-address stack, 3 full-address stack",
+		func(c *ntrace.Config, v int) { c.ImplicitReturn = v })
+	intFlag("stack-depth", "return stack depth (1..32, default 32), or counter width for --implicit-return 1", func(c *ntrace.Config, v int) { c.StackDepth = v })
+	intFlag("partial-bits", "low return-address bits compared with --implicit-return 2 (default 16)", func(c *ntrace.Config, v int) { c.PartialBits = v })
+	boolFlag("seq-jump", "trTeInstEnSequentialJump: sequentially inferable jumps send no message", func(c *ntrace.Config, v bool) { c.SequentialJump = v })
+	boolFlag("extend-addr-msb", "trTeInstExtendAddrMSB: sign-extension compression of address fields", func(c *ntrace.Config, v bool) { c.ExtendAddrMSB = v })
+	boolFlag("all-jumps", "trTeInstEnAllJumps: report direct jumps and calls like taken branches", func(c *ntrace.Config, v bool) { c.AllJumps = v })
+	boolFlag("indirect-nohist", "HTM: IndirectBranch instead of IndirectBranchHist when the history is empty", func(c *ntrace.Config, v bool) { c.IndirectNoHist = v })
+	boolFlag("timestamps", "trTsEnable: TSTAMP in every message (absolute on sync, relative otherwise)", func(c *ntrace.Config, v bool) { c.Timestamps = v })
+	boolFlag("context", "trTeContext: Ownership messages on sync and privilege/context changes", func(c *ntrace.Config, v bool) { c.Context = v })
+	intFlag("sync-mode", "trTeInstSyncMode: periodic sync counting 0 off, 1 messages, 2 cycles, 3 halfwords", func(c *ntrace.Config, v int) { c.SyncMode = v })
+	intFlag("sync-max", "trTeInstSyncMax: sync every 2^(N+4) units", func(c *ntrace.Config, v int) { c.SyncMax = v })
+	boolFlag("btype1", "report traps with B-TYPE=1 instead of 2 (exception) / 3 (interrupt)", func(c *ntrace.Config, v bool) { c.TrapBType1 = v })
+	intFlag("itype-width", "ingress itype width: 3 or 4 (default 4)", func(c *ntrace.Config, v int) { c.ITypeWidth = v })
+	intFlag("start-sync", "SYNC code of the first message (default 1, exit from reset)", func(c *ntrace.Config, v int) { c.StartSync = uint8(v) })
+	intFlag("fifo-bytes", "model an output FIFO of N bytes (0: unlimited); overflow sends an Error message and SYNC=7", func(c *ntrace.Config, v int) { c.FIFOBytes = v })
+	intFlag("drain-bytes", "the FIFO drains this many bytes every --drain-cycles cycles", func(c *ntrace.Config, v int) { c.DrainBytes = v })
+	intFlag("drain-cycles", "see --drain-bytes", func(c *ntrace.Config, v int) { c.DrainCycles = v })
 	return func() (ntrace.Config, error) {
 		var c ntrace.Config
 		if *preset != "" {
@@ -75,85 +101,8 @@ func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 		} else {
 			c.Mode = ntrace.HTM
 		}
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		switch *mode {
-		case "":
-		case "btm", "3":
-			c.Mode = ntrace.BTM
-		case "htm", "6":
-			c.Mode = ntrace.HTM
-		default:
-			return c, fmt.Errorf("--mode must be btm or htm")
-		}
-		if set["src-bits"] {
-			c.SrcBits = *srcBits
-		}
-		if set["src-id"] {
-			c.SrcID = uint32(*srcID)
-		}
-		if set["icnt-bits"] {
-			c.ICNTBits = *icntBits
-		}
-		if set["icnt-sync"] {
-			c.ICNTFullSync = *icntSync
-		}
-		if set["hist-bits"] {
-			c.HistBits = *histBits
-		}
-		if set["repeat"] {
-			c.RepeatedHistory = *repeat
-		}
-		if set["repeat-branch"] {
-			c.RepeatBranch = *repeatBranch
-		}
-		if set["hist-patterns"] {
-			c.HistPatterns = *patterns
-			if *patterns {
-				c.RepeatedHistory = true
-			}
-		}
-		if set["hrepeat-bits"] {
-			c.HRepeatBits = *hrepBits
-		}
-		if *ir >= 0 {
-			c.ImplicitReturn = *ir
-		}
-		if set["stack-depth"] {
-			c.StackDepth = *depth
-		}
-		if set["seq-jump"] {
-			c.SequentialJump = *seq
-		}
-		if set["extend-addr-msb"] {
-			c.ExtendAddrMSB = *ext
-		}
-		if set["all-jumps"] {
-			c.AllJumps = *allJumps
-		}
-		if set["indirect-nohist"] {
-			c.IndirectNoHist = *noHist
-		}
-		if set["timestamps"] {
-			c.Timestamps = *ts
-		}
-		if set["context"] {
-			c.Context = *ctx
-		}
-		if *syncMode >= 0 {
-			c.SyncMode = *syncMode
-		}
-		if *syncMax >= 0 {
-			c.SyncMax = *syncMax
-		}
-		if set["btype1"] {
-			c.TrapBType1 = *btype1
-		}
-		if set["itype-width"] {
-			c.ITypeWidth = *itw
-		}
-		if *startSync >= 0 {
-			c.StartSync = uint8(*startSync)
+		for _, o := range overrides {
+			o(&c)
 		}
 		return c, c.Validate()
 	}
