@@ -290,11 +290,6 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	repAt[n] = false
 	nextRep[n] = int32(n + patMaxBits + 1)
 	for i := n - 1; i >= 0; i-- {
-		if repAt[i+1] {
-			nextRep[i] = int32(i + 1)
-		} else {
-			nextRep[i] = nextRep[i+1]
-		}
 		bi := bit[i]
 		var elig uint32 // pattern lengths that repeat at least twice from i
 		for l := 1; l <= patMaxBits; l++ {
@@ -323,6 +318,13 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 			elig &= 1<<(maxL+1) - 1
 		}
 		repAt[i] = elig != 0
+		// nextRep chains the starts of repeating stretches after i (a
+		// position that repeats while the one before it does not).
+		if repAt[i+1] && !repAt[i] {
+			nextRep[i] = int32(i + 1)
+		} else {
+			nextRep[i] = nextRep[i+1]
+		}
 		// In a run of period p every multiple of p repeats too: of those
 		// only p itself (most repeats) and the longest multiple (fewest)
 		// are worth trying.
@@ -346,9 +348,9 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 				}
 			}
 		}
-		// Plain records: the longest, or one that ends where a repeat
-		// starts (shorter plain records elsewhere never save a record),
-		// or any near the end of the buffer.
+		// Plain records: the longest, or one that ends where a repeating
+		// stretch starts (shorter plain records elsewhere rarely save a
+		// byte), or any near the end of the buffer.
 		if rest <= 2*patMaxBits {
 			for l := 1; l <= maxL; l++ {
 				if c := plainBytes[l] + cost[i+l]; c < best {
