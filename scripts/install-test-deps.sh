@@ -10,6 +10,8 @@ command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu
 command -v riscv64-linux-gnu-objdump >/dev/null 2>&1 || need+=(binutils-riscv64-linux-gnu)
 command -v llvm-objdump-19 >/dev/null 2>&1 || need+=(llvm-19)
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
+command -v qemu-system-riscv64 >/dev/null 2>&1 || need+=(qemu-system-misc)
+command -v opensbi >/dev/null 2>&1 || [ -e /usr/lib/riscv64-linux-gnu/opensbi ] || need+=(opensbi)
 if [ "${RVTRACE_BROWSER_TESTS:-1}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi

@@ -183,12 +183,22 @@ func (h *Hart) loadSlow(va, size uint64) (uint64, bool) {
 			return 0, false
 		}
 		var v uint64
+		if h.obs != nil {
+			h.obs.quiet++
+		}
 		for i := uint64(0); i < size; i++ {
 			b, ok := h.loadSlow((va+i)&h.amask, 1)
 			if !ok {
+				if h.obs != nil {
+					h.obs.quiet--
+				}
 				return 0, false
 			}
 			v |= b << (8 * i)
+		}
+		if h.obs != nil {
+			h.obs.quiet--
+			h.noteMem(false, va, size, v)
 		}
 		return v, true
 	}
@@ -201,24 +211,32 @@ func (h *Hart) loadSlow(va, size uint64) (uint64, bool) {
 			h.excCause, h.excTval = causeLoadAccess, va
 			return 0, false
 		}
-		if h.pmpOK(pa&^pageMask, pageSize, accLoad) {
+		if !h.noFastMem && h.pmpOK(pa&^pageMask, pageSize, accLoad) {
 			e := &h.rtlb[(va>>pageShift)&tlbMask]
 			e.tag, e.page = va>>pageShift, r.page(pa)
 		}
 		off := pa - r.base
+		var v uint64
 		switch size {
 		case 1:
-			return uint64(r.mem[off]), true
+			v = uint64(r.mem[off])
 		case 2:
-			return uint64(binary.LittleEndian.Uint16(r.mem[off:])), true
+			v = uint64(binary.LittleEndian.Uint16(r.mem[off:]))
 		case 4:
-			return uint64(binary.LittleEndian.Uint32(r.mem[off:])), true
+			v = uint64(binary.LittleEndian.Uint32(r.mem[off:]))
 		default:
-			return binary.LittleEndian.Uint64(r.mem[off:]), true
+			v = binary.LittleEndian.Uint64(r.mem[off:])
 		}
+		if h.obs != nil {
+			h.noteMem(false, va, size, v)
+		}
+		return v, true
 	}
 	if h.pmpOK(pa, size, accLoad) {
 		if v, ok := h.m.devRead(h, pa, size); ok {
+			if h.obs != nil {
+				h.noteMem(false, va, size, v)
+			}
 			return v, true
 		}
 	}
@@ -240,16 +258,29 @@ func (h *Hart) storeSlow(va, size, v uint64) bool {
 				return false
 			}
 		}
+		if h.obs != nil {
+			h.obs.quiet++
+		}
 		for i := uint64(0); i < size; i++ {
 			if !h.storeSlow((va+i)&h.amask, 1, v>>(8*i)) {
+				if h.obs != nil {
+					h.obs.quiet--
+				}
 				return false
 			}
+		}
+		if h.obs != nil {
+			h.obs.quiet--
+			h.noteMem(true, va, size, v)
 		}
 		return true
 	}
 	pa, ok := h.storeTarget(va, size)
 	if !ok {
 		return false
+	}
+	if h.obs != nil {
+		h.noteMem(true, va, size, v)
 	}
 	if r := h.m.mem.find(pa); r != nil {
 		pg := (pa - r.base) >> pageShift
@@ -266,7 +297,7 @@ func (h *Hart) storeSlow(va, size, v uint64) bool {
 		}
 		fl := r.flags[pg]
 		if fl == 0 {
-			if h.pmpOK(pa&^pageMask, pageSize, accStore) {
+			if !h.noFastMem && h.pmpOK(pa&^pageMask, pageSize, accStore) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				e.tag, e.page = va>>pageShift, r.page(pa)
 			}

@@ -94,9 +94,9 @@ const (
 	sstatusMask = mstatusSIE | mstatusSPIE | mstatusSPP | mstatusFS | mstatusSUM |
 		mstatusMXR | 3<<32 // UXL
 	// interrupts that can be delegated, and software-writable mip bits
-	midelegMask = 1<<irqSSI | 1<<irqSTI | 1<<irqSEI
-	mipWritable = 1<<irqSSI | 1<<irqSTI | 1<<irqSEI
-	mieMask     = 1<<irqSSI | 1<<irqMSI | 1<<irqSTI | 1<<irqMTI | 1<<irqSEI | 1<<irqMEI
+	midelegMask = 1<<irqSSI | 1<<irqSTI | 1<<irqSEI | 1<<irqLCOF
+	mipWritable = 1<<irqSSI | 1<<irqSTI | 1<<irqSEI | 1<<irqLCOF
+	mieMask     = 1<<irqSSI | 1<<irqMSI | 1<<irqSTI | 1<<irqMTI | 1<<irqSEI | 1<<irqMEI | 1<<irqLCOF
 	// exceptions that can be delegated (all but ecall from M)
 	medelegMask = 0xb3ff
 )
@@ -168,15 +168,9 @@ func (h *Hart) csrRead(n uint32) (uint64, bool) {
 			return c.pmpaddr[i], true
 		}
 		return 0, true
-	case n >= csrHpmcounter3 && n <= csrHpmcounter31, n >= csrHpmcounter3h && n <= csrHpmcounter31h:
-		if n >= csrHpmcounter3h && !rv32 {
-			return 0, false
-		}
-		return 0, h.counterAllowed(uint(n & 31))
-	case n >= csrMhpmcounter3 && n <= csrMhpmcounter31, n >= csrMhpmevent3 && n <= csrMhpmevent31:
-		return 0, true
-	case n >= csrMhpmcounter3h && n <= csrMhpmcntr31h:
-		return 0, rv32
+	}
+	if v, ok, handled := h.counterRead(n); handled {
+		return v, ok
 	}
 	switch n {
 	case csrFflags, csrFrm, csrFcsr:
@@ -190,18 +184,10 @@ func (h *Hart) csrRead(n uint32) (uint64, bool) {
 			return c.frm, true
 		}
 		return c.frm<<5 | c.fflags, true
-	case csrCycle:
-		return h.cycle, h.counterAllowed(0)
 	case csrTime:
 		return h.m.clint.mtime, h.counterAllowed(1)
-	case csrInstret:
-		return h.instret, h.counterAllowed(2)
-	case csrCycleh:
-		return h.cycle >> 32, rv32 && h.counterAllowed(0)
 	case csrTimeh:
 		return h.m.clint.mtime >> 32, rv32 && h.counterAllowed(1)
-	case csrInstreth:
-		return h.instret >> 32, rv32 && h.counterAllowed(2)
 	case csrSstatus:
 		return h.mstatusRead() & (sstatusMask | 1<<63 | 1<<31), true
 	case csrSie:
@@ -253,8 +239,6 @@ func (h *Hart) csrRead(n uint32) (uint64, bool) {
 		return c.menvcfg, true
 	case csrMenvcfgh:
 		return 0, rv32
-	case csrMcountinhibit:
-		return c.mcountinhibit, true
 	case csrMscratch:
 		return c.mscratch, true
 	case csrMepc:
@@ -275,14 +259,6 @@ func (h *Hart) csrRead(n uint32) (uint64, bool) {
 		return 1, true // no trigger types supported at any index
 	case csrMcontext:
 		return c.mcontext, true
-	case csrMcycle:
-		return h.cycle, true
-	case csrMinstret:
-		return h.instret, true
-	case csrMcycleh:
-		return h.cycle >> 32, rv32
-	case csrMinstreth:
-		return h.instret >> 32, rv32
 	}
 	return 0, false
 }
@@ -333,10 +309,9 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		}
 		h.flushTLB()
 		return true
-	case n >= csrMhpmcounter3 && n <= csrMhpmcounter31, n >= csrMhpmevent3 && n <= csrMhpmevent31:
-		return true
-	case n >= csrMhpmcounter3h && n <= csrMhpmcntr31h:
-		return rv32
+	}
+	if ok, handled := h.counterWrite(n, v); handled {
+		return ok
 	}
 	switch n {
 	case csrFflags, csrFrm, csrFcsr:
@@ -372,7 +347,7 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 	case csrStval:
 		c.stval = v
 	case csrSip:
-		m := c.mideleg & (1 << irqSSI)
+		m := c.mideleg & (1<<irqSSI | 1<<irqLCOF)
 		c.mip = c.mip&^m | v&m
 	case csrSatp:
 		if h.priv == privS && c.mstatus&mstatusTVM != 0 {
@@ -404,8 +379,6 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		c.mcounteren = v & 0xffffffff
 	case csrMenvcfg:
 		c.menvcfg = v & 1
-	case csrMcountinhibit:
-		c.mcountinhibit = v & 0xfffffffd
 	case csrMscratch:
 		c.mscratch = v
 	case csrMepc:
@@ -421,28 +394,6 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		c.tselect = 0
 	case csrMcontext:
 		c.mcontext = v
-	// Writes to the counters take precedence over the increment of the
-	// writing instruction itself (which the loop adds afterwards).
-	case csrMcycle:
-		if rv32 {
-			v |= h.cycle &^ 0xffffffff
-		}
-		h.cycle = v - uint64(h.curCost)
-	case csrMinstret:
-		if rv32 {
-			v |= h.instret &^ 0xffffffff
-		}
-		h.instret = v - 1
-	case csrMcycleh:
-		if !rv32 {
-			return false
-		}
-		h.cycle = (h.cycle+uint64(h.curCost))&0xffffffff | v<<32 - uint64(h.curCost)
-	case csrMinstreth:
-		if !rv32 {
-			return false
-		}
-		h.instret = (h.instret+1)&0xffffffff | v<<32 - 1
 	default:
 		return false
 	}

@@ -625,27 +625,27 @@ func decode32(w uint32, xlen int) inst {
 			d.op = opORN
 		case 0x104:
 			d.op = opXNOR
-		case 0x56:
+		case 0x2e:
 			d.op = opMAX
-		case 0x57:
+		case 0x2f:
 			d.op = opMAXU
-		case 0x54:
+		case 0x2c:
 			d.op = opMIN
-		case 0x55:
+		case 0x2d:
 			d.op = opMINU
-		case 0x301:
+		case 0x181:
 			d.op = opROL
-		case 0x305:
+		case 0x185:
 			d.op = opROR
-		case 0x241:
+		case 0x121:
 			d.op = opBCLR
-		case 0x245:
+		case 0x125:
 			d.op = opBEXT
-		case 0x341:
+		case 0x1a1:
 			d.op = opBINV
-		case 0x141:
+		case 0xa1:
 			d.op = opBSET
-		case 0x3c:
+		case 0x24:
 			if xlen != 32 || d.rs2 != 0 {
 				return ill
 			}
@@ -683,9 +683,9 @@ func decode32(w uint32, xlen int) inst {
 			d.op = opSH2ADDUW
 		case 0x86:
 			d.op = opSH3ADDUW
-		case 0x301:
+		case 0x181:
 			d.op = opROLW
-		case 0x305:
+		case 0x185:
 			d.op = opRORW
 		case 0x24:
 			if d.rs2 != 0 {

@@ -35,6 +35,8 @@ func (m *Machine) devRead(h *Hart, pa, size uint64) (uint64, bool) {
 			return 0, false
 		}
 		return uint64(m.uart.read(pa - UARTBase)), true
+	case m.finisher && pa-FinisherBase < finisherSize:
+		return 0, true
 	}
 	return 0, false
 }
@@ -50,6 +52,9 @@ func (m *Machine) devWrite(h *Hart, pa, size, v uint64) bool {
 			return false
 		}
 		m.uart.write(pa-UARTBase, uint8(v))
+		return true
+	case m.finisher && pa-FinisherBase < finisherSize:
+		m.finisherWrite(h, pa-FinisherBase, v)
 		return true
 	}
 	return false

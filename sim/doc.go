@@ -39,9 +39,11 @@
 // as on Spike. The first turn of each hart is shortened by the 5 steps of
 // Spike's boot ROM, which are not executed or counted.
 //
-// LoadLinuxELF runs static riscv64 Linux programs in U-mode with the
-// system calls emulated (see linux.go); their output and retired-PC
-// sequence match qemu-riscv64's.
+// LoadLinuxELF runs static riscv64 (and riscv32) Linux programs in U-mode
+// with the system calls emulated (see linux.go); their output and
+// retired-PC sequence match qemu-riscv64's. Random instruction sequences
+// (package internal/rvgen) end in the same registers, fcsr and memory as
+// on qemu-riscv64 and qemu-riscv32 (difftest_test.go).
 //
 // # Ingress port
 //

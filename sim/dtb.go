@@ -199,6 +199,9 @@ func (m *Machine) installBootROM() error {
 	rom = append(rom, 0, 0, 0, 0)
 	rom = binary.LittleEndian.AppendUint64(rom, m.entry)
 	dtb := m.makeDTB()
+	if m.virt {
+		dtb = m.makeVirtDTB()
+	}
 	if len(dtb) > bootROMSize-0x20 {
 		return fmt.Errorf("sim: device tree too large (%d bytes)", len(dtb))
 	}

@@ -11,7 +11,7 @@ import (
 // instruction and after every serializing instruction, and any trap, wfi
 // or halt ends the step early (the remaining steps are lost).
 func (h *Hart) step(n uint64) {
-	if h.halted {
+	if h.halted || h.fw != nil && h.fw.parked {
 		return
 	}
 	defer func() {
@@ -29,7 +29,14 @@ func (h *Hart) step(n uint64) {
 		if h.takeInterrupt() {
 			return
 		}
-		done, end := h.exec(n)
+		lim := n
+		if h.hpm.armed {
+			lim = h.hpmLimit(n)
+		}
+		done, end := h.exec(lim)
+		if h.hpm.armed {
+			h.hpmCheck()
+		}
 		if end || done == 0 {
 			return
 		}
@@ -48,6 +55,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 		var d *inst
 		var npc uint64
 		var it uint8
+		var a uint64 // rs1 before execution (for the observer)
 		off := pc - h.fbase
 		if off < pageSize-2 {
 			d = &h.fpage.insts[off>>1]
@@ -70,7 +78,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 		}
 		npc = pc + uint64(d.size)
 		{
-			a := x[d.rs1&31]
+			a = x[d.rs1&31]
 			b := x[d.rs2&31]
 			rd := d.rd & 31
 			switch d.op {
@@ -517,7 +525,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 			}
 		}
 		if h.perInst {
-			h.tr.retireOne(pc, d, npc, it)
+			h.retireHook(pc, d, npc, it, a)
 		}
 		pc = npc
 		if h.stop {

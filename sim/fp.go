@@ -619,10 +619,16 @@ func (f fpFormat) toInt(v uint64, rm int, nbits uint, signed bool) (uint64, uint
 		hi = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), nbits), big.NewInt(1))
 	}
 	enc := func(x *big.Int) uint64 {
+		r := x.Uint64()
 		if x.Sign() < 0 {
-			return uint64(x.Int64())
+			r = uint64(x.Int64())
 		}
-		return x.Uint64()
+		if nbits == 32 {
+			// 32-bit results, saturated ones included, are
+			// sign-extended: fcvt.wu of +inf is all ones on RV64
+			r = uint64(int64(int32(r)))
+		}
+		return r
 	}
 	if f.isNaN(v) || (f.isInf(v) && v&f.signBit() == 0) {
 		return enc(hi), fNV
@@ -661,9 +667,6 @@ func (f fpFormat) toInt(v uint64, rm int, nbits uint, signed bool) (uint64, uint
 		return enc(hi), fNV
 	}
 	r := enc(ip)
-	if nbits == 32 {
-		r = uint64(int64(int32(r))) // 32-bit results are sign-extended
-	}
 	if inexact {
 		return r, fNX
 	}

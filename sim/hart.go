@@ -70,6 +70,12 @@ type Hart struct {
 	perInst bool // every retirement reports (PC hook or per-instruction mode)
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
+
+	obs       *observer // Tarmac tracer and event model (observe.go)
+	noFastMem bool      // every load and store takes the slow path (Tarmac)
+	trOne     bool      // the ingress port or PC hook wants every retirement
+	hpm       hpmState  // performance counters (hpm.go)
+	fw        *fwHart   // built-in SBI firmware state (sbi.go), nil without it
 }
 
 type trapRecord struct {
@@ -124,6 +130,7 @@ func newHart(m *Machine, id, xlen int) *Hart {
 		h.csr.mstatus = 2<<32 | 2<<34 // UXL = SXL = 64
 	}
 	h.fsOff = true
+	h.hpm.init()
 	h.flushTLB()
 	h.tr.h = h
 	return h

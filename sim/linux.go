@@ -27,10 +27,12 @@ import (
 // Linux would deliver SIGSEGV, SIGILL, SIGBUS or SIGTRAP).
 
 const (
-	linuxStackTop  = 0x4000801000 // qemu-riscv64's stack top
-	linuxStackSize = 8 << 20
-	linuxMmapBase  = 0x2000000000
-	linuxPageSize  = 4096
+	linuxStackTop   = 0x4000801000 // qemu-riscv64's stack top
+	linuxStackTop32 = 0x40801000   // qemu-riscv32's
+	linuxStackSize  = 8 << 20
+	linuxMmapBase   = 0x2000000000
+	linuxMmapBase32 = 0x20000000
+	linuxPageSize   = 4096
 )
 
 type linuxFile struct {
@@ -64,18 +66,20 @@ const (
 	eNOEXEC = 8
 )
 
-// LoadLinuxELF loads a static riscv64 Linux executable with its argument
-// and environment strings (argv[0] is the program name; nil argv uses the
-// path). envp is passed as is (nil: empty environment).
+// LoadLinuxELF loads a static riscv64 (or riscv32) Linux executable with
+// its argument and environment strings (argv[0] is the program name; nil
+// argv uses the path). envp is passed as is (nil: empty environment).
+//
+// RV32 programs get the riscv32 stack layout (4-byte words) and system
+// call arguments and results of 32 bits; the system calls whose riscv32
+// numbers or structures differ from riscv64's (fstat, newfstatat,
+// lseek/llseek, clock_gettime, gettimeofday) answer ENOSYS.
 func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	f, err := elf.Open(path)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	defer f.Close()
-	if f.Class != elf.ELFCLASS64 {
-		return fmt.Errorf("sim: %s: Linux user mode runs riscv64 programs only", path)
-	}
 	if f.Type != elf.ET_EXEC {
 		return fmt.Errorf("sim: %s: not a static executable (type %v)", path, f.Type)
 	}
@@ -100,10 +104,14 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	}
 	brk := (hi + linuxPageSize - 1) &^ (linuxPageSize - 1)
 	heap := m.cfg.RAMSize
+	stackTop, mmapBase := uint64(linuxStackTop), uint64(linuxMmapBase)
+	if f.Class == elf.ELFCLASS32 {
+		stackTop, mmapBase = linuxStackTop32, linuxMmapBase32
+	}
 	m.cfg.Banks = []Bank{
 		{lo, brk - lo + heap},
-		{linuxMmapBase, 4 * m.cfg.RAMSize},
-		{linuxStackTop - linuxStackSize, linuxStackSize},
+		{mmapBase, 4 * m.cfg.RAMSize},
+		{stackTop - linuxStackSize, linuxStackSize},
 	}
 	for _, b := range m.cfg.Banks {
 		if err := m.mem.addRAM(b.Base, b.Size); err != nil {
@@ -129,7 +137,7 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	h := m.harts[0]
 	h.lnx = &linuxState{
 		brkStart: brk, brk: brk, brkEnd: brk + heap,
-		mmapNext: linuxMmapBase, mmapEnd: linuxMmapBase + 4*m.cfg.RAMSize,
+		mmapNext: mmapBase, mmapEnd: mmapBase + 4*m.cfg.RAMSize,
 		files: map[uint64]*linuxFile{}, nextFD: 3, exe: exe, rand: 0x9e3779b97f4a7c15,
 	}
 	h.priv = privU
@@ -147,13 +155,17 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	if phdr == 0 {
 		for _, p := range f.Progs {
 			if p.Type == elf.PT_LOAD && p.Off == 0 {
-				phdr = p.Vaddr + phoff(path)
+				phdr = p.Vaddr + phoff(path, f.Class)
 			}
 		}
 	}
-	sp, err := m.linuxStack(argv, envp, path, []uint64{
+	phent := uint64(56)
+	if f.Class == elf.ELFCLASS32 {
+		phent = 32
+	}
+	sp, err := m.linuxStack(stackTop, argv, envp, path, []uint64{
 		3, phdr, // AT_PHDR
-		4, 56, // AT_PHENT
+		4, phent, // AT_PHENT
 		5, uint64(len(f.Progs)), // AT_PHNUM
 		6, linuxPageSize, // AT_PAGESZ
 		7, 0, // AT_BASE
@@ -172,16 +184,23 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	return nil
 }
 
-// phoff reads e_phoff from an ELF64 header.
-func phoff(path string) uint64 {
+// phoff reads e_phoff from an ELF header.
+func phoff(path string, class elf.Class) uint64 {
+	def := uint64(64)
+	if class == elf.ELFCLASS32 {
+		def = 52
+	}
 	fh, err := os.Open(path)
 	if err != nil {
-		return 64
+		return def
 	}
 	defer fh.Close()
 	var hdr [40]byte
 	if _, err := io.ReadFull(fh, hdr[:]); err != nil {
-		return 64
+		return def
+	}
+	if class == elf.ELFCLASS32 {
+		return uint64(binary.LittleEndian.Uint32(hdr[28:]))
 	}
 	return binary.LittleEndian.Uint64(hdr[32:])
 }
@@ -199,9 +218,9 @@ func hwcap() uint64 {
 // does: strings at the top (the executable name as given, then the
 // environment and argument strings),
 // 16 random bytes, then argc, argv[], NULL, envp[], NULL and the auxiliary
-// vector, 16-byte aligned.
-func (m *Machine) linuxStack(argv, envp []string, exe string, aux []uint64) (uint64, error) {
-	sp := uint64(linuxStackTop) - 8
+// vector, 16-byte aligned (XLEN-bit words).
+func (m *Machine) linuxStack(top uint64, argv, envp []string, exe string, aux []uint64) (uint64, error) {
+	sp := top - 8
 	push := func(s string) uint64 {
 		sp -= uint64(len(s) + 1)
 		m.mem.write(sp, append([]byte(s), 0))
@@ -232,11 +251,16 @@ func (m *Machine) linuxStack(argv, envp []string, exe string, aux []uint64) (uin
 	words = append(words, envPtrs...)
 	words = append(words, 0)
 	words = append(words, aux...)
-	sp -= uint64(len(words) * 8)
+	wb := uint64(m.xlen / 8)
+	sp -= uint64(len(words)) * wb
 	sp &^= 15
 	b := make([]byte, 0, len(words)*8)
 	for _, w := range words {
-		b = binary.LittleEndian.AppendUint64(b, w)
+		if wb == 4 {
+			b = binary.LittleEndian.AppendUint32(b, uint32(w))
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, w)
+		}
 	}
 	if !m.mem.write(sp, b) {
 		return 0, errors.New("sim: arguments do not fit on the stack")
@@ -293,11 +317,35 @@ func (h *Hart) readCString(addr uint64) (string, bool) {
 // linuxSyscall performs the system call of an ecall.
 func (h *Hart) linuxSyscall() {
 	x := &h.x
-	nr := x[17]
-	a0, a1, a2, a3 := x[10], x[11], x[12], x[13]
+	nr := x[17] & h.amask
+	a0, a1, a2, a3 := x[10]&h.amask, x[11]&h.amask, x[12]&h.amask, x[13]&h.amask
 	l := h.lnx
 	m := h.m
 	ret := neg(eNOSYS)
+	if h.xlen == 32 {
+		switch nr {
+		case 79, 80, 62, 113, 169: // not riscv32 system calls (or not with these structures)
+			nr = ^uint64(0)
+		case 66: // writev with 8-byte struct iovec
+			nr = ^uint64(0)
+			var total uint64
+			ret = 0
+			for i := uint64(0); i < a2; i++ {
+				iov, ok := h.readGuest(a1+8*i, 8)
+				if !ok {
+					ret = neg(eFAULT)
+					break
+				}
+				r := h.sysWrite(a0, uint64(binary.LittleEndian.Uint32(iov)), uint64(binary.LittleEndian.Uint32(iov[4:])))
+				if int64(r) < 0 {
+					ret = r
+					break
+				}
+				total += r
+				ret = total
+			}
+		}
+	}
 	switch nr {
 	case 63: // read
 		ret = h.sysRead(a0, a1, a2, -1)
@@ -395,7 +443,7 @@ func (h *Hart) linuxSyscall() {
 		}
 		ret = l.brk
 	case 222: // mmap
-		ret = h.sysMmap(a0, a1, x[13], x[14])
+		ret = h.sysMmap(a0, a1, x[13]&h.amask, x[14]&h.amask)
 	case 215, 226, 233: // munmap, mprotect, madvise
 		ret = 0
 	case 93, 94: // exit, exit_group
@@ -476,7 +524,7 @@ func (h *Hart) linuxSyscall() {
 		h.stop = true
 		ret = 0
 	}
-	x[10] = ret
+	x[10] = h.sext32(ret)
 }
 
 func writeOr(m *Machine, addr uint64, b []byte) uint64 {

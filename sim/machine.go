@@ -87,6 +87,9 @@ type Machine struct {
 	uart   uart
 	timing timingTable
 	noPMP  bool // no PMP checks at all (Linux user mode)
+
+	finisher bool // SiFive test finisher mapped (firmware machines)
+	virt     bool // virt machine: firmware and payload (virt.go)
 	nPMP   int  // implemented PMP entries
 
 	quantum uint64
@@ -228,7 +231,8 @@ func (m *Machine) SetPCHook(hart int, f func(pc uint64)) error {
 
 func (h *Hart) updateTraceFlags() {
 	h.cf = h.tr.sink != nil && !h.tr.per
-	h.perInst = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
+	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
+	h.perInst = h.trOne || h.obs != nil
 }
 
 // LoadELF loads a bare-metal program: every PT_LOAD segment at its
@@ -396,6 +400,10 @@ func (m *Machine) Run() (res Result, err error) {
 			Exceptions: h.nExc, Interrupts: h.nIntr})
 		res.Instret += h.instret
 	}
+	var ge *GuestError
+	if errors.As(m.err, &ge) && ge.XLEN == 0 {
+		ge.XLEN = m.xlen
+	}
 	return res, m.err
 }
 
@@ -429,7 +437,14 @@ func (m *Machine) idle() {
 		q -= min(q-1, uint64(m.cfg.BootSteps))
 	}
 	h.step(q)
-	h.resValid = false // Spike: yield_load_reservation when switching harts
+	if h.lnx == nil {
+		// Spike: yield_load_reservation at the end of every quantum, even
+		// with one hart (an LR/SC pair across the boundary fails). Linux
+		// user mode runs one hart and keeps the reservation, as
+		// qemu-riscv64 does: its SC then fails only when the program's
+		// own rules say so (found by the differential test).
+		h.resValid = false
+	}
 	m.cur++
 	if m.cur == len(m.harts) {
 		m.cur = 0

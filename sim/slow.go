@@ -28,6 +28,10 @@ func (h *Hart) execSlow(d *inst, pc, npc uint64) (uint64, uint8, bool) {
 			h.linuxSyscall()
 			return npc, 0, true
 		}
+		if h.fw != nil && h.priv == privS {
+			h.sbiCall()
+			return npc, 0, true
+		}
 		h.excCause, h.excTval = causeEcallU+uint64(h.priv), 0
 		if h.priv == privM {
 			h.excCause = causeEcallM
@@ -86,6 +90,9 @@ func (h *Hart) execSlow(d *inst, pc, npc uint64) (uint64, uint8, bool) {
 			v = binary.LittleEndian.Uint64(b)
 		}
 		h.resValid, h.resAddr = true, pa
+		if h.obs != nil {
+			h.noteMem(false, va, size, v)
+		}
 		x[d.rd&31] = v
 		return npc, 0, true
 	case opSCW, opSCD:
@@ -106,6 +113,9 @@ func (h *Hart) execSlow(d *inst, pc, npc uint64) (uint64, uint8, bool) {
 				binary.LittleEndian.PutUint64(b, v)
 			}
 			h.m.watchedStoreIfAny(h, pa, size)
+			if h.obs != nil {
+				h.noteMem(true, va, size, v)
+			}
 			x[d.rd&31] = 0
 		} else {
 			x[d.rd&31] = 1
@@ -163,6 +173,9 @@ func (h *Hart) execCSR(d *inst, npc uint64) (uint64, uint8, bool) {
 		if !h.csrWrite(n, v) {
 			h.illegal(d)
 			return 0, 0, false
+		}
+		if h.obs != nil {
+			h.noteCSR(n)
 		}
 		// a write may enable an interrupt or change translation: leave
 		// the loop so that the step re-checks (Spike serializes CSR writes)
@@ -233,6 +246,10 @@ func (h *Hart) execAMO(d *inst, npc uint64) (uint64, uint8, bool) {
 		binary.LittleEndian.PutUint64(b, v)
 	}
 	h.m.watchedStoreIfAny(h, pa, size)
+	if h.obs != nil {
+		h.noteMem(false, va, size, old)
+		h.noteMem(true, va, size, v)
+	}
 	h.x[d.rd&31] = old
 	return npc, 0, true
 }

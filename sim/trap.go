@@ -26,8 +26,9 @@ func (h *Hart) pendingInterrupts() uint64 {
 }
 
 // interruptOrder is the priority order of simultaneous interrupts
-// (privileged spec 3.1.9: MEI, MSI, MTI, SEI, SSI, STI).
-var interruptOrder = [...]uint{irqMEI, irqMSI, irqMTI, irqSEI, irqSSI, irqSTI}
+// (privileged spec 3.1.9: MEI, MSI, MTI, SEI, SSI, STI; then the
+// counter-overflow interrupt of Sscofpmf, below the standard ones).
+var interruptOrder = [...]uint{irqMEI, irqMSI, irqMTI, irqSEI, irqSSI, irqSTI, irqLCOF}
 
 // takeInterrupt takes the highest-priority pending and enabled interrupt,
 // if any.
@@ -69,6 +70,13 @@ func (h *Hart) takeTrap(cause, tval uint64, intr bool, d *inst) {
 		h.linuxTrap(cause, tval, d)
 		return
 	}
+	redirect := false
+	if h.fw != nil && !(h.priv <= privS && h.delegated(cause, intr)) {
+		var handled bool
+		if handled, redirect, cause, tval = h.fwTrap(cause, tval, intr, d); handled {
+			return
+		}
+	}
 	// clean end of runaway trap loops
 	if h.instret == h.retiredAtTrap && h.trapsSeen {
 		h.trapsNoRetire++
@@ -92,6 +100,9 @@ func (h *Hart) takeTrap(cause, tval uint64, intr bool, d *inst) {
 	}
 
 	h.tr.trap(pc, cause, tval, intr)
+	if h.obs != nil {
+		h.traceTrap(pc, cause, tval, intr)
+	}
 	if intr {
 		h.nIntr++
 	} else {
@@ -110,7 +121,7 @@ func (h *Hart) takeTrap(cause, tval uint64, intr bool, d *inst) {
 	}
 	oldPriv := h.priv
 	st := h.csr.mstatus
-	if h.priv <= privS && del>>cause&1 != 0 {
+	if redirect || h.priv <= privS && del>>cause&1 != 0 {
 		h.csr.scause = code
 		h.csr.sepc = pc
 		h.csr.stval = tval
@@ -150,11 +161,21 @@ func (h *Hart) takeTrap(cause, tval uint64, intr bool, d *inst) {
 	if oldPriv != h.priv {
 		h.flushTLB()
 	}
+	h.privChanged(oldPriv)
 	h.tr.restart(h.pc)
+}
+
+// delegated reports whether a trap is delegated to S-mode.
+func (h *Hart) delegated(cause uint64, intr bool) bool {
+	if intr {
+		return h.csr.mideleg>>cause&1 != 0
+	}
+	return h.csr.medeleg>>cause&1 != 0
 }
 
 // xret performs mret (m true) or sret.
 func (h *Hart) xret(m bool) uint64 {
+	old := h.priv
 	st := h.csr.mstatus
 	var npc uint64
 	if m {
@@ -188,6 +209,7 @@ func (h *Hart) xret(m bool) uint64 {
 		npc = h.csr.sepc
 	}
 	h.csr.mstatus = st
+	h.privChangedAfter(old)
 	h.flushTLB()
 	return npc & h.amask
 }
@@ -259,6 +281,7 @@ type GuestError struct {
 	Cause uint64 // exception cause (interrupt bit 63), when a trap
 	TVal  uint64
 	Msg   string
+	XLEN  int // the hart's register width, for the disassembly (0: 64)
 }
 
 func (e *GuestError) Error() string {
@@ -269,7 +292,7 @@ func (e *GuestError) Error() string {
 	case 4:
 		bits = fmt.Sprintf("instruction %08x", e.Raw)
 	}
-	dis := disasm(e.Raw, e.PC, e.Size)
+	dis := disasm(e.Raw, e.PC, e.Size, e.XLEN)
 	if dis != "" {
 		bits += " (" + dis + ")"
 	}

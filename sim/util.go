@@ -1,10 +1,25 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rvtrace/rvtrace/riscv"
+)
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-// disasm renders an instruction for error messages.
-func disasm(raw uint32, pc uint64, size int) string {
-	return ""
+// disasm renders an instruction for error messages ("" when its bits are
+// unknown).
+func disasm(raw uint32, pc uint64, size, xlen int) string {
+	switch size {
+	case 2:
+		raw &= 0xffff
+	case 4:
+	default:
+		return ""
+	}
+	if xlen != 32 {
+		xlen = 64
+	}
+	return riscv.Disasm(raw, pc, xlen)
 }

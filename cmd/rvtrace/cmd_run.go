@@ -32,6 +32,12 @@ Examples:
   rvtrace run --trace ntrace --preset best -o prog.nex prog.elf
   rvtrace run --linux --trace ntrace -o hello.nex hello arg1 arg2
   rvtrace run --harts 4 --trace ntrace -o mt.nex mt-matmul.riscv
+  rvtrace run --pmu coremark.riscv
+  rvtrace run --pmu-json counts.json --pmu-model l1d=16K/4/64,prefetch prog.elf
+  rvtrace run --pmu-events
+  rvtrace run --tarmac-full prog.tarmac prog.elf
+  rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
+  rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
 `,
 }
 
@@ -74,6 +80,7 @@ func runRun(args []string) error {
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
+	pp := pmuFlags(fs)
 	openOutputs := outputFlags(fs, "pcs")
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
 	var p *protocol
@@ -93,6 +100,9 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	rest := fs.Args()
+	if *pp.events {
+		return listEvents(stdout)
+	}
 	if len(rest) == 0 {
 		fs.Usage()
 		return errUsage
@@ -124,6 +134,8 @@ func runRun(args []string) error {
 	}
 	if *linux {
 		err = m.LoadLinuxELF(prog, append([]string{prog}, progArgs...), nil)
+	} else if fw, ferr := pp.load(m, prog); fw || ferr != nil {
+		err = ferr
 	} else {
 		err = m.LoadELF(prog)
 	}
@@ -132,6 +144,9 @@ func runRun(args []string) error {
 	}
 	img := image.NewSet()
 	if err := img.AddELF(prog); err != nil {
+		return err
+	}
+	if err := pp.attach(m, img); err != nil {
 		return err
 	}
 	var closers []func() error
@@ -239,6 +254,9 @@ func runRun(args []string) error {
 		if err := c(); err != nil && runErr == nil {
 			runErr = err
 		}
+	}
+	if err := pp.finish(m, res, elapsed.Seconds(), img); err != nil && runErr == nil {
+		runErr = err
 	}
 	if !*quiet {
 		var cycles uint64

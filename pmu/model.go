@@ -1,0 +1,699 @@
+package pmu
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// CacheConfig sizes a set-associative cache.
+type CacheConfig struct {
+	Size     int // bytes (power of two)
+	Ways     int // associativity (Size/LineSize/Ways sets, a power of two)
+	LineSize int // bytes (power of two)
+}
+
+// TLBConfig sizes a TLB of 4 KiB pages.
+type TLBConfig struct {
+	Entries int // total entries
+	Ways    int // associativity; Ways == Entries is fully associative
+}
+
+// PredictorConfig sizes the branch predictor.
+type PredictorConfig struct {
+	// Entries is the number of 2-bit counters of the direction table
+	// (power of two).
+	Entries int
+	// HistoryBits is the length of the global history XORed into the
+	// table index (gshare); 0 makes a bimodal predictor.
+	HistoryBits int
+	// BTBEntries is the size of the direct-mapped branch target buffer
+	// predicting indirect jumps (power of two).
+	BTBEntries int
+	// RASDepth is the depth of the return-address stack.
+	RASDepth int
+}
+
+// Config configures the micro-architecture model. DefaultConfig gives
+// the defaults; zero fields of a Config passed to New take them.
+type Config struct {
+	L1I, L1D, LL CacheConfig
+	ITLB, DTLB   TLBConfig
+	Predictor    PredictorConfig
+	// LLLatency is the stall of an L1 miss that hits the last level.
+	LLLatency int
+	// MemLatency is the additional stall of a last-level miss.
+	MemLatency int
+	// WalkLatency is the stall of a TLB miss (page walk).
+	WalkLatency int
+	// MispredictPenalty is the stall of a mispredicted control transfer.
+	MispredictPenalty int
+	// BusWidth is the memory bus width in bytes: a line moved to or from
+	// memory costs LineSize/BusWidth bus cycles.
+	BusWidth int
+	// Prefetch enables a next-line prefetcher in both L1 caches: a miss
+	// on line L also fetches line L+1 into the L1 (without stalling).
+	Prefetch bool
+}
+
+// DefaultConfig returns the default model: 32 KiB 4-way L1I, 32 KiB
+// 8-way L1D, 1 MiB 16-way last level, 64-byte lines everywhere; 32-entry
+// fully associative ITLB and DTLB; gshare with 4096 counters and 8 bits
+// of history, a 512-entry BTB and an 8-entry RAS; 12 cycles to the last
+// level, 60 more to memory, 20 per page walk, 6 per misprediction, an
+// 8-byte bus; no prefetcher.
+func DefaultConfig() Config {
+	return Config{
+		L1I:               CacheConfig{Size: 32 << 10, Ways: 4, LineSize: 64},
+		L1D:               CacheConfig{Size: 32 << 10, Ways: 8, LineSize: 64},
+		LL:                CacheConfig{Size: 1 << 20, Ways: 16, LineSize: 64},
+		ITLB:              TLBConfig{Entries: 32, Ways: 32},
+		DTLB:              TLBConfig{Entries: 32, Ways: 32},
+		Predictor:         PredictorConfig{Entries: 4096, HistoryBits: 8, BTBEntries: 512, RASDepth: 8},
+		LLLatency:         12,
+		MemLatency:        60,
+		WalkLatency:       20,
+		MispredictPenalty: 6,
+		BusWidth:          8,
+	}
+}
+
+func (c *Config) fill() {
+	d := DefaultConfig()
+	fc := func(c *CacheConfig, d CacheConfig) {
+		if c.Size == 0 {
+			c.Size = d.Size
+		}
+		if c.Ways == 0 {
+			c.Ways = d.Ways
+		}
+		if c.LineSize == 0 {
+			c.LineSize = d.LineSize
+		}
+	}
+	fc(&c.L1I, d.L1I)
+	fc(&c.L1D, d.L1D)
+	fc(&c.LL, d.LL)
+	ft := func(t *TLBConfig, d TLBConfig) {
+		if t.Entries == 0 {
+			t.Entries = d.Entries
+		}
+		if t.Ways == 0 {
+			t.Ways = t.Entries
+		}
+	}
+	ft(&c.ITLB, d.ITLB)
+	ft(&c.DTLB, d.DTLB)
+	if c.Predictor.Entries == 0 {
+		c.Predictor.Entries = d.Predictor.Entries
+	}
+	if c.Predictor.BTBEntries == 0 {
+		c.Predictor.BTBEntries = d.Predictor.BTBEntries
+	}
+	if c.Predictor.RASDepth == 0 {
+		c.Predictor.RASDepth = d.Predictor.RASDepth
+	}
+	if c.LLLatency == 0 {
+		c.LLLatency = d.LLLatency
+	}
+	if c.MemLatency == 0 {
+		c.MemLatency = d.MemLatency
+	}
+	if c.WalkLatency == 0 {
+		c.WalkLatency = d.WalkLatency
+	}
+	if c.MispredictPenalty == 0 {
+		c.MispredictPenalty = d.MispredictPenalty
+	}
+	if c.BusWidth == 0 {
+		c.BusWidth = d.BusWidth
+	}
+}
+
+func pow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+func (c CacheConfig) check(name string) error {
+	if !pow2(c.Size) || !pow2(c.LineSize) || c.Ways <= 0 || c.Size%(c.LineSize*c.Ways) != 0 ||
+		!pow2(c.Size/(c.LineSize*c.Ways)) || c.Ways > 64 {
+		return fmt.Errorf("pmu: %s: bad geometry %d bytes, %d ways, %d-byte lines (powers of two, at most 64 ways)",
+			name, c.Size, c.Ways, c.LineSize)
+	}
+	return nil
+}
+
+// Validate checks a configuration (after defaults).
+func (c Config) Validate() error {
+	c.fill()
+	for _, x := range []struct {
+		n string
+		c CacheConfig
+	}{{"L1I", c.L1I}, {"L1D", c.L1D}, {"LL", c.LL}} {
+		if err := x.c.check(x.n); err != nil {
+			return err
+		}
+	}
+	for _, x := range []struct {
+		n string
+		t TLBConfig
+	}{{"ITLB", c.ITLB}, {"DTLB", c.DTLB}} {
+		if x.t.Ways <= 0 || x.t.Entries%x.t.Ways != 0 || !pow2(x.t.Entries/x.t.Ways) || x.t.Ways > 64 {
+			return fmt.Errorf("pmu: %s: bad geometry %d entries, %d ways", x.n, x.t.Entries, x.t.Ways)
+		}
+	}
+	p := c.Predictor
+	if !pow2(p.Entries) || !pow2(p.BTBEntries) || p.HistoryBits < 0 || p.HistoryBits > 30 || p.RASDepth < 0 {
+		return fmt.Errorf("pmu: bad predictor %+v", p)
+	}
+	return nil
+}
+
+// cache is a set-associative, write-back, write-allocate cache with LRU
+// replacement. Tags are line numbers plus one (0: invalid).
+type cache struct {
+	shift uint // log2 line size
+	sets  uint64
+	ways  int
+	tag   []uint64
+	stamp []uint64
+	dirty []bool
+	clock uint64
+}
+
+func newCache(c CacheConfig) *cache {
+	sets := c.Size / c.LineSize / c.Ways
+	n := sets * c.Ways
+	return &cache{shift: uint(bits.TrailingZeros(uint(c.LineSize))), sets: uint64(sets), ways: c.Ways,
+		tag: make([]uint64, n), stamp: make([]uint64, n), dirty: make([]bool, n)}
+}
+
+// access looks up line (address >> shift). On a miss the LRU way is
+// replaced; victim is the evicted line number when it was dirty (else
+// 0, with wb false). It returns the way's slot index.
+func (c *cache) access(line uint64, write bool) (slot int, hit bool, victim uint64, wb bool) {
+	base := int(line&(c.sets-1)) * c.ways
+	t := line + 1
+	c.clock++
+	lru, old := base, ^uint64(0)
+	for i := base; i < base+c.ways; i++ {
+		if c.tag[i] == t {
+			c.stamp[i] = c.clock
+			if write {
+				c.dirty[i] = true
+			}
+			return i, true, 0, false
+		}
+		if c.stamp[i] < old {
+			lru, old = i, c.stamp[i]
+		}
+	}
+	if c.tag[lru] != 0 && c.dirty[lru] {
+		victim, wb = c.tag[lru]-1, true
+	}
+	c.tag[lru] = t
+	c.stamp[lru] = c.clock
+	c.dirty[lru] = write
+	return lru, false, victim, wb
+}
+
+// contains reports whether line is cached (no state change).
+func (c *cache) contains(line uint64) bool {
+	base := int(line&(c.sets-1)) * c.ways
+	for i := base; i < base+c.ways; i++ {
+		if c.tag[i] == line+1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cache) flush() {
+	clear(c.tag)
+	clear(c.dirty)
+}
+
+// tlb is a set-associative TLB of virtual page numbers with LRU.
+type tlb struct {
+	c    *cache
+	last uint64 // last page hit (+1)
+}
+
+func newTLB(t TLBConfig) *tlb {
+	return &tlb{c: newCache(CacheConfig{Size: t.Entries, Ways: t.Ways, LineSize: 1})}
+}
+
+func (t *tlb) access(vpn uint64) bool {
+	if vpn+1 == t.last {
+		return true
+	}
+	_, hit, _, _ := t.c.access(vpn, false)
+	t.last = vpn + 1
+	return hit
+}
+
+func (t *tlb) flush() {
+	t.c.flush()
+	t.last = 0
+}
+
+// Kind classifies a retired instruction for the model.
+type Kind uint8
+
+// Instruction kinds.
+const (
+	KindOther        Kind = iota
+	KindLoad              // integer or FP load, LR
+	KindStore             // integer or FP store, SC
+	KindAMO               // atomic memory operation (a load and a store)
+	KindBranch            // conditional branch
+	KindJump              // jal that is not a call
+	KindCall              // jal linking ra or t0 (a direct call)
+	KindCallIndirect      // jalr linking ra or t0
+	KindReturn            // jalr through ra/t0 that does not link
+	KindIndirect          // other jalr
+	KindFP                // F/D arithmetic
+	KindMulDiv            // M extension
+	KindCSR               // CSR instruction
+	KindFence             // fence, fence.i, sfence.vma
+	KindLR                // load-reserved (a load, also an atomic)
+	KindSC                // store-conditional (a store, also an atomic)
+)
+
+// Translation flags of Retire.
+const (
+	XlatFetch = 1 // instruction fetch goes through the ITLB
+	XlatData  = 2 // data accesses go through the DTLB
+)
+
+// Privilege levels the counts are kept for (U, S, reserved, M).
+const NumPriv = 4
+
+// Model is the micro-architecture model of one hart: L1I, L1D, a last
+// level shared by both, ITLB, DTLB and a branch predictor. The hart
+// calls Retire for every retired instruction and Trap for every trap;
+// the model counts events per privilege level and returns the stall
+// cycles the hart's timing model adds.
+type Model struct {
+	cfg Config
+
+	counts [NumPriv][NumDense]uint64
+	c      *[NumDense]uint64 // counts of the current privilege
+
+	l1i, l1d, ll *cache
+	itlb, dtlb   *tlb
+	iShift       uint
+	dShift       uint
+	llShift      uint
+	lastILine    uint64 // line number + 1 of the last fetch
+	lastDLine    uint64 // line number + 1 of the last data access
+	lastDSlot    int
+
+	pht      []uint8
+	phtMask  uint64
+	hist     uint64
+	histMask uint64
+	btb      []uint64 // pc+1 tags
+	btbTgt   []uint64
+	btbMask  uint64
+	ras      []uint64
+	rasTop   int // number of valid entries (wraps: oldest overwritten)
+	rasPos   int
+
+	llLat, memLat, walkLat, misLat uint64
+	busPerLine                     uint64
+
+	// Track makes Retire keep Last up to date (for profiles).
+	Track bool
+	// Last holds what the last Retire did, when Track is set.
+	Last Outcome
+}
+
+// Outcome is what one retired instruction cost.
+type Outcome struct {
+	Stall      uint64 // stall cycles added
+	L1IMiss    bool
+	L1DAccess  bool
+	L1DMiss    bool
+	LLMiss     bool
+	Branch     bool
+	Mispredict bool
+}
+
+// New creates a model (zero fields of cfg take the defaults).
+func New(cfg Config) (*Model, error) {
+	cfg.fill()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg}
+	m.l1i, m.l1d, m.ll = newCache(cfg.L1I), newCache(cfg.L1D), newCache(cfg.LL)
+	m.iShift, m.dShift, m.llShift = m.l1i.shift, m.l1d.shift, m.ll.shift
+	m.itlb, m.dtlb = newTLB(cfg.ITLB), newTLB(cfg.DTLB)
+	p := cfg.Predictor
+	m.pht = make([]uint8, p.Entries)
+	for i := range m.pht {
+		m.pht[i] = 1 // weakly not taken
+	}
+	m.phtMask = uint64(p.Entries - 1)
+	m.histMask = 1<<uint(p.HistoryBits) - 1
+	m.btb = make([]uint64, p.BTBEntries)
+	m.btbTgt = make([]uint64, p.BTBEntries)
+	m.btbMask = uint64(p.BTBEntries - 1)
+	m.ras = make([]uint64, p.RASDepth)
+	m.llLat, m.memLat = uint64(cfg.LLLatency), uint64(cfg.MemLatency)
+	m.walkLat, m.misLat = uint64(cfg.WalkLatency), uint64(cfg.MispredictPenalty)
+	m.busPerLine = uint64(max(cfg.LL.LineSize/cfg.BusWidth, 1))
+	m.c = &m.counts[3]
+	return m, nil
+}
+
+// Config returns the model's configuration (defaults filled in).
+func (m *Model) Config() Config { return m.cfg }
+
+// SetPriv selects the privilege level (0 U, 1 S, 3 M) the following
+// events are counted for.
+func (m *Model) SetPriv(p int) { m.c = &m.counts[p&3] }
+
+// Count returns the count of dense event i in privilege p.
+func (m *Model) Count(p, i int) uint64 { return m.counts[p&3][i] }
+
+// Total returns the count of dense event i over all privilege levels.
+func (m *Model) Total(i int) uint64 {
+	var n uint64
+	for p := range m.counts {
+		n += m.counts[p][i]
+	}
+	return n
+}
+
+// Add adds n to dense event i in the current privilege (for events the
+// hart detects itself).
+func (m *Model) Add(i int, n uint64) { m.c[i] += n }
+
+// Trap counts an exception or interrupt.
+func (m *Model) Trap(interrupt bool) {
+	if interrupt {
+		m.c[denseRaw+RawInterrupts-RawBase]++
+	} else {
+		m.c[denseRaw+RawExceptions-RawBase]++
+	}
+}
+
+// FlushTLBs empties both TLBs (sfence.vma, satp writes).
+func (m *Model) FlushTLBs() {
+	m.itlb.flush()
+	m.dtlb.flush()
+}
+
+// FlushICache empties the instruction cache (fence.i).
+func (m *Model) FlushICache() {
+	m.l1i.flush()
+	m.lastILine = 0
+}
+
+// llAccess accesses the last level for a line of an L1 (addr is a byte
+// address); it returns the stall.
+func (m *Model) llAccess(addr uint64, op int, stall bool) uint64 {
+	c := m.c
+	line := addr >> m.llShift
+	var acc, miss int
+	switch op {
+	case OpRead:
+		acc, miss = dLLReadAcc, dLLReadMiss
+	case OpWrite:
+		acc, miss = dLLWriteAcc, dLLWriteMiss
+	default:
+		acc, miss = dLLPfAcc, dLLPfMiss
+	}
+	c[acc]++
+	c[HwCacheReferences]++
+	_, hit, _, wb := m.ll.access(line, op == OpWrite)
+	if wb {
+		c[denseRaw+RawLLWritebacks-RawBase]++
+		c[HwBusCycles] += m.busPerLine
+	}
+	if hit {
+		if !stall {
+			return 0
+		}
+		return m.llLat
+	}
+	c[miss]++
+	c[HwCacheMisses]++
+	c[HwBusCycles] += m.busPerLine
+	m.Last.LLMiss = true
+	if !stall {
+		return 0
+	}
+	return m.llLat + m.memLat
+}
+
+// fetch models the instruction fetch of pc.
+func (m *Model) fetch(pc uint64, xlat bool) uint64 {
+	c := m.c
+	var stall uint64
+	if xlat {
+		c[dITLBReadAcc]++
+		if !m.itlb.access(pc >> 12) {
+			c[dITLBReadMiss]++
+			c[denseRaw+RawPageWalkCycles-RawBase] += m.walkLat
+			stall += m.walkLat
+		}
+	}
+	c[dL1IReadAcc]++
+	line := pc >> m.iShift
+	if line+1 == m.lastILine {
+		return stall
+	}
+	m.lastILine = line + 1
+	if _, hit, _, _ := m.l1i.access(line, false); !hit {
+		c[dL1IReadMiss]++
+		m.Last.L1IMiss = true
+		stall += m.llAccess(line<<m.iShift, OpRead, true)
+		if m.cfg.Prefetch {
+			next := line + 1
+			c[dL1IPfAcc]++
+			if !m.l1i.contains(next) {
+				c[dL1IPfMiss]++
+				m.l1i.access(next, false)
+				m.llAccess(next<<m.iShift, OpPrefetch, false)
+			}
+		}
+	}
+	return stall
+}
+
+// data models a load (write false) or store at addr.
+func (m *Model) data(addr uint64, write, xlat bool) uint64 {
+	c := m.c
+	var stall uint64
+	m.Last.L1DAccess = true
+	if xlat {
+		acc, miss := dDTLBReadAcc, dDTLBReadMiss
+		if write {
+			acc, miss = dDTLBWrAcc, dDTLBWrMiss
+		}
+		c[acc]++
+		if !m.dtlb.access(addr >> 12) {
+			c[miss]++
+			c[denseRaw+RawPageWalkCycles-RawBase] += m.walkLat
+			stall += m.walkLat
+		}
+	}
+	acc, miss := dL1DReadAcc, dL1DReadMiss
+	if write {
+		acc, miss = dL1DWriteAcc, dL1DWriteMiss
+	}
+	c[acc]++
+	line := addr >> m.dShift
+	if line+1 == m.lastDLine {
+		if write {
+			m.l1d.dirty[m.lastDSlot] = true
+		}
+		return stall
+	}
+	slot, hit, victim, wb := m.l1d.access(line, write)
+	m.lastDLine, m.lastDSlot = line+1, slot
+	if wb {
+		c[denseRaw+RawL1DWritebacks-RawBase]++
+		m.llAccess(victim<<m.dShift, OpWrite, false)
+	}
+	if !hit {
+		c[miss]++
+		m.Last.L1DMiss = true
+		stall += m.llAccess(line<<m.dShift, OpRead, true)
+		if m.cfg.Prefetch {
+			next := line + 1
+			c[dL1DPfAcc]++
+			if !m.l1d.contains(next) {
+				c[dL1DPfMiss]++
+				_, _, v, wb := m.l1d.access(next, false)
+				if wb {
+					c[denseRaw+RawL1DWritebacks-RawBase]++
+					m.llAccess(v<<m.dShift, OpWrite, false)
+				}
+				m.llAccess(next<<m.dShift, OpPrefetch, false)
+				m.lastDLine = 0
+			}
+		}
+	}
+	return stall
+}
+
+// predict models the branch predictor for a control transfer from pc to
+// npc (taken when npc != fall).
+func (m *Model) predict(k Kind, pc, fall, npc uint64) uint64 {
+	c := m.c
+	c[HwBranchInstructions]++
+	c[dBPUReadAcc]++
+	m.Last.Branch = true
+	miss := false
+	switch k {
+	case KindBranch:
+		c[denseRaw+RawCondBranches-RawBase]++
+		taken := npc != fall
+		i := ((pc >> 1) ^ (m.hist & m.histMask)) & m.phtMask
+		ctr := m.pht[i]
+		if (ctr >= 2) != taken {
+			miss = true
+			c[denseRaw+RawDirMispredicts-RawBase]++
+		}
+		if taken {
+			c[denseRaw+RawTakenBranches-RawBase]++
+			if ctr < 3 {
+				m.pht[i] = ctr + 1
+			}
+		} else if ctr > 0 {
+			m.pht[i] = ctr - 1
+		}
+		m.hist = m.hist<<1 | b2u(taken)
+	case KindJump:
+		c[denseRaw+RawDirectJumps-RawBase]++
+	case KindCall:
+		c[denseRaw+RawCalls-RawBase]++
+		m.push(fall)
+	case KindCallIndirect, KindIndirect:
+		if k == KindCallIndirect {
+			c[denseRaw+RawCalls-RawBase]++
+			m.push(fall)
+		} else {
+			c[denseRaw+RawIndirectJumps-RawBase]++
+		}
+		i := (pc >> 1) & m.btbMask
+		if m.btb[i] != pc+1 || m.btbTgt[i] != npc {
+			miss = true
+			c[denseRaw+RawIndirectMispred-RawBase]++
+		}
+		m.btb[i], m.btbTgt[i] = pc+1, npc
+	case KindReturn:
+		c[denseRaw+RawReturns-RawBase]++
+		var pred uint64
+		if m.rasTop > 0 {
+			m.rasPos = (m.rasPos + len(m.ras) - 1) % len(m.ras)
+			m.rasTop--
+			pred = m.ras[m.rasPos]
+		}
+		if pred != npc {
+			miss = true
+			c[denseRaw+RawReturnMispredic-RawBase]++
+		}
+	}
+	if miss {
+		c[HwBranchMisses]++
+		c[dBPUReadMiss]++
+		c[HwStalledCyclesFrontend] += m.misLat
+		m.Last.Mispredict = true
+		return m.misLat
+	}
+	return 0
+}
+
+// push pushes a return address on the RAS (the oldest entry is lost
+// when it is full).
+func (m *Model) push(ra uint64) {
+	if len(m.ras) == 0 {
+		return
+	}
+	m.ras[m.rasPos] = ra
+	m.rasPos = (m.rasPos + 1) % len(m.ras)
+	m.rasTop = min(m.rasTop+1, len(m.ras))
+}
+
+// Retire accounts one retired instruction of kind k at pc (size bytes,
+// next pc npc; ea is the effective address of loads, stores and atomics)
+// and returns the stall cycles it adds to the hart's timing model. xlat
+// holds XlatFetch/XlatData when address translation is active.
+func (m *Model) Retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8) uint64 {
+	if k == KindOther && xlat == 0 && pc>>m.iShift+1 == m.lastILine && !m.Track {
+		// the common case: a plain instruction from the last fetched line
+		c := m.c
+		c[dL1IReadAcc]++
+		c[denseRaw+RawCompressed-RawBase] += uint64(4-size) >> 1
+		return 0
+	}
+	return m.retire(pc, size, k, ea, npc, xlat)
+}
+
+func (m *Model) retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8) uint64 {
+	c := m.c
+	if m.Track {
+		m.Last = Outcome{}
+	}
+	var stall uint64
+	if pc>>m.iShift+1 != m.lastILine || xlat != 0 {
+		stall = m.fetch(pc, xlat&XlatFetch != 0)
+		c[HwStalledCyclesFrontend] += stall
+	} else {
+		c[dL1IReadAcc]++
+	}
+	if size == 2 {
+		c[denseRaw+RawCompressed-RawBase]++
+	}
+	var be uint64
+	switch k {
+	case KindOther:
+		m.Last.Stall = stall
+		return stall
+	case KindLoad:
+		c[denseRaw+RawLoads-RawBase]++
+		be = m.data(ea, false, xlat&XlatData != 0)
+	case KindStore:
+		c[denseRaw+RawStores-RawBase]++
+		be = m.data(ea, true, xlat&XlatData != 0)
+	case KindAMO:
+		c[denseRaw+RawLoads-RawBase]++
+		c[denseRaw+RawStores-RawBase]++
+		c[denseRaw+RawAtomics-RawBase]++
+		be = m.data(ea, false, xlat&XlatData != 0)
+		be += m.data(ea, true, xlat&XlatData != 0)
+	case KindLR:
+		c[denseRaw+RawLoads-RawBase]++
+		c[denseRaw+RawAtomics-RawBase]++
+		be = m.data(ea, false, xlat&XlatData != 0)
+	case KindSC:
+		c[denseRaw+RawStores-RawBase]++
+		c[denseRaw+RawAtomics-RawBase]++
+		be = m.data(ea, true, xlat&XlatData != 0)
+	case KindBranch, KindJump, KindCall, KindCallIndirect, KindReturn, KindIndirect:
+		stall += m.predict(k, pc, pc+uint64(size), npc)
+	case KindFP:
+		c[denseRaw+RawFPOps-RawBase]++
+	case KindMulDiv:
+		c[denseRaw+RawMulDiv-RawBase]++
+	case KindCSR:
+		c[denseRaw+RawCSRAccesses-RawBase]++
+	case KindFence:
+		c[denseRaw+RawFences-RawBase]++
+	}
+	if be != 0 {
+		c[HwStalledCyclesBackend] += be
+		stall += be
+	}
+	m.Last.Stall = stall
+	return stall
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,297 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/pmu"
+	"github.com/rvtrace/rvtrace/tarmac"
+)
+
+// observer holds what watches a hart instruction by instruction: a
+// Tarmac tracer (full records: instructions, register writes, memory
+// accesses, traps) and the micro-architecture event model. A hart with
+// an observer reports every retirement (the per-instruction path of the
+// interpreter loop); without one the loop pays nothing.
+type observer struct {
+	tr    tarmac.Tracer
+	model *pmu.Model
+	prof  func(pc uint64, m *pmu.Model, cost uint64)
+
+	priv  uint8 // privilege the next instruction executes in (Tarmac mode)
+	quiet int   // >0: inside a misaligned access split into bytes
+	mems  []memRec
+	csrs  []uint32
+	fflag uint64
+	err   error
+}
+
+type memRec struct {
+	write     bool
+	addr, val uint64
+	size      int
+}
+
+// SetTracer makes hart report its run to t as full Tarmac: every retired
+// instruction (Inst), every integer, FP and CSR register it writes
+// (RegWrite, after the Inst), every data memory access with its value
+// (Mem) and every trap (Trap). Loads and stores then all take the
+// simulator's slow path. nil removes the tracer.
+func (m *Machine) SetTracer(hart int, t tarmac.Tracer) error {
+	h := m.Hart(hart)
+	if h == nil {
+		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
+	}
+	o := h.observer()
+	o.tr = t
+	o.priv = h.priv
+	o.fflag = h.csr.fflags
+	h.noFastMem = t != nil
+	h.flushTLB()
+	h.dropObserverIfIdle()
+	return nil
+}
+
+// SetEventModel attaches the micro-architecture event model to hart (nil
+// detaches it). The model sees every retired instruction, produces the
+// hardware events the mhpmcounters and the PMU count, and adds its stall
+// cycles to the hart's cycle count.
+func (m *Machine) SetEventModel(hart int, model *pmu.Model) error {
+	h := m.Hart(hart)
+	if h == nil {
+		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
+	}
+	o := h.observer()
+	o.model = model
+	if model != nil {
+		model.SetPriv(int(h.priv))
+		model.Track = o.prof != nil
+	}
+	h.dropObserverIfIdle()
+	return nil
+}
+
+// EventModel returns hart's event model (nil when none).
+func (m *Machine) EventModel(hart int) *pmu.Model {
+	h := m.Hart(hart)
+	if h == nil || h.obs == nil {
+		return nil
+	}
+	return h.obs.model
+}
+
+// SetProfileHook calls f after every instruction hart retires with the
+// event model attached: pc, the model (whose Last field describes what
+// the instruction did) and the cycles the instruction cost (its class
+// cost, the taken-jump penalty and the model's stalls). nil removes it.
+func (m *Machine) SetProfileHook(hart int, f func(pc uint64, model *pmu.Model, cycles uint64)) error {
+	h := m.Hart(hart)
+	if h == nil {
+		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
+	}
+	o := h.observer()
+	o.prof = f
+	if o.model != nil {
+		o.model.Track = f != nil
+	}
+	h.dropObserverIfIdle()
+	return nil
+}
+
+func (h *Hart) observer() *observer {
+	if h.obs == nil {
+		h.obs = &observer{priv: h.priv}
+	}
+	return h.obs
+}
+
+func (h *Hart) dropObserverIfIdle() {
+	if o := h.obs; o != nil && o.tr == nil && o.model == nil && o.prof == nil {
+		h.obs = nil
+	}
+	h.updateTraceFlags()
+}
+
+// kindOfOp classifies operations for the event model (jumps are refined
+// by their itype).
+var kindOfOp = func() (k [256]pmu.Kind) {
+	for _, op := range []uint8{opLB, opLH, opLW, opLD, opLBU, opLHU, opLWU, opFLW, opFLD} {
+		k[op] = pmu.KindLoad
+	}
+	for _, op := range []uint8{opSB, opSH, opSW, opSD, opFSW, opFSD} {
+		k[op] = pmu.KindStore
+	}
+	k[opLRW], k[opLRD] = pmu.KindLR, pmu.KindLR
+	k[opSCW], k[opSCD] = pmu.KindSC, pmu.KindSC
+	k[opAMOW], k[opAMOD] = pmu.KindAMO, pmu.KindAMO
+	for _, op := range []uint8{opBEQ, opBNE, opBLT, opBGE, opBLTU, opBGEU} {
+		k[op] = pmu.KindBranch
+	}
+	for _, op := range []uint8{opMUL, opMULH, opMULHSU, opMULHU, opDIV, opDIVU, opREM, opREMU,
+		opMULW, opDIVW, opDIVUW, opREMW, opREMUW, opMULH32, opMULHSU32, opMULHU32} {
+		k[op] = pmu.KindMulDiv
+	}
+	k[opFP] = pmu.KindFP
+	for _, op := range []uint8{opCSRRW, opCSRRS, opCSRRC, opCSRRWI, opCSRRSI, opCSRRCI} {
+		k[op] = pmu.KindCSR
+	}
+	k[opFENCE], k[opFENCEI], k[opSFENCEVMA] = pmu.KindFence, pmu.KindFence, pmu.KindFence
+	return
+}()
+
+// kindOfIType classifies jumps by their N-Trace itype.
+var kindOfIType = [16]pmu.Kind{
+	8: pmu.KindCallIndirect, 9: pmu.KindCall, 10: pmu.KindIndirect, 11: pmu.KindJump,
+	12: pmu.KindReturn, 13: pmu.KindReturn, 14: pmu.KindIndirect, 15: pmu.KindJump,
+}
+
+func isJumpOp(op uint8) bool {
+	return op == opJAL || op == opJALR || op == opJAL32 || op == opJALR32
+}
+
+// xlatFlags tells the model which accesses go through the TLBs.
+func (h *Hart) xlatFlags() uint8 {
+	if h.csr.satp == 0 || h.satpMode() == 0 {
+		return 0
+	}
+	var f uint8
+	if h.priv != privM {
+		f = pmu.XlatFetch
+	}
+	if h.effPriv(accLoad) != privM {
+		f |= pmu.XlatData
+	}
+	return f
+}
+
+// retireHook is the per-instruction path of the interpreter loop: the PC
+// hook, the per-instruction ingress port and the observer. a is the
+// value rs1 had before the instruction executed.
+func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
+	if h.trOne {
+		h.tr.retireOne(pc, d, npc, it)
+	}
+	o := h.obs
+	if o == nil {
+		return
+	}
+	if o.model != nil {
+		k := kindOfOp[d.op]
+		if isJumpOp(d.op) {
+			k = kindOfIType[d.itype&15]
+		}
+		ea := (a + uint64(d.imm)) & h.amask
+		stall := o.model.Retire(pc, d.size, k, ea, npc, h.xlatFlags())
+		h.cycle += stall
+		if d.op == opSFENCEVMA {
+			o.model.FlushTLBs()
+		}
+		if o.prof != nil {
+			cost := uint64(d.cost) + stall
+			if it != 0 && it != 4 && it < itEnd {
+				cost += h.takenPenalty
+			}
+			o.prof(pc, o.model, cost)
+		}
+		if h.hpm.armed {
+			h.hpmCheck()
+		}
+	}
+	if o.tr != nil {
+		h.traceRetire(o, pc, d)
+	}
+}
+
+// writesX reports whether d writes integer register rd.
+func writesX(d *inst) bool {
+	switch d.op {
+	case opBEQ, opBNE, opBLT, opBGE, opBLTU, opBGEU, opSB, opSH, opSW, opSD, opFSW, opFSD,
+		opFLW, opFLD, opFENCE, opFENCEI, opECALL, opEBREAK, opMRET, opSRET, opWFI, opSFENCEVMA:
+		return false
+	case opFP:
+		switch d.fop {
+		case fpCVTWf, fpCVTWUf, fpCVTLf, fpCVTLUf, fpMVXf, fpEQ, fpLT, fpLE, fpCLASS:
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// traceRetire writes the Tarmac records of a retired instruction.
+func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
+	if o.err != nil {
+		return
+	}
+	t := o.tr
+	err := t.Inst(h.id, h.cycle, pc, d.raw, ingress.Priv(o.priv))
+	o.priv = h.priv
+	if err == nil {
+		rd := d.rd & 31
+		switch {
+		case writesX(d):
+			if rd != 0 {
+				err = t.RegWrite(h.id, tarmac.RegX+tarmac.Reg(rd), h.Reg(int(rd)))
+			}
+		case d.op == opFLW || d.op == opFLD || d.op == opFP:
+			err = t.RegWrite(h.id, tarmac.RegF+tarmac.Reg(rd), h.f[rd])
+		}
+	}
+	if err == nil && (d.op == opFP) && h.csr.fflags != o.fflag {
+		err = t.RegWrite(h.id, tarmac.RegCSR+csrFflags, h.csr.fflags)
+	}
+	o.fflag = h.csr.fflags
+	for _, n := range o.csrs {
+		if err != nil {
+			break
+		}
+		if v, ok := h.csrRead(n); ok {
+			err = t.RegWrite(h.id, tarmac.RegCSR+tarmac.Reg(n), v)
+		}
+	}
+	for _, r := range o.mems {
+		if err != nil {
+			break
+		}
+		err = t.Mem(h.id, r.write, r.addr, r.size, r.val)
+	}
+	o.csrs, o.mems = o.csrs[:0], o.mems[:0]
+	if err != nil {
+		o.err = err
+		h.fail(err)
+	}
+}
+
+// traceTrap reports a trap to the observer (before the hart enters the
+// handler).
+func (h *Hart) traceTrap(pc, cause, tval uint64, intr bool) {
+	o := h.obs
+	if o.model != nil {
+		o.model.Trap(intr)
+	}
+	o.csrs, o.mems = o.csrs[:0], o.mems[:0]
+	if o.tr == nil || o.err != nil {
+		return
+	}
+	if err := o.tr.Trap(h.id, h.cycle, intr, cause, pc, tval); err != nil {
+		o.err = err
+		h.fail(err)
+	}
+}
+
+// noteMem records a data access for the Tarmac tracer.
+func (h *Hart) noteMem(write bool, va, size, v uint64) {
+	if o := h.obs; o != nil && o.tr != nil && o.quiet == 0 {
+		if size < 8 {
+			v &= 1<<(8*size) - 1
+		}
+		o.mems = append(o.mems, memRec{write: write, addr: va, val: v, size: int(size)})
+	}
+}
+
+// noteCSR records an explicit CSR write for the Tarmac tracer.
+func (h *Hart) noteCSR(n uint32) {
+	if o := h.obs; o != nil && o.tr != nil {
+		o.csrs = append(o.csrs, n)
+	}
+}
