@@ -273,17 +273,14 @@ func DenseName(i int) string {
 	case i >= denseCache && i < denseRaw:
 		j := i - denseCache
 		c, op, res := j/(opMax*2), j/2%opMax, j%2
-		suffix := "s"
+		name := cacheNames[c] + "-" + opNames[op]
 		if res == ResultMiss {
-			suffix = "-misses"
+			return name + "-misses"
 		}
-		if c == CacheBPU {
-			if res == ResultMiss {
-				return "branch-" + opNames[op] + "-misses"
-			}
-			return "branch-" + opNames[op] + "s"
+		if op == OpPrefetch {
+			return name + "es"
 		}
-		return cacheNames[c] + "-" + opNames[op] + suffix
+		return name + "s"
 	case i >= denseRaw && i < NumDense:
 		return rawNames[i-denseRaw].name
 	}
@@ -300,7 +297,7 @@ func FirmwareName(code int) string {
 
 // Supported reports whether the model produces dense event i.
 func Supported(i int) bool {
-	if i <= 0 || i >= NumDense {
+	if i <= 0 || i >= NumDense || i == denseRaw {
 		return false
 	}
 	if i >= denseCache && i < denseRaw && (i-denseCache)/(opMax*2) == CacheNode {
@@ -324,6 +321,9 @@ func Supported(i int) bool {
 func Events() []Event {
 	var evs []Event
 	for i := 1; i < NumDense; i++ {
+		if i == denseRaw {
+			continue
+		}
 		sel := Selector(i)
 		e := Event{Selector: sel, Name: DenseName(i), Supported: Supported(i)}
 		switch {

@@ -103,6 +103,9 @@ func (c *Config) fill() {
 	}
 	ft(&c.ITLB, d.ITLB)
 	ft(&c.DTLB, d.DTLB)
+	if c.Predictor == (PredictorConfig{}) {
+		c.Predictor = d.Predictor
+	}
 	if c.Predictor.Entries == 0 {
 		c.Predictor.Entries = d.Predictor.Entries
 	}
@@ -302,8 +305,6 @@ type Model struct {
 	iShift       uint
 	dShift       uint
 	llShift      uint
-	lastILine    uint64 // line number + 1 of the last fetch
-	lastDLine    uint64 // line number + 1 of the last data access
 	lastDSlot    int
 
 	pht      []uint8
@@ -320,6 +321,8 @@ type Model struct {
 	llLat, memLat, walkLat, misLat uint64
 	busPerLine                     uint64
 
+	// Fast is the fast-path state (see Fast).
+	Fast Fast
 	// Track makes Retire keep Last up to date (for profiles).
 	Track bool
 	// Last holds what the last Retire did, when Track is set.
@@ -346,6 +349,7 @@ func New(cfg Config) (*Model, error) {
 	m := &Model{cfg: cfg}
 	m.l1i, m.l1d, m.ll = newCache(cfg.L1I), newCache(cfg.L1D), newCache(cfg.LL)
 	m.iShift, m.dShift, m.llShift = m.l1i.shift, m.l1d.shift, m.ll.shift
+	m.Fast.Shift, m.Fast.DShift = m.iShift, m.dShift
 	m.itlb, m.dtlb = newTLB(cfg.ITLB), newTLB(cfg.DTLB)
 	p := cfg.Predictor
 	m.pht = make([]uint8, p.Entries)
@@ -370,13 +374,20 @@ func (m *Model) Config() Config { return m.cfg }
 
 // SetPriv selects the privilege level (0 U, 1 S, 3 M) the following
 // events are counted for.
-func (m *Model) SetPriv(p int) { m.c = &m.counts[p&3] }
+func (m *Model) SetPriv(p int) {
+	m.fold()
+	m.c = &m.counts[p&3]
+}
 
 // Count returns the count of dense event i in privilege p.
-func (m *Model) Count(p, i int) uint64 { return m.counts[p&3][i] }
+func (m *Model) Count(p, i int) uint64 {
+	m.fold()
+	return m.counts[p&3][i]
+}
 
 // Total returns the count of dense event i over all privilege levels.
 func (m *Model) Total(i int) uint64 {
+	m.fold()
 	var n uint64
 	for p := range m.counts {
 		n += m.counts[p][i]
@@ -406,7 +417,7 @@ func (m *Model) FlushTLBs() {
 // FlushICache empties the instruction cache (fence.i).
 func (m *Model) FlushICache() {
 	m.l1i.flush()
-	m.lastILine = 0
+	m.Fast.Line = 0
 }
 
 // llAccess accesses the last level for a line of an L1 (addr is a byte
@@ -460,10 +471,10 @@ func (m *Model) fetch(pc uint64, xlat bool) uint64 {
 	}
 	c[dL1IReadAcc]++
 	line := pc >> m.iShift
-	if line+1 == m.lastILine {
+	if line+1 == m.Fast.Line {
 		return stall
 	}
-	m.lastILine = line + 1
+	m.Fast.Line = line + 1
 	if _, hit, _, _ := m.l1i.access(line, false); !hit {
 		c[dL1IReadMiss]++
 		m.Last.L1IMiss = true
@@ -504,14 +515,18 @@ func (m *Model) data(addr uint64, write, xlat bool) uint64 {
 	}
 	c[acc]++
 	line := addr >> m.dShift
-	if line+1 == m.lastDLine {
+	if m.Fast.Dirty {
+		m.l1d.dirty[m.lastDSlot] = true
+		m.Fast.Dirty = false
+	}
+	if line+1 == m.Fast.DLine {
 		if write {
 			m.l1d.dirty[m.lastDSlot] = true
 		}
 		return stall
 	}
 	slot, hit, victim, wb := m.l1d.access(line, write)
-	m.lastDLine, m.lastDSlot = line+1, slot
+	m.Fast.DLine, m.lastDSlot = line+1, slot
 	if wb {
 		c[denseRaw+RawL1DWritebacks-RawBase]++
 		m.llAccess(victim<<m.dShift, OpWrite, false)
@@ -531,7 +546,7 @@ func (m *Model) data(addr uint64, write, xlat bool) uint64 {
 					m.llAccess(v<<m.dShift, OpWrite, false)
 				}
 				m.llAccess(next<<m.dShift, OpPrefetch, false)
-				m.lastDLine = 0
+				m.Fast.DLine = 0
 			}
 		}
 	}
@@ -622,14 +637,73 @@ func (m *Model) push(ra uint64) {
 // and returns the stall cycles it adds to the hart's timing model. xlat
 // holds XlatFetch/XlatData when address translation is active.
 func (m *Model) Retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8) uint64 {
-	if k == KindOther && xlat == 0 && pc>>m.iShift+1 == m.lastILine && !m.Track {
-		// the common case: a plain instruction from the last fetched line
-		c := m.c
-		c[dL1IReadAcc]++
-		c[denseRaw+RawCompressed-RawBase] += uint64(4-size) >> 1
+	if xlat == 0 && !m.Track && m.Fast.Retire(pc, size, k, ea) {
 		return 0
 	}
 	return m.retire(pc, size, k, ea, npc, xlat)
+}
+
+// Fast is the part of the model a simulator can drive itself for the
+// commonest instructions, without calling Retire: a plain instruction,
+// load or store, fetched from the L1I line of the instruction before and
+// (loads, stores) accessing the L1D line of the data access before, with
+// no address translation and Track off. These hit by construction, so
+// only their counts change; the model folds them into its counts whenever
+// they are read, the privilege changes or Retire does more.
+type Fast struct {
+	Line       uint64 // line number + 1 of the last instruction fetch (0: none)
+	Shift      uint   // log2 of the L1I line size
+	DLine      uint64 // line number + 1 of the last data access (0: none)
+	DShift     uint   // log2 of the L1D line size
+	Plain      uint64 // instructions retired through the fast path
+	Compressed uint64 // of which 16-bit
+	Loads      uint64 // of which loads
+	Stores     uint64 // of which stores
+	Dirty      bool   // a store went to the L1D line DLine
+}
+
+// Retire accounts an instruction through the fast path and reports
+// whether it could (otherwise the caller must call Model.Retire). ea is
+// the data address of loads and stores.
+func (f *Fast) Retire(pc uint64, size uint8, k Kind, ea uint64) bool {
+	if pc>>f.Shift+1 != f.Line {
+		return false
+	}
+	switch k {
+	case KindOther:
+	case KindLoad:
+		if ea>>f.DShift+1 != f.DLine {
+			return false
+		}
+		f.Loads++
+	case KindStore:
+		if ea>>f.DShift+1 != f.DLine {
+			return false
+		}
+		f.Stores++
+		f.Dirty = true
+	default:
+		return false
+	}
+	f.Plain++
+	f.Compressed += uint64(4-size) >> 1
+	return true
+}
+
+// fold adds the fast path's instructions to the current privilege.
+func (m *Model) fold() {
+	f := &m.Fast
+	if f.Plain == 0 {
+		return
+	}
+	c := m.c
+	c[dL1IReadAcc] += f.Plain
+	c[denseRaw+RawCompressed-RawBase] += f.Compressed
+	c[dL1DReadAcc] += f.Loads
+	c[denseRaw+RawLoads-RawBase] += f.Loads
+	c[dL1DWriteAcc] += f.Stores
+	c[denseRaw+RawStores-RawBase] += f.Stores
+	f.Plain, f.Compressed, f.Loads, f.Stores = 0, 0, 0, 0
 }
 
 func (m *Model) retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8) uint64 {
@@ -638,7 +712,7 @@ func (m *Model) retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8
 		m.Last = Outcome{}
 	}
 	var stall uint64
-	if pc>>m.iShift+1 != m.lastILine || xlat != 0 {
+	if pc>>m.iShift+1 != m.Fast.Line || xlat != 0 {
 		stall = m.fetch(pc, xlat&XlatFetch != 0)
 		c[HwStalledCyclesFrontend] += stall
 	} else {

@@ -13,8 +13,30 @@
 // the privileged spec's priority order, the counters (mcycle, minstret,
 // time and their user views under mcounteren/scounteren), 16 PMP entries
 // (TOR, NA4, NAPOT, lock bits; Config.PMPEntries), and Sv39/Sv32
-// translation with hardware A/D updates and sfence.vma. mhpmcounters
-// read as zero; the debug triggers are absent (tselect reads 0).
+// translation with hardware A/D updates and sfence.vma. The debug
+// triggers are absent (tselect reads 0).
+//
+// # Performance counters
+//
+// mcycle, minstret and mhpmcounter3..31 (64 bits, with the h halves on
+// RV32), mhpmevent3..31, mcountinhibit (it stops counting), the
+// mcounteren/scounteren gating of the user views, and Sscofpmf: the OF
+// and MINH/SINH/UINH bits of mhpmevent, scountovf and the local
+// counter-overflow interrupt (mip bit 13, delegable): see hpm.go. The
+// events come from the event model of package pmu (SetEventModel);
+// without it only cycles and instructions count.
+//
+// # Firmware
+//
+// LoadSBI runs an S-mode program on the simulator's own SBI firmware
+// (base, TIME, IPI, RFENCE, HSM, SRST, DBCN, legacy console, PMU:
+// sbi.go, sbi_pmu.go); LoadFirmware boots real M-mode firmware (OpenSBI)
+// with an S-mode payload on a virt-like machine (virt.go).
+//
+// # Full tracing
+//
+// SetTracer reports every retired instruction, register write, memory
+// access and trap to a tarmac.Tracer (observe.go).
 //
 // F and D are IEEE 754 exact in all five rounding modes with all five
 // flags, NaN boxing, canonical NaNs, saturating conversions and the

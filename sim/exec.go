@@ -525,7 +525,10 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 			}
 		}
 		if h.perInst {
-			h.retireHook(pc, d, npc, it, a)
+			// the event model's fast path (observe.go), else the hook
+			if f := h.fast; f == nil || !f.Retire(pc, d.size, kindOfOp[d.op], (a+uint64(d.imm))&amask) {
+				h.retireHook(pc, d, npc, it, a)
+			}
 		}
 		pc = npc
 		if h.stop {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/pmu"
 )
 
 // Privilege levels.
@@ -74,6 +75,7 @@ type Hart struct {
 	obs       *observer // Tarmac tracer and event model (observe.go)
 	noFastMem bool      // every load and store takes the slow path (Tarmac)
 	trOne     bool      // the ingress port or PC hook wants every retirement
+	fast      *pmu.Fast // the event model's fast path (nil when it cannot be used)
 	hpm       hpmState  // performance counters (hpm.go)
 	fw        *fwHart   // built-in SBI firmware state (sbi.go), nil without it
 }

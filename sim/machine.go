@@ -90,7 +90,7 @@ type Machine struct {
 
 	finisher bool // SiFive test finisher mapped (firmware machines)
 	virt     bool // virt machine: firmware and payload (virt.go)
-	nPMP   int  // implemented PMP entries
+	nPMP     int  // implemented PMP entries
 
 	quantum uint64
 	timeDiv uint64
@@ -233,6 +233,7 @@ func (h *Hart) updateTraceFlags() {
 	h.cf = h.tr.sink != nil && !h.tr.per
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
+	h.updateFast()
 }
 
 // LoadELF loads a bare-metal program: every PT_LOAD segment at its

@@ -112,6 +112,16 @@ func (h *Hart) dropObserverIfIdle() {
 	h.updateTraceFlags()
 }
 
+// updateFast enables the event model's fast path when nothing else
+// watches every retirement.
+func (h *Hart) updateFast() {
+	h.fast = nil
+	if o := h.obs; o != nil && o.tr == nil && o.prof == nil && o.model != nil && !h.trOne {
+		h.fast = &o.model.Fast
+		h.fast.Line = 0
+	}
+}
+
 // kindOfOp classifies operations for the event model (jumps are refined
 // by their itype).
 var kindOfOp = func() (k [256]pmu.Kind) {
@@ -136,6 +146,9 @@ var kindOfOp = func() (k [256]pmu.Kind) {
 		k[op] = pmu.KindCSR
 	}
 	k[opFENCE], k[opFENCEI], k[opSFENCEVMA] = pmu.KindFence, pmu.KindFence, pmu.KindFence
+	// refined by kindOfIType; never KindOther, so that the fast path
+	// of retireHook sees only plain instructions
+	k[opJAL], k[opJALR], k[opJAL32], k[opJALR32] = pmu.KindJump, pmu.KindJump, pmu.KindJump, pmu.KindJump
 	return
 }()
 
@@ -167,6 +180,11 @@ func (h *Hart) xlatFlags() uint8 {
 // retireHook is the per-instruction path of the interpreter loop: the PC
 // hook, the per-instruction ingress port and the observer. a is the
 // value rs1 had before the instruction executed.
+//
+// The interpreter loop handles the event model's fast path itself
+// (pmu.Fast: a plain instruction from the L1I line of the previous one);
+// retireHook keeps f.Line at 0 while translation is on or a counter may
+// overflow, so that those instructions come here.
 func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 	if h.trOne {
 		h.tr.retireOne(pc, d, npc, it)
@@ -195,6 +213,9 @@ func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 		}
 		if h.hpm.armed {
 			h.hpmCheck()
+		}
+		if h.fast != nil && (h.hpm.armed || h.csr.satp != 0) {
+			h.fast.Line = 0
 		}
 	}
 	if o.tr != nil {

@@ -29,7 +29,6 @@ type runPMU struct {
 	models []*pmu.Model
 	prof   *pmu.Profile
 	tw     *tarmac.Writer
-	tclose func() error
 }
 
 const defaultOpenSBI = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf"
@@ -47,7 +46,9 @@ func pmuFlags(fs *flag.FlagSet) *runPMU {
 	}
 }
 
-func (p *runPMU) modelOn() bool { return *p.table || *p.json != "" || *p.profile != "" || *p.model != "" }
+func (p *runPMU) modelOn() bool {
+	return *p.table || *p.json != "" || *p.profile != "" || *p.model != ""
+}
 
 // listEvents writes the --pmu-events table.
 func listEvents(w io.Writer) error {
