@@ -80,6 +80,7 @@ func runRun(args []string) error {
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
+	asyncEnc := fs.Bool("async", false, "encode on another goroutine than the simulator's (uses a second core)")
 	pp := pmuFlags(fs)
 	openOutputs := outputFlags(fs, "pcs")
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
@@ -181,6 +182,10 @@ func runRun(args []string) error {
 			if enc, err = withFilter(enc); err != nil {
 				f.Close()
 				return err
+			}
+			if *asyncEnc {
+				// Encode on the second core while the simulator runs.
+				enc = ingress.Async(enc)
 			}
 			encs = append(encs, enc)
 		}

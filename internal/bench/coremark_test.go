@@ -8,6 +8,7 @@ import (
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/internal/corpus"
 	"github.com/rvtrace/rvtrace/ntrace"
 	"github.com/rvtrace/rvtrace/sim"
@@ -82,7 +83,9 @@ func BenchmarkCoremarkDecodePCsRefBest(b *testing.B)   { benchCoremarkDecode(b, 
 
 // benchLive runs coremark on the simulator with live encoding in the
 // preset ("" for no tracing), as `rvtrace run --trace ntrace` does.
-func benchLive(b *testing.B, preset string) {
+func benchLive(b *testing.B, preset string) { benchLiveMode(b, preset, false) }
+
+func benchLiveMode(b *testing.B, preset string, async bool) {
 	elf := corpus.Path(b, "ntrace-refcode/elf/coremark.riscv")
 	var n uint64
 	b.ReportAllocs()
@@ -99,7 +102,11 @@ func benchLive(b *testing.B, preset string) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m.SetIngress(0, enc)
+			if async {
+				m.SetIngress(0, ingress.Async(enc))
+			} else {
+				m.SetIngress(0, enc)
+			}
 		}
 		res, err := m.Run()
 		if err != nil {
@@ -114,3 +121,7 @@ func benchLive(b *testing.B, preset string) {
 func BenchmarkCoremarkSim(b *testing.B)        { benchLive(b, "") }
 func BenchmarkCoremarkSimRefBest(b *testing.B) { benchLive(b, "ref-htm-best") }
 func BenchmarkCoremarkSimBest(b *testing.B)    { benchLive(b, "best") }
+
+// The same with the encoder on its own goroutine (rvtrace run --async).
+func BenchmarkCoremarkSimRefBestAsync(b *testing.B) { benchLiveMode(b, "ref-htm-best", true) }
+func BenchmarkCoremarkSimBestAsync(b *testing.B)    { benchLiveMode(b, "best", true) }
