@@ -85,7 +85,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			m.set(&cfg)
 			data, _ := encode(t, cfg, nil, blocks)
 			var csv bytes.Buffer
-			if err := ToCSV(data, &cfg, &csv); err != nil {
+			if err := ToCSV(bytes.NewReader(data), &cfg, &csv); err != nil {
 				t.Fatal(err)
 			}
 			s := &pcSink{img: img}

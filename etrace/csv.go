@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -27,27 +28,28 @@ const csvNone = "_"
 // does not have. Files written so can be compared field by field with the
 // reference encoder's output.
 type CSVWriter struct {
-	w      *csv.Writer
+	w      *bufio.Writer
 	c      *Codec
 	header bool
-	row    []string
+	line   []byte
 }
 
 // NewCSVWriter returns a CSV writer for packets of cfg.
 func NewCSVWriter(w io.Writer, cfg *Config) *CSVWriter {
-	return &CSVWriter{w: csv.NewWriter(w), c: NewCodec(cfg), row: make([]string, len(csvColumns))}
+	return &CSVWriter{w: bufio.NewWriter(w), c: NewCodec(cfg), line: make([]byte, 0, 256)}
 }
 
-// Write writes one packet.
+// Write writes one packet. The values are numbers and "_", which CSV
+// needs not quote, so lines are formatted here without allocating.
 func (cw *CSVWriter) Write(p *Packet) error {
 	if !cw.header {
-		h := make([]string, len(csvColumns))
 		for i, f := range csvColumns {
-			h[i] = fieldNames[f]
+			if i > 0 {
+				cw.w.WriteByte(',')
+			}
+			cw.w.WriteString(fieldNames[f])
 		}
-		if err := cw.w.Write(h); err != nil {
-			return err
-		}
+		cw.w.WriteByte('\n')
 		cw.header = true
 	}
 	if p.Format == FormatSync && p.Subformat == SubSupport {
@@ -61,23 +63,29 @@ func (cw *CSVWriter) Write(p *Packet) error {
 	if p.Format == FormatSync && p.Subformat == SubSupport {
 		have[fDEnable], have[fDLoss], have[fDOptions] = true, true, true
 	}
+	b := cw.line[:0]
 	for i, f := range csvColumns {
+		if i > 0 {
+			b = append(b, ',')
+		}
 		switch {
 		case !have[f]:
-			cw.row[i] = csvNone
+			b = append(b, csvNone...)
 		case f == fAddress || f == fTval:
-			cw.row[i] = strconv.FormatUint(raw[f], 16)
+			b = strconv.AppendUint(b, raw[f], 16)
 		default:
-			cw.row[i] = strconv.FormatUint(raw[f], 10)
+			b = strconv.AppendUint(b, raw[f], 10)
 		}
 	}
-	return cw.w.Write(cw.row)
+	b = append(b, '\n')
+	cw.line = b
+	_, err = cw.w.Write(b)
+	return err
 }
 
 // Flush writes buffered lines.
 func (cw *CSVWriter) Flush() error {
-	cw.w.Flush()
-	return cw.w.Error()
+	return cw.w.Flush()
 }
 
 // ReadCSV reads a te_inst CSV file and calls fn for each packet with its
@@ -88,6 +96,7 @@ func ReadCSV(r io.Reader, cfg *Config, fn func(p *Packet, line int) error) error
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
 	c := NewCodec(cfg)
 	header, err := cr.Read()
 	if err != nil {

@@ -1,8 +1,10 @@
 package etrace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
@@ -63,6 +65,8 @@ type Decoder struct {
 	pred    predictor
 	jtc     jumpCache
 
+	pkt Packet // the packet being read
+
 	// the address packet waiting for the next packet
 	pend    Packet
 	pendOK  bool
@@ -106,33 +110,54 @@ func NewDecoder(cfg Config, img *image.Set, sink flow.Sink) (*Decoder, error) {
 	return d, nil
 }
 
-// Decode decodes a whole framed byte stream. Framing and packet errors are
-// reported to the sink as gaps and decoding resumes at the next sync
-// packet; the returned error is a sink error. The sink is not closed.
+// Decode decodes a framed byte stream held in memory; it is
+// DecodeReader on a bytes.Reader.
 func (d *Decoder) Decode(data []byte) error {
-	sc := NewScanner(data, &d.cfg)
-	var p Packet
+	return d.DecodeReader(bytes.NewReader(data))
+}
+
+// DecodeReader decodes the framed byte stream read from r, holding only a
+// small buffer of it at a time. Framing and packet errors are reported to
+// the sink as gaps and decoding resumes at the next sync packet; the
+// returned error is a sink error or a read error. At the end of the
+// stream the decoder is flushed; the sink is not closed.
+func (d *Decoder) DecodeReader(r io.Reader) error {
+	sc := NewScanner(r, &d.cfg)
+	p := &d.pkt
+	obs, _ := d.sink.(flow.MessageObserver) // counts trace bytes by packet type
 	for {
-		ok := sc.Scan()
-		if !ok {
-			if err := sc.Err(); err != nil {
-				if gerr := d.gap(err, d.off); gerr != nil {
-					return gerr
-				}
-				if !sc.Done() {
-					continue
-				}
+		if !sc.Scan() {
+			err := sc.Err()
+			if err == nil {
+				break
 			}
-			break
+			fe, ok := err.(*FramingError)
+			if !ok {
+				// a read error: end the trace here
+				if ferr := d.Flush(); ferr != nil {
+					return ferr
+				}
+				return err
+			}
+			if gerr := d.gap(err, fe.Offset); gerr != nil {
+				return gerr
+			}
+			if sc.Done() {
+				break
+			}
+			continue
 		}
 		fr := sc.Frame()
-		if err := d.codec.Parse(fr.Payload, fr.Support, &p); err != nil {
+		if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
 			if gerr := d.gap(fmt.Errorf("byte %d: %w", fr.Offset, err), fr.Offset); gerr != nil {
 				return gerr
 			}
 			continue
 		}
-		if err := d.Packet(&p, fr.Offset); err != nil {
+		if obs != nil {
+			obs.Message(d.codec.FormatName(p), fr.Offset, int(sc.Offset()-fr.Offset)*8)
+		}
+		if err := d.Packet(p, fr.Offset); err != nil {
 			return err
 		}
 	}

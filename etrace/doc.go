@@ -15,6 +15,10 @@
 //     (.te_inst_raw: one header byte with the payload length and message
 //     type, then the payload, least significant byte first) and the
 //     Unformatted Trace & Diagnostic Data Packet Encapsulation (UTDD) header.
+//     A Scanner reads frames from any io.Reader through a fixed 32 KiB
+//     buffer; the decoder (DecodeReader), Dump and ToCSV stream through
+//     it, so no trace is ever held in memory whole, and decoding
+//     allocates nothing per packet.
 //   - the encoder (encoder.go): the reference compressed branch trace
 //     algorithm of the specification, with every optional mode (full
 //     address, implicit exception, sequentially inferable jumps, implicit
@@ -54,6 +58,28 @@
 //   - Implicit exception mode needs the trap vector (the rvtrace_tvec
 //     parameter); a trap whose handler is not where the vector says is sent
 //     with thaddr=0 followed by a synchronisation packet.
+//   - The decoder stops on a reported instruction the first time its path
+//     reaches it with no branch outcome left (as the specification's
+//     decoder does, and with irdepth when irreport is set). A path with
+//     no branch can execute an instruction twice, through inferable jumps
+//     (an idle loop "j ."), sequentially inferable jumps or implicit
+//     returns (two calls of a branch-free function); the specification's
+//     encoder gives no way to tell which execution a later packet (a
+//     trap, the end of tracing, a resynchronisation, a notification)
+//     reports. This encoder keeps the address ranges executed since the
+//     decoder's last stopping point or the last branch, and before a
+//     block that comes back into one of them it reports the instruction
+//     before it with notify set (format 0/1/2, as for a trigger[2]
+//     notification), so no reported instruction is ever ambiguous. An
+//     idle loop thus costs one small packet every two iterations. The
+//     decoder cannot tell these packets from requested notifications and
+//     reports both as flow.KindNotify events.
+//   - A resynchronisation (ResyncPeriod te_inst packets since the last
+//     sync) is the specification's three-state sequence: when branches
+//     or an inferred return are unreported, a format 0/1/2 packet reports
+//     the current instruction first (its updiscon bit set if it reports
+//     the target of an uninferable jump), and the sync packet reports the
+//     next one.
 //   - The support packet's ioptions field is 6 bits: implicit return,
 //     implicit exception, full address, jump target cache, branch
 //     prediction (the reference flow's order) and sequentially inferable
@@ -63,7 +89,11 @@
 // fields and no optional-extension format. With it, the encoder sends a
 // zero-length address-only packet after a packet that reports the target of
 // an uninferable discontinuity and precedes a format 3 packet, synchronises
-// on a notify request and before a mispredicted return, and does not emit
+// on a notify request, before a mispredicted return and instead of the
+// notification that pins the decoder on a branch-free path that comes
+// back to an instruction (after an address packet, a later execution of
+// the reported instruction itself counts as coming back, because the
+// decoder may stop on a double report without moving), and does not emit
 // branch counts or jump target cache indexes (those modes keep their state
 // but have no effect on the packets).
 package etrace

@@ -13,19 +13,23 @@ type DumpStats struct {
 	ByFormat [4]uint64
 }
 
-// Dump writes one line per packet of the framed byte stream data: its byte
-// offset, payload bytes and every field it has. Framing and packet errors
-// are listed in place and the dump goes on; the returned error is a write
-// error.
-func Dump(data []byte, cfg *Config, w io.Writer) (DumpStats, error) {
+// Dump writes one line per packet of the framed byte stream read from r:
+// its byte offset, payload bytes and every field it has. Framing and
+// packet errors are listed in place and the dump goes on; the returned
+// error is a read or write error.
+func Dump(r io.Reader, cfg *Config, w io.Writer) (DumpStats, error) {
 	var st DumpStats
 	bw := bufio.NewWriter(w)
 	c := NewCodec(cfg)
-	sc := NewScanner(data, cfg)
+	sc := NewScanner(r, cfg)
 	var p Packet
 	for {
 		if !sc.Scan() {
 			if err := sc.Err(); err != nil {
+				if _, ok := err.(*FramingError); !ok {
+					bw.Flush()
+					return st, err
+				}
 				st.Errors++
 				fmt.Fprintf(bw, "error: %v\n", err)
 				if !sc.Done() {
@@ -53,15 +57,16 @@ func Dump(data []byte, cfg *Config, w io.Writer) (DumpStats, error) {
 		}
 	}
 	fmt.Fprintf(bw, "# %d packets (format 0: %d, 1: %d, 2: %d, 3: %d), %d errors, %d bytes\n",
-		st.Packets, st.ByFormat[0], st.ByFormat[1], st.ByFormat[2], st.ByFormat[3], st.Errors, len(data))
+		st.Packets, st.ByFormat[0], st.ByFormat[1], st.ByFormat[2], st.ByFormat[3], st.Errors, sc.Offset())
 	return st, bw.Flush()
 }
 
-// ToCSV converts a framed byte stream to the reference flow's te_inst CSV.
-func ToCSV(data []byte, cfg *Config, w io.Writer) error {
+// ToCSV converts the framed byte stream read from r to the reference
+// flow's te_inst CSV. It stops at the first framing or packet error.
+func ToCSV(r io.Reader, cfg *Config, w io.Writer) error {
 	cw := NewCSVWriter(w, cfg)
 	c := NewCodec(cfg)
-	sc := NewScanner(data, cfg)
+	sc := NewScanner(r, cfg)
 	var p Packet
 	for sc.Scan() {
 		fr := sc.Frame()

@@ -65,28 +65,103 @@ type Frame struct {
 	MsgType   uint8  // raw framing message type
 }
 
-// Scanner splits a framed byte stream into packets.
-type Scanner struct {
-	cfg  *Config
-	data []byte
-	off  int
-	fr   Frame
-	err  error
+// FramingError is an error in the framing of a byte stream. A Scanner can
+// go on after one: it resumes with the byte after the bad header.
+type FramingError struct {
+	Offset int64 // byte offset of the framing header
+	Msg    string
 }
 
-// NewScanner returns a scanner over data framed as cfg says.
-func NewScanner(data []byte, cfg *Config) *Scanner { return &Scanner{cfg: cfg, data: data} }
+func (e *FramingError) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg) }
+
+// scanBufSize is the size of a Scanner's buffer; a frame is at most 1 +
+// 5 + 8 + 31 bytes (header, source ID and type, timestamp, payload).
+const scanBufSize = 32 << 10
+
+// maxFrame bounds the bytes of one frame.
+const maxFrame = 64
+
+// Scanner splits a framed byte stream, read from an io.Reader through a
+// fixed-size buffer, into packets. It never holds more than its buffer of
+// the stream, and allocates nothing per packet.
+type Scanner struct {
+	cfg    *Config
+	r      io.Reader
+	buf    []byte
+	lo, hi int   // unread bytes: buf[lo:hi]
+	base   int64 // stream offset of buf[0]
+	eof    bool  // r returned io.EOF
+	rerr   error // r returned another error
+	fr     Frame
+	err    error
+}
+
+// NewScanner returns a scanner reading the byte stream from r, framed as
+// cfg says.
+func NewScanner(r io.Reader, cfg *Config) *Scanner {
+	return &Scanner{cfg: cfg, r: r, buf: make([]byte, scanBufSize)}
+}
+
+// Offset returns the stream offset of the next unread byte (after the
+// last frame returned).
+func (s *Scanner) Offset() int64 { return s.base + int64(s.lo) }
+
+// avail reports whether n (at most maxFrame) bytes can be read, reading
+// more as needed.
+func (s *Scanner) avail(n int) bool {
+	for empty := 0; s.hi-s.lo < n; {
+		if s.eof || s.rerr != nil {
+			return false
+		}
+		if len(s.buf)-s.hi < maxFrame {
+			// move the unread tail to the front
+			k := copy(s.buf, s.buf[s.lo:s.hi])
+			s.base += int64(s.lo)
+			s.lo, s.hi = 0, k
+		}
+		m, err := s.r.Read(s.buf[s.hi:])
+		if m < 0 || m > len(s.buf)-s.hi {
+			m, err = 0, fmt.Errorf("etrace: reader returned %d bytes", m)
+		}
+		s.hi += m
+		switch {
+		case err == io.EOF:
+			s.eof = true
+		case err != nil:
+			s.rerr = err
+		case m == 0:
+			if empty++; empty >= 100 {
+				s.rerr = io.ErrNoProgress
+			}
+		}
+	}
+	return true
+}
+
+// skipAll consumes what is left of the stream.
+func (s *Scanner) skipAll() {
+	s.lo = s.hi
+	for s.avail(1) {
+		s.lo = s.hi
+	}
+}
+
+func (s *Scanner) frameErr(start int64, format string, args ...any) bool {
+	s.err = &FramingError{Offset: start, Msg: fmt.Sprintf(format, args...)}
+	return false
+}
 
 // Scan advances to the next packet; it returns false at the end of the
-// data or on a framing error (see Err). After an error, Scan resumes with
-// the next byte, so a caller may continue to resynchronise.
+// stream, on a framing error (a *FramingError, see Err) or on a read
+// error. After a framing error, Scan resumes with the next byte, so a
+// caller may continue to resynchronise while Done reports false.
 func (s *Scanner) Scan() bool {
 	s.err = nil
-	for s.off < len(s.data) {
-		start := s.off
-		h := s.data[s.off]
-		s.off++
-		s.fr = Frame{Offset: int64(start)}
+	for s.avail(1) {
+		start := s.Offset()
+		h := s.buf[s.lo]
+		s.lo++
+		s.fr = Frame{Offset: start}
 		n := int(h & 0x1f)
 		switch s.cfg.Encap {
 		case EncapUTDD:
@@ -98,25 +173,23 @@ func (s *Scanner) Scan() bool {
 			if h&0x80 != 0 {
 				ts = s.cfg.TimestampBytes
 				if ts == 0 {
-					s.err = fmt.Errorf("byte %d: UTDD header %#02x has extend set but no timestamp is configured", start, h)
-					return false
+					return s.frameErr(start, "UTDD header %#02x has extend set but no timestamp is configured", h)
 				}
 			}
-			if n < extra || s.off+n+ts > len(s.data) {
-				s.err = fmt.Errorf("byte %d: UTDD packet of length %d truncated or shorter than its source ID", start, n)
-				s.off = len(s.data)
-				return false
+			if n < extra || !s.avail(n+ts) {
+				s.skipAll()
+				return s.frameErr(start, "UTDD packet of length %d truncated or shorter than its source ID", n)
 			}
 			var v uint64
 			for i := 0; i < extra; i++ {
-				v |= uint64(s.data[s.off+i]) << (8 * uint(i))
+				v |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
 			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
-			s.off += extra
+			s.lo += extra
 			for i := 0; i < ts; i++ {
-				s.fr.Timestamp |= uint64(s.data[s.off+i]) << (8 * uint(i))
+				s.fr.Timestamp |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
 			}
-			s.off += ts
+			s.lo += ts
 			n -= extra
 			s.fr.Support = (h>>5)&3 == 1 && s.cfg.Version == V026
 			if n == 0 {
@@ -124,49 +197,48 @@ func (s *Scanner) Scan() bool {
 			}
 		default:
 			if h&0x80 != 0 {
-				s.err = fmt.Errorf("byte %d: header %#02x has bit 7 set", start, h)
-				return false
+				return s.frameErr(start, "header %#02x has bit 7 set", h)
 			}
 			s.fr.MsgType = (h >> 5) & 3
 			if n == 0 {
-				s.err = fmt.Errorf("byte %d: empty packet", start)
-				return false
+				return s.frameErr(start, "empty packet")
 			}
-			if s.off+n > len(s.data) {
-				s.err = fmt.Errorf("byte %d: packet of %d bytes truncated (%d left)", start, n, len(s.data)-s.off)
-				s.off = len(s.data)
-				return false
+			if !s.avail(n) {
+				left := s.hi - s.lo
+				s.skipAll()
+				return s.frameErr(start, "packet of %d bytes truncated (%d left)", n, left)
 			}
 			switch s.fr.MsgType {
 			case msgTeInst:
 			case msgSupport026:
 				if s.cfg.Version != V026 {
-					s.err = fmt.Errorf("byte %d: message type 0 (0.026 te_support) in a 2.0 trace", start)
-					s.off += n
-					return false
+					s.lo += n
+					return s.frameErr(start, "message type 0 (0.026 te_support) in a 2.0 trace")
 				}
 				s.fr.Support = true
 			default:
-				s.err = fmt.Errorf("byte %d: message type %d is not instruction trace", start, s.fr.MsgType)
-				s.off += n
-				return false
+				s.lo += n
+				return s.frameErr(start, "message type %d is not instruction trace", s.fr.MsgType)
 			}
 		}
-		s.fr.Payload = s.data[s.off : s.off+n]
-		s.off += n
+		s.fr.Payload = s.buf[s.lo : s.lo+n]
+		s.lo += n
 		return true
 	}
+	s.err = s.rerr
 	return false
 }
 
 // Frame returns the packet found by the last successful Scan.
 func (s *Scanner) Frame() *Frame { return &s.fr }
 
-// Err returns the framing error that stopped the last Scan, if any.
+// Err returns the error that stopped the last Scan, if any: a
+// *FramingError, or the reader's error (other than io.EOF).
 func (s *Scanner) Err() error { return s.err }
 
-// Done reports whether all data has been consumed.
-func (s *Scanner) Done() bool { return s.off >= len(s.data) }
+// Done reports whether the whole stream has been consumed (or reading it
+// failed).
+func (s *Scanner) Done() bool { return s.lo >= s.hi && (s.eof || s.rerr != nil) }
 
 // Writer frames and writes packets.
 type Writer struct {

@@ -47,6 +47,8 @@ type step struct {
 	priv      ingress.Priv
 	sijump    bool
 	notify    bool
+	first     bool   // the first step of a block
+	end       uint64 // with first: the block's last instruction address
 	interrupt bool
 	addr      uint64 // instruction address; for a trap, the EPC
 	next      uint64 // address of the sequentially next instruction
@@ -75,6 +77,7 @@ type Encoder struct {
 	// OnPacket, if set, is called with each packet as it is written (for
 	// CSV output and tests).
 	OnPacket func(p *Packet)
+	onPkt    Packet
 
 	v026   bool
 	bpred  bool // branch prediction mode in effect
@@ -120,43 +123,72 @@ type Encoder struct {
 	pendIdx  bool   // pending packet uses a jump target cache index
 	pendBase uint64 // delta base of the pending packet
 
-	// deterministic loops: backward inferable jumps since the last
-	// branch or packet, and the loop being reported
-	back     [][3]uint64 // from, to, stack depth
-	inLoop   bool
-	loopJump [2]uint64
-	loopPkt  bool
+	// The decoder stops at the first instruction on its path that
+	// matches a reported address once no branch outcome is left: tail
+	// holds the address ranges executed since the last instruction it
+	// stopped at or the last branch (the anchor), so that a path that
+	// comes back to one of them is pinned first (see revisits).
+	tail     [][2]uint64 // closed ranges, first and last instruction address
+	tailFrom uint64      // start of the open range, which ends at the current step
+	tailOpen bool
+	anchored bool // a packet reported the current step
+	syncAt   bool // ... and it was a sync packet
 
 	err error
 }
 
-// loopCheck reports how many notification packets must report c, a jump
-// to n: once a path without branches comes back to where it has been, the
-// decoder cannot count the iterations, so each is reported (the first
-// detected one twice, for the iteration before it).
-func (e *Encoder) loopCheck(c, n *step) int {
-	if n.kind != stInst || n.addr > c.addr || n.addr == c.next || c.itype.IsBranch() || c.itype.Uninferable() {
-		return 0
+// maxTail bounds the ranges kept for one branch-free path; a longer one is
+// pinned with a notification as if it came back.
+const maxTail = 64
+
+// revisits reports whether the block starting at n executes an instruction
+// already executed since the anchor: the decoder could then not tell the
+// two executions apart, so c, the instruction before it, must be reported
+// first.
+func (e *Encoder) revisits(c, n *step) bool {
+	if n.kind != stInst || !n.first {
+		return false
 	}
-	j := [2]uint64{c.addr, n.addr}
-	if e.inLoop && j == e.loopJump {
-		return 1
+	lo, hi := n.addr, n.end
+	if e.tailOpen && lo <= c.addr && hi >= e.tailFrom {
+		return true
 	}
-	for _, b := range e.back {
-		if b[0] == j[0] && b[1] == j[1] {
-			e.inLoop, e.loopJump = true, j
-			return 2
+	for _, r := range e.tail {
+		if lo <= r[1] && hi >= r[0] {
+			return true
 		}
 	}
-	if len(e.back) < 64 {
-		e.back = append(e.back, [3]uint64{c.addr, n.addr, uint64(e.stack.depth)})
-	}
-	return 0
+	return len(e.tail) >= maxTail
 }
 
-func (e *Encoder) resetLoop() {
-	e.back = e.back[:0]
-	e.inLoop = false
+// advance moves the tail past c: if c is the new anchor (a packet reported
+// it, or it is a branch), the tail restarts after it; a new block at n
+// closes the open range and opens one at n.
+func (e *Encoder) advance(c, n *step, anchor bool) {
+	if anchor {
+		e.tail = e.tail[:0]
+		e.tailOpen = false
+		if e.v026 && e.anchored && !e.syncAt {
+			// 0.026: the decoder may stop without moving after an
+			// address packet (see walk), so a later execution of the
+			// reported instruction counts as coming back to it.
+			e.tail = append(e.tail, [2]uint64{c.addr, c.addr})
+		}
+	}
+	e.anchored, e.syncAt = false, false
+	if n.kind != stInst {
+		e.tail = e.tail[:0]
+		e.tailOpen = false
+		return
+	}
+	if n.first && !(e.tailOpen && n.addr == c.next) {
+		if e.tailOpen {
+			e.tail = append(e.tail, [2]uint64{e.tailFrom, c.addr})
+		}
+		e.tailFrom, e.tailOpen = n.addr, true
+	} else if !e.tailOpen {
+		e.tailFrom, e.tailOpen = c.addr+1, true
+	}
 }
 
 // NewEncoder returns an encoder writing to w. img, if not nil, is the
@@ -222,6 +254,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 			if b.IRetire*2 > uint32(b.LastSize()) {
 				s.kind, s.addr, s.next, s.itype = stInst, addr, 0, ingress.ITypeNone
 				s.ctype = b.CType
+				s.first, s.end = true, last
 				e.push(&s)
 				first = false
 			}
@@ -237,8 +270,9 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		if first {
 			s.ctype = b.CType
 		}
+		s.first, s.end = first, last
 		e.push(&s)
-		s.sijump, s.notify, s.ctype = false, false, 0
+		s.sijump, s.notify, s.ctype, s.first = false, false, 0, false
 	}
 	if it.IsTrap() {
 		s.kind = stTrap
@@ -288,7 +322,9 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
 			e.st.Instructions += n
 			if *first && a != last {
 				s.kind, s.addr, s.next, s.itype, s.ctype = stInst, a, 0, ingress.ITypeNone, b.CType
+				s.first, s.end = true, last
 				e.push(s)
+				s.first = false
 				*first = false
 			}
 			return nil
@@ -297,7 +333,9 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
 		e.st.Instructions += uint64(r.N)
 		if *first && r.Start != r.LastAddr {
 			s.kind, s.addr, s.next, s.itype, s.ctype = stInst, a, 0, ingress.ITypeNone, b.CType
+			s.first, s.end = true, last
 			e.push(s)
+			s.first = false
 			*first = false
 		}
 		s.kind, s.addr, s.next = stInst, r.LastAddr, r.End()
@@ -306,7 +344,9 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
 		if *first {
 			s.ctype = b.CType
 		}
+		s.first, s.end = *first, last
 		e.push(s)
+		s.first = false
 		*first = false
 		s.ctype = 0
 		a = r.End()
@@ -442,6 +482,7 @@ func (e *Encoder) doTrap(c, n *step) {
 	}
 	e.prevTrap = true
 	e.prevUpd, e.prevRetMiss = false, false
+	e.advance(c, n, true)
 }
 
 // begin sends the support packet that precedes the first sync.
@@ -459,10 +500,7 @@ func (e *Encoder) doInst(c, n *step) {
 	isBranch := c.itype.IsBranch()
 	taken := c.itype == ingress.ITypeTaken
 
-	if isBranch {
-		e.resetLoop()
-	}
-	loops := e.loopCheck(c, n)
+	pin := !isBranch && e.revisits(c, n)
 	// Format 3 packets reported at c.
 	sync := true
 	switch {
@@ -484,9 +522,8 @@ func (e *Encoder) doInst(c, n *step) {
 		e.v026 && c.notify,
 		e.period > 0 && e.resyncCount >= e.period && !e.needFlush():
 		e.syncPacket(c)
-	case e.v026 && loops > 0:
-		// 0.026 has no notify bit: synchronise on each loop iteration.
-		e.loopPkt = true
+	case e.v026 && pin:
+		// 0.026 has no notify bit: pin the decoder with a sync packet.
 		if e.needFlush() || e.prevUpd {
 			kind := rLast
 			if e.prevUpd {
@@ -494,10 +531,7 @@ func (e *Encoder) doInst(c, n *step) {
 			}
 			e.addrPacket(c, n, kind, false)
 		}
-		for i := 0; i < loops; i++ {
-			e.syncPacket(c)
-		}
-		e.loopPkt = false
+		e.syncPacket(c)
 	case e.v026 && e.irOn && c.itype == ingress.ITypeReturn && e.stack.depth > 0 &&
 		n.kind != stEnd && e.stack.top() != n.addr && !(e.cfg.Options.SIJump && c.sijump):
 		// 0.026 has no irreport: resynchronise before a mispredicted return.
@@ -518,6 +552,7 @@ func (e *Encoder) doInst(c, n *step) {
 		}
 		e.control(c, n, true)
 		e.prevPriv = c.priv
+		e.advance(c, n, true)
 		return
 	}
 
@@ -560,11 +595,7 @@ func (e *Encoder) doInst(c, n *step) {
 	case n.ctype == ingress.CTypeAsynchronous,
 		(n.priv != c.priv || n.ctype >= ingress.CTypePrecise || e.v026 && n.notify) && (e.needFlush() || mispred):
 		kind = rLast
-	case loops > 0:
-		e.loopPkt = true
-		if loops == 2 {
-			e.addrPacket(c, n, rNotify, false)
-		}
+	case pin:
 		kind = rNotify
 	case e.period > 0 && e.resyncCount >= e.period:
 		kind = rLast // resync: report branches before the sync
@@ -579,7 +610,6 @@ func (e *Encoder) doInst(c, n *step) {
 			e.syncNext = true
 		}
 		e.addrPacket(c, n, kind, mispred)
-		e.loopPkt = false
 	} else if mispred {
 		p := Packet{Format: FormatExt, Subformat: SubBranchCount, BranchCount: uint32(e.pbc - 31), BranchFmt: BranchFmtNoAddr}
 		e.pbc = 0
@@ -594,6 +624,7 @@ func (e *Encoder) doInst(c, n *step) {
 	}
 	e.control(c, n, false)
 	e.prevPriv = c.priv
+	e.advance(c, n, isBranch || e.anchored)
 }
 
 // control applies c's own control flow: whether the instruction after it
@@ -653,6 +684,7 @@ func (e *Encoder) syncPacket(c *step) {
 		p.Branch = 0
 	}
 	e.lastAddr = c.addr
+	e.anchored, e.syncAt = true, true
 	e.emit(&p, rNone)
 }
 
@@ -761,6 +793,7 @@ func (e *Encoder) addrPacket(c, n *step, kind int, mispred bool) {
 	}
 	e.mapN, e.mapBits = 0, 0
 	e.irSince = false
+	e.anchored = true
 	if !idx {
 		e.lastAddr = a
 	}
@@ -789,11 +822,6 @@ func (e *Encoder) support(ienable, qual uint8) {
 func (e *Encoder) emit(p *Packet, kind int) {
 	if e.err != nil {
 		return
-	}
-	if e.loopPkt {
-		e.back = e.back[:0] // the loop packets pin the decoder
-	} else {
-		e.resetLoop()
 	}
 	if e.pendOK {
 		f3 := p.Format == FormatSync && (p.Subformat == SubStart || p.Subformat == SubTrap ||
@@ -853,7 +881,9 @@ func (e *Encoder) write(p *Packet) {
 	}
 	e.st.Packets++
 	if e.OnPacket != nil {
-		e.OnPacket(p)
+		// a copy, so that the packets built on the stack do not escape
+		e.onPkt = *p
+		e.OnPacket(&e.onPkt)
 	}
 	if err := e.out.Write(p, p.Time); err != nil {
 		e.fail(err)

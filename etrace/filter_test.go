@@ -96,8 +96,6 @@ func TestFilterUseCases(t *testing.T) {
 		}
 		return &c
 	}
-	// the function most blocks start in, as an address range
-	lo, hi := uint64(0x200101d0), uint64(0x20010250)
 	cases := []struct {
 		name   string
 		blocks []ingress.Block
@@ -110,8 +108,6 @@ func TestFilterUseCases(t *testing.T) {
 		{"context-or-priv", ctx, mk([]string{"context=1", "context=7;addr=0x20010000-0x20010300"}, "")},
 		{"triggers", plain, mk(nil, "on=0x20010188,off=0x200101ac,notify=0x20010230")},
 	}
-	_ = lo
-	_ = hi
 	for _, v := range []Version{V2, V026} {
 		for _, tc := range cases {
 			cfg := DefaultConfig()

@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"math/rand"
 	"os"
 	"testing"
 
@@ -92,6 +93,16 @@ func FuzzDecode(f *testing.F) {
 		d.MaxSteps, d.MaxWalk = 1<<12, 1<<14
 		if err := d.Decode(data); err != nil {
 			t.Fatal(err)
+		}
+		// The same stream read a few bytes at a time decodes the same.
+		var c2 flow.Counter
+		d, _ = NewDecoder(cfg, img, &c2)
+		d.MaxSteps, d.MaxWalk = 1<<12, 1<<14
+		if err := d.DecodeReader(&choppyReader{data, rand.New(rand.NewSource(int64(len(data))))}); err != nil {
+			t.Fatal(err)
+		}
+		if c2 != c {
+			t.Fatalf("through a reader: %+v, in memory: %+v", c2, c)
 		}
 	})
 }

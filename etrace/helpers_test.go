@@ -296,3 +296,24 @@ func comparePCs(t testing.TB, name string, got, want []uint64) bool {
 	}
 	return true
 }
+
+// roundTrip encodes blocks with cfg (and encImg, which may be nil),
+// decodes them with img and compares the PCs with want (computed from the
+// blocks when nil).
+func roundTrip(t testing.TB, name string, cfg Config, encImg, img *image.Set, blocks []ingress.Block, want []uint64) bool {
+	t.Helper()
+	if want == nil {
+		want = retired(t, img, blocks)
+	}
+	data, _ := encode(t, cfg, encImg, blocks)
+	s := decode(t, cfg, img, data)
+	if s.err != nil {
+		t.Errorf("%s: %v", name, s.err)
+		return false
+	}
+	for _, e := range s.events {
+		t.Errorf("%s: %v", name, &e)
+		return false
+	}
+	return comparePCs(t, name, s.pcs, want)
+}

@@ -97,7 +97,7 @@ func TestSpecExampleEncapsulation(t *testing.T) {
 		if got := buf.Bytes(); !bytes.Equal(got, unhex(t, tc.want)) {
 			t.Errorf("src %d: % x, want %s", tc.src, got, tc.want)
 		}
-		sc := NewScanner(buf.Bytes(), &cfg)
+		sc := NewScanner(&buf, &cfg)
 		if !sc.Scan() {
 			t.Fatalf("scan: %v", sc.Err())
 		}

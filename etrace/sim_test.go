@@ -106,14 +106,6 @@ func TestRoundTripSimulator(t *testing.T) {
 						t.Errorf("%s: %v", name, &e)
 						break
 					}
-					if prog == "towers.riscv" && m.name == "resync" && v == V2 {
-						// Known limitation: a resync inside the final
-						// branch-free idle loop loses one iteration.
-						if len(s.pcs) != len(want) {
-							t.Logf("KNOWN %s: %d PCs, want %d", name, len(s.pcs), len(want))
-						}
-						continue
-					}
 					comparePCs(t, name, s.pcs, want)
 				}
 			}

@@ -171,6 +171,13 @@ func (c Config) Validate() error {
 
 // cache is a set-associative, write-back, write-allocate cache with LRU
 // replacement. Tags are line numbers plus one (0: invalid).
+//
+// mru holds, per set, the tag of the line accessed last in the set (0:
+// none since the last flush). Accessing that line again changes no
+// replacement state (it already has the newest stamp of its set, and
+// stamps only order the lines of a set), so the model's fast paths skip
+// access for it; a write to it through a fast path sets pend[set]
+// instead of the line's dirty bit, which access and flush fold in.
 type cache struct {
 	shift uint // log2 line size
 	sets  uint64
@@ -179,22 +186,32 @@ type cache struct {
 	stamp []uint64
 	dirty []bool
 	clock uint64
+	mru   []uint64 // per set: tag of its most recently used line
+	slot  []int32  // per set: slot of that line
+	pend  []bool   // per set: that line was written (dirty bit not yet set)
 }
 
 func newCache(c CacheConfig) *cache {
 	sets := c.Size / c.LineSize / c.Ways
 	n := sets * c.Ways
 	return &cache{shift: uint(bits.TrailingZeros(uint(c.LineSize))), sets: uint64(sets), ways: c.Ways,
-		tag: make([]uint64, n), stamp: make([]uint64, n), dirty: make([]bool, n)}
+		tag: make([]uint64, n), stamp: make([]uint64, n), dirty: make([]bool, n),
+		mru: make([]uint64, sets), slot: make([]int32, sets), pend: make([]bool, sets)}
 }
 
 // access looks up line (address >> shift). On a miss the LRU way is
 // replaced; victim is the evicted line number when it was dirty (else
 // 0, with wb false). It returns the way's slot index.
 func (c *cache) access(line uint64, write bool) (slot int, hit bool, victim uint64, wb bool) {
-	base := int(line&(c.sets-1)) * c.ways
+	set := line & (c.sets - 1)
+	if c.pend[set] {
+		c.dirty[c.slot[set]] = true
+		c.pend[set] = false
+	}
+	base := int(set) * c.ways
 	t := line + 1
 	c.clock++
+	c.mru[set] = t
 	lru, old := base, ^uint64(0)
 	for i := base; i < base+c.ways; i++ {
 		if c.tag[i] == t {
@@ -202,6 +219,7 @@ func (c *cache) access(line uint64, write bool) (slot int, hit bool, victim uint
 			if write {
 				c.dirty[i] = true
 			}
+			c.slot[set] = int32(i)
 			return i, true, 0, false
 		}
 		if c.stamp[i] < old {
@@ -214,8 +232,13 @@ func (c *cache) access(line uint64, write bool) (slot int, hit bool, victim uint
 	c.tag[lru] = t
 	c.stamp[lru] = c.clock
 	c.dirty[lru] = write
+	c.slot[set] = int32(lru)
 	return lru, false, victim, wb
 }
+
+// isMRU reports whether line is the most recently used line of its set
+// (then it is cached and accessing it changes nothing but its dirty bit).
+func (c *cache) isMRU(line uint64) bool { return c.mru[line&(c.sets-1)] == line+1 }
 
 // contains reports whether line is cached (no state change).
 func (c *cache) contains(line uint64) bool {
@@ -231,6 +254,8 @@ func (c *cache) contains(line uint64) bool {
 func (c *cache) flush() {
 	clear(c.tag)
 	clear(c.dirty)
+	clear(c.mru)
+	clear(c.pend)
 }
 
 // tlb is a set-associative TLB of virtual page numbers with LRU.
@@ -305,7 +330,6 @@ type Model struct {
 	iShift       uint
 	dShift       uint
 	llShift      uint
-	lastDSlot    int
 
 	pht      []uint8
 	phtMask  uint64
@@ -349,7 +373,8 @@ func New(cfg Config) (*Model, error) {
 	m := &Model{cfg: cfg}
 	m.l1i, m.l1d, m.ll = newCache(cfg.L1I), newCache(cfg.L1D), newCache(cfg.LL)
 	m.iShift, m.dShift, m.llShift = m.l1i.shift, m.l1d.shift, m.ll.shift
-	m.Fast.Shift, m.Fast.DShift = m.iShift, m.dShift
+	m.Fast = Fast{IMRU: m.l1i.mru, DMRU: m.l1d.mru, DPend: m.l1d.pend,
+		IMask: m.l1i.sets - 1, DMask: m.l1d.sets - 1, Shift: m.iShift, DShift: m.dShift}
 	m.itlb, m.dtlb = newTLB(cfg.ITLB), newTLB(cfg.DTLB)
 	p := cfg.Predictor
 	m.pht = make([]uint8, p.Entries)
@@ -417,7 +442,6 @@ func (m *Model) FlushTLBs() {
 // FlushICache empties the instruction cache (fence.i).
 func (m *Model) FlushICache() {
 	m.l1i.flush()
-	m.Fast.Line = 0
 }
 
 // llAccess accesses the last level for a line of an L1 (addr is a byte
@@ -457,7 +481,8 @@ func (m *Model) llAccess(addr uint64, op int, stall bool) uint64 {
 	return m.llLat + m.memLat
 }
 
-// fetch models the instruction fetch of pc.
+// fetch models the instruction fetch of pc (but not its L1I access
+// count).
 func (m *Model) fetch(pc uint64, xlat bool) uint64 {
 	c := m.c
 	var stall uint64
@@ -469,12 +494,10 @@ func (m *Model) fetch(pc uint64, xlat bool) uint64 {
 			stall += m.walkLat
 		}
 	}
-	c[dL1IReadAcc]++
 	line := pc >> m.iShift
-	if line+1 == m.Fast.Line {
+	if m.l1i.isMRU(line) {
 		return stall
 	}
-	m.Fast.Line = line + 1
 	if _, hit, _, _ := m.l1i.access(line, false); !hit {
 		c[dL1IReadMiss]++
 		m.Last.L1IMiss = true
@@ -515,18 +538,13 @@ func (m *Model) data(addr uint64, write, xlat bool) uint64 {
 	}
 	c[acc]++
 	line := addr >> m.dShift
-	if m.Fast.Dirty {
-		m.l1d.dirty[m.lastDSlot] = true
-		m.Fast.Dirty = false
-	}
-	if line+1 == m.Fast.DLine {
+	if m.l1d.isMRU(line) {
 		if write {
-			m.l1d.dirty[m.lastDSlot] = true
+			m.l1d.pend[line&(m.l1d.sets-1)] = true
 		}
 		return stall
 	}
-	slot, hit, victim, wb := m.l1d.access(line, write)
-	m.Fast.DLine, m.lastDSlot = line+1, slot
+	_, hit, victim, wb := m.l1d.access(line, write)
 	if wb {
 		c[denseRaw+RawL1DWritebacks-RawBase]++
 		m.llAccess(victim<<m.dShift, OpWrite, false)
@@ -546,7 +564,6 @@ func (m *Model) data(addr uint64, write, xlat bool) uint64 {
 					m.llAccess(v<<m.dShift, OpWrite, false)
 				}
 				m.llAccess(next<<m.dShift, OpPrefetch, false)
-				m.Fast.DLine = 0
 			}
 		}
 	}
@@ -579,7 +596,7 @@ func (m *Model) predict(k Kind, pc, fall, npc uint64) uint64 {
 		} else if ctr > 0 {
 			m.pht[i] = ctr - 1
 		}
-		m.hist = m.hist<<1 | b2u(taken)
+		m.hist = (m.hist<<1 | b2u(taken)) & m.histMask
 	case KindJump:
 		c[denseRaw+RawDirectJumps-RawBase]++
 	case KindCall:
@@ -621,6 +638,30 @@ func (m *Model) predict(k Kind, pc, fall, npc uint64) uint64 {
 	return 0
 }
 
+// branch is predict for a conditional branch (taken: it jumps), but
+// for the counts of branches, BPU accesses and conditional branches
+// (Fast.N[fkBranch]).
+func (m *Model) branch(pc uint64, taken bool) uint64 {
+	c := m.c
+	t := b2u(taken)
+	i := ((pc >> 1) ^ m.hist) & m.phtMask
+	ctr := m.pht[i]
+	m.pht[i] = ctrNext[ctr&3][t]
+	m.hist = (m.hist<<1 | t) & m.histMask
+	c[denseRaw+RawTakenBranches-RawBase] += t
+	if uint64(ctr>>1) != t {
+		c[denseRaw+RawDirMispredicts-RawBase]++
+		c[HwBranchMisses]++
+		c[dBPUReadMiss]++
+		c[HwStalledCyclesFrontend] += m.misLat
+		return m.misLat
+	}
+	return 0
+}
+
+// ctrNext is the next state of a 2-bit counter, by state and outcome.
+var ctrNext = [4][2]uint8{{0, 1}, {0, 2}, {1, 3}, {2, 3}}
+
 // push pushes a return address on the RAS (the oldest entry is lost
 // when it is full).
 func (m *Model) push(ra uint64) {
@@ -637,73 +678,210 @@ func (m *Model) push(ra uint64) {
 // and returns the stall cycles it adds to the hart's timing model. xlat
 // holds XlatFetch/XlatData when address translation is active.
 func (m *Model) Retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8) uint64 {
-	if xlat == 0 && !m.Track && m.Fast.Retire(pc, size, k, ea) {
-		return 0
+	if xlat == 0 && !m.Track {
+		return m.Step(pc, FastKind(k, size), ea, npc)
 	}
 	return m.retire(pc, size, k, ea, npc, xlat)
 }
 
-// Fast is the part of the model a simulator can drive itself for the
-// commonest instructions, without calling Retire: a plain instruction,
-// load or store, fetched from the L1I line of the instruction before and
-// (loads, stores) accessing the L1D line of the data access before, with
-// no address translation and Track off. These hit by construction, so
-// only their counts change; the model folds them into its counts whenever
-// they are read, the privilege changes or Retire does more.
-type Fast struct {
-	Line       uint64 // line number + 1 of the last instruction fetch (0: none)
-	Shift      uint   // log2 of the L1I line size
-	DLine      uint64 // line number + 1 of the last data access (0: none)
-	DShift     uint   // log2 of the L1D line size
-	Plain      uint64 // instructions retired through the fast path
-	Compressed uint64 // of which 16-bit
-	Loads      uint64 // of which loads
-	Stores     uint64 // of which stores
-	Dirty      bool   // a store went to the L1D line DLine
-}
+// Fast kinds (FastKind): bit 0 is set for 16-bit instructions, the rest
+// selects the tally of Fast.N (below fkOther) or the kind.
+const (
+	fkPlain  = 0  // KindOther
+	fkFP     = 2  // KindFP
+	fkMulDiv = 4  // KindMulDiv
+	fkLoad   = 8  // KindLoad
+	fkStore  = 10 // KindStore
+	fkBranch = 12 // KindBranch
+	fkOther  = 14 // tally of the instructions Step handles by kind
+	fkKind   = 16 // first kind-coded value: fkKind + Kind<<1 | compressed
+	fkTally  = 16 // size of Fast.N
+)
 
-// Retire accounts an instruction through the fast path and reports
-// whether it could (otherwise the caller must call Model.Retire). ea is
-// the data address of loads and stores.
-func (f *Fast) Retire(pc uint64, size uint8, k Kind, ea uint64) bool {
-	if pc>>f.Shift+1 != f.Line {
-		return false
+// FastKindMax bounds the values of FastKind.
+const FastKindMax = fkKind + 16<<1
+
+// FastKind encodes the kind and size (2 or 4 bytes) of an instruction
+// as Fast.Retire and Model.Step take them (the simulator keeps it in its
+// pre-decoded instructions). It is below FastKindMax.
+func FastKind(k Kind, size uint8) uint8 {
+	c := uint8(0)
+	if size == 2 {
+		c = 1
 	}
 	switch k {
 	case KindOther:
+		return fkPlain | c
+	case KindFP:
+		return fkFP | c
+	case KindMulDiv:
+		return fkMulDiv | c
 	case KindLoad:
-		if ea>>f.DShift+1 != f.DLine {
-			return false
-		}
-		f.Loads++
+		return fkLoad | c
 	case KindStore:
-		if ea>>f.DShift+1 != f.DLine {
-			return false
-		}
-		f.Stores++
-		f.Dirty = true
-	default:
+		return fkStore | c
+	case KindBranch:
+		return fkBranch | c
+	}
+	return fkKind + uint8(k&15)<<1 | c
+}
+
+// Fast is the part of the model a simulator can drive itself for the
+// commonest instructions, without calling Retire: a plain instruction,
+// load or store, fetched from the most recently used L1I line of its set
+// and (loads, stores) accessing the most recently used L1D line of its
+// set, with no address translation and Track off. These hit without
+// changing the caches' replacement state, so only their counts change
+// (and the dirty bit of a stored line): Fast tallies them per fast kind
+// (FastKind) and the model folds the tallies into its counts whenever
+// they are read, the privilege changes or Retire does more.
+type Fast struct {
+	IMRU   []uint64 // per L1I set: line number + 1 of its most recently used line
+	DMRU   []uint64 // per L1D set: the same
+	DPend  []bool   // per L1D set: its most recently used line was written
+	IMask  uint64   // L1I sets - 1
+	DMask  uint64   // L1D sets - 1
+	Shift  uint     // log2 of the L1I line size
+	DShift uint     // log2 of the L1D line size
+	// N counts the instructions retired through the fast paths (and the
+	// L1I accesses of Step) by fast kind.
+	N [fkTally]uint64
+}
+
+// Retire accounts an instruction of fast kind fk (FastKind) at pc
+// through the fast path and reports whether it could (otherwise the
+// caller must call Model.Step or Model.Retire). ea is the data address
+// of loads and stores.
+func (f *Fast) Retire(pc uint64, fk uint8, ea uint64) bool {
+	l := pc >> (f.Shift & 63)
+	if fk >= fkBranch || f.IMRU[l&f.IMask] != l+1 {
 		return false
 	}
-	f.Plain++
-	f.Compressed += uint64(4-size) >> 1
+	if fk >= fkLoad {
+		dl := ea >> (f.DShift & 63)
+		s := dl & f.DMask
+		if f.DMRU[s] != dl+1 {
+			return false
+		}
+		if fk >= fkStore {
+			f.DPend[s] = true
+		}
+	}
+	f.N[fk]++
 	return true
 }
 
-// fold adds the fast path's instructions to the current privilege.
+// fold adds the fast path's tallies to the current privilege.
 func (m *Model) fold() {
 	f := &m.Fast
-	if f.Plain == 0 {
+	n := &f.N
+	var all uint64
+	for _, v := range n {
+		all += v
+	}
+	if all == 0 {
 		return
 	}
 	c := m.c
-	c[dL1IReadAcc] += f.Plain
-	c[denseRaw+RawCompressed-RawBase] += f.Compressed
-	c[dL1DReadAcc] += f.Loads
-	c[denseRaw+RawLoads-RawBase] += f.Loads
-	c[dL1DWriteAcc] += f.Stores
-	c[denseRaw+RawStores-RawBase] += f.Stores
-	f.Plain, f.Compressed, f.Loads, f.Stores = 0, 0, 0, 0
+	c[dL1IReadAcc] += all
+	c[denseRaw+RawCompressed-RawBase] += n[fkPlain|1] + n[fkFP|1] + n[fkMulDiv|1] + n[fkLoad|1] + n[fkStore|1] +
+		n[fkBranch|1] + n[fkOther|1]
+	br := n[fkBranch] + n[fkBranch|1]
+	c[HwBranchInstructions] += br
+	c[dBPUReadAcc] += br
+	c[denseRaw+RawCondBranches-RawBase] += br
+	c[denseRaw+RawFPOps-RawBase] += n[fkFP] + n[fkFP|1]
+	c[denseRaw+RawMulDiv-RawBase] += n[fkMulDiv] + n[fkMulDiv|1]
+	loads, stores := n[fkLoad]+n[fkLoad|1], n[fkStore]+n[fkStore|1]
+	c[dL1DReadAcc] += loads
+	c[denseRaw+RawLoads-RawBase] += loads
+	c[dL1DWriteAcc] += stores
+	c[denseRaw+RawStores-RawBase] += stores
+	*n = [fkTally]uint64{}
+}
+
+// Step is Retire for an instruction of fast kind fk (FastKind) without
+// address translation and with Track off: the simulator's path for the
+// instructions Fast.Retire cannot take.
+func (m *Model) Step(pc uint64, fk uint8, ea, npc uint64) uint64 {
+	if fk&^1 != fkBranch || !m.l1i.isMRU(pc>>m.iShift) {
+		return m.step(pc, fk, ea, npc)
+	}
+	// a conditional branch from a cached line: branch, by hand
+	m.Fast.N[fk&15]++
+	t := b2u(npc != pc+4-2*uint64(fk&1))
+	i := ((pc >> 1) ^ m.hist) & m.phtMask
+	ctr := m.pht[i]
+	m.pht[i] = ctrNext[ctr&3][t]
+	m.hist = (m.hist<<1 | t) & m.histMask
+	c := m.c
+	c[denseRaw+RawTakenBranches-RawBase] += t
+	if uint64(ctr>>1) == t {
+		return 0
+	}
+	c[denseRaw+RawDirMispredicts-RawBase]++
+	c[HwBranchMisses]++
+	c[dBPUReadMiss]++
+	c[HwStalledCyclesFrontend] += m.misLat
+	return m.misLat
+}
+
+func (m *Model) step(pc uint64, fk uint8, ea, npc uint64) uint64 {
+	f := &m.Fast
+	var stall uint64
+	if !m.l1i.isMRU(pc >> m.iShift) {
+		stall = m.fetch(pc, false)
+		m.c[HwStalledCyclesFrontend] += stall
+	}
+	if fk < fkLoad {
+		f.N[fk&7]++
+		return stall
+	}
+	c := m.c
+	var be uint64
+	switch fk &^ 1 {
+	case fkLoad:
+		f.N[fkOther|fk&1]++
+		c[denseRaw+RawLoads-RawBase]++
+		be = m.data(ea, false, false)
+	case fkStore:
+		f.N[fkOther|fk&1]++
+		c[denseRaw+RawStores-RawBase]++
+		be = m.data(ea, true, false)
+	case fkBranch:
+		f.N[fk&15]++
+		return stall + m.branch(pc, npc != pc+4-2*uint64(fk&1))
+	default:
+		f.N[fkOther|fk&1]++
+		k := Kind(fk-fkKind) >> 1
+		switch k {
+		case KindAMO:
+			c[denseRaw+RawLoads-RawBase]++
+			c[denseRaw+RawStores-RawBase]++
+			c[denseRaw+RawAtomics-RawBase]++
+			be = m.data(ea, false, false)
+			be += m.data(ea, true, false)
+		case KindLR:
+			c[denseRaw+RawLoads-RawBase]++
+			c[denseRaw+RawAtomics-RawBase]++
+			be = m.data(ea, false, false)
+		case KindSC:
+			c[denseRaw+RawStores-RawBase]++
+			c[denseRaw+RawAtomics-RawBase]++
+			be = m.data(ea, true, false)
+		case KindJump, KindCall, KindCallIndirect, KindReturn, KindIndirect:
+			return stall + m.predict(k, pc, pc+4-2*uint64(fk&1), npc)
+		case KindCSR:
+			c[denseRaw+RawCSRAccesses-RawBase]++
+		case KindFence:
+			c[denseRaw+RawFences-RawBase]++
+		}
+	}
+	if be != 0 {
+		c[HwStalledCyclesBackend] += be
+		stall += be
+	}
+	return stall
 }
 
 func (m *Model) retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8) uint64 {
@@ -712,12 +890,9 @@ func (m *Model) retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8
 		m.Last = Outcome{}
 	}
 	var stall uint64
-	if pc>>m.iShift+1 != m.Fast.Line || xlat != 0 {
-		stall = m.fetch(pc, xlat&XlatFetch != 0)
-		c[HwStalledCyclesFrontend] += stall
-	} else {
-		c[dL1IReadAcc]++
-	}
+	c[dL1IReadAcc]++
+	stall = m.fetch(pc, xlat&XlatFetch != 0)
+	c[HwStalledCyclesFrontend] += stall
 	if size == 2 {
 		c[denseRaw+RawCompressed-RawBase]++
 	}

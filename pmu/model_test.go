@@ -162,3 +162,65 @@ func TestParseConfigAndEvents(t *testing.T) {
 		t.Error("dense constants disagree with Dense")
 	}
 }
+
+// The fast paths (Fast.Retire, Step) give the counts and stalls of the
+// full path (Retire with Track set) on a random instruction stream.
+func TestFastPathsMatchFullPath(t *testing.T) {
+	small := Config{
+		L1I:       CacheConfig{Size: 512, Ways: 2, LineSize: 32},
+		L1D:       CacheConfig{Size: 512, Ways: 2, LineSize: 32},
+		LL:        CacheConfig{Size: 4096, Ways: 4, LineSize: 64},
+		Predictor: PredictorConfig{Entries: 64, HistoryBits: 3, BTBEntries: 8, RASDepth: 2},
+	}
+	for _, cfg := range []Config{{}, {Prefetch: true}, small} {
+		full, fast := newModel(t, cfg), newModel(t, cfg)
+		full.Track = true
+		rng := uint64(1)
+		rnd := func(n uint64) uint64 {
+			rng ^= rng << 13
+			rng ^= rng >> 7
+			rng ^= rng << 17
+			return rng % n
+		}
+		pc := uint64(0x1000)
+		var sFull, sFast uint64
+		for i := 0; i < 200000; i++ {
+			k := Kind(rnd(16))
+			size := uint8(2 + 2*rnd(2))
+			ea := 0x80000000 + rnd(4)*0x10000 + rnd(64)*8
+			npc := pc + uint64(size)
+			switch k {
+			case KindBranch:
+				if rnd(3) == 0 {
+					npc = pc - 2*rnd(64)
+				}
+			case KindJump, KindCall, KindCallIndirect, KindReturn, KindIndirect:
+				npc = 0x1000 + 2*rnd(4096)
+			}
+			sFull += full.Retire(pc, size, k, ea, npc, 0)
+			if fk := FastKind(k, size); !fast.Fast.Retire(pc, fk, ea) {
+				sFast += fast.Step(pc, fk, ea, npc)
+			}
+			if rnd(5000) == 0 {
+				p := int(rnd(2) * 3)
+				full.SetPriv(p)
+				fast.SetPriv(p)
+			}
+			if rnd(20000) == 0 {
+				full.FlushICache()
+				fast.FlushICache()
+			}
+			pc = npc
+		}
+		if sFull != sFast {
+			t.Errorf("%+v: stalls %d (full path), %d (fast paths)", cfg, sFull, sFast)
+		}
+		for p := 0; p < NumPriv; p++ {
+			for i := 1; i < NumDense; i++ {
+				if a, b := full.Count(p, i), fast.Count(p, i); a != b {
+					t.Errorf("%+v: priv %d %s: %d (full path), %d (fast paths)", cfg, p, DenseName(i), a, b)
+				}
+			}
+		}
+	}
+}

@@ -359,6 +359,7 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 			c.satp = v & (0xf<<60 | 0xffff<<44 | 1<<44 - 1)
 		}
 		h.flushTLB()
+		h.updateFast()
 	case csrScontext:
 		c.scontext = v
 		h.tr.contextChange(v)

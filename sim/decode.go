@@ -219,6 +219,7 @@ type inst struct {
 	dbl   bool  // FP: double precision
 	cost  uint8 // cycles charged by the timing model
 	class uint8 // timing class (see timing.go)
+	mk    uint8 // event-model kind: pmu.FastKind, or mkSystem (observe.go)
 }
 
 func isLink(r uint8) bool { return r == 1 || r == 5 }
@@ -276,6 +277,7 @@ func decode(raw uint32, xlen int) inst {
 		d.op = rv32Variant(d.op)
 	}
 	d.class = classOf(&d)
+	d.mk = modelKind(&d)
 	return d
 }
 

@@ -525,8 +525,12 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 			}
 		}
 		if h.perInst {
-			// the event model's fast path (observe.go), else the hook
-			if f := h.fast; f == nil || !f.Retire(pc, d.size, kindOfOp[d.op], (a+uint64(d.imm))&amask) {
+			// the event model's fast paths (observe.go), else the hook
+			if f := h.fast; f != nil && d.mk < mkSystem {
+				if ea := (a + uint64(d.imm)) & amask; !f.Fast.Retire(pc, d.mk, ea) {
+					h.cycle += f.Step(pc, d.mk, ea, npc)
+				}
+			} else {
 				h.retireHook(pc, d, npc, it, a)
 			}
 		}

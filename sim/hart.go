@@ -72,12 +72,12 @@ type Hart struct {
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 
-	obs       *observer // Tarmac tracer and event model (observe.go)
-	noFastMem bool      // every load and store takes the slow path (Tarmac)
-	trOne     bool      // the ingress port or PC hook wants every retirement
-	fast      *pmu.Fast // the event model's fast path (nil when it cannot be used)
-	hpm       hpmState  // performance counters (hpm.go)
-	fw        *fwHart   // built-in SBI firmware state (sbi.go), nil without it
+	obs       *observer  // Tarmac tracer and event model (observe.go)
+	noFastMem bool       // every load and store takes the slow path (Tarmac)
+	trOne     bool       // the ingress port or PC hook wants every retirement
+	fast      *pmu.Model // the event model when its fast paths can be used (else nil)
+	hpm       hpmState   // performance counters (hpm.go)
+	fw        *fwHart    // built-in SBI firmware state (sbi.go), nil without it
 }
 
 type trapRecord struct {

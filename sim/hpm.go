@@ -264,9 +264,10 @@ func (h *Hart) rearm() {
 		if hp.event[i]&hpmOF == 0 && h.counterActive(i) {
 			hp.armed = true
 			h.stop = true // let step bound the next run (hpmLimit)
-			return
+			break
 		}
 	}
+	h.updateFast()
 }
 
 // hpmCheck sets OF and LCOFIP for the counters that wrapped.

@@ -112,14 +112,39 @@ func (h *Hart) dropObserverIfIdle() {
 	h.updateTraceFlags()
 }
 
-// updateFast enables the event model's fast path when nothing else
-// watches every retirement.
+// updateFast enables the event model's fast paths (the interpreter loop
+// drives the model itself, see retireHook) when nothing else watches
+// every retirement, translation is off and no counter may overflow. It
+// is called whenever one of these changes (satp writes, rearm, and after
+// every instruction retireHook sees).
 func (h *Hart) updateFast() {
 	h.fast = nil
-	if o := h.obs; o != nil && o.tr == nil && o.prof == nil && o.model != nil && !h.trOne {
-		h.fast = &o.model.Fast
-		h.fast.Line = 0
+	if o := h.obs; o != nil && o.tr == nil && o.prof == nil && o.model != nil && !h.trOne &&
+		!h.hpm.armed && h.csr.satp == 0 {
+		h.fast = o.model
 	}
+}
+
+// mkSystem marks the instructions that always take retireHook when the
+// event model is on (inst.mk): those that may change what the model's
+// fast paths depend on (privilege, satp, the counters' configuration)
+// or flush the model's TLBs.
+const mkSystem = 0x80
+
+// mkSystem must be above every pmu.FastKind (compile-time check).
+const _ = uint(mkSystem - pmu.FastKindMax)
+
+// modelKind returns the event-model kind of a decoded instruction.
+func modelKind(d *inst) uint8 {
+	k := kindOfOp[d.op]
+	if isJumpOp(d.op) {
+		k = kindOfIType[d.itype&15]
+	}
+	mk := pmu.FastKind(k, d.size)
+	if d.op >= opFENCEI && !(d.op >= opLRW && d.op <= opFSD) {
+		mk |= mkSystem
+	}
+	return mk
 }
 
 // kindOfOp classifies operations for the event model (jumps are refined
@@ -146,8 +171,7 @@ var kindOfOp = func() (k [256]pmu.Kind) {
 		k[op] = pmu.KindCSR
 	}
 	k[opFENCE], k[opFENCEI], k[opSFENCEVMA] = pmu.KindFence, pmu.KindFence, pmu.KindFence
-	// refined by kindOfIType; never KindOther, so that the fast path
-	// of retireHook sees only plain instructions
+	// refined by kindOfIType
 	k[opJAL], k[opJALR], k[opJAL32], k[opJALR32] = pmu.KindJump, pmu.KindJump, pmu.KindJump, pmu.KindJump
 	return
 }()
@@ -181,10 +205,11 @@ func (h *Hart) xlatFlags() uint8 {
 // hook, the per-instruction ingress port and the observer. a is the
 // value rs1 had before the instruction executed.
 //
-// The interpreter loop handles the event model's fast path itself
-// (pmu.Fast: a plain instruction from the L1I line of the previous one);
-// retireHook keeps f.Line at 0 while translation is on or a counter may
-// overflow, so that those instructions come here.
+// While h.fast is set (updateFast) the interpreter loop drives the event
+// model itself: pmu.Fast.Retire inline for the plain instructions, loads
+// and stores that hit the most recently used lines of their sets,
+// pmu.Model.Step for the others, but the mkSystem instructions, which
+// come here.
 func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 	if h.trOne {
 		h.tr.retireOne(pc, d, npc, it)
@@ -214,9 +239,7 @@ func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 		if h.hpm.armed {
 			h.hpmCheck()
 		}
-		if h.fast != nil && (h.hpm.armed || h.csr.satp != 0) {
-			h.fast.Line = 0
-		}
+		h.updateFast()
 	}
 	if o.tr != nil {
 		h.traceRetire(o, pc, d)

@@ -479,6 +479,7 @@ func (h *Hart) sbiHSM(fid, a0, a1, a2 uint64) {
 		t.priv = privS
 		t.privChanged(old)
 		t.csr.satp = 0
+		t.updateFast()
 		t.csr.mstatus &^= mstatusSIE
 		t.pc = a1 & t.amask
 		t.SetReg(10, a0)

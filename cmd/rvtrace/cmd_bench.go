@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/ntrace"
@@ -21,16 +22,23 @@ import (
 var benchCmd = &command{
 	name:    "bench",
 	summary: "trace every corpus program on the simulator and tabulate trace sizes against the reference",
-	usage: `Usage: rvtrace bench [--corpus DIR] [--presets LIST] [--only NAME,...]
+	usage: `Usage: rvtrace bench [--corpus DIR] [--presets LIST] [--etrace LIST] [--only NAME,...]
 
 Runs each ELF of DIR/elf once on the simulator, feeding every configuration's
 encoder from the same run, and prints a Markdown table of bits per
 instruction beside the N-Trace reference code's published figures
-(DIR/results-all0..4.txt).
+(DIR/results-all0..4.txt). The N-Trace presets and the E-Trace mode sets
+(columns "etrace-SET", E-Trace 2.0 with the raw .te_inst_raw framing) see
+exactly the same instructions: the reference's window of each program.
+
+E-Trace mode sets: baseline, full-address, sijump, return-stack,
+return-counter, predictor, jump-cache, all (sijump, implicit return with an
+8-entry stack, 64-entry branch predictor, 16-entry jump target cache).
 
 Examples:
   rvtrace bench --corpus ../shared/corpus/ntrace-refcode
   rvtrace bench --only coremark,dhrystone
+  rvtrace bench --presets ref-htm-best --etrace baseline,return-stack,predictor,all
 `,
 }
 
@@ -141,6 +149,7 @@ func runBench(args []string) error {
 	fs := newFlagSet(benchCmd)
 	dir := fs.String("corpus", "../shared/corpus/ntrace-refcode", "corpus `directory` (with elf/ and results-all*.txt)")
 	presets := fs.String("presets", "ref-btm,ref-htm,ref-htm-rpt,ref-htm-cs8,ref-htm-best,best", "N-Trace presets to tabulate")
+	etraceSets := fs.String("etrace", "baseline,all", "E-Trace mode sets to tabulate ("+strings.Join(etrace.ModeSets, ", ")+"); empty for none")
 	only := fs.String("only", "", "comma-separated program names to run (default all)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
@@ -149,7 +158,32 @@ func runBench(args []string) error {
 	if err != nil {
 		return err
 	}
-	names := strings.Split(*presets, ",")
+	// columns: the N-Trace presets, then the E-Trace mode sets
+	var names []string
+	var etraceCfg = map[string]etrace.Config{}
+	for _, n := range strings.Split(*presets, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if _, ok := ntrace.Presets[n]; !ok {
+			return fmt.Errorf("unknown preset %q", n)
+		}
+		names = append(names, n)
+	}
+	for _, n := range strings.Split(*etraceSets, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		cfg, err := etrace.ModeSet(n)
+		if err != nil {
+			return err
+		}
+		etraceCfg["etrace-"+n] = cfg
+		names = append(names, "etrace-"+n)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no preset and no E-Trace mode set to tabulate")
+	}
 	elfs, _ := filepath.Glob(filepath.Join(*dir, "elf", "*.riscv"))
 	sort.Strings(elfs)
 	want := map[string]bool{}
@@ -181,15 +215,23 @@ func runBench(args []string) error {
 		if len(want) > 0 && !want[prog] || len(want) == 0 && ref == nil {
 			continue
 		}
+		img, imgErr := loadImageFile(elf)
+		if imgErr != nil {
+			img = nil
+		}
 		counts := make([]*countWriter, len(names))
 		var sinks fanout
 		for i, n := range names {
-			cfg, ok := ntrace.Presets[n]
-			if !ok {
-				return fmt.Errorf("unknown preset %q", n)
-			}
 			counts[i] = &countWriter{w: io.Discard}
-			enc, err := ntrace.NewEncoder(counts[i], cfg)
+			if cfg, ok := etraceCfg[n]; ok {
+				enc, err := etrace.NewEncoder(counts[i], cfg, img)
+				if err != nil {
+					return err
+				}
+				sinks = append(sinks, enc)
+				continue
+			}
+			enc, err := ntrace.NewEncoder(counts[i], ntrace.Presets[n])
 			if err != nil {
 				return err
 			}
@@ -202,7 +244,7 @@ func runBench(args []string) error {
 		var err error
 		win := &window{next: sinks, n: ^uint64(0), on: true}
 		var res sim.Result
-		if img, err := loadImageFile(elf); err == nil && !hasSymbol(img, "tohost") {
+		if img != nil && !hasSymbol(img, "tohost") {
 			// No host interface: the program (the reference's t1) is
 			// traced from main to its call of myExit, an endless loop.
 			mainPC, ok1 := img.Lookup("main")

@@ -35,6 +35,7 @@ Examples:
   rvtrace run --pmu coremark.riscv
   rvtrace run --pmu-json counts.json --pmu-model l1d=16K/4/64,prefetch prog.elf
   rvtrace run --pmu-events
+  rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
@@ -78,6 +79,7 @@ func runRun(args []string) error {
 	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
 	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
+	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	asyncEnc := fs.Bool("async", false, "encode on another goroutine than the simulator's (uses a second core)")
@@ -112,7 +114,8 @@ func runRun(args []string) error {
 	if *trace != "" && *out == "" {
 		return fmt.Errorf("--trace needs -o OUT")
 	}
-	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr}
+	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr,
+		PMPEntries: *pmpEntries}
 	if *per || *csvOut != "" {
 		// The ingress CSV is written in the reference flow's
 		// single-retirement form, one instruction per line.

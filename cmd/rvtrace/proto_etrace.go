@@ -160,11 +160,7 @@ func etraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		if *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv") {
 			return d.DecodeCSV(r)
 		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
-		return d.Decode(data)
+		return d.DecodeReader(r)
 	}
 }
 
@@ -176,14 +172,10 @@ func etraceDumperFlags(fs *flag.FlagSet) func(r io.Reader, name string, w io.Wri
 		if err != nil {
 			return err
 		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
 		if *toCSV {
-			return etrace.ToCSV(data, &cfg, w)
+			return etrace.ToCSV(r, &cfg, w)
 		}
-		st, err := etrace.Dump(data, &cfg, w)
+		st, err := etrace.Dump(r, &cfg, w)
 		if err == nil && st.Errors > 0 {
 			return fmt.Errorf("%d errors", st.Errors)
 		}

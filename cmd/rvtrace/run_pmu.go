@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/rvtrace/rvtrace/image"
@@ -14,14 +15,15 @@ import (
 )
 
 // runPMU holds the performance-counter and machine options of the run
-// command (--pmu, --pmu-json, --pmu-model, --pmu-profile, --tarmac-full,
-// --machine, --firmware).
+// command (--pmu, --pmu-json, --pmu-model, --pmu-profile, --pmu-pprof,
+// --tarmac-full, --machine, --firmware).
 type runPMU struct {
 	table   *bool
 	events  *bool
 	json    *string
 	model   *string
 	profile *string
+	pprof   *string
 	tarmac  *string
 	machine *string
 	fw      *string
@@ -40,6 +42,8 @@ func pmuFlags(fs *flag.FlagSet) *runPMU {
 		json:    fs.String("pmu-json", "", "run with the event model and write the counts as JSON to `file` (- for stdout)"),
 		model:   fs.String("pmu-model", "", "event model `spec`: l1i=32K/4/64,l1d=32K/8/64,ll=1M/16/64,itlb=32/32,dtlb=32/32,bp=4096/8/512/8,lat=12/60/20/6,bus=8,prefetch"),
 		profile: fs.String("pmu-profile", "", "run with the event model and write per-function counts (TSV) of hart 0 to `file`"),
+		pprof: fs.String("pmu-pprof", "", "run with the event model and write the per-instruction counts of hart 0 as a pprof profile to `file` "+
+			"(e.g. OUT.pb.gz; go tool pprof -top -sample_index=l1d_miss OUT.pb.gz; sample types: "+strings.Join(pmu.PprofSampleTypes, ", ")+")"),
 		tarmac:  fs.String("tarmac-full", "", "write a full Tarmac trace (instructions, registers, memory, traps) of the run to `file`"),
 		machine: fs.String("machine", "bare", "bare: M-mode program with HTIF; sbi: S-mode program on the simulator's SBI firmware; virt: OpenSBI (--firmware) and an S-mode payload"),
 		fw:      fs.String("firmware", defaultOpenSBI, "M-mode firmware of --machine virt (fw_jump.elf or fw_dynamic.elf)"),
@@ -47,7 +51,7 @@ func pmuFlags(fs *flag.FlagSet) *runPMU {
 }
 
 func (p *runPMU) modelOn() bool {
-	return *p.table || *p.json != "" || *p.profile != "" || *p.model != ""
+	return *p.table || *p.json != "" || *p.profile != "" || *p.pprof != "" || *p.model != ""
 }
 
 // listEvents writes the --pmu-events table.
@@ -94,7 +98,7 @@ func (p *runPMU) attach(m *sim.Machine, img *image.Set) error {
 			}
 			p.models = append(p.models, pm)
 		}
-		if *p.profile != "" {
+		if *p.profile != "" || *p.pprof != "" {
 			p.prof = pmu.NewProfile()
 			if err := m.SetProfileHook(0, p.prof.Add); err != nil {
 				return err
@@ -192,7 +196,7 @@ func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image
 		}
 		keep(err)
 	}
-	if p.prof != nil {
+	if p.prof != nil && *p.profile != "" {
 		w, err := createOutput(*p.profile)
 		if err == nil {
 			fs := p.prof.Functions(func(pc uint64) (string, bool) {
@@ -200,6 +204,23 @@ func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image
 				return name, ok
 			})
 			keep(pmu.WriteFunctions(w, fs))
+			keep(w.Close())
+		}
+		keep(err)
+	}
+	if p.prof != nil && *p.pprof != "" {
+		w, err := createOutput(*p.pprof)
+		if err == nil {
+			keep(p.prof.WritePprof(w, func(pc uint64) pmu.Symbol {
+				var s pmu.Symbol
+				if name, _, ok := img.Symbolize(pc); ok {
+					s.Func = name
+				}
+				if file, line, ok := img.Line(pc); ok {
+					s.File, s.Line = file, line
+				}
+				return s
+			}))
 			keep(w.Close())
 		}
 		keep(err)

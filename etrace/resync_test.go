@@ -1,0 +1,160 @@
+package etrace
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/sim"
+)
+
+// resyncPrograms have branch-free loops (towers' idle loop, the trap
+// loop of test_discon_branch_exception), tight loops with branches (xrle,
+// qsort) and deep call chains (dhrystone).
+var resyncPrograms = []string{
+	"towers.riscv", "xrle.riscv", "dhrystone.riscv", "qsort.riscv",
+	"test_discon_branch_exception.riscv", "br_j_asm.riscv",
+}
+
+// TestResyncPeriods round-trips the simulator runs with resynchronisation
+// periods from one packet up, in every mode, so that sync packets land
+// everywhere: inside branch-free loops, inside loops with branches, on
+// branches, after calls and returns.
+func TestResyncPeriods(t *testing.T) {
+	progs, periods, max := resyncPrograms, []int{1, 2, 3, 5, 11}, uint64(100_000)
+	if testing.Short() {
+		progs, periods, max = progs[:2], []int{1, 2, 3}, 50_000
+	}
+	for _, prog := range progs {
+		for _, bm := range []sim.BlockMode{sim.Coalesced, sim.PerInstruction} {
+			img, blocks := runSim(t, prog, bm, max)
+			want := retired(t, img, blocks)
+			tvec := trapVector(blocks)
+			for _, v := range []Version{V2, V026} {
+				for _, m := range modes {
+					for _, period := range periods {
+						cfg := DefaultConfig()
+						cfg.Version = v
+						m.set(&cfg)
+						cfg.ResyncPeriod = period
+						cfg.Params.TVec = tvec
+						name := fmt.Sprintf("%s/%v/%s/%s/period-%d", prog, bm, v, m.name, period)
+						roundTrip(t, name, cfg, img, img, blocks, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTraceEnds ends the trace after every block of the beginning and of
+// the end of the simulator runs, in every mode: the last instruction is
+// then anywhere, including inside a branch-free loop just after a sync.
+func TestTraceEnds(t *testing.T) {
+	progs, n := resyncPrograms, 100
+	if testing.Short() {
+		progs, n = progs[:2], 40
+	}
+	for _, prog := range progs {
+		img, blocks := runSim(t, prog, sim.Coalesced, 30_000)
+		for _, v := range []Version{V2, V026} {
+			for _, m := range modes {
+				cfg := DefaultConfig()
+				cfg.Version = v
+				m.set(&cfg)
+				if cfg.ResyncPeriod == 0 {
+					cfg.ResyncPeriod = 5
+				}
+				cfg.Params.TVec = trapVector(blocks)
+				for k := 1; k <= len(blocks); k++ {
+					if k > n && k < len(blocks)-n {
+						k = len(blocks) - n
+					}
+					name := fmt.Sprintf("%s/%s/%s/%d-blocks", prog, v, m.name, k)
+					if !roundTrip(t, name, cfg, img, img, blocks[:k], nil) {
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBranchFreeRevisits covers paths without branches that execute an
+// instruction twice: two calls of a branch-free function (implicit return
+// infers the first return) and an idle loop "j .", with a trap in the
+// second call, resynchronisation at every period and the trace ending
+// after every block.
+func TestBranchFreeRevisits(t *testing.T) {
+	img := image.NewSet()
+	img.AddBytes("prog", 0x1000, []byte{
+		0xef, 0x00, 0x00, 0x01, // 1000: jal ra, 1010
+		0xef, 0x00, 0xc0, 0x00, // 1004: jal ra, 1010
+		0x01, 0x00, // 1008: c.nop
+		0x01, 0xa0, // 100a: c.j 100a
+		0x01, 0x00, 0x01, 0x00, // 100c: c.nop; c.nop
+		0x01, 0x00, 0x01, 0x00, // 1010: c.nop; c.nop
+		0x82, 0x80, // 1014: ret
+	})
+	img.SetXLEN(64)
+	m := ingress.PrivM
+	blocks := []ingress.Block{
+		{IAddr: 0x1000, IRetire: 2, ILastSize: 1, IType: ingress.ITypeDirectCall, Priv: m},
+		{IAddr: 0x1010, IRetire: 3, IType: ingress.ITypeReturn, Priv: m},
+		{IAddr: 0x1004, IRetire: 2, ILastSize: 1, IType: ingress.ITypeDirectCall, Priv: m},
+		{IAddr: 0x1010, IRetire: 2, IType: ingress.ITypeInterrupt, Cause: 7, Priv: m},
+		{IAddr: 0x1008, IRetire: 2, IType: ingress.ITypeDirectJump, Priv: m},
+	}
+	for i := 0; i < 9; i++ {
+		blocks = append(blocks, ingress.Block{IAddr: 0x100a, IRetire: 1, IType: ingress.ITypeDirectJump, Priv: m})
+	}
+	for _, v := range []Version{V2, V026} {
+		for _, md := range modes {
+			for _, period := range []int{0, 1, 2, 3, 4, 5} {
+				cfg := DefaultConfig()
+				cfg.Version = v
+				md.set(&cfg)
+				cfg.ResyncPeriod = period
+				cfg.Params.TVec = 0x1008
+				for k := 1; k <= len(blocks); k++ {
+					for _, withImg := range []*image.Set{img, nil} {
+						name := fmt.Sprintf("%s/%s/period-%d/%d-blocks/image-%v", v, md.name, period, k, withImg != nil)
+						data, _ := encode(t, cfg, withImg, blocks[:k])
+						s := decode(t, cfg, img, data)
+						for _, e := range s.events {
+							t.Errorf("%s: %v", name, &e)
+						}
+						comparePCs(t, name, s.pcs, retired(t, img, blocks[:k]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestResyncPeriodsT1 resynchronises t1's execution, in every input style
+// (traps, privilege and context changes, single retirement), at short
+// periods.
+func TestResyncPeriodsT1(t *testing.T) {
+	img, pcs := loadT1(t)
+	pcs = pcs[:10000]
+	for _, in := range inputs {
+		blocks := genBlocks(t, img, pcs, in.o)
+		want := retired(t, img, blocks)
+		for _, v := range []Version{V2, V026} {
+			for _, m := range modes {
+				for _, period := range []int{1, 2, 3, 8} {
+					cfg := DefaultConfig()
+					cfg.Version = v
+					cfg.Params.IAddressWidth = 32
+					cfg.Params.NoContext = false
+					m.set(&cfg)
+					cfg.ResyncPeriod = period
+					name := fmt.Sprintf("%s/%s/%s/period-%d", v, in.name, m.name, period)
+					roundTrip(t, name, cfg, nil, img, blocks, want)
+				}
+			}
+		}
+	}
+}
