@@ -280,26 +280,43 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	for i := n; i < len(bit); i++ {
 		bit[i] = 2 // never equal to a real outcome
 	}
-	// One backward pass. match[l] is how many bits from i+l on repeat the
-	// bit l earlier; only the row of i+1 is needed to compute the row of i.
+	// One backward pass. For every pattern length l, brk[l] is the first
+	// position k >= i whose bit differs from the one l later, so the bits
+	// from i on repeat with period l for brk[l]-i+l bits. A length becomes
+	// eligible (worth a repeat record) when that run reaches patThreshold;
+	// the position where it will is scheduled when the run starts, so each
+	// step only touches the lengths whose run breaks there.
 	// nextRep[i] is the first position after i where some pattern repeats.
-	var match [patMaxBits + 1]uint16
+	var brk [patMaxBits + 1]int32
+	var sched [64]uint32
+	var elig uint32 // lengths eligible at position i
+	var w uint64    // bits i..i+63, bit 0 = bit i
 	hmax := e.cfg.hrepeatMax()
 	cost[n] = 0
 	choice[n] = step{}
 	repAt[n] = false
 	nextRep[n] = int32(n + patMaxBits + 1)
 	for i := n - 1; i >= 0; i-- {
-		bi := bit[i]
-		var elig uint32 // pattern lengths that repeat at least twice from i
-		for l := 1; l <= patMaxBits; l++ {
-			m := match[l] + 1
-			if bit[i+l] != bi {
-				m = 0
+		w = w<<1 | uint64(bit[i])
+		neq := uint32(w^-(w&1)) &^ 1 // lengths l whose bit i+l differs from bit i
+		if rest := n - i; rest <= patMaxBits {
+			neq |= ^uint32(0) << uint(rest) &^ 1 // past the buffer: no repeat
+		}
+		elig &^= neq
+		for x := neq; x != 0; x &= x - 1 {
+			l := bits.TrailingZeros32(x)
+			brk[l] = int32(i)
+			if j := i - int(patThreshold[l]); j >= 0 {
+				sched[j&63] |= 1 << uint(l)
 			}
-			match[l] = m
-			if int(m) >= l && int(m)+l >= patMinRun {
-				elig |= 1 << l
+		}
+		if f := sched[i&63]; f != 0 {
+			sched[i&63] = 0
+			for x := f; x != 0; x &= x - 1 {
+				l := bits.TrailingZeros32(x)
+				if brk[l]-int32(i) == int32(patThreshold[l]) {
+					elig |= 1 << uint(l)
+				}
 			}
 		}
 		rest := n - i
@@ -313,11 +330,12 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 			}
 		}
 		maxL := patMaxBits
+		el := elig
 		if rest < maxL {
 			maxL = rest
-			elig &= 1<<(maxL+1) - 1
+			el &= 1<<(maxL+1) - 1
 		}
-		repAt[i] = elig != 0
+		repAt[i] = el != 0
 		// nextRep chains the starts of repeating stretches after i (a
 		// position that repeats while the one before it does not).
 		if repAt[i+1] && !repAt[i] {
@@ -328,14 +346,14 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 		// In a run of period p every multiple of p repeats too: of those
 		// only p itself (most repeats) and the longest multiple (fewest)
 		// are worth trying.
-		p0 := bits.TrailingZeros32(elig)
+		p0 := bits.TrailingZeros32(el)
 		longest := maxL / max(p0, 1) * p0
-		for ; elig != 0; elig &= elig - 1 {
-			l := bits.TrailingZeros32(elig)
+		for ; el != 0; el &= el - 1 {
+			l := bits.TrailingZeros32(el)
 			if l != p0 && l != longest && l%p0 == 0 {
 				continue
 			}
-			r := uint64((l + int(match[l])) / l)
+			r := uint64((l + int(brk[l]) - i) / l)
 			if r > hmax {
 				r = hmax
 			}
@@ -371,6 +389,16 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	}
 	return choice
 }
+
+// patThreshold[l] is how many bits after the first l must repeat for a
+// pattern of l bits to be worth a record: two whole repeats, and at least
+// patMinRun bits in all.
+var patThreshold = func() (t [patMaxBits + 1]uint8) {
+	for l := 1; l <= patMaxBits; l++ {
+		t[l] = uint8(max(l, patMinRun-l))
+	}
+	return
+}()
 
 // plainBytes[l] is recordBytes(l, 1).
 var plainBytes = func() (t [patMaxBits + 1]int32) {

@@ -82,7 +82,7 @@ func runRun(args []string) error {
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
-	asyncEnc := fs.Bool("async", false, "encode on another goroutine than the simulator's (uses a second core)")
+	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
 	pp := pmuFlags(fs)
 	openOutputs := outputFlags(fs, "pcs")
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
@@ -186,7 +186,7 @@ func runRun(args []string) error {
 				f.Close()
 				return err
 			}
-			if *asyncEnc {
+			if useAsync(*asyncEnc, fs) {
 				// Encode on the second core while the simulator runs.
 				enc = ingress.Async(enc)
 			}
@@ -294,6 +294,23 @@ func runRun(args []string) error {
 		return exitError{res.ExitCode}
 	}
 	return nil
+}
+
+// useAsync decides whether encoders run on their own goroutine: it pays
+// when encoding costs as much as simulating (the record planner of
+// --preset best), and costs a copy per block otherwise.
+func useAsync(v string, fs *flag.FlagSet) bool {
+	switch v {
+	case "true", "1", "on":
+		return true
+	case "false", "0", "off":
+		return false
+	}
+	costly := false
+	fs.Visit(func(f *flag.Flag) {
+		costly = costly || f.Name == "preset" && f.Value.String() == "best" || f.Name == "hist-patterns"
+	})
+	return costly
 }
 
 // parseSize parses 64M, 1G, 4096, 0x1000.
