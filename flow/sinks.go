@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 
 	"github.com/rvtrace/rvtrace/image"
@@ -38,6 +39,14 @@ func (p *PCWriter) Count() uint64 { return p.n }
 
 const hexDigits = "0123456789abcdef"
 
+// hexPairs[b] is the two lower-case hex digits of byte b.
+var hexPairs = func() (t [256][2]byte) {
+	for b := range t {
+		t[b] = [2]byte{hexDigits[b>>4], hexDigits[b&15]}
+	}
+	return
+}()
+
 // Event writes the PCs of a range.
 func (p *PCWriter) Event(e *Event) error {
 	if e.Kind != KindRange || p.OnlySrc && e.Src != p.Src {
@@ -50,17 +59,26 @@ func (p *PCWriter) Event(e *Event) error {
 				return err
 			}
 		}
-		b := p.w.AvailableBuffer()
-		b = append(b, '0', 'x')
-		n := 1
-		for v := pc >> 4; v != 0; v >>= 4 {
-			n++
+		buf := p.w.AvailableBuffer()[:20]
+		// "0x" + the hex digits without leading zeros + "\n", written
+		// two digits at a time.
+		nd := (bits.Len64(pc) + 3) / 4
+		if nd == 0 {
+			nd = 1
 		}
-		for k := n - 1; k >= 0; k-- {
-			b = append(b, hexDigits[pc>>(4*uint(k))&15])
+		end := 2 + nd
+		buf[0], buf[1], buf[end] = '0', 'x', '\n'
+		v := pc
+		k := end
+		for ; k-2 >= 2; k -= 2 {
+			d := hexPairs[v&0xff]
+			buf[k-2], buf[k-1] = d[0], d[1]
+			v >>= 8
 		}
-		b = append(b, '\n')
-		p.w.Write(b)
+		if k > 2 {
+			buf[2] = hexDigits[v&15]
+		}
+		p.w.Write(buf[:end+1])
 		if i+1 == e.N {
 			break
 		}
