@@ -311,8 +311,12 @@ func runBench(args []string) error {
 	}
 	if nProg > 0 {
 		line := fmt.Sprintf("| **average of %d** | |", nProg)
-		for i := range names {
-			line += fmt.Sprintf(" **%.3f** (%.3f) |", sum[i]/float64(nProg), sumRef[i]/float64(nProg))
+		for i, n := range names {
+			if _, ok := refIdx[n]; ok {
+				line += fmt.Sprintf(" **%.3f** (%.3f) |", sum[i]/float64(nProg), sumRef[i]/float64(nProg))
+			} else {
+				line += fmt.Sprintf(" **%.3f** |", sum[i]/float64(nProg))
+			}
 		}
 		fmt.Fprintln(w, line)
 		line = "| largest excess over the reference's bytes | |"
