@@ -364,36 +364,14 @@ func refineIType(it ingress.IType, in riscv.Inst) ingress.IType {
 	if it.IsTrap() || it == ingress.ITypeTrapReturn || it.IsBranch() {
 		return it
 	}
-	switch in.Class {
-	case riscv.ClassBranch:
-		if it == ingress.ITypeNone {
+	if in.Class == riscv.ClassBranch || in.Class == riscv.ClassLinear || in.Class == riscv.ClassECall ||
+		in.Class == riscv.ClassEBreak || in.Class == riscv.ClassIllegal {
+		if in.Class == riscv.ClassBranch {
 			return ingress.ITypeNotTaken
 		}
 		return it
-	case riscv.ClassTrapReturn:
-		return ingress.ITypeTrapReturn
-	case riscv.ClassJump:
-		switch in.Link {
-		case riscv.LinkCall:
-			return ingress.ITypeDirectCall
-		case riscv.LinkOther:
-			return ingress.ITypeOtherDirect
-		}
-		return ingress.ITypeDirectJump
-	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet:
-		switch in.Link {
-		case riscv.LinkCall:
-			return ingress.ITypeIndirectCall
-		case riscv.LinkReturn:
-			return ingress.ITypeReturn
-		case riscv.LinkCoSwap:
-			return ingress.ITypeCoSwap
-		case riscv.LinkOther:
-			return ingress.ITypeOtherIndirect
-		}
-		return ingress.ITypeIndirectJump
 	}
-	return it
+	return itypeOf(&in, true)
 }
 
 // Notify implements ingress.Gated: report the last instruction of the

@@ -58,38 +58,18 @@ func (d *Decoder) countTo(nd *node, a uint64) (n uint64, prev uint64, err error)
 	}
 }
 
-// itypeOf returns the itype of instruction in leaving its range.
+// itypeOf returns the itype of instruction in leaving its range: the
+// ingress table's, except that E-Trace counts a Zcmt table jump as
+// uninferable (its target comes from the jump table in memory, not from
+// the opcode).
 func itypeOf(in *riscv.Inst, taken bool) ingress.IType {
-	switch in.Class {
-	case riscv.ClassBranch:
-		if taken {
-			return ingress.ITypeTaken
-		}
-		return ingress.ITypeNotTaken
-	case riscv.ClassTrapReturn:
-		return ingress.ITypeTrapReturn
-	case riscv.ClassJump:
-		switch in.Link {
-		case riscv.LinkCall:
-			return ingress.ITypeDirectCall
-		case riscv.LinkOther:
-			return ingress.ITypeOtherDirect
-		}
-		return ingress.ITypeDirectJump
-	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet:
-		switch in.Link {
-		case riscv.LinkCall:
+	if in.Class == riscv.ClassTableJump {
+		if in.Link == riscv.LinkCall {
 			return ingress.ITypeIndirectCall
-		case riscv.LinkReturn:
-			return ingress.ITypeReturn
-		case riscv.LinkCoSwap:
-			return ingress.ITypeCoSwap
-		case riscv.LinkOther:
-			return ingress.ITypeOtherIndirect
 		}
 		return ingress.ITypeIndirectJump
 	}
-	return ingress.ITypeNone
+	return ingress.ITypeOf(*in, taken)
 }
 
 // closeRange sends the open range, ending at pc.

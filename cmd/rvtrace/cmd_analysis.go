@@ -265,21 +265,6 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 	return a, nil
 }
 
-// protocolGiven returns the value of an explicit --protocol flag in args.
-func protocolGiven(args []string) string {
-	for i, a := range args {
-		for _, pre := range []string{"--protocol=", "-protocol="} {
-			if strings.HasPrefix(a, pre) {
-				return a[len(pre):]
-			}
-		}
-		if (a == "--protocol" || a == "-protocol") && i+1 < len(args) {
-			return args[i+1]
-		}
-	}
-	return ""
-}
-
 // sniffTarmac reports whether the file starts like a Tarmac text trace.
 func sniffTarmac(name string) bool {
 	r := peekRecords(name, 20)

@@ -56,6 +56,15 @@ func lookupProtocol(name string) (*protocol, error) {
 // protocolFromArgs finds the value of --protocol (default "ntrace") in args
 // before the flag set is built, because each protocol adds its own flags.
 func protocolFromArgs(args []string) string {
+	if p := protocolGiven(args); p != "" {
+		return p
+	}
+	return "ntrace"
+}
+
+// protocolGiven returns the value of an explicit --protocol flag in args,
+// or "".
+func protocolGiven(args []string) string {
 	for i, a := range args {
 		for _, pre := range []string{"--protocol=", "-protocol="} {
 			if strings.HasPrefix(a, pre) {
@@ -66,5 +75,5 @@ func protocolFromArgs(args []string) string {
 			return args[i+1]
 		}
 	}
-	return "ntrace"
+	return ""
 }
