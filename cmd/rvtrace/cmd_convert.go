@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/rvtrace/rvtrace/ingress"
 )
@@ -67,19 +66,9 @@ func runConvert(args []string) error {
 		}
 		sink = ingress.NewPCListSink(w, img)
 	}
-	for {
-		b, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			sink.Close()
-			return err
-		}
-		if err := sink.Block(b); err != nil {
-			sink.Close()
-			return err
-		}
+	if _, err := pump(src, sink); err != nil {
+		sink.Close()
+		return err
 	}
 	return sink.Close()
 }

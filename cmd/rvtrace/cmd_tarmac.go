@@ -284,21 +284,10 @@ func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Close
 	}
 	tw := tarmac.NewWriter(w, img, tarmac.WriterOptions{NoDisasm: noDisasm})
 	tw.SetCloser(w)
-	var n uint64
-	for {
-		b, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			tw.Close()
-			return err
-		}
-		n++
-		if err := tw.Block(b); err != nil {
-			tw.Close()
-			return err
-		}
+	n, err := pump(src, tw)
+	if err != nil {
+		tw.Close()
+		return err
 	}
 	if err := tw.Close(); err != nil {
 		return err

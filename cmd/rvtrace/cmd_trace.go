@@ -107,21 +107,10 @@ func runEncode(args []string) error {
 		f.Close()
 		return err
 	}
-	var blocks uint64
-	for {
-		b, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			f.Close()
-			return err
-		}
-		blocks++
-		if err := enc.Block(b); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", *out, err)
-		}
+	blocks, err := pump(src, enc)
+	if err != nil {
+		f.Close()
+		return err
 	}
 	if err := enc.Close(); err != nil {
 		f.Close()

@@ -121,6 +121,25 @@ func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Clos
 	}
 }
 
+// pump feeds every block of src to sink and returns how many there were.
+// It does not close sink.
+func pump(src ingress.Source, sink ingress.Sink) (uint64, error) {
+	var n uint64
+	for {
+		b, err := src.Next()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+		if err := sink.Block(b); err != nil {
+			return n, err
+		}
+	}
+}
+
 func openInput(name string) (io.ReadCloser, error) {
 	if name == "-" {
 		return io.NopCloser(os.Stdin), nil
