@@ -23,6 +23,11 @@ type DecoderConfig struct {
 	// StackDepth bounds the decoder's return-address stack; it must be
 	// at least the encoder's. 0 means 1024, enough for every mode.
 	StackDepth int
+	// JVT is the base address of the Zcmt jump table (the jvt CSR) when
+	// the traced code uses cm.jt/cm.jalt; the decoder reads the targets
+	// from the image, as N-Trace treats table jumps as inferable. 0 means
+	// unknown: a table jump on the traced path is then a gap.
+	JVT uint64
 	// MaxInstructions stops decoding with ErrTooManyInstructions once
 	// that many instructions were decoded (0: no limit). Repeat counts
 	// let a few bytes describe billions of instructions; this bounds the
@@ -595,11 +600,38 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 		}
 		return 0, it, inconsistent("indirect jump at %#x passed without a message (trace and image disagree)", pc)
 	case riscv.ClassTableJump:
-		return 0, ingress.ITypeOf(*last, true), inconsistent("table jump at %#x: the jump table is not known to the decoder", pc)
+		it := ingress.ITypeOf(*last, true)
+		t, err := d.tableTarget(last)
+		if err != nil {
+			return 0, it, inconsistent("table jump at %#x: %v", pc, err)
+		}
+		if last.Link == riscv.LinkCall {
+			s.push(last.Next(pc))
+		}
+		return t, it, nil
 	case riscv.ClassTrapReturn:
 		return 0, ingress.ITypeTrapReturn, inconsistent("trap return at %#x passed without a message", pc)
 	}
 	return 0, ingress.ITypeNone, inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, pc)
+}
+
+// tableTarget reads the target of a Zcmt table jump from the jump table
+// in the image.
+func (d *Decoder) tableTarget(in *riscv.Inst) (uint64, error) {
+	if d.cfg.JVT == 0 {
+		return 0, errors.New("the jump table base (jvt) is not known to the decoder (--jvt)")
+	}
+	size := uint64(d.xlen / 8)
+	addr := d.cfg.JVT&^63 + uint64(in.Index)*size
+	var buf [8]byte
+	if d.img.Read(addr, buf[:size]) != int(size) {
+		return 0, fmt.Errorf("jump table entry %d at %#x is not in the image", in.Index, addr)
+	}
+	t := uint64(buf[0]) | uint64(buf[1])<<8 | uint64(buf[2])<<16 | uint64(buf[3])<<24
+	if size == 8 {
+		t |= uint64(buf[4])<<32 | uint64(buf[5])<<40 | uint64(buf[6])<<48 | uint64(buf[7])<<56
+	}
+	return t &^ 1, nil
 }
 
 func (d *Decoder) mask(a uint64) uint64 {

@@ -11,6 +11,7 @@ import (
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
 )
 
 // Instruction encodings used by the worked examples of the specification.
@@ -441,6 +442,44 @@ func TestDecodeFromMiddle(t *testing.T) {
 			if fmt.Sprint(tail) != fmt.Sprint(got) {
 				t.Errorf("%v cut at %d: the %d decoded PCs are not the end of the flow", cfg.Mode, cut, len(got))
 			}
+		}
+	}
+}
+
+// Zcmt table jumps are inferable for N-Trace: with the jump table base
+// the decoder reads their targets from the image.
+func TestTableJumps(t *testing.T) {
+	mem := make([]byte, 0x1000)
+	put16 := func(a uint64, v uint16) { binary.LittleEndian.PutUint16(mem[a:], v) }
+	put16(0x100, 0xA002)                                // cm.jt 0     -> table[0]
+	put16(0x200, 0xA082)                                // cm.jalt 32  -> call table[32]
+	put16(0x202, cEbreak)                               // stop
+	put16(0x300, 0x8082)                                // ret
+	binary.LittleEndian.PutUint32(mem[0x400:], 0x200)   // table[0]
+	binary.LittleEndian.PutUint32(mem[0x480:], 0x300|1) // table[32] (bit 0 ignored)
+	img := image.NewSet()
+	img.AddBytes("zcmt", 0, mem)
+	img.SetXLEN(32)
+	if in, _ := img.Inst(0x200); in.Index != 32 || in.Link != riscv.LinkCall {
+		t.Fatalf("cm.jalt 32 decodes as %+v", in)
+	}
+	pcs := []uint64{0x100, 0x200, 0x300}
+	for _, cfg := range []Config{{Mode: HTM, XLEN: 32}, {Mode: HTM, XLEN: 32, ImplicitReturn: ReturnFull}, {Mode: BTM, XLEN: 32}} {
+		msgs, trace := encodeMessages(t, cfg, blocksOf(img, pcs...))
+		dc := DecoderConfigFrom(cfg)
+		dc.JVT = 0x400
+		col := &pcCollector{img: img}
+		if err := NewDecoder(img, col, dc).Decode(bytes.NewReader(trace)); err != nil {
+			t.Fatal(err)
+		}
+		if col.err != nil || fmt.Sprint(col.pcs) != fmt.Sprint(pcs) {
+			t.Errorf("%+v: decoded %x (%v) from %q", cfg, col.pcs, col.err, msgs)
+		}
+		// Without the table base the decoder says what it needs.
+		col = &pcCollector{img: img}
+		NewDecoder(img, col, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace))
+		if col.err == nil || !strings.Contains(col.err.Error(), "jvt") {
+			t.Errorf("%+v: no gap naming the missing jump table: %v", cfg, col.err)
 		}
 	}
 }

@@ -127,7 +127,7 @@ func (h *Hart) sbiPMU(fid uint64) {
 		h.sbiRet(sbiSuccess, v)
 	case 8: // event_get_info
 		h.sbiRet(h.sbiEventInfo(a(0), a(1), a(2), a(3)), 0)
-	default: // 7: snapshot shared memory, not implemented
+	default: // 7: snapshot shared memory is optional; this firmware does not offer it
 		h.sbiRet(sbiErrNotSupported, 0)
 	}
 }

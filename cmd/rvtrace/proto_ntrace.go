@@ -128,6 +128,7 @@ func ntraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
 	cfgOf := ntraceConfigFlags(fs)
 	stats := fs.Bool("stats", false, "print message statistics on stderr")
+	jvt := fs.String("jvt", "", "base `address` of the Zcmt jump table (the jvt CSR), for cm.jt/cm.jalt; default: the image's __jvt_base$ symbol")
 	return func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
 		c, err := cfgOf()
 		if err != nil {
@@ -135,6 +136,13 @@ func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		}
 		dc := ntrace.DecoderConfigFrom(c)
 		dc.Wire.XLEN = img.XLEN()
+		if *jvt != "" {
+			if dc.JVT, err = strconv.ParseUint(*jvt, 0, 64); err != nil {
+				return fmt.Errorf("--jvt %q: want an address", *jvt)
+			}
+		} else if a, ok := img.Lookup("__jvt_base$"); ok {
+			dc.JVT = a
+		}
 		d := ntrace.NewDecoder(img, sink, dc)
 		err = d.Decode(r)
 		if *stats {
