@@ -354,6 +354,30 @@ func (r *Reader) Next(m *Message) error {
 // message reads one message whose first byte is at r.pos.
 func (r *Reader) message(m *Message) error {
 	start := r.Offset()
+	// Fast path: the whole message is in the buffer; parse it in place.
+	buf := r.buf[r.pos:r.end]
+	if len(buf) > MaxMessageBytes {
+		buf = buf[:MaxMessageBytes]
+	}
+	for i, b := range buf {
+		if b&3 == mseoReserved {
+			break // the slow path reports it
+		}
+		if b&3 == mseoEndMsg {
+			msg := buf[:i+1]
+			r.pos += i + 1
+			if r.keep {
+				r.raw = append(r.raw[:0], msg...)
+			}
+			err := parseMessage(msg, m, &r.cfg, nil)
+			m.Offset = start
+			m.Size = i + 1
+			if err != nil {
+				return &FormatError{start, err.Error()}
+			}
+			return nil
+		}
+	}
 	// Collect the bytes up to the end of message.
 	n := 0
 	for {
