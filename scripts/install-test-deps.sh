@@ -28,6 +28,6 @@ fi
 # staticcheck, for the lint step of scripts/test.sh
 if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/staticcheck" ]; then
   echo "install-test-deps: installing staticcheck"
-  GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@2025.1.1 >/dev/null 2>&1 || \
+  GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 || \
     echo "install-test-deps: staticcheck could not be installed; lint step will be skipped"
 fi
