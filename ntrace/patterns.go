@@ -17,14 +17,14 @@ import "math/bits"
 // so a loop of any length costs one record per HREPEAT maximum.
 
 const (
-	patWindow    = 1024 // outcomes buffered before a decision
+	patWindow    = 2048 // outcomes buffered before a decision
 	patLookahead = 160  // outcomes kept back as context for the next decision
 	// patMinRun is the shortest repeat worth a record: shorter ones cost
 	// more bytes than the plain bits they replace (a record of 31 plain
 	// bits is 7 bytes).
 	patMinRun  = 8
 	patMaxBits = 31 // history bits in one record (register of 32 with stop bit)
-	patBufBits = 2048
+	patBufBits = 2 * patWindow
 )
 
 // bitBuf is a FIFO of bits.
