@@ -97,24 +97,14 @@ func (f *fdt) blob() []byte {
 
 func hi32(v uint64) uint32 { return uint32(v >> 32) }
 
-// makeDTB describes the machine.
-func (m *Machine) makeDTB() []byte {
-	f := &fdt{offs: map[string]uint32{}}
-	isa := "rv64imafdc_zicsr_zifencei_zba_zbb_zbs"
-	mmu := "riscv,sv39"
+// fdtCPUs adds the cpus node: one cpu per hart with its interrupt
+// controller (phandle hart+1). extISA is appended to the ISA string.
+func (m *Machine) fdtCPUs(f *fdt, extISA string, clock bool) {
+	isa, mmu := "rv64imafdc_zicsr_zifencei_zba_zbb_zbs", "riscv,sv39"
 	if m.xlen == 32 {
-		isa = "rv32imafdc_zicsr_zifencei_zba_zbb_zbs"
-		mmu = "riscv,sv32"
+		isa, mmu = "rv32imafdc_zicsr_zifencei_zba_zbb_zbs", "riscv,sv32"
 	}
-	f.begin("")
-	f.cells("#address-cells", 2)
-	f.cells("#size-cells", 2)
-	f.str("compatible", "ucb,spike-bare-dev")
-	f.str("model", "ucb,spike-bare")
-	f.begin("chosen")
-	f.str("stdout-path", fmt.Sprintf("/soc/serial@%x", UARTBase))
-	f.str("bootargs", "")
-	f.end()
+	isa += extISA
 	f.begin("cpus")
 	f.cells("#address-cells", 1)
 	f.cells("#size-cells", 0)
@@ -127,7 +117,9 @@ func (m *Machine) makeDTB() []byte {
 		f.str("compatible", "riscv")
 		f.str("riscv,isa", isa)
 		f.str("mmu-type", mmu)
-		f.cells("clock-frequency", 1000000000)
+		if clock {
+			f.cells("clock-frequency", 1000000000)
+		}
 		f.begin("interrupt-controller")
 		f.cells("#interrupt-cells", 1)
 		f.prop("interrupt-controller", nil)
@@ -137,26 +129,56 @@ func (m *Machine) makeDTB() []byte {
 		f.end()
 	}
 	f.end()
+}
+
+// fdtMemory adds a memory node per RAM region (but the boot ROM when
+// skipROM is set).
+func (m *Machine) fdtMemory(f *fdt, skipROM bool) {
 	for _, r := range m.mem.regions {
+		if skipROM && r.base == BootROMBase {
+			continue
+		}
 		f.begin(fmt.Sprintf("memory@%x", r.base))
 		f.str("device_type", "memory")
 		f.cells("reg", hi32(r.base), uint32(r.base), hi32(r.size), uint32(r.size))
 		f.end()
 	}
-	f.begin("soc")
-	f.cells("#address-cells", 2)
-	f.cells("#size-cells", 2)
-	f.str("compatible", "ucb,spike-bare-soc", "simple-bus")
-	f.prop("ranges", nil)
+}
+
+// fdtCLINT adds the CLINT node with every hart's software and timer
+// interrupts.
+func (m *Machine) fdtCLINT(f *fdt, size uint32, compatible ...string) {
 	f.begin(fmt.Sprintf("clint@%x", ClintBase))
-	f.str("compatible", "riscv,clint0")
+	f.str("compatible", compatible...)
 	var ie []uint32
 	for i := range m.harts {
 		ie = append(ie, uint32(i+1), irqMSI, uint32(i+1), irqMTI)
 	}
 	f.cells("interrupts-extended", ie...)
-	f.cells("reg", 0, ClintBase, 0, 0xc0000)
+	f.cells("reg", 0, ClintBase, 0, size)
 	f.end()
+}
+
+// makeDTB describes the machine.
+func (m *Machine) makeDTB() []byte {
+	f := &fdt{offs: map[string]uint32{}}
+	f.begin("")
+	f.cells("#address-cells", 2)
+	f.cells("#size-cells", 2)
+	f.str("compatible", "ucb,spike-bare-dev")
+	f.str("model", "ucb,spike-bare")
+	f.begin("chosen")
+	f.str("stdout-path", fmt.Sprintf("/soc/serial@%x", UARTBase))
+	f.str("bootargs", "")
+	f.end()
+	m.fdtCPUs(f, "", true)
+	m.fdtMemory(f, false)
+	f.begin("soc")
+	f.cells("#address-cells", 2)
+	f.cells("#size-cells", 2)
+	f.str("compatible", "ucb,spike-bare-soc", "simple-bus")
+	f.prop("ranges", nil)
+	m.fdtCLINT(f, 0xc0000, "riscv,clint0")
 	f.begin(fmt.Sprintf("serial@%x", UARTBase))
 	f.str("compatible", "ns16550a")
 	f.cells("clock-frequency", 10000000)

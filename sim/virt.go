@@ -82,12 +82,6 @@ func (m *Machine) LoadFirmware(fw, payload string) error {
 // makeVirtDTB describes the virt machine.
 func (m *Machine) makeVirtDTB() []byte {
 	f := &fdt{offs: map[string]uint32{}}
-	isa := "rv64imafdc_zicsr_zifencei_zba_zbb_zbs_sscofpmf"
-	mmu := "riscv,sv39"
-	if m.xlen == 32 {
-		isa = "rv32imafdc_zicsr_zifencei_zba_zbb_zbs_sscofpmf"
-		mmu = "riscv,sv32"
-	}
 	f.begin("")
 	f.cells("#address-cells", 2)
 	f.cells("#size-cells", 2)
@@ -96,36 +90,8 @@ func (m *Machine) makeVirtDTB() []byte {
 	f.begin("chosen")
 	f.str("stdout-path", fmt.Sprintf("/soc/serial@%x", UARTBase))
 	f.end()
-	f.begin("cpus")
-	f.cells("#address-cells", 1)
-	f.cells("#size-cells", 0)
-	f.cells("timebase-frequency", 10000000)
-	for i := range m.harts {
-		f.begin(fmt.Sprintf("cpu@%d", i))
-		f.str("device_type", "cpu")
-		f.cells("reg", uint32(i))
-		f.str("status", "okay")
-		f.str("compatible", "riscv")
-		f.str("riscv,isa", isa)
-		f.str("mmu-type", mmu)
-		f.begin("interrupt-controller")
-		f.cells("#interrupt-cells", 1)
-		f.prop("interrupt-controller", nil)
-		f.str("compatible", "riscv,cpu-intc")
-		f.cells("phandle", uint32(i+1))
-		f.end()
-		f.end()
-	}
-	f.end()
-	for _, r := range m.mem.regions {
-		if r.base == BootROMBase {
-			continue
-		}
-		f.begin(fmt.Sprintf("memory@%x", r.base))
-		f.str("device_type", "memory")
-		f.cells("reg", hi32(r.base), uint32(r.base), hi32(r.size), uint32(r.size))
-		f.end()
-	}
+	m.fdtCPUs(f, "_sscofpmf", false)
+	m.fdtMemory(f, true)
 	f.begin("pmu")
 	f.str("compatible", "riscv,pmu")
 	var evSel, evCtr []uint32
@@ -148,15 +114,7 @@ func (m *Machine) makeVirtDTB() []byte {
 	f.cells("#size-cells", 2)
 	f.str("compatible", "simple-bus")
 	f.prop("ranges", nil)
-	f.begin(fmt.Sprintf("clint@%x", ClintBase))
-	f.str("compatible", "sifive,clint0", "riscv,clint0")
-	var ie []uint32
-	for i := range m.harts {
-		ie = append(ie, uint32(i+1), irqMSI, uint32(i+1), irqMTI)
-	}
-	f.cells("interrupts-extended", ie...)
-	f.cells("reg", 0, ClintBase, 0, clintSize)
-	f.end()
+	m.fdtCLINT(f, clintSize, "sifive,clint0", "riscv,clint0")
 	f.begin(fmt.Sprintf("serial@%x", UARTBase))
 	f.str("compatible", "ns16550a")
 	f.cells("clock-frequency", 3686400)
