@@ -1,16 +1,13 @@
 package analysis
 
 import (
-	"bufio"
-	"compress/gzip"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/internal/testprog"
 	"github.com/rvtrace/rvtrace/riscv"
 )
 
@@ -18,35 +15,10 @@ import (
 var examples = filepath.Join("..", "examples", "analysis")
 
 // loadProgram loads examples/analysis/NAME.elf and the PCs qemu executed
-// for it (NAME.pcs.gz, made by build.sh).
+// for it.
 func loadProgram(t testing.TB, name string) (*image.Set, []uint64) {
 	t.Helper()
-	img := image.NewSet()
-	if err := img.AddELF(filepath.Join(examples, name+".elf")); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(examples, name+".pcs.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pcs []uint64
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		v, err := strconv.ParseUint(sc.Text(), 16, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pcs = append(pcs, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return img, pcs
+	return testprog.Load(t, name)
 }
 
 // pcsToFlow turns an executed PC sequence into flow ranges, the way a

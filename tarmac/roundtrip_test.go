@@ -1,49 +1,23 @@
 package tarmac
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/internal/testprog"
 	"github.com/rvtrace/rvtrace/riscv"
 )
-
-var examples = filepath.Join("..", "examples", "analysis")
 
 // loadCalls loads the calls test program and the PCs qemu ran.
 func loadCalls(t testing.TB) (*image.Set, []uint64) {
 	t.Helper()
-	img := image.NewSet()
-	if err := img.AddELF(filepath.Join(examples, "calls.elf")); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(examples, "calls.pcs.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pcs []uint64
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		v, err := strconv.ParseUint(sc.Text(), 16, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pcs = append(pcs, v)
-	}
-	return img, pcs
+	return testprog.Load(t, "calls")
 }
 
 // simBlocks makes the ingress blocks a simulator would report for the
