@@ -15,7 +15,7 @@ type Stats struct {
 	Errors       int64             // malformed messages (reader) or Error messages (encoder)
 	ByTCode      [64]int64         // messages by TCODE
 	BytesByTCode [64]int64         // bytes by TCODE
-	Instructions uint64            // retired instructions encoded or decoded
+	Instructions uint64            // instructions decoded (the encoder leaves it to its caller, which knows the source)
 	Halfwords    uint64            // their size in halfwords
 	Blocks       uint64            // ingress blocks encoded
 	Syncs        map[uint64]uint64 // sync messages by SYNC reason (encoder only)
