@@ -43,17 +43,26 @@ const (
 	// it stands.
 	KindTime
 	// KindGap reports trace that was lost or could not be decoded; Err says
-	// why and Offset where in the trace. Decoding resumes at the next sync.
+	// why (a *decode.Error from the trace decoders) and Offset where in the
+	// trace, Index which message or packet. Suspect counts the instructions
+	// already emitted since the last point known good that may be wrong (a
+	// checkpoint found the decoder elsewhere); they are the last Suspect
+	// instructions of the ranges before the gap. Decoding resumes at the
+	// next sync.
 	KindGap
 	// KindStop reports that trace stopped (disabled, debug mode, end of
 	// capture); Reason is the protocol's code for why.
 	KindStop
 	// KindNotify is a watchpoint or trace-notify report at Addr.
 	KindNotify
+	// KindWarn reports something the user should know that lost no trace
+	// (a field beyond the specification's maximum that was still used);
+	// Err says what and Offset where.
+	KindWarn
 	numKinds
 )
 
-var kindNames = [numKinds]string{"range", "trap", "sync", "context", "time", "gap", "stop", "notify"}
+var kindNames = [numKinds]string{"range", "trap", "sync", "context", "time", "gap", "stop", "notify", "warn"}
 
 // String returns the lower-case name of the kind.
 func (k Kind) String() string {
@@ -100,6 +109,12 @@ type Event struct {
 	// Offset is the byte offset in the trace of the message or packet that
 	// produced the event (-1 when not from a byte stream).
 	Offset int64
+	// Index is the 0-based index of that message or packet (gaps and
+	// warnings; -1 when unknown).
+	Index int64
+	// Suspect is, on a gap, the number of instructions emitted before it
+	// since the last point known good (see KindGap).
+	Suspect uint64
 	// Err explains a gap.
 	Err error
 }
@@ -130,7 +145,12 @@ func (e *Event) String() string {
 	case KindTime:
 		return fmt.Sprintf("time %d", e.Time)
 	case KindGap:
+		if e.Suspect > 0 {
+			return fmt.Sprintf("gap at byte %d: %v (%d instructions before it suspect)", e.Offset, e.Err, e.Suspect)
+		}
 		return fmt.Sprintf("gap at byte %d: %v", e.Offset, e.Err)
+	case KindWarn:
+		return fmt.Sprintf("warning at byte %d: %v", e.Offset, e.Err)
 	case KindStop:
 		return fmt.Sprintf("stop reason=%d", e.Reason)
 	case KindNotify:
