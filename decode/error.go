@@ -111,3 +111,13 @@ var (
 	// message, or a gap the protocol signals).
 	ErrOverflow = errors.New("trace lost by the encoder")
 )
+
+// Options are the decoding choices common to every protocol's decoder
+// (ntrace.DecoderConfig.Decode, etrace.Config.Decode).
+type Options struct {
+	// AllowTruncated accepts a trace that does not start at a sync or
+	// does not end with the end message, as a circular-buffer capture
+	// does: decoding starts at the first sync and the missing end is not
+	// reported as a gap.
+	AllowTruncated bool
+}

@@ -62,7 +62,7 @@ func TestUpdisconLooplabel(t *testing.T) {
 			if v == V2 && flagged != tc.updiscon {
 				t.Errorf("%s: updiscon set %v, want %v", tc.name, flagged, tc.updiscon)
 			}
-			s := decode(t, cfg, img, buf.Bytes())
+			s := decodePCs(t, cfg, img, buf.Bytes())
 			for _, ev := range s.events {
 				t.Errorf("%s %s: %v", v, tc.name, &ev)
 			}

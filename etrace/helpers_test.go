@@ -241,8 +241,8 @@ func encode(t testing.TB, cfg Config, img *image.Set, blocks []ingress.Block) ([
 	return buf.Bytes(), e.Stats()
 }
 
-// decode decodes data and returns the PCs.
-func decode(t testing.TB, cfg Config, img *image.Set, data []byte) *pcSink {
+// decodePCs decodes data and returns the PCs.
+func decodePCs(t testing.TB, cfg Config, img *image.Set, data []byte) *pcSink {
 	t.Helper()
 	s := &pcSink{img: img}
 	d, err := NewDecoder(cfg, img, s)
@@ -306,7 +306,7 @@ func roundTrip(t testing.TB, name string, cfg Config, encImg, img *image.Set, bl
 		want = retired(t, img, blocks)
 	}
 	data, _ := encode(t, cfg, encImg, blocks)
-	s := decode(t, cfg, img, data)
+	s := decodePCs(t, cfg, img, data)
 	if s.err != nil {
 		t.Errorf("%s: %v", name, s.err)
 		return false

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rvtrace/rvtrace/decode"
 )
 
 // Version selects the packet layout.
@@ -400,6 +402,9 @@ type Config struct {
 	// ResyncPeriod is the number of te_inst packets after which the
 	// encoder resynchronises (trTeInstSyncMax; 0: never).
 	ResyncPeriod int
+	// Decode holds the decoder options every protocol shares (the encoder
+	// ignores them).
+	Decode decode.Options
 }
 
 // DefaultConfig returns E-Trace 2.0 with DefaultParams, delta address mode

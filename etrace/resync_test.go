@@ -121,7 +121,7 @@ func TestBranchFreeRevisits(t *testing.T) {
 					for _, withImg := range []*image.Set{img, nil} {
 						name := fmt.Sprintf("%s/%s/period-%d/%d-blocks/image-%v", v, md.name, period, k, withImg != nil)
 						data, _ := encode(t, cfg, withImg, blocks[:k])
-						s := decode(t, cfg, img, data)
+						s := decodePCs(t, cfg, img, data)
 						for _, e := range s.events {
 							t.Errorf("%s: %v", name, &e)
 						}

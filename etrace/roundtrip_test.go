@@ -65,7 +65,7 @@ func TestRoundTripT1(t *testing.T) {
 				m.set(&cfg)
 				name := v.String() + "/" + in.name + "/" + m.name
 				data, st := encode(t, cfg, nil, blocks)
-				s := decode(t, cfg, img, data)
+				s := decodePCs(t, cfg, img, data)
 				if s.err != nil {
 					t.Errorf("%s: %v", name, s.err)
 				}
@@ -111,7 +111,7 @@ func TestImplicitException(t *testing.T) {
 			cfg.Params.TVec = h
 			data, st := encode(t, cfg, nil, blocks)
 			sizes[i] = st.Bytes
-			s := decode(t, cfg, img, data)
+			s := decodePCs(t, cfg, img, data)
 			for _, e := range s.events {
 				t.Errorf("%v", &e)
 			}

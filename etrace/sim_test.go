@@ -98,7 +98,7 @@ func TestRoundTripSimulator(t *testing.T) {
 					}
 					name := fmt.Sprintf("%s/%v/%s/%s", prog, bm, v, m.name)
 					data, _ := encode(t, cfg, img, blocks)
-					s := decode(t, cfg, img, data)
+					s := decodePCs(t, cfg, img, data)
 					if s.err != nil {
 						t.Errorf("%s: %v", name, s.err)
 					}

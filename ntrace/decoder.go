@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -33,6 +34,8 @@ type DecoderConfig struct {
 	// let a few bytes describe billions of instructions; this bounds the
 	// work a hostile or corrupt trace can cause.
 	MaxInstructions uint64
+	// Decode holds the options every protocol's decoder shares.
+	Decode decode.Options
 }
 
 // ErrTooManyInstructions is returned by Decode when
