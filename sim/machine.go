@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/rvtrace/rvtrace/ingress"
 )
@@ -37,8 +38,9 @@ type Config struct {
 	// RAMSize each). Segments of the ELF outside every bank get a bank of
 	// their own.
 	Banks []Bank
-	// MaxInstret ends the run with an error once the harts together have
-	// retired more instructions (0: no limit).
+	// MaxInstret ends the run with an error (cause ErrInstructionLimit)
+	// once the harts together have retired exactly this many
+	// instructions (0: no limit).
 	MaxInstret uint64
 	// Stdout and Stderr receive the guest's console output (HTIF
 	// syscalls, UART, Linux write). Nil discards it.
@@ -105,7 +107,8 @@ type Machine struct {
 
 	loaded      bool
 	done        bool
-	exitInstret uint64 // instructions retired when the exit was written
+	stop        atomic.Bool // Stop was called
+	exitInstret uint64      // instructions retired when the exit was written
 	exitCode    int
 	err         error
 
@@ -354,6 +357,21 @@ func (m *Machine) ensureRAM(addr, n uint64) error {
 	return m.mem.addRAM(lo, hi-lo)
 }
 
+// ErrStopped is the cause (errors.Is) of the GuestError Run returns when
+// Stop ended the run.
+var ErrStopped = errors.New("sim: stopped by the host")
+
+// ErrInstructionLimit is the cause (errors.Is) of the GuestError Run
+// returns when the harts retired Config.MaxInstret instructions.
+var ErrInstructionLimit = errors.New("sim: instruction limit reached")
+
+// Stop asks Run to end at the next boundary between quanta (at most
+// Config.Quantum instructions later), as if the program had stopped
+// there: the ingress sinks are closed, so encoders write their end
+// message, and Run returns a GuestError whose cause is ErrStopped. It is
+// safe to call from another goroutine (a signal handler).
+func (m *Machine) Stop() { m.stop.Store(true) }
+
 // ReadMem reads guest physical memory (RAM only).
 func (m *Machine) ReadMem(pa uint64, b []byte) bool { return m.mem.read(pa, b) }
 
@@ -369,6 +387,21 @@ func (m *Machine) Run() (res Result, err error) {
 		return res, errors.New("sim: no program loaded")
 	}
 	for !m.done {
+		if m.stop.Load() {
+			h := m.harts[m.cur]
+			raw, size := h.peekInst(h.pc)
+			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size), Msg: "stopped by the host", Err: ErrStopped}
+			m.done = true
+			break
+		}
+		if m.cfg.MaxInstret != 0 && m.totalInstret() >= m.cfg.MaxInstret {
+			h := m.harts[m.cur]
+			raw, size := h.peekInst(h.pc)
+			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
+				Msg: fmt.Sprintf("instruction limit %d reached (the instruction shown was not executed)", m.cfg.MaxInstret), Err: ErrInstructionLimit}
+			m.done = true
+			break
+		}
 		if m.htif && !m.cfg.HTIFImmediate {
 			if v, _ := m.mem.read64(m.tohost); v != 0 {
 				m.mem.write64(m.tohost, 0)
@@ -379,13 +412,6 @@ func (m *Machine) Run() (res Result, err error) {
 		}
 		m.idle()
 		m.deliverFromhost()
-		if m.cfg.MaxInstret != 0 && m.totalInstret() > m.cfg.MaxInstret && !m.done {
-			h := m.harts[m.cur]
-			raw, size := h.peekInst(h.pc)
-			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
-				Msg: fmt.Sprintf("instruction limit %d exceeded", m.cfg.MaxInstret)}
-			m.done = true
-		}
 	}
 	for _, h := range m.harts {
 		if cerr := h.tr.close(); cerr != nil && m.err == nil {
@@ -429,7 +455,7 @@ func (m *Machine) idle() {
 	}
 	q := m.quantum
 	if m.cfg.MaxInstret != 0 {
-		left := m.cfg.MaxInstret + 1 - min(m.totalInstret(), m.cfg.MaxInstret+1)
+		left := m.cfg.MaxInstret - min(m.totalInstret(), m.cfg.MaxInstret)
 		q = max(min(q, left), 1)
 	}
 	if !h.booted {

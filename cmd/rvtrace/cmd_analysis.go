@@ -53,6 +53,7 @@ func init() {
 type profileSink struct {
 	*analysis.Profile
 	path  string
+	w     io.WriteCloser
 	write func(io.Writer, *analysis.Profile) error
 }
 
@@ -64,19 +65,15 @@ func profileOutput(write func(io.Writer, *analysis.Profile) error) func(string, 
 		if err != nil {
 			return nil, err
 		}
-		w.Close()
-		return &profileSink{Profile: analysis.New(img, analysis.Options{}), path: path, write: write}, nil
+		return &profileSink{Profile: analysis.New(img, analysis.Options{}), path: path, w: w, write: write}, nil
 	}
 }
 
 func (s *profileSink) Close() error {
 	s.Profile.Close()
-	w, err := createOutput(s.path)
-	if err != nil {
-		return err
-	}
+	w := s.w
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = s.write(bw, s.Profile)
+	err := s.write(bw, s.Profile)
 	if e := bw.Flush(); err == nil {
 		err = e
 	}
@@ -205,6 +202,9 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs, --pcseq, --ingress, --spike-csv")
 		}
 		name := rest[0]
+		if err := noteInput(name); err != nil { // before any output is created
+			return flowSourceFn{}, err
+		}
 		isTarmac := pname == "tarmac" || strings.Contains(strings.ToLower(name), ".tarmac") ||
 			(protocolGiven(args) == "" && sniffTarmac(name))
 		if !isTarmac && decode == nil {

@@ -2,11 +2,16 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rvtrace/rvtrace/analysis"
@@ -24,6 +29,15 @@ var runCmd = &command{
 Runs a bare-metal (HTIF) or, with --linux, a static Linux user-mode program.
 The console goes to stdout, a summary to stderr, and the exit code is the
 program's.
+
+SIGINT (Ctrl-C) or SIGTERM stops the run within a few thousand
+instructions: the trace encoders write their end message (N-Trace
+ProgTraceCorrelation, E-Trace's final packet) and every output is flushed,
+so the files decode cleanly up to where the run stopped; the exit code is
+then 130 (SIGINT) or 143 (SIGTERM), as shells report it. A second signal
+kills at once. --max-instret N stops the same way after exactly N
+instructions, with exit code 1. A failed write to any output, standard
+output included, is an error naming it (exit code 1).
 
 Examples:
   rvtrace run prog.elf
@@ -74,7 +88,7 @@ func runRun(args []string) error {
 	out := fs.String("o", "", "trace output `file` (with --trace)")
 	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`")
 	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
-	maxInstret := fs.Uint64("max-instret", 0, "stop with an error after N retired instructions (0: no limit)")
+	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
 	harts := fs.Int("harts", 1, "number of harts")
 	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
 	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
@@ -131,6 +145,9 @@ func runRun(args []string) error {
 	}
 	if !*linux {
 		cfg.Args = progArgs
+	}
+	if err := noteInput(prog); err != nil {
+		return err
 	}
 	m, err := sim.New(cfg)
 	if err != nil {
@@ -255,9 +272,33 @@ func runRun(args []string) error {
 			return w.Close()
 		})
 	}
+	// SIGINT and SIGTERM stop the simulator at the next quantum, so that
+	// the encoders write their end message and every output is flushed:
+	// the trace decodes cleanly up to there. A second signal kills.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value // the signal that stopped the run
+	stopWatch := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			got.Store(s)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			m.Stop()
+		case <-stopWatch:
+		}
+	}()
 	start := time.Now()
 	res, runErr := m.Run()
 	elapsed := time.Since(start)
+	signal.Stop(sigs)
+	close(stopWatch)
+	if s, ok := got.Load().(os.Signal); ok && errors.Is(runErr, sim.ErrStopped) {
+		code := 128 + int(s.(syscall.Signal))
+		runErr = codeError{code, fmt.Errorf("stopped by %v after %d instructions; the outputs hold everything up to there", s, res.Instret)}
+	} else if errors.Is(runErr, sim.ErrInstructionLimit) {
+		runErr = fmt.Errorf("%w; the outputs hold the first %d instructions", runErr, res.Instret)
+	}
 	for _, c := range closers {
 		if err := c(); err != nil && runErr == nil {
 			runErr = err

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -28,6 +27,9 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 	return func() (*image.Set, error) {
 		img := image.NewSet()
 		for _, e := range elfs {
+			if err := noteInput(e); err != nil {
+				return nil, err
+			}
 			if err := img.AddELF(e); err != nil {
 				return nil, err
 			}
@@ -40,6 +42,9 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 			addr, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(r[i+1:], "0x"), "0X"), 16, 64)
 			if err != nil {
 				return nil, fmt.Errorf("--raw %s: invalid hex address %q", r, r[i+1:])
+			}
+			if err := noteInput(r[:i]); err != nil {
+				return nil, err
 			}
 			if err := img.AddRaw(r[:i], addr); err != nil {
 				return nil, err
@@ -139,26 +144,6 @@ func pump(src ingress.Source, sink ingress.Sink) (uint64, error) {
 		}
 	}
 }
-
-func openInput(name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
-	}
-	return os.Open(name)
-}
-
-// createOutput opens name for writing ("-" is standard output, which is
-// not closed).
-func createOutput(name string) (io.WriteCloser, error) {
-	if name == "-" {
-		return nopWriteCloser{stdout}, nil
-	}
-	return os.Create(name)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 func init() {
 	registerOutput(&output{flag: "pcs", help: "write the decoded instruction addresses, one per line, to `file`",

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/rvtrace/rvtrace/etrace"
@@ -50,6 +49,9 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			return c, err
 		}
 		if *config != "" {
+			if err := noteInput(*config); err != nil {
+				return c, err
+			}
 			if err := etrace.LoadConfig(*config, &c.Params); err != nil {
 				return c, err
 			}
@@ -108,7 +110,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		if *csvOut == "" {
 			return enc, nil
 		}
-		f, err := os.Create(*csvOut)
+		f, err := createOutput(*csvOut)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +128,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 // etraceCSVSink closes the CSV file with the encoder.
 type etraceCSVSink struct {
 	*etrace.Encoder
-	f   *os.File
+	f   io.WriteCloser
 	cw  *etrace.CSVWriter
 	err *error
 }
