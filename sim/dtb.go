@@ -201,7 +201,7 @@ func (m *Machine) installBootROM() error {
 	if m.mem.find(BootROMBase) != nil {
 		return nil
 	}
-	if err := m.mem.addRAM(BootROMBase, bootROMSize); err != nil {
+	if err := m.mem.addRAM(BootROMBase, bootROMSize, "sim: boot ROM"); err != nil {
 		return err
 	}
 	var rom []byte

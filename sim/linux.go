@@ -95,6 +95,9 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	var lo, hi uint64 = ^uint64(0), 0
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && p.Memsz > 0 {
+			if p.Vaddr+p.Memsz < p.Vaddr {
+				return fmt.Errorf("sim: %s: segment at %#x of %s ends beyond the address space", path, p.Vaddr, sizeString(p.Memsz))
+			}
 			lo = min(lo, p.Vaddr&^(linuxPageSize-1))
 			hi = max(hi, p.Vaddr+p.Memsz)
 		}
@@ -113,8 +116,11 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 		{mmapBase, 4 * m.cfg.RAMSize},
 		{stackTop - linuxStackSize, linuxStackSize},
 	}
-	for _, b := range m.cfg.Banks {
-		if err := m.mem.addRAM(b.Base, b.Size); err != nil {
+	for i, b := range m.cfg.Banks {
+		what := []string{fmt.Sprintf("sim: %s: segments of %s and brk heap of %s (Config.RAMSize, rvtrace run --ram)", path, sizeString(brk-lo), sizeString(heap)),
+			fmt.Sprintf("sim: %s: mmap area of 4 × %s (Config.RAMSize, rvtrace run --ram)", path, sizeString(m.cfg.RAMSize)),
+			"sim: stack"}[i]
+		if err := m.mem.addRAM(b.Base, b.Size, what); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 
@@ -34,6 +35,10 @@ type Config struct {
 	Harts int
 	// RAMSize is the size of each default RAM bank (default 64 MiB).
 	RAMSize uint64
+	// MaxRAM bounds the guest RAM of all banks together (default
+	// DefaultMaxRAM, 16 GiB): a bank beyond it is refused with a
+	// RAMLimitError before any host memory is reserved.
+	MaxRAM uint64
 	// Banks replaces the default RAM banks (0x20000000 and 0x80000000,
 	// RAMSize each). Segments of the ELF outside every bank get a bank of
 	// their own.
@@ -167,6 +172,7 @@ func New(cfg Config) (*Machine, error) {
 	m := &Machine{cfg: cfg, nPMP: max(cfg.PMPEntries, 0), quantum: uint64(cfg.Quantum), timeDiv: uint64(cfg.TimeDivider),
 		timing: cfg.Timing.table()}
 	m.mem.m = m
+	m.mem.limit = cfg.MaxRAM
 	m.stdout, m.stderr = cfg.Stdout, cfg.Stderr
 	if m.stdout == nil {
 		m.stdout = io.Discard
@@ -304,10 +310,22 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 			banks = []Bank{{0x20000000, m.cfg.RAMSize}, {0x80000000, m.cfg.RAMSize}}
 		}
 		for _, b := range banks {
-			if err := m.mem.addRAM(b.Base, b.Size); err != nil {
+			what := fmt.Sprintf("sim: RAM bank of %s (Config.RAMSize/Banks, rvtrace run --ram)", sizeString(b.Size))
+			if err := m.mem.addRAM(b.Base, b.Size, what); err != nil {
 				return err
 			}
 		}
+	}
+	return m.loadProgs(f, path, physical)
+}
+
+// loadProgs copies the PT_LOAD segments of f (the file path) to RAM,
+// mapping banks for those outside every bank. Segment sizes are checked
+// against the file and the RAM limit before anything is allocated.
+func (m *Machine) loadProgs(f *elf.File, path string, physical bool) error {
+	var fileSize uint64 = ^uint64(0)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		fileSize = uint64(st.Size())
 	}
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD || p.Memsz == 0 {
@@ -317,15 +335,30 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 		if !physical {
 			addr = p.Vaddr
 		}
-		if err := m.ensureRAM(addr, p.Memsz); err != nil {
+		seg := fmt.Sprintf("sim: %s: segment at %#x of %s", path, addr, sizeString(p.Memsz))
+		if p.Filesz > p.Memsz {
+			return fmt.Errorf("%s: file size %#x larger than its memory size", seg, p.Filesz)
+		}
+		if p.Off > fileSize || p.Filesz > fileSize-p.Off {
+			return fmt.Errorf("%s: bytes %#x+%#x lie beyond the end of the file (%d bytes)", seg, p.Off, p.Filesz, fileSize)
+		}
+		if addr+p.Memsz < addr || m.xlen == 32 && addr+p.Memsz > 1<<32 {
+			return fmt.Errorf("%s: ends beyond the %d-bit address space", seg, m.xlen)
+		}
+		if err := m.ensureRAM(addr, p.Memsz, seg); err != nil {
 			return err
 		}
-		data := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(data, 0); err != nil && p.Filesz > 0 {
-			return fmt.Errorf("sim: %s: reading segment at %#x: %w", path, addr, err)
-		}
-		if !m.mem.write(addr, data) {
-			return fmt.Errorf("sim: %s: segment at %#x does not fit in RAM", path, addr)
+		// Copy in chunks straight from the file: no buffer of the
+		// segment's size.
+		buf := make([]byte, min(p.Filesz, 1<<20))
+		for off := uint64(0); off < p.Filesz; off += uint64(len(buf)) {
+			chunk := buf[:min(uint64(len(buf)), p.Filesz-off)]
+			if _, err := p.ReadAt(chunk, int64(off)); err != nil {
+				return fmt.Errorf("%s: reading it: %w", seg, err)
+			}
+			if !m.mem.write(addr+off, chunk) {
+				return fmt.Errorf("%s: does not fit in RAM", seg)
+			}
 		}
 		// bss is already zero
 	}
@@ -334,12 +367,16 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 	return nil
 }
 
-// ensureRAM maps a bank for [addr, addr+n) when it is not all RAM yet.
-func (m *Machine) ensureRAM(addr, n uint64) error {
+// ensureRAM maps a bank for [addr, addr+n) when it is not all RAM yet;
+// what names the segment in errors.
+func (m *Machine) ensureRAM(addr, n uint64, what string) error {
 	if m.mem.ramSlice(addr, n) != nil {
 		return nil
 	}
 	const mb = 1 << 20
+	if addr+n < addr || addr+n+mb-1 < addr+n {
+		return fmt.Errorf("%s: wraps around the address space", what)
+	}
 	lo := addr &^ (mb - 1)
 	hi := (addr + n + mb - 1) &^ (mb - 1)
 	// trim against existing banks
@@ -352,9 +389,9 @@ func (m *Machine) ensureRAM(addr, n uint64) error {
 		}
 	}
 	if hi <= lo {
-		return fmt.Errorf("sim: cannot map RAM for %#x+%#x", addr, n)
+		return fmt.Errorf("%s: cannot map RAM for %#x+%#x", what, addr, n)
 	}
-	return m.mem.addRAM(lo, hi-lo)
+	return m.mem.addRAM(lo, hi-lo, what)
 }
 
 // ErrStopped is the cause (errors.Is) of the GuestError Run returns when

@@ -92,6 +92,7 @@ func runRun(args []string) error {
 	harts := fs.Int("harts", 1, "number of harts")
 	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
 	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
+	maxRAM := fs.String("max-ram", "16G", "refuse guest RAM (all banks together) above this size: a guard against corrupt ELF segments and typing mistakes (RAM is reserved lazily, only what the guest writes is used)")
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
@@ -142,6 +143,11 @@ func runRun(args []string) error {
 			return fmt.Errorf("--ram: %v", err)
 		}
 		cfg.RAMSize = n
+	}
+	if n, err := parseSize(*maxRAM); err != nil {
+		return fmt.Errorf("--max-ram: %v", err)
+	} else {
+		cfg.MaxRAM = n
 	}
 	if !*linux {
 		cfg.Args = progArgs
@@ -354,19 +360,24 @@ func useAsync(v string, fs *flag.FlagSet) bool {
 	return costly
 }
 
-// parseSize parses 64M, 1G, 4096, 0x1000.
+// parseSize parses 64M, 1G, 1T, 4096, 0x1000.
 func parseSize(s string) (uint64, error) {
-	mult := uint64(1)
+	if s == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	mult, num := uint64(1), s
 	switch strings.ToUpper(s[len(s)-1:]) {
 	case "K":
-		mult, s = 1<<10, s[:len(s)-1]
+		mult, num = 1<<10, s[:len(s)-1]
 	case "M":
-		mult, s = 1<<20, s[:len(s)-1]
+		mult, num = 1<<20, s[:len(s)-1]
 	case "G":
-		mult, s = 1<<30, s[:len(s)-1]
+		mult, num = 1<<30, s[:len(s)-1]
+	case "T":
+		mult, num = 1<<40, s[:len(s)-1]
 	}
-	n, err := strconv.ParseUint(s, 0, 64)
-	if err != nil {
+	n, err := strconv.ParseUint(num, 0, 64)
+	if err != nil || n > ^uint64(0)/mult {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil

@@ -222,3 +222,17 @@ func TestOutputWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRAMLimit: --ram beyond the guest RAM limit is a clear error
+// naming the flag and the size, not an out-of-memory crash.
+func TestRunRAMLimit(t *testing.T) {
+	prog := loopELF(t)
+	code, _, e := rv(t, "run", "--ram", "30G", prog)
+	if code != 1 || !strings.Contains(e, "--ram") || !strings.Contains(e, "30 GiB") || !strings.Contains(e, "--max-ram") {
+		t.Errorf("exit %d: %q", code, e)
+	}
+	code, _, e = rv(t, "run", "--linux", "--ram", "30G", prog)
+	if code != 1 || !strings.Contains(e, "--ram") || !strings.Contains(e, "30 GiB") {
+		t.Errorf("Linux: exit %d: %q", code, e)
+	}
+}
