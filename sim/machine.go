@@ -50,6 +50,10 @@ type Config struct {
 	// Stdout and Stderr receive the guest's console output (HTIF
 	// syscalls, UART, Linux write). Nil discards it.
 	Stdout, Stderr io.Writer
+	// Diagnostics receives the simulator's own messages about the run
+	// that are not errors, such as the Linux system calls it does not
+	// implement (one line per call number). Nil discards them.
+	Diagnostics io.Writer
 	// Mode is the ingress block mode (default Coalesced).
 	Mode BlockMode
 	// Quantum is the number of instructions a hart runs before the next
@@ -120,6 +124,8 @@ type Machine struct {
 	entry uint64
 	xlen  int
 	path  string
+
+	unsupported []uint64 // Linux system calls answered ENOSYS, in order
 }
 
 // HartStats are the counters of one hart at the end of a run.

@@ -129,7 +129,7 @@ func runRun(args []string) error {
 	if *trace != "" && *out == "" {
 		return fmt.Errorf("--trace needs -o OUT")
 	}
-	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr,
+	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
 	if *per || *csvOut != "" {
 		// The ingress CSV is written in the reference flow's
