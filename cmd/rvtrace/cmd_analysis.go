@@ -161,7 +161,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 		}
 	}
 	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V Tarmac records whose iset does not say")
-	lenient := fs.Bool("lenient", false, "skip malformed Tarmac lines instead of stopping at the first")
+	lenient := lenientFlag(fs) // shared with the ingress inputs
 	a.out = fs.String("o", "-", "output `file`")
 	a.progress = fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
 	a.portBits = fs.String("port-bits", "1,2,4,8,16,32", "trace port widths for the bandwidth table, comma separated")

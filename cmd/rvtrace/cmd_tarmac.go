@@ -83,7 +83,7 @@ func runTarmac(args []string) error {
 	blocksOut := fs.String("blocks", "", "write the ingress blocks as an ingress CSV `file`")
 	records := fs.Bool("records", false, "print the number of records of each tag")
 	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V records whose iset does not say")
-	lenient := fs.Bool("lenient", false, "skip malformed lines instead of stopping at the first")
+	lenient := lenientFlag(fs) // shared with the ingress inputs
 	noDisasm := fs.Bool("no-disasm", false, "with --write: leave the disassembly out (faster, smaller)")
 	progress := fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
 	openOutputs := extraOutputFlags(fs)

@@ -75,55 +75,119 @@ func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Clos
 	spike := fs.String("spike-csv", "", "input: spike CSV `file` (VALID,ADDRESS,INSN,PRIVILEGE,EXCEPTION,ECAUSE,TVAL,INTERRUPT)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port) instead of merged straight-line blocks")
 	half := fs.Bool("iretire-halfwords", false, "ingress CSV iretire counts halfwords (multiple-retirement form), not instructions")
+	lenient := lenientFlag(fs)
 	return func(img *image.Set) (ingress.Source, io.Closer, error) {
-		n := 0
-		for _, s := range []string{*pcs, *pcseq, *csv, *spike} {
-			if s != "" {
-				n++
-			}
-		}
-		if n != 1 {
-			return nil, nil, fmt.Errorf("give exactly one input: --pcs, --pcseq, --ingress or --spike-csv")
-		}
-		opt := ingress.PCOptions{PerInstruction: *per}
-		var name string
-		for _, s := range []string{*pcs, *pcseq, *csv, *spike} {
-			if s != "" {
-				name = s
-			}
-		}
-		f, err := openInput(name)
+		src, c, err := openSource(img, *pcs, *pcseq, *csv, *spike, *per, *half, *lenient)
 		if err != nil {
 			return nil, nil, err
 		}
-		switch {
-		case *pcs != "":
-			if len(img.Segments()) == 0 {
-				f.Close()
-				return nil, nil, fmt.Errorf("--pcs needs the program image (--image PROG.elf)")
-			}
-			return ingress.NewPCSource(f, name, img, opt), f, nil
-		case *pcseq != "":
-			return ingress.NewPCSeqSource(f, name, opt), f, nil
-		case *csv != "":
-			s, err := ingress.NewCSVSource(f, name, ingress.CSVOptions{Halfwords: *half})
-			if err != nil {
-				f.Close()
-				return nil, nil, err
-			}
-			return s, f, nil
+		if sk, ok := src.(ingress.Skipper); ok {
+			c = skipReporter{c, sk}
 		}
-		var im *image.Set
-		if len(img.Segments()) > 0 {
-			im = img
+		return src, c, nil
+	}
+}
+
+// boolFlag is a flag.Value for a bool that several registrations share.
+type boolFlag bool
+
+func (b *boolFlag) String() string {
+	if b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(bool(*b))
+}
+
+func (b *boolFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	*b = boolFlag(v)
+	return err
+}
+
+func (b *boolFlag) IsBoolFlag() bool { return true }
+
+// lenientFlag registers --lenient on fs, or returns the one already
+// registered: one flag serves every text reader of a command (Tarmac, PC
+// list, PCSEQ, ingress CSV, spike CSV).
+func lenientFlag(fs *flag.FlagSet) *bool {
+	if f := fs.Lookup("lenient"); f != nil {
+		if b, ok := f.Value.(*boolFlag); ok {
+			return (*bool)(b)
 		}
-		s, err := ingress.NewSpikeSource(f, name, im, opt)
+	}
+	b := new(bool)
+	fs.Var((*boolFlag)(b), "lenient", "skip malformed lines of text inputs (Tarmac, PC list, PCSEQ, ingress CSV, spike CSV) instead of stopping "+
+		"at the first with FILE:LINE; the number skipped and the first few are reported on stderr")
+	return b
+}
+
+// skipReporter reports on stderr the lines a lenient reader skipped when
+// the input is closed.
+type skipReporter struct {
+	io.Closer
+	sk ingress.Skipper
+}
+
+func (r skipReporter) Close() error {
+	if n := r.sk.Skipped(); n > 0 {
+		first := r.sk.FirstSkipped()
+		fmt.Fprintf(stderr, "rvtrace: --lenient: %d malformed lines skipped; the first %d:\n", n, len(first))
+		for _, e := range first {
+			fmt.Fprintf(stderr, "  %v\n", e)
+		}
+	}
+	return r.Closer.Close()
+}
+
+// openSource opens the one ingress input given.
+func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenient bool) (ingress.Source, io.Closer, error) {
+	n := 0
+	for _, s := range []string{pcs, pcseq, csv, spike} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, nil, fmt.Errorf("give exactly one input: --pcs, --pcseq, --ingress or --spike-csv")
+	}
+	opt := ingress.PCOptions{PerInstruction: per, Lenient: lenient}
+	var name string
+	for _, s := range []string{pcs, pcseq, csv, spike} {
+		if s != "" {
+			name = s
+		}
+	}
+	f, err := openInput(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case pcs != "":
+		if len(img.Segments()) == 0 {
+			f.Close()
+			return nil, nil, fmt.Errorf("--pcs needs the program image (--image PROG.elf)")
+		}
+		return ingress.NewPCSource(f, name, img, opt), f, nil
+	case pcseq != "":
+		return ingress.NewPCSeqSource(f, name, opt), f, nil
+	case csv != "":
+		s, err := ingress.NewCSVSource(f, name, ingress.CSVOptions{Halfwords: half, Lenient: lenient})
 		if err != nil {
 			f.Close()
 			return nil, nil, err
 		}
 		return s, f, nil
 	}
+	var im *image.Set
+	if len(img.Segments()) > 0 {
+		im = img
+	}
+	s, err := ingress.NewSpikeSource(f, name, im, opt)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return s, f, nil
 }
 
 // pump feeds every block of src to sink and returns how many there were.
