@@ -106,6 +106,11 @@ if [ "$BROWSER" = 1 ]; then
     *'>rendered<'*) ;;
     *) fail "chromium --headless does not render a local page and run its script (chromium)" ;;
     esac
+    timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync \
+      --user-data-dir="$work/chrome" --window-size=320,200 --screenshot="$work/shot.png" "file://$work/t.html" >/dev/null 2>&1 || true
+    [ "$(head -c 8 "$work/shot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+      fail "chromium --headless --screenshot does not write a PNG (chromium)"
   fi
 fi
 
