@@ -73,7 +73,18 @@ func TestRunStoppedBySignal(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(700 * time.Millisecond)
+				// Signal once the run is under way (the PC list, written
+				// from inside the run, has data), then a little later.
+				for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+					if st, err := os.Stat(pcs); err == nil && st.Size() > 0 {
+						break
+					}
+					if time.Since(start) > time.Minute {
+						cmd.Process.Kill()
+						t.Fatalf("the run did not start; stderr:\n%s", errb.String())
+					}
+				}
+				time.Sleep(200 * time.Millisecond)
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
