@@ -44,7 +44,15 @@ func newFileRef(name string, info os.FileInfo) fileRef {
 	return fileRef{name: name, clean: clean, info: info}
 }
 
+// same reports whether a and b are one file. Devices and pipes
+// (/dev/null, /dev/full, /dev/stdout) are never the same: writing one
+// does not destroy what another reads.
 func (a fileRef) same(b fileRef) bool {
+	for _, i := range []os.FileInfo{a.info, b.info} {
+		if i != nil && !i.Mode().IsRegular() {
+			return false
+		}
+	}
 	if a.clean == b.clean {
 		return true
 	}

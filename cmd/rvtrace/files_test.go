@@ -185,6 +185,10 @@ func TestOutputIsInput(t *testing.T) {
 			t.Errorf("%s was changed", f)
 		}
 	}
+	// Devices are not files whose content an output destroys.
+	if code, _, e := rv(t, "decode", "--image", prog, nex, "--pcs", "/dev/null", "--flow", "/dev/null"); code != 0 {
+		t.Errorf("two outputs on /dev/null: exit %d: %q", code, e)
+	}
 	// Two outputs on one file are refused too.
 	if code, _, e := rv(t, "decode", "--image", prog, nex, "--pcs", pcs+"2", "--flow", pcs+"2"); code == 0 || !strings.Contains(e, "twice") {
 		t.Errorf("two outputs on one file: exit %d: %q", code, e)
