@@ -227,3 +227,47 @@ func TestPCSeqGapAndTags(t *testing.T) {
 		t.Errorf("lenient: %v, %d skipped, %+v", err, s.Skipped(), got)
 	}
 }
+
+// FuzzTextReaders: whatever the bytes, the text readers end with io.EOF
+// or an error naming the file (a LineError, or the image lookup error
+// with FILE:LINE), never a panic; in lenient mode every malformed line is
+// counted and the reading goes on.
+func FuzzTextReaders(f *testing.F) {
+	f.Add([]byte(spikeHeader + spikeGood + "7,8000005a,c789,9,0,0,0,0\n"))
+	f.Add([]byte(csvHeader + csvGood + "0,0,0,2,80000001,0,0,1,1,0\n"))
+	f.Add([]byte("0x1000\n# gap at byte 3\n0x1004\nzz\n0x1041\n"))
+	f.Add([]byte("0x1000,L4\n0x1004,B4\n# gap\n0x2000,X9\n"))
+	img := linearImage()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, lenient := range []bool{false, true} {
+			opt := PCOptions{Lenient: lenient}
+			var srcs []Source
+			srcs = append(srcs, NewPCSource(strings.NewReader(string(data)), "f", img, opt),
+				NewPCSeqSource(strings.NewReader(string(data)), "f", opt))
+			if s, err := NewSpikeSource(strings.NewReader(string(data)), "f", img, opt); err == nil {
+				srcs = append(srcs, s)
+			}
+			if s, err := NewCSVSource(strings.NewReader(string(data)), "f", CSVOptions{Lenient: lenient, Halfwords: true}); err == nil {
+				srcs = append(srcs, s)
+			}
+			for _, s := range srcs {
+				for i := 0; i < 1e5; i++ {
+					_, err := s.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						if !strings.HasPrefix(err.Error(), "f:") {
+							t.Fatalf("error without FILE:LINE: %v", err)
+						}
+						var le *LineError
+						if lenient && errors.As(err, &le) {
+							t.Fatalf("lenient reader stopped on a malformed line: %v", err)
+						}
+						break
+					}
+				}
+			}
+		}
+	})
+}
