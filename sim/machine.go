@@ -437,14 +437,8 @@ func (m *Machine) Run() (res Result, err error) {
 			m.done = true
 			break
 		}
-		if m.cfg.MaxInstret != 0 && m.totalInstret() >= m.cfg.MaxInstret {
-			h := m.harts[m.cur]
-			raw, size := h.peekInst(h.pc)
-			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
-				Msg: fmt.Sprintf("instruction limit %d reached (the instruction shown was not executed)", m.cfg.MaxInstret), Err: ErrInstructionLimit}
-			m.done = true
-			break
-		}
+		// The host answers a tohost write (an exit at the very last
+		// instruction allowed included) before the limit applies.
 		if m.htif && !m.cfg.HTIFImmediate {
 			if v, _ := m.mem.read64(m.tohost); v != 0 {
 				m.mem.write64(m.tohost, 0)
@@ -452,6 +446,14 @@ func (m *Machine) Run() (res Result, err error) {
 				m.deliverFromhost()
 				continue
 			}
+		}
+		if m.cfg.MaxInstret != 0 && m.totalInstret() >= m.cfg.MaxInstret {
+			h := m.harts[m.cur]
+			raw, size := h.peekInst(h.pc)
+			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
+				Msg: fmt.Sprintf("instruction limit %d reached (the instruction shown was not executed)", m.cfg.MaxInstret), Err: ErrInstructionLimit}
+			m.done = true
+			break
 		}
 		m.idle()
 		m.deliverFromhost()

@@ -251,3 +251,21 @@ func TestRunRAMLimit(t *testing.T) {
 		t.Errorf("Linux: exit %d: %q", code, e)
 	}
 }
+
+// TestRunMaxInstretExit: a program that ends within the limit, even on
+// its very last instruction, exits normally.
+func TestRunMaxInstretExit(t *testing.T) {
+	prog := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	code, _, e := rv(t, "run", prog)
+	m := runSummary.FindStringSubmatch(e)
+	if code != 0 || m == nil {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	if code, _, e := rv(t, "run", "--max-instret", strconv.FormatUint(n, 10), prog); code != 0 {
+		t.Errorf("--max-instret %d (the program's length): exit %d: %s", n, code, e)
+	}
+	if code, _, e := rv(t, "run", "--max-instret", strconv.FormatUint(n/2, 10), prog); code != 1 || !strings.Contains(e, "instruction limit") {
+		t.Errorf("--max-instret %d: exit %d: %s", n/2, code, e)
+	}
+}
