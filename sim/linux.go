@@ -700,7 +700,9 @@ func (h *Hart) sysWrite(fd, buf, n uint64) uint64 {
 	if !ok {
 		return neg(eFAULT)
 	}
-	_, _ = w.Write(b)
+	if _, err := w.Write(b); err != nil {
+		return errnoOr(0, err) // as the kernel: ENOSPC on a full disk, EPIPE...
+	}
 	return n
 }
 
