@@ -196,6 +196,11 @@ func cpuNumber(name string) (uint32, bool) {
 }
 
 func (d *Decoder) inst(rec *Record) {
+	if rec.FetchFailed {
+		// Not executed, and its opcode is unknown: the exception that
+		// follows (a prefetch abort) tells where execution went.
+		return
+	}
 	c := d.cpu(rec.CPU)
 	size := rec.OpcodeBytes
 	if size == 0 {
@@ -279,6 +284,11 @@ func (d *Decoder) flushBlock(c *cpuState, next uint64, hasNext bool) {
 
 // event handles E records: traps end the block of their CPU.
 func (d *Decoder) event(rec *Record) {
+	if rec.Tag == "E" && !rec.HasAddr {
+		// A named event without an address (DebugEvent_..., a signal
+		// of an RTL trace): no trap.
+		return
+	}
 	c := d.cpu(rec.CPU)
 	desc := rec.EventDesc
 	switch {
