@@ -201,14 +201,14 @@ const maxLine = 1 << 20
 // dialects described in the package documentation. It keeps one line in
 // memory at a time.
 type Reader struct {
-	name    string
-	br      *bufio.Reader
-	line    int
-	buf     []byte
-	rec     Record
-	time    uint64
-	cpu     string
-	scale   string
+	name  string
+	br    *bufio.Reader
+	line  int
+	buf   []byte
+	rec   Record
+	time  uint64
+	cpu   string
+	scale string
 	// contTag and contCol describe the LD/ST record before the current
 	// line, which the next line may continue: its tag and the column of
 	// its address.
