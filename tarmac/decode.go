@@ -15,8 +15,8 @@ type Options struct {
 	// record does not name it (the iset "RV32" and "RV64" do); 0 means 64.
 	XLEN int
 	// Lenient makes the Decoder skip malformed lines instead of failing;
-	// [Decoder.Skipped] counts them and [Decoder.FirstError] keeps the
-	// first one.
+	// [Decoder.Skipped] counts them and [Decoder.Errors] keeps the first
+	// few.
 	Lenient bool
 }
 
@@ -41,7 +41,7 @@ type Decoder struct {
 	eof      bool
 	hasTime  bool
 	skipped  int
-	firstErr error
+	errs     []error
 	onBlock  func(b *ingress.Block, src int) error
 }
 
@@ -101,8 +101,22 @@ func NewDecoder(r *Reader, opt Options) *Decoder {
 // Skipped returns the number of malformed lines skipped in Lenient mode.
 func (d *Decoder) Skipped() int { return d.skipped }
 
-// FirstError returns the first malformed line skipped in Lenient mode.
-func (d *Decoder) FirstError() error { return d.firstErr }
+// FirstError returns the first malformed line skipped in Lenient mode
+// (a *SyntaxError), or nil.
+func (d *Decoder) FirstError() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs[0]
+}
+
+// MaxKeptErrors is the number of errors of skipped lines that
+// [Decoder.Errors] keeps.
+const MaxKeptErrors = 5
+
+// Errors returns the errors (*SyntaxError) of the first MaxKeptErrors
+// malformed lines skipped in Lenient mode.
+func (d *Decoder) Errors() []error { return d.errs }
 
 // Src returns the source (CPU) number of the block returned last by Next:
 // the number in the CPU's name ("cpu2" is 2), or the order in which CPUs
@@ -146,8 +160,8 @@ func (d *Decoder) step() error {
 		var se *SyntaxError
 		if d.opt.Lenient && errors.As(err, &se) {
 			d.skipped++
-			if d.firstErr == nil {
-				d.firstErr = err
+			if len(d.errs) < MaxKeptErrors {
+				d.errs = append(d.errs, err)
 			}
 			return nil
 		}

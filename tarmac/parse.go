@@ -742,7 +742,10 @@ func parseRegValue(b []byte) (v, unknown uint64, digits int, ok bool) {
 // data", "MR16 addr hi lo", "MR4 addr (ABORTED)", the RTL forms
 // "MSW4___D addr data", "MNW4____ (addr:id) addr data", "W04 X addr
 // data", "R08 addr data", with the address vaddr{:paddr{_NS|_S}} and the
-// data in hex ('x' digits unknown). A coprocessor transfer "MCW4___R
+// data in hex ('x' digits unknown). The data of the 8-letter tags of
+// Cortex-M4 RTL that end in D (data) is written in memory order and is
+// turned into the value; those ending in I (instruction fetch) or A
+// (peripheral bus) are kept as written. A coprocessor transfer "MCW4___R
 // (addr:id) TRANSFER data" is no memory access: KindOther.
 func (r *Reader) parseMem(line []byte, args []field) error {
 	rec := &r.rec
@@ -823,8 +826,22 @@ func (r *Reader) parseMem(line []byte, args []field) error {
 	if !ok {
 		return r.errorf("%s record: bad data %s", rec.Tag, quote(v))
 	}
+	if len(t) == 8 && t[7] == 'D' && size <= 8 {
+		// Cortex-M4 RTL data accesses (MNW4___D) give the bytes in
+		// memory order, lowest address first: turn them into the value.
+		val, unknown = byteSwap(val, int(size)), byteSwap(unknown, int(size))
+	}
 	rec.Value, rec.Unknown, rec.ValueText = val, unknown, v
 	return nil
+}
+
+// byteSwap reverses the order of the low n bytes of v.
+func byteSwap(v uint64, n int) uint64 {
+	var out uint64
+	for i := 0; i < n; i++ {
+		out = out<<8 | v>>(8*uint(i))&0xff
+	}
+	return out
 }
 
 // isMemData reports whether b is a word of memory data: hex digits or
