@@ -472,3 +472,74 @@ func TestCorpusFlow(t *testing.T) {
 		})
 	}
 }
+
+// TestSniff checks the format sniffing on the corpus traces (Arm
+// Tarmac), on RISC-V Tarmac and on files that are not Tarmac.
+func TestSniff(t *testing.T) {
+	for _, name := range corpusTraces {
+		b, err := os.ReadFile(corpus.Path(t, filepath.Join("tarmac", name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Sniff(bytes.NewReader(b)); !got.Tarmac || !got.Arm {
+			t.Errorf("%s: %+v, want Arm Tarmac", name, got)
+		}
+	}
+	riscv := "1 clk cpu0 IT (1) 0000000080000000 00000013 RV64 M : nop\n1 clk cpu0 R a0 0000000000000001\n"
+	if got := Sniff(strings.NewReader(riscv)); !got.Tarmac || got.Arm {
+		t.Errorf("RISC-V Tarmac: %+v", got)
+	}
+	for _, name := range []string{"LICENSE.txt", "README.md"} {
+		b, err := os.ReadFile(corpus.Path(t, filepath.Join("tarmac", name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Sniff(bytes.NewReader(b)); got.Tarmac {
+			t.Errorf("%s sniffed as Tarmac: %+v", name, got)
+		}
+	}
+	bin := []byte{0x12, 0x00, 0xff, 0x80, '\n', 0x01, 0x02}
+	if got := Sniff(bytes.NewReader(bin)); got.Tarmac {
+		t.Errorf("binary sniffed as Tarmac: %+v", got)
+	}
+}
+
+// TestCountRecords checks CountRecords' census against grep counts of
+// the ES-style trace, where the ES tag has two kinds, and its lenient
+// mode.
+func TestCountRecords(t *testing.T) {
+	path := corpus.Path(t, "tarmac/calculator-aarch64-es-ld-st-style.tarmac")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grep := func(pat string) int { return len(regexp.MustCompile(`(?m)`+pat).FindAll(b, -1)) }
+	c, err := CountRecords(NewReader(bytes.NewReader(b), path), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, tc := range c.Counts {
+		got[tc.Tag+" "+tc.Kind.String()] = tc.Records
+	}
+	want := map[string]int{
+		"ES inst":      grep(` ES +\([0-9a-f]+:[0-9a-f]+\) `),
+		"ES event":     grep(` ES +EXC `),
+		"R reg":        grep(`^ +R `),
+		"LD mem":       grep(`^ +LD `),
+		"ST mem":       grep(`^ +ST `),
+		"BR flow":      grep(`^ +BR `),
+		"Tarmac other": grep(`^Tarmac Text`),
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || c.Records != grep(`(?m)^.*\S.*$`) {
+		t.Errorf("census %v (%d records), want %v", got, c.Records, want)
+	}
+	bad := append([]byte("nonsense\n"), b...)
+	if _, err := CountRecords(NewReader(bytes.NewReader(bad), "bad"), false); err == nil || !strings.HasPrefix(err.Error(), "bad:1: ") {
+		t.Errorf("strict census of a bad line: %v", err)
+	}
+	c, err = CountRecords(NewReader(bytes.NewReader(bad), "bad"), true)
+	if err != nil || c.Skipped != 1 || len(c.Errors) != 1 || c.Records != grep(`(?m)^.*\S.*$`) {
+		t.Errorf("lenient census: %v, %+v", err, c)
+	}
+}

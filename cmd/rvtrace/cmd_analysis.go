@@ -247,9 +247,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 			if isTarmac {
 				d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmac.Options{XLEN: *xlen, Lenient: *lenient})
 				err := d.Flow(sink)
-				if d.Skipped() > 0 {
-					fmt.Fprintf(stderr, "%s: %d malformed lines skipped (first: %v)\n", name, d.Skipped(), d.FirstError())
-				}
+				reportSkipped(name, d.Skipped(), d.Errors())
 				return err
 			}
 			if prof != nil && size > 0 && !strings.HasSuffix(name, ".gz") {
@@ -263,59 +261,6 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 		return fsrc, nil
 	}
 	return a, nil
-}
-
-// sniffTarmac reports whether the file starts like a Tarmac text trace.
-func sniffTarmac(name string) bool {
-	r := peekRecords(name, 20)
-	return r.records > 0 && r.records >= r.lines/2
-}
-
-// sniffArm reports whether a Tarmac file holds Arm instruction records.
-func sniffArm(name string) bool { return peekRecords(name, 2000).arm }
-
-type peekResult struct {
-	lines, records int
-	arm            bool
-}
-
-func peekRecords(name string, n int) peekResult {
-	var res peekResult
-	f, err := os.Open(name)
-	if err != nil {
-		return res
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(name, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return res
-		}
-		r = zr
-	}
-	tr := tarmac.NewReader(io.LimitReader(r, 1<<20), name)
-	for res.lines < n {
-		rec, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		res.lines++
-		if err != nil {
-			continue
-		}
-		if rec.Kind != tarmac.KindOther {
-			res.records++
-		}
-		if rec.Kind == tarmac.KindInst {
-			switch rec.ISet {
-			case "A", "T", "X", "O":
-				res.arm = true
-				return res
-			}
-		}
-	}
-	return res
 }
 
 func showProgress(mode string) bool {
