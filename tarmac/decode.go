@@ -60,7 +60,33 @@ type cpuState struct {
 	priv     ingress.Priv
 	ctx      uint64
 	time     uint64
+	// Arm call detection: the last value written to the link register
+	// and the number of instructions since (lrAge), capped at
+	// lrCallWindow, which also marks "no recent write".
+	lr    uint64
+	lrAge int
+	// popsLR is set when the last instruction reads the stack (an
+	// epilogue "LDP x29,x30,[sp],#16", "POP {r4,pc}"): a link register
+	// it writes is the caller's return address being restored, not a
+	// call being set up.
+	popsLR bool
 }
+
+// lrCallWindow and lrCallSlack define an Arm call made without a
+// branch-with-link instruction ("LDR lr,=ret; B func", "MOV lr,pc; BX
+// r3", "LDR x30,...; B func"): a taken jump within lrCallWindow
+// instructions after a write of the link register, none of them a
+// transfer of control, that left in the link register an address
+// within lrCallSlack bytes of the jump's own fall-through address. These
+// are the values tarmac-trace-utilities' call detection uses. Unlike
+// that tool, which keeps such a call only when a return to the address
+// comes later, the decoder streams: it ignores link register values
+// loaded from the stack (an epilogue restoring the caller's return
+// address before a tail call).
+const (
+	lrCallWindow = 8
+	lrCallSlack  = 64
+)
 
 // instInfo is one instruction record, waiting for its successor to know
 // how it left.
@@ -73,6 +99,8 @@ type instInfo struct {
 	priv     ingress.Priv
 	context  uint64
 	line     int64
+	arm      bool // an Arm instruction (A, T, X, O)
+	thumb    bool
 }
 
 // outBlock is a finished block and what the flow conversion needs to know
@@ -222,7 +250,8 @@ func (d *Decoder) inst(rec *Record) {
 	}
 	var k ctl
 	var priv ingress.Priv
-	if isArmISet(rec.ISet) {
+	arm := isArmISet(rec.ISet)
+	if arm {
 		k = classifyArm(rec.ISet, rec.Opcode, rec.OpcodeBytes, rec.Disasm)
 		priv = armPriv(rec.Mode)
 	} else {
@@ -239,11 +268,33 @@ func (d *Decoder) inst(rec *Record) {
 	info := instInfo{
 		addr: rec.Addr, size: size, ctl: k, executed: rec.Executed,
 		time: rec.Time, priv: priv, context: c.context, line: int64(rec.Line),
+		arm: arm, thumb: rec.ISet == "T",
 	}
 	if c.havePrev {
 		d.finishPrev(c, info.addr, true)
 	}
 	c.prev, c.havePrev = info, true
+	if c.lrAge < lrCallWindow {
+		c.lrAge++
+	}
+	c.popsLR = arm && readsStack(rec.Disasm)
+}
+
+// readsStack reports whether an Arm instruction's disassembly loads
+// from the stack: a POP, or an address based on sp.
+func readsStack(d []byte) bool {
+	if len(d) >= 3 && (d[0] == 'P' || d[0] == 'p') && (d[1] == 'O' || d[1] == 'o') && (d[2] == 'P' || d[2] == 'p') {
+		return true
+	}
+	for i := 0; i+2 < len(d); i++ {
+		if d[i] == '[' && (d[i+1] == 's' || d[i+1] == 'S') && (d[i+2] == 'p' || d[i+2] == 'P') {
+			return true
+		}
+		if (d[i] == 's' || d[i] == 'S') && (d[i+1] == 'p' || d[i+1] == 'P') && d[i+2] == '!' {
+			return true // LDM sp!,{...}
+		}
+	}
+	return false
 }
 
 // finishPrev adds the waiting instruction of c to its block, now that
@@ -255,6 +306,10 @@ func (d *Decoder) finishPrev(c *cpuState, next uint64, hasNext bool) {
 	p := c.prev
 	c.havePrev = false
 	it := itypeOf(p.ctl, p.executed, p.addr, p.size, next, hasNext)
+	if p.arm && hasNext && next != p.addr+uint64(p.size) {
+		it = c.armCall(it, p)
+		c.lrAge = lrCallWindow // a transfer of control
+	}
 	b := &c.blk.b
 	if c.inBlk && (p.addr != b.NextAddr() || p.time != b.Time || p.priv != b.Priv || p.context != b.Context) {
 		d.flushBlock(c, p.addr, true)
@@ -365,12 +420,49 @@ func eventCause(rec *Record) (interrupt bool, cause uint64, riscv bool) {
 // dialect.
 const causeInterruptBit = 0x80000000
 
-// reg tracks the registers that the blocks carry: the context.
+// armCall turns a taken Arm jump into a call when the link register was
+// just set to its return address (see lrCallWindow).
+func (c *cpuState) armCall(it ingress.IType, p instInfo) ingress.IType {
+	if c.lrAge >= lrCallWindow {
+		return it
+	}
+	ret := p.addr + uint64(p.size)
+	if p.thumb {
+		ret |= 1
+	}
+	if d := c.lr - ret; d >= lrCallSlack && -d > lrCallSlack {
+		return it
+	}
+	switch it {
+	case ingress.ITypeDirectJump, ingress.ITypeTaken:
+		return ingress.ITypeDirectCall
+	case ingress.ITypeIndirectJump:
+		return ingress.ITypeIndirectCall
+	}
+	return it
+}
+
+// reg tracks the registers that the blocks carry, the context, and the
+// link register of Arm traces (for armCall).
 func (d *Decoder) reg(rec *Record) {
-	switch strings.ToLower(rec.Reg) {
+	lower := strings.ToLower(rec.Reg)
+	switch lower {
 	case "scontext", "mcontext", "hcontext", "contextidr", "contextidr_el1", "contextidr_el2":
 		c := d.cpu(rec.CPU)
 		c.context = rec.Value
+		return
+	}
+	if k := strings.IndexByte(lower, '_'); k > 0 {
+		lower = lower[:k] // banked: r14_svc, LR_SVC
+	}
+	switch lower {
+	case "lr", "r14", "x30":
+		c := d.cpu(rec.CPU)
+		if c.popsLR {
+			c.lrAge = lrCallWindow
+		} else {
+			c.lr, c.lrAge = rec.Value, 0
+		}
 	}
 }
 
