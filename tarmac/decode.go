@@ -445,18 +445,18 @@ func (c *cpuState) armCall(it ingress.IType, p instInfo) ingress.IType {
 // reg tracks the registers that the blocks carry, the context, and the
 // link register of Arm traces (for armCall).
 func (d *Decoder) reg(rec *Record) {
-	lower := strings.ToLower(rec.Reg)
-	switch lower {
-	case "scontext", "mcontext", "hcontext", "contextidr", "contextidr_el1", "contextidr_el2":
-		c := d.cpu(rec.CPU)
-		c.context = rec.Value
-		return
+	name := rec.Reg
+	for _, s := range [...]string{"scontext", "mcontext", "hcontext", "contextidr", "contextidr_el1", "contextidr_el2"} {
+		if strings.EqualFold(name, s) {
+			c := d.cpu(rec.CPU)
+			c.context = rec.Value
+			return
+		}
 	}
-	if k := strings.IndexByte(lower, '_'); k > 0 {
-		lower = lower[:k] // banked: r14_svc, LR_SVC
+	if k := strings.IndexByte(name, '_'); k > 0 {
+		name = name[:k] // banked: r14_svc, LR_SVC
 	}
-	switch lower {
-	case "lr", "r14", "x30":
+	if strings.EqualFold(name, "lr") || strings.EqualFold(name, "r14") || strings.EqualFold(name, "x30") {
 		c := d.cpu(rec.CPU)
 		if c.popsLR {
 			c.lrAge = lrCallWindow
@@ -485,18 +485,21 @@ func riscvPriv(mode string) ingress.Priv {
 	return ingress.PrivM
 }
 
-// armPriv maps an Arm mode ("EL1h_n", "svc_s", "usr", "thread") to the
+// armPriv maps an Arm mode ("EL1h_n", "svc_s", "usr", "thread", "thrd_s")
+// to the
 // nearest RISC-V privilege: EL0 and user modes are U, EL1/EL2 and the
 // other AArch32 modes S, EL3 and monitor mode M.
 func armPriv(mode string) ingress.Priv {
-	m := strings.ToLower(mode)
+	m := mode
 	if k := strings.IndexByte(m, '_'); k >= 0 {
 		m = m[:k]
 	}
+	is := func(s string) bool { return strings.EqualFold(m, s) }
+	el := func(n byte) bool { return len(m) >= 3 && strings.EqualFold(m[:2], "el") && m[2] == n }
 	switch {
-	case strings.HasPrefix(m, "el0"), m == "usr", m == "thread":
+	case el('0'), is("usr"), is("thread"), is("thrd"):
 		return ingress.PrivU
-	case strings.HasPrefix(m, "el3"), m == "mon", m == "handler":
+	case el('3'), is("mon"), is("handler"):
 		return ingress.PrivM
 	}
 	return ingress.PrivS
@@ -522,7 +525,7 @@ func (d *Decoder) Flow(sink flow.Sink) error {
 		if err != nil {
 			return err
 		}
-		ob := d.cur
+		ob := &d.cur // valid until the next call of Next
 		if d.onBlock != nil {
 			if err := d.onBlock(&ob.b, int(ob.src)); err != nil {
 				return err
@@ -538,7 +541,7 @@ func (d *Decoder) Flow(sink flow.Sink) error {
 				return err
 			}
 		}
-		c.pending, c.havePend = ob, true
+		c.pending, c.havePend = *ob, true
 	}
 	for _, c := range d.cpus {
 		if c.havePend {

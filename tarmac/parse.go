@@ -2,6 +2,7 @@ package tarmac
 
 import (
 	"bytes"
+	"strings"
 )
 
 // This file holds the grammar of one Tarmac line, in the dialects listed
@@ -9,22 +10,20 @@ import (
 // gem5, the Arm RTL Tarmac modules and tarmac-trace-utilities' parser
 // accept, and rejects every line that is none of them.
 
-// units are the timestamp units the reader recognises after a time.
-var units = map[string]bool{
-	"clk": true, "tic": true, "tics": true, "ticks": true, "cyc": true, "cycle": true, "cycles": true,
-	"fs": true, "ps": true, "ns": true, "us": true, "ms": true, "s": true, "cs": true,
+// isUnit reports whether b is a timestamp unit the reader recognises
+// after a time.
+func isUnit(b []byte) bool {
+	switch string(b) {
+	case "clk", "tic", "tics", "ticks", "cyc", "cycle", "cycles",
+		"fs", "ps", "ns", "us", "ms", "s", "cs":
+		return true
+	}
+	return false
 }
 
 // smallerUnit is the unit a thousand times smaller, for timestamps
 // written with a fraction ("10.356000us").
 var smallerUnit = map[string]string{"s": "ms", "ms": "us", "us": "ns", "ns": "ps", "ps": "fs"}
-
-// otherTags are the record tags kept as KindOther: records that say
-// nothing about the instruction flow, registers or memory.
-var otherTags = map[string]bool{
-	"CADI": true, "P": true, "CACHE": true, "TTW": true, "TTU": true, "TLB": true,
-	"WALKCACHE": true, "SIGNAL": true, "INFO_EXCEPTION_REASON": true,
-}
 
 // tagKind classifies a record tag (without a trailing colon); ok is false
 // for words that are not tags.
@@ -42,8 +41,9 @@ func tagKind(t []byte) (Kind, bool) {
 		return KindMem, true
 	case "R01", "R02", "R04", "R08", "W01", "W02", "W04", "W08":
 		return KindMem, true
-	}
-	if otherTags[string(t)] {
+	case "CADI", "P", "CACHE", "TTW", "TTU", "TLB", "WALKCACHE", "SIGNAL", "INFO_EXCEPTION_REASON":
+		// Records that say nothing about the instruction flow,
+		// registers or memory.
 		return KindOther, true
 	}
 	if isMemTag(t) {
@@ -130,44 +130,50 @@ func isHexWord(b []byte) bool {
 // attached) and whether b is a timestamp at all. A fraction is kept
 // exactly by giving the time in a smaller unit (10.356000us is 10356000
 // ps).
-func parseTime(b []byte, next []byte) (t uint64, unit string, consumedNext bool, ok bool, err string) {
+func parseTime(b []byte, next []byte) (t uint64, unit []byte, consumedNext bool, ok bool, err string) {
+	if v, ok := parseDec(b); ok { // the usual "123 clk"
+		if next != nil && isUnit(next) {
+			return v, next, true, true, ""
+		}
+		return v, nil, false, true, ""
+	}
 	end := 0
 	for end < len(b) && (isDigit(b[end]) || b[end] == '.') {
 		end++
 	}
 	if end == 0 || !isDigit(b[0]) {
-		return 0, "", false, false, ""
+		return 0, nil, false, false, ""
 	}
 	num, u := b[:end], b[end:]
-	if len(u) > 0 && !units[string(u)] {
-		return 0, "", false, false, ""
+	if len(u) > 0 && !isUnit(u) {
+		return 0, nil, false, false, ""
 	}
-	if len(u) == 0 && next != nil && units[string(next)] {
+	if len(u) == 0 && next != nil && isUnit(next) {
 		u, consumedNext = next, true
 	}
 	dot := bytes.IndexByte(num, '.')
 	if dot < 0 {
 		v, okd := parseDec(num)
 		if !okd {
-			return 0, "", false, true, "timestamp " + quote(num) + " out of range"
+			return 0, nil, false, true, "timestamp " + quote(num) + " out of range"
 		}
-		return v, string(u), consumedNext, true, ""
+		return v, u, consumedNext, true, ""
 	}
 	if len(u) == 0 {
-		return 0, "", false, false, "" // "1.5" alone is no timestamp
+		return 0, nil, false, false, "" // "1.5" alone is no timestamp
 	}
 	intPart, frac := num[:dot], num[dot+1:]
 	if len(intPart) == 0 || bytes.IndexByte(frac, '.') >= 0 || !allDigits(frac) {
-		return 0, "", false, true, "bad timestamp " + quote(num)
+		return 0, nil, false, true, "bad timestamp " + quote(num)
 	}
-	unit = string(u)
+	us := string(u)
 	digits := append([]byte(nil), intPart...)
 	for len(frac) > 0 {
-		s, okS := smallerUnit[unit]
+		s, okS := smallerUnit[us]
 		if !okS {
-			return 0, "", false, true, "timestamp " + quote(num) + " has a fraction finer than 1 " + string(u) + " can give"
+			return 0, nil, false, true, "timestamp " + quote(num) + " has a fraction finer than 1 " + string(u) + " can give"
 		}
-		unit = s
+		us = s
 		for k := 0; k < 3; k++ {
 			if len(frac) > 0 {
 				digits = append(digits, frac[0])
@@ -179,9 +185,17 @@ func parseTime(b []byte, next []byte) (t uint64, unit string, consumedNext bool,
 	}
 	v, okd := parseDec(digits)
 	if !okd {
-		return 0, "", false, true, "timestamp " + quote(num) + " out of range"
+		return 0, nil, false, true, "timestamp " + quote(num) + " out of range"
 	}
-	return v, unit, consumedNext, true, ""
+	return v, []byte(us), consumedNext, true, ""
+}
+
+// trimColon drops a trailing colon ("SIGNAL:").
+func trimColon(b []byte) []byte {
+	if len(b) > 1 && b[len(b)-1] == ':' {
+		return b[:len(b)-1]
+	}
+	return b
 }
 
 func quote(b []byte) string {
@@ -233,23 +247,23 @@ func (r *Reader) parse(line []byte, indent int) error {
 		if usedNext {
 			i++
 		}
-		if unit != "" {
-			rec.Scale = r.str([]byte(unit))
+		if len(unit) > 0 {
+			rec.Scale = r.str(unit)
 			r.scale = rec.Scale
 		}
 	}
 	if i >= len(f) {
 		return r.errorf("a timestamp without a record")
 	}
-	t0 := bytes.TrimSuffix(tok(i), []byte(":"))
+	t0 := trimColon(tok(i))
 	kind, isTag := tagKind(t0)
 	if !isTag && i+1 < len(f) && isCPUName(tok(i)) {
-		if k2, ok := tagKind(bytes.TrimSuffix(tok(i+1), []byte(":"))); ok {
+		if k2, ok := tagKind(trimColon(tok(i + 1))); ok {
 			rec.CPU = r.str(tok(i))
 			r.cpu = rec.CPU
 			i++
 			kind, isTag = k2, true
-			t0 = bytes.TrimSuffix(tok(i), []byte(":"))
+			t0 = trimColon(tok(i))
 		}
 	}
 	if !isTag {
@@ -587,12 +601,12 @@ func isFlagsWord(b []byte) bool {
 }
 
 func isStatusReg(name string) bool {
-	switch lower := string(bytes.ToLower([]byte(name))); lower {
-	case "cpsr", "psr", "xpsr", "apsr", "epsr", "ipsr", "nzcv":
-		return true
-	default:
-		return len(lower) >= 4 && lower[:4] == "spsr"
+	for _, s := range [...]string{"cpsr", "psr", "xpsr", "apsr", "epsr", "ipsr", "nzcv"} {
+		if strings.EqualFold(name, s) {
+			return true
+		}
 	}
+	return len(name) >= 4 && strings.EqualFold(name[:4], "spsr")
 }
 
 // parseReg parses "R name{<hi:lo>} {(bank)} value {(bank)|flags}", the
