@@ -151,8 +151,20 @@ func compareBlocks(t *testing.T, got, want []ingress.Block) {
 func TestRoundTripBlocks(t *testing.T) {
 	img, pcs := loadCalls(t)
 	blocks := simBlocks(t, img, pcs)
+	// Without disassembly, instruction records end with the colon.
+	var nd bytes.Buffer
+	w := NewWriter(&nd, img, WriterOptions{NoDisasm: true})
+	for i := range blocks {
+		if err := w.Block(&blocks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	compareBlocks(t, readBlocks(t, nd.Bytes()), blocks)
 	var buf bytes.Buffer
-	w := NewWriter(&buf, img, WriterOptions{})
+	w = NewWriter(&buf, img, WriterOptions{})
 	for i := range blocks {
 		if err := w.Block(&blocks[i]); err != nil {
 			t.Fatal(err)

@@ -40,9 +40,12 @@ var tarmacCmd = &command{
   rvtrace tarmac --image PROG.elf --write OUT.tarmac (--pcs FILE | --pcseq FILE | --ingress FILE.csv | --spike-csv FILE)
 
 The first form reads a Tarmac trace (the RISC-V dialect rvtrace writes, or
-an Arm one: Fast Models IT/IS, the ES/LD/ST style, with or without CPU and
-timestamp unit; gzipped when named .gz) and reports its records, instructions
-and blocks. Malformed lines stop it with FILE:LINE (--lenient skips them).
+an Arm one as Fast Models, gem5 and Arm RTL write it: IT/IS, the ES/LD/ST
+style, with or without CPU and timestamp unit; gzipped when named .gz) and
+reports its instructions and blocks; --records counts its records by tag
+and kind instead. A line that is no Tarmac record stops it with FILE:LINE
+and the reason; --lenient skips such lines, and reports how many and the
+first few on stderr.
 --blocks writes the ingress-port blocks it rebuilds as an ingress CSV
 (iretire in halfwords, with time: read it back with --iretire-halfwords); the
 flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
