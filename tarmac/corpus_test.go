@@ -450,10 +450,14 @@ func TestGarbageLine(t *testing.T) {
 }
 
 // TestCorpusFlow decodes every corpus trace strictly into the flow and
-// checks that the instructions counted are the IT records and executed ES
-// records of the file (grep counts), less the fetch failures.
+// checks that the instructions counted are the IT/IS records and ES
+// instruction records of the file, and the traps its exception events
+// (E records of core events other than resets and mode changes, ES EXC
+// lines other than resets), as grep counts them.
 func TestCorpusFlow(t *testing.T) {
 	insts := regexp.MustCompile(`(?m) I[TS] \(\d+\) | ES +\([0-9a-f]+:[0-9a-f]+\) `)
+	events := regexp.MustCompile(`(?m) E [0-9a-f]+ .*CoreEvent_\w+$| ES +EXC .*$`)
+	notTraps := regexp.MustCompile(`(?i)ModeChange|Reset`)
 	for _, name := range corpusTraces {
 		t.Run(name, func(t *testing.T) {
 			path := corpus.Path(t, filepath.Join("tarmac", name))
@@ -468,6 +472,15 @@ func TestCorpusFlow(t *testing.T) {
 			}
 			if c.Instructions != want {
 				t.Errorf("%d instructions in the flow, grep counts %d", c.Instructions, want)
+			}
+			var traps uint64
+			for _, e := range events.FindAll(b, -1) {
+				if !notTraps.Match(e) {
+					traps++
+				}
+			}
+			if c.Traps != traps {
+				t.Errorf("%d traps in the flow, grep counts %d", c.Traps, traps)
 			}
 		})
 	}

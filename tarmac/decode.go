@@ -363,7 +363,7 @@ func (d *Decoder) event(rec *Record) {
 	switch {
 	case strings.Contains(desc, "ModeChange"):
 		return
-	case strings.Contains(desc, "Reset"):
+	case containsFold(desc, "reset"): // CoreEvent_Reset, CoreEvent_RESET, ES EXC Reset
 		d.finishPrev(c, 0, false)
 		d.flushBlock(c, 0, false)
 		return
@@ -394,6 +394,17 @@ func (d *Decoder) event(rec *Record) {
 	c.blk.b.TVal = rec.Value1
 	c.blk.trap, c.blk.interrupt, c.blk.epc = true, interrupt, rec.Addr
 	d.flushBlock(c, 0, false)
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// in any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // lastPriv is the privilege of the last instruction seen on c.
