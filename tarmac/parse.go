@@ -222,7 +222,7 @@ func (r *Reader) parse(line []byte, indent int) error {
 	tok := func(i int) []byte { return line[f[i].start:f[i].end] }
 	// The continuation line of an LD/ST record: a base address aligned
 	// under the address of the record before, and its data.
-	if contTag != "" && indent == contCol && isHexWord(tok(0)) {
+	if contTag != "" && indent == contCol && isHexWord(tok(0)) && len(f) > 1 && isDataGroup(tok(1)) {
 		rec.Tag = contTag
 		rec.Kind = KindMem
 		r.contTag, r.contCol = contTag, contCol
@@ -683,14 +683,14 @@ func isAlnumWord(b []byte) bool {
 	return len(b) > 0
 }
 
-// isRegName reports whether b can be a register name: letters, digits and
-// underscores, starting with a letter.
+// isRegName reports whether b can be a register name: letters, digits,
+// underscores and dots, starting with a letter.
 func isRegName(b []byte) bool {
 	if len(b) == 0 || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z') {
 		return false
 	}
 	for _, c := range b {
-		if !(isDigit(c) || c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+		if !(isDigit(c) || c == '_' || c == '.' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
 			return false
 		}
 	}
