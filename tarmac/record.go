@@ -71,7 +71,9 @@ type Record struct {
 	Time    uint64
 	HasTime bool
 	// Scale is the unit of Time as written ("clk", "tic", "ns", ...; empty
-	// when the trace has none).
+	// when the trace has none); lines without one inherit the unit of the
+	// line before. A time with a fraction is given exactly in a smaller
+	// unit: "10.356000us" is Time 10356000, Scale "ps".
 	Scale string
 	// CPU is the component that produced the record ("cpu0"); lines
 	// without one inherit the CPU of the line before.
