@@ -85,9 +85,9 @@ func grepCount(t *testing.T, path string) (counts [numRecordKinds]int, lines int
 	return counts, lines
 }
 
-// TestCorpusStrictCounts reads every Tarmac trace of the corpus strictly
+// TestTarmacCorpusStrictCounts reads every Tarmac trace of the corpus strictly
 // and checks the number of records of each kind against grep counts.
-func TestCorpusStrictCounts(t *testing.T) {
+func TestTarmacCorpusStrictCounts(t *testing.T) {
 	for _, name := range corpusTraces {
 		t.Run(name, func(t *testing.T) {
 			path := corpus.Path(t, filepath.Join("tarmac", name))
@@ -118,10 +118,10 @@ func TestCorpusStrictCounts(t *testing.T) {
 	}
 }
 
-// TestCorpusCounts pins the grep counts of a few files for the forms
+// TestTarmacCorpusCounts pins the grep counts of a few files for the forms
 // issue 12 names, so that a change of the grep patterns cannot hide a
 // record form: (ABORTED) accesses, CADI end lines, the ES style.
-func TestCorpusCounts(t *testing.T) {
+func TestTarmacCorpusCounts(t *testing.T) {
 	countLines := func(path, pat string) int {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -203,12 +203,12 @@ func hexField(t *testing.T, s string) uint64 {
 	return v
 }
 
-// TestTTUParserReference reads the parser test files of
+// TestTarmacTTUParserReference reads the parser test files of
 // tarmac-trace-utilities (one line per grammar corner) and checks each
 // record against that tool's own parse of the line (its .ref file): kind,
 // time, instruction address, set, width, opcode, effect and disassembly;
 // memory direction, address, size and data; register value and offset.
-func TestTTUParserReference(t *testing.T) {
+func TestTarmacTTUParserReference(t *testing.T) {
 	for _, name := range []string{"parsertest.txt", "parsertest-implicit-thumb.txt"} {
 		t.Run(name, func(t *testing.T) {
 			path := corpus.Path(t, filepath.Join("tarmac", name))
@@ -395,11 +395,11 @@ func regAlias(reg, ttu string) bool {
 	return strings.HasPrefix(l, ttu+"_")
 }
 
-// TestGarbageLine puts a line that is no Tarmac record into a real
+// TestTarmacGarbageLine puts a line that is no Tarmac record into a real
 // trace: the strict reader and decoder stop with a *SyntaxError naming the
 // file and line; the lenient decoder skips and counts it and decodes the
 // same flow as the clean file.
-func TestGarbageLine(t *testing.T) {
+func TestTarmacGarbageLine(t *testing.T) {
 	path := corpus.Path(t, "tarmac/calculator-aarch64-fastmodel.tarmac")
 	clean, err := os.ReadFile(path)
 	if err != nil {
@@ -449,12 +449,12 @@ func TestGarbageLine(t *testing.T) {
 	}
 }
 
-// TestCorpusFlow decodes every corpus trace strictly into the flow and
+// TestTarmacCorpusFlow decodes every corpus trace strictly into the flow and
 // checks that the instructions counted are the IT/IS records and ES
 // instruction records of the file, and the traps its exception events
 // (E records of core events other than resets and mode changes, ES EXC
 // lines other than resets), as grep counts them.
-func TestCorpusFlow(t *testing.T) {
+func TestTarmacCorpusFlow(t *testing.T) {
 	insts := regexp.MustCompile(`(?m) I[TS] \(\d+\) | ES +\([0-9a-f]+:[0-9a-f]+\) `)
 	events := regexp.MustCompile(`(?m) E [0-9a-f]+ .*CoreEvent_\w+$| ES +EXC .*$`)
 	notTraps := regexp.MustCompile(`(?i)ModeChange|Reset`)
@@ -486,9 +486,9 @@ func TestCorpusFlow(t *testing.T) {
 	}
 }
 
-// TestSniff checks the format sniffing on the corpus traces (Arm
+// TestTarmacSniff checks the format sniffing on the corpus traces (Arm
 // Tarmac), on RISC-V Tarmac and on files that are not Tarmac.
-func TestSniff(t *testing.T) {
+func TestTarmacSniff(t *testing.T) {
 	for _, name := range corpusTraces {
 		b, err := os.ReadFile(corpus.Path(t, filepath.Join("tarmac", name)))
 		if err != nil {
@@ -517,10 +517,10 @@ func TestSniff(t *testing.T) {
 	}
 }
 
-// TestCountRecords checks CountRecords' census against grep counts of
+// TestTarmacCountRecords checks CountRecords' census against grep counts of
 // the ES-style trace, where the ES tag has two kinds, and its lenient
 // mode.
-func TestCountRecords(t *testing.T) {
+func TestTarmacCountRecords(t *testing.T) {
 	path := corpus.Path(t, "tarmac/calculator-aarch64-es-ld-st-style.tarmac")
 	b, err := os.ReadFile(path)
 	if err != nil {

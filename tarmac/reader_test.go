@@ -242,7 +242,7 @@ range 0x206..0x206 n=1 end=direct-jump
 	}
 }
 
-func TestSyntaxErrors(t *testing.T) {
+func TestTarmacSyntaxErrors(t *testing.T) {
 	bad := []string{
 		"1 clk cpu0 IT (x) 0000 00000000 O EL3h_s : NOP",
 		"1 clk cpu0 IT (1) zz 00000000 O EL3h_s : NOP",

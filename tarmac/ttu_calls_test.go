@@ -38,14 +38,14 @@ func init() {
 	ttuProfiles["calculator-aarch64-gem5.tarmac"] = ttuProfiles["calculator-aarch64-fastmodel.tarmac"]
 }
 
-// TestTTUCallCounts decodes the corpus traces into the flow and counts the
+// TestTarmacTTUCallCounts decodes the corpus traces into the flow and counts the
 // calls into each address (ranges that end in a call, by target): every
 // function tarmac-trace-utilities' profile lists has as many calls as it
 // says (the root: one more than the calls into it). Calls that the
 // decoder finds and that tool does not list must be calls that never
 // return to their call site: that tool only counts a call when it sees
 // the matching return, rvtrace counts the call instruction.
-func TestTTUCallCounts(t *testing.T) {
+func TestTarmacTTUCallCounts(t *testing.T) {
 	profiles := map[string][]ttuCount{}
 	for k, v := range ttuProfiles {
 		profiles[k] = v
