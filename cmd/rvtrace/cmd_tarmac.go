@@ -18,7 +18,7 @@ import (
 
 func init() {
 	registerOutput(&output{flag: "tarmac", help: "write the flow as a Tarmac trace (RISC-V dialect) to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
@@ -139,10 +139,12 @@ func runTarmac(args []string) error {
 		return err
 	}
 	cnt := &flow.Counter{}
-	all := flow.Sink(cnt)
+	counted := flow.Sink(cnt)
 	if sink != nil {
-		all = flow.Multi(sink, cnt)
+		counted = flow.Multi(sink, cnt)
 	}
+	var check flowCheck
+	all := check.wrap(counted, img, nil)
 	var blocks uint64
 	var closers []func() error
 	var csvw *ingress.CSVWriter
@@ -213,12 +215,18 @@ func runTarmac(args []string) error {
 	if cerr != nil {
 		return cerr
 	}
-	line := fmt.Sprintf("%s: %d instructions in %d ingress blocks, %d traps", name, cnt.Instructions, blocks, cnt.Traps)
+	if blocks == 0 && cnt.Instructions == 0 && cnt.Traps == 0 {
+		return fmt.Errorf("%s: no instruction or event records: an empty file, or not a Tarmac trace", name)
+	}
+	line := fmt.Sprintf("%s: %d ingress blocks, %d traps", name, blocks, cnt.Traps)
 	if d.Skipped() > 0 {
 		line += fmt.Sprintf(", %d malformed lines skipped (first: %v)", d.Skipped(), d.FirstError())
 	}
 	fmt.Fprintln(stderr, line)
-	return nil
+	if err := check.report(name); err != nil || d.Skipped() == 0 {
+		return err
+	}
+	return exitError{3}
 }
 
 // countRecords prints the number of records of each tag of a Tarmac file.

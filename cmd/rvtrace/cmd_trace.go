@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	tproto "github.com/rvtrace/rvtrace/protocol"
 )
 
 var encodeCmd = &command{
@@ -149,17 +152,35 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// decodeOpts are the flags of the decode command.
+type decodeOpts struct {
+	loadImage   func() (*image.Set, error)
+	openOutputs func(img *image.Set) (flow.Sink, error)
+	onlySrc     *int
+	config      decoderConfigFn
+	df          *decodeFlags
+}
+
+func decodeCmdFlags(fs *flag.FlagSet, p *protocol) *decodeOpts {
+	protocolFlag(fs, "")
+	o := &decodeOpts{}
+	o.loadImage = imageFlags(fs)
+	o.openOutputs = outputFlags(fs)
+	o.onlySrc = fs.Int("src", -1, "decode only the messages of this trace source (SRC field value); default all")
+	o.df = addDecodeFlags(fs)
+	o.config = p.decoder(fs)
+	return o
+}
+
 func runDecode(args []string) error {
-	fs := newFlagSet(decodeCmd)
-	fs.String("protocol", "ntrace", "trace protocol: "+protocolNames())
-	p, err := lookupProtocol(protocolFromArgs(args))
+	pc, err := resolveProtocol(args, func(fs *flag.FlagSet, p *protocol) decoderConfigFn {
+		return decodeCmdFlags(fs, p).config
+	})
 	if err != nil {
 		return err
 	}
-	loadImage := imageFlags(fs)
-	openOutputs := outputFlags(fs)
-	onlySrc := fs.Int("src", -1, "decode only the messages of this trace source (SRC field value); default all")
-	decode := p.decoder(fs)
+	fs := newFlagSet(decodeCmd)
+	o := decodeCmdFlags(fs, pc.p)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -167,7 +188,7 @@ func runDecode(args []string) error {
 	if len(rest) != 1 {
 		return fmt.Errorf("give exactly one trace file to decode")
 	}
-	img, err := loadImage()
+	img, err := o.loadImage()
 	if err != nil {
 		return err
 	}
@@ -179,43 +200,67 @@ func runDecode(args []string) error {
 		return err
 	}
 	defer in.Close()
-	sink, err := openOutputs(img)
+	sink, err := o.openOutputs(img)
 	if err != nil {
 		return err
 	}
 	cnt := &flow.Counter{}
-	all := flow.Sink(cnt)
+	out := flow.Sink(cnt)
 	if sink != nil {
-		all = flow.Multi(sink, cnt)
+		out = flow.Multi(sink, cnt)
 	}
-	if *onlySrc >= 0 {
-		all = flow.OnlySrc(all, uint32(*onlySrc))
+	var check flowCheck
+	all := check.wrap(out, img, o.df)
+	if *o.onlySrc >= 0 {
+		all = flow.OnlySrc(all, uint32(*o.onlySrc))
 	}
-	derr := decode(bufio.NewReaderSize(in, 1<<20), rest[0], img, all)
+	derr := decodeTrace(pc, o.config, o.df, rest[0], in, img, all)
 	cerr := all.Close()
 	if derr != nil {
-		return fmt.Errorf("%s: %w", rest[0], derr)
+		return derr
 	}
 	if cerr != nil {
 		return cerr
 	}
-	fmt.Fprintf(stderr, "%s: %d instructions in %d ranges, %d traps, %d syncs, %d gaps\n", rest[0],
-		cnt.Instructions, cnt.Ranges, cnt.Traps, cnt.Events[flow.KindSync], cnt.Gaps)
-	if cnt.Gaps > 0 {
-		return exitError{3}
-	}
-	return nil
+	fmt.Fprintf(stderr, "%s: %d ranges, %d traps, %d syncs\n", rest[0], cnt.Ranges, cnt.Traps, cnt.Events[flow.KindSync])
+	return check.report(rest[0])
 }
 
 func runDump(args []string) error {
-	fs := newFlagSet(dumpCmd)
-	fs.String("protocol", "ntrace", "trace protocol: "+protocolNames())
-	p, err := lookupProtocol(protocolFromArgs(args))
-	if err != nil {
-		return err
+	given := protocolGiven(args)
+	auto := given == "" || given == "auto"
+	p := protocols["ntrace"]
+	if !auto {
+		var err error
+		if p, err = lookupProtocol(given); err != nil {
+			return err
+		}
 	}
-	dump := p.dumper(fs)
-	out := fs.String("o", "-", "output `file`")
+	type dumpAlt struct {
+		p      *protocol
+		config func() (*tproto.Config, error)
+	}
+	var alts []dumpAlt
+	register := func(fs *flag.FlagSet, p *protocol) (func() (*tproto.Config, error), *string) {
+		protocolFlag(fs, "")
+		dump := p.dumper(fs)
+		return dump, fs.String("o", "-", "output `file`")
+	}
+	if auto {
+		for _, q := range sortedProtocols() {
+			fs := flag.NewFlagSet("", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			c, _ := register(fs, q)
+			if _, err := parseFlags(fs, args); err == nil {
+				alts = append(alts, dumpAlt{q, c})
+			}
+		}
+		if len(alts) == 1 {
+			p = alts[0].p
+		}
+	}
+	fs := newFlagSet(dumpCmd)
+	config, out := register(fs, p)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -223,16 +268,45 @@ func runDump(args []string) error {
 	if len(rest) != 1 {
 		return fmt.Errorf("give exactly one trace file to dump")
 	}
-	in, err := openInput(rest[0])
+	f, err := openInput(rest[0])
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer f.Close()
+	in, err := tproto.NewInput(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", rest[0], err)
+	}
+	if auto && len(alts) > 1 {
+		merged := &tproto.Config{}
+		byName := map[string]func() (*tproto.Config, error){}
+		for _, a := range alts {
+			c, err := a.config()
+			if err != nil {
+				continue
+			}
+			byName[a.p.name] = a.config
+			switch a.p.name {
+			case "ntrace":
+				merged.NTrace = c.NTrace
+			case "etrace":
+				merged.ETrace = c.ETrace
+			}
+		}
+		lib, _ := tproto.Guess(in, merged)
+		if c := byName[lib.Name()]; c != nil {
+			p, config = protocols[lib.Name()], c
+		}
+	}
+	cfg, err := config()
+	if err != nil {
+		return err
+	}
 	w, err := createOutput(*out)
 	if err != nil {
 		return err
 	}
-	if err := dump(bufio.NewReaderSize(in, 1<<20), rest[0], w); err != nil {
+	if err := p.lib.Dump(in.R, w, cfg); err != nil {
 		w.Close()
 		return fmt.Errorf("%s: %w", rest[0], err)
 	}
