@@ -284,7 +284,7 @@ func (d *Decoder) event(rec *Record) {
 	switch {
 	case strings.Contains(desc, "ModeChange"):
 		return
-	case strings.Contains(desc, "Reset"):
+	case strings.Contains(desc, "Reset"), desc == GapEventDesc:
 		d.finishPrev(c, 0, false)
 		d.flushBlock(c, 0, false)
 		return
