@@ -135,7 +135,14 @@ func writeLost(w io.Writer, p *Profile, max int) {
 		fmt.Fprintf(w, "lost          nothing: no gap in the trace\n")
 		return
 	}
-	fmt.Fprintf(w, "lost          %d gaps, %d suspect instructions: the profile misses what ran in the gaps\n", p.Gaps(), p.Suspect())
+	gaps, insts := "gaps", "instructions"
+	if p.Gaps() == 1 {
+		gaps = "gap"
+	}
+	if p.Suspect() == 1 {
+		insts = "instruction"
+	}
+	fmt.Fprintf(w, "lost          %d %s, %d suspect %s: the profile misses what ran in the gaps\n", p.Gaps(), gaps, p.Suspect(), insts)
 	for i, g := range p.GapList() {
 		if i == max {
 			break

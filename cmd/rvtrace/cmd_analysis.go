@@ -97,14 +97,16 @@ var profileCmd = &command{
 INPUT is one of:
   TRACE.tarmac        a Tarmac trace (RISC-V dialect, or Arm: IT/IS/ES, R, MR/MW, E...),
                       optionally gzipped (.gz); --protocol tarmac forces it
-  TRACE               an N-Trace or E-Trace capture (--protocol, default ntrace)
+  TRACE               an N-Trace or E-Trace capture (--protocol, default auto:
+                      told from the trace's first bytes, as for rvtrace decode)
   --pcs FILE, --pcseq FILE, --ingress FILE.csv, --spike-csv FILE
                       an instruction trace (PC list, ingress port capture)
 
 The text profile goes to standard output (or -o FILE); the analysis outputs
 (--folded, --pprof, --chrome, --lcov, --html, --tarmac ...) can be added.
 Every address is shown with its symbol; line numbers need DWARF (-g).
-
+The "lost" row gives the gaps of the trace and the suspect instructions.
+`+integrityUsage+`
 Examples:
   rvtrace profile --image prog.elf prog.nex
   rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
@@ -121,8 +123,9 @@ var reportCmd = &command{
 
 INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
 (--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
-network: open it in any browser.
-
+network: open it in any browser. Its summary has a "lost" card and, when the
+trace has gaps, a list of them.
+`+integrityUsage+`
 Examples:
   rvtrace report --image prog.elf prog.nex -o prog.html
   rvtrace report --image prog.elf prog.tarmac -o prog.html --title "prog on core 0"

@@ -48,6 +48,10 @@ and blocks. Malformed lines stop it with FILE:LINE (--lenient skips them).
 flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
 --flow, --jsonl, --tarmac) analyse or convert it.
 
+Exit status of the first form: 0 when every line was read, 3 when --lenient
+skipped malformed lines, 1 on an error (a malformed line without --lenient,
+an empty file).
+
 The second form encodes the Tarmac trace (of another simulator) into
 N-Trace or E-Trace with the protocol's encoder options.
 

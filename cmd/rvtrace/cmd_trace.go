@@ -33,10 +33,19 @@ Examples:
 var decodeCmd = &command{
 	name:    "decode",
 	summary: "decode N-Trace or E-Trace bytes with the program image back to the instruction flow",
-	usage: `Usage: rvtrace decode --protocol ntrace|etrace --image PROG.elf TRACE [outputs]
+	usage: `Usage: rvtrace decode [--protocol auto|ntrace|etrace] --image PROG.elf TRACE [outputs]
 
-Outputs (any number; without one, a summary is printed): --pcs, --flow, --jsonl and the analysis outputs.
+Outputs (any number; without one, only the summary is printed): --pcs, --flow,
+--jsonl and the analysis outputs.
 
+--protocol auto (the default) tells N-Trace from E-Trace by the first bytes of
+the trace: the protocol whose decoder follows the image through them. A trace
+that does not fit the protocol, its options or the image is refused with what
+it looks like instead ("looks like E-Trace; use --protocol etrace", "messages
+carry a SRC field: --src-bits 2"). A gzip-compressed trace is decompressed.
+The options listed below are N-Trace's; 'rvtrace decode --protocol etrace -h'
+lists E-Trace's. With auto, options of either protocol may be given.
+`+integrityUsage+`
 Examples:
   rvtrace decode --protocol ntrace --image prog.elf prog.nex --pcs decoded.txt
   rvtrace decode --image prog.elf prog.nex --preset best --flow -
@@ -46,13 +55,35 @@ Examples:
 var dumpCmd = &command{
 	name:    "dump",
 	summary: "list the messages or packets of a trace file with all their fields",
-	usage: `Usage: rvtrace dump --protocol ntrace|etrace TRACE [--bytes] [--stats]
+	usage: `Usage: rvtrace dump [--protocol auto|ntrace|etrace] TRACE [--bytes] [--stats]
+
+--protocol auto (the default) dumps the trace as the protocol whose messages
+its first bytes parse best as.
 
 Examples:
   rvtrace dump prog.nex
   rvtrace dump --bytes prog.nex | less
 `,
 }
+
+// integrityUsage is the part of the usage of every decoding command that
+// says how it reports lost trace.
+const integrityUsage = `
+Every decoded result is right or flagged. On stderr a summary line gives the
+instructions, gaps, suspect instructions (decoded before a gap since the last
+point known good: they may be wrong) and lost spans (trace the encoder or the
+capture lost), then the first gaps with byte offset, message index and reason.
+The outputs mark the gaps too: a '# gap at byte N (message I): reason' line in
+PC lists (--no-gap-marks leaves it out), a GAP line in --flow, a gap object in
+--jsonl, a TraceGap E record in --tarmac, a lost row in profiles and reports.
+--strict withholds the suspect instructions instead of writing them.
+--allow-truncated accepts a circular-buffer capture, which may start without
+a sync and end without the end message.
+
+Exit status: 0 when the trace decoded completely, 3 when it decoded with gaps,
+1 when it could not be decoded (empty, no sync, not this protocol...), 2 for
+wrong usage.
+`
 
 func init() {
 	encodeCmd.run = runEncode
