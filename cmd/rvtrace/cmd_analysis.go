@@ -106,7 +106,7 @@ The text profile goes to standard output (or -o FILE); the analysis outputs
 (--folded, --pprof, --chrome, --lcov, --html, --tarmac ...) can be added.
 Every address is shown with its symbol; line numbers need DWARF (-g).
 The "lost" row gives the gaps of the trace and the suspect instructions.
-`+integrityUsage+`
+` + integrityUsage + `
 Examples:
   rvtrace profile --image prog.elf prog.nex
   rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
@@ -125,7 +125,7 @@ INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
 (--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
 network: open it in any browser. Its summary has a "lost" card and, when the
 trace has gaps, a list of them.
-`+integrityUsage+`
+` + integrityUsage + `
 Examples:
   rvtrace report --image prog.elf prog.nex -o prog.html
   rvtrace report --image prog.elf prog.tarmac -o prog.html --title "prog on core 0"

@@ -45,7 +45,7 @@ it looks like instead ("looks like E-Trace; use --protocol etrace", "messages
 carry a SRC field: --src-bits 2"). A gzip-compressed trace is decompressed.
 The options listed below are N-Trace's; 'rvtrace decode --protocol etrace -h'
 lists E-Trace's. With auto, options of either protocol may be given.
-`+integrityUsage+`
+` + integrityUsage + `
 Examples:
   rvtrace decode --protocol ntrace --image prog.elf prog.nex --pcs decoded.txt
   rvtrace decode --image prog.elf prog.nex --preset best --flow -
