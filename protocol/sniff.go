@@ -183,7 +183,7 @@ func DisplayName(p Protocol) string { return displayName(p.Name()) }
 // Detect picks the protocol of a trace from its start: the one whose
 // decoder (with cfg) follows the image without a gap, decoding the most
 // instructions; when none does, the one whose wire format the start
-// parses best as. The error is a *MismatchError from Check when the best
+// parses best as (Default on a tie). The error is a *MismatchError from Check when the best
 // guess does not fit either.
 func Detect(in *Input, img *image.Set, cfg *Config) (Protocol, error) {
 	var best Protocol
@@ -201,7 +201,7 @@ func Detect(in *Input, img *image.Set, cfg *Config) (Protocol, error) {
 	}
 	score := -1.0
 	for _, p := range All() {
-		if s := p.Sniff(in.Prefix, cfg); s > score || cfg.ETraceCSV && p.Name() == "etrace" {
+		if s := p.Sniff(in.Prefix, cfg); s > score || s == score && p.Name() == Default || cfg.ETraceCSV && p.Name() == "etrace" {
 			best, score = p, s
 		}
 	}
@@ -249,13 +249,18 @@ func Check(p Protocol, in *Input, img *image.Set, cfg *Config) error {
 	return nil
 }
 
+// Default is the name of the protocol Detect and Guess prefer when the
+// start of a trace fits none better than another.
+const Default = "ntrace"
+
 // Guess returns the protocol whose wire format the start of a trace
 // parses best as, with its score (0 to 1), without an image: for a dump.
+// On a tie it returns the Default protocol.
 func Guess(in *Input, cfg *Config) (Protocol, float64) {
 	var best Protocol
 	score := -1.0
 	for _, p := range All() {
-		if s := p.Sniff(in.Prefix, cfg); s > score {
+		if s := p.Sniff(in.Prefix, cfg); s > score || s == score && p.Name() == Default {
 			best, score = p, s
 		}
 	}
