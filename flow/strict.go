@@ -54,6 +54,7 @@ type strict struct {
 	fw      *bufio.Writer
 	spilled int // events in the file
 	buf     []byte
+	hdr     [eventBytes]byte
 	err     error
 }
 
@@ -199,7 +200,7 @@ func (s *strict) replay(fn func(*Event) error) error {
 	r := bufio.NewReaderSize(s.f, 1<<16)
 	var e Event
 	for i := 0; i < s.spilled; i++ {
-		if err := readEvent(r, &e); err != nil {
+		if err := readEvent(r, &e, &s.hdr); err != nil {
 			return fmt.Errorf("strict: reading back %s: %w", s.f.Name(), err)
 		}
 		if err := fn(&e); err != nil {
@@ -218,8 +219,12 @@ func (s *strict) replay(fn func(*Event) error) error {
 }
 
 // eventWords is the number of 64-bit words of a spilled event record,
-// after its 4 bytes of kind, end, flags and privilege.
-const eventWords = 15
+// after its 4 bytes of kind, end, flags and privilege; eventBytes the size
+// of that fixed part (the error text follows).
+const (
+	eventWords = 15
+	eventBytes = 4 + 8*eventWords
+)
 
 func appendEvent(b []byte, e *Event) []byte {
 	var flags byte
@@ -245,8 +250,7 @@ func appendEvent(b []byte, e *Event) []byte {
 	return append(b, msg...)
 }
 
-func readEvent(r *bufio.Reader, e *Event) error {
-	var hdr [4 + 8*eventWords]byte
+func readEvent(r *bufio.Reader, e *Event, hdr *[eventBytes]byte) error {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return err
 	}

@@ -258,7 +258,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 				}
 				return err
 			}
-			if prof != nil && size > 0 && !strings.HasSuffix(name, ".gz") {
+			if prof != nil && size > 0 && !isGzipFile(name) {
 				prof.SetTraceSize(size)
 			}
 			return decodeTrace(pc, a.config, a.df, name, r, img, sink)
@@ -277,6 +277,18 @@ func analysisProtocol(args []string, register func(fs *flag.FlagSet, pc *protoCh
 	return resolveProtocol(args, func(fs *flag.FlagSet, p *protocol) decoderConfigFn {
 		return register(fs, &protoChoice{p: p}).config
 	})
+}
+
+// isGzipFile reports whether the file starts with the gzip magic bytes.
+func isGzipFile(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [2]byte
+	n, _ := io.ReadFull(f, b[:])
+	return n == 2 && b[0] == 0x1f && b[1] == 0x8b
 }
 
 // sniffTarmac reports whether the file starts like a Tarmac text trace.
