@@ -14,11 +14,15 @@ import (
 // recorder keeps copies of the events it is given.
 type recorder struct {
 	ev     []Event
+	msgs   []string
 	closed bool
 }
 
 func (r *recorder) Event(e *Event) error { r.ev = append(r.ev, *e); return nil }
 func (r *recorder) Close() error         { r.closed = true; return nil }
+func (r *recorder) Message(kind string, offset int64, bits int) {
+	r.msgs = append(r.msgs, fmt.Sprintf("%s@%d/%d", kind, offset, bits))
+}
 
 // testImage maps 64 instructions at 0x1000 alternating 4-byte and 2-byte
 // ones (addi x0,x0,0 and c.nop), so that cutting a range needs their sizes.
@@ -131,6 +135,13 @@ func TestStrictSuspectBeyondHold(t *testing.T) {
 	rec := runStrict(t, 1, in, img)
 	if len(rec.ev) != 3 || rec.ev[0] != in[0] || rec.ev[1].Kind != KindSync || rec.ev[2].Kind != KindGap {
 		t.Errorf("got %v", rec.ev)
+	}
+	// Message statistics pass through at once.
+	rec = &recorder{}
+	s := Strict(rec, img)
+	s.(MessageObserver).Message("ProgTraceSync", 7, 40)
+	if len(rec.msgs) != 1 || rec.msgs[0] != "ProgTraceSync@7/40" {
+		t.Errorf("messages passed on: %v", rec.msgs)
 	}
 	in = []Event{{Kind: KindSync}, rng(pcs, 0, 4), rng(pcs, 4, 2), gapEv(9, 2)}
 	rec = runStrict(t, 8, in, img)

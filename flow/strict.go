@@ -35,6 +35,8 @@ const DefaultStrictHold = 1 << 14
 // spilling is one write and one read of each spilled event; a trace that
 // syncs every few thousand instructions never spills.
 //
+// The sink is a MessageObserver that passes message statistics on at once.
+//
 // If Suspect exceeds the instructions held (a decoder that counts from
 // before the last KindSync), every held instruction is dropped; earlier
 // ones have already been passed on and cannot be recalled.
@@ -146,6 +148,15 @@ func (s *strict) cut(e *Event, n uint64) error {
 	e.N, e.Last = n, pc
 	e.End, e.HasTarget, e.Target = 0, false, 0
 	return nil
+}
+
+// Message passes the decoder's message statistics on to next when it is a
+// MessageObserver, at once: they count trace bytes, which Strict does not
+// withhold.
+func (s *strict) Message(kind string, offset int64, bits int) {
+	if o, ok := s.next.(MessageObserver); ok {
+		o.Message(kind, offset, bits)
+	}
 }
 
 // Close releases what is held (the flow ended without a gap saying it is
