@@ -1062,6 +1062,9 @@ func decodeC(c uint16, xlen int) inst {
 				d = inst{op: opADDI, rd: 2, rs1: 2, imm: nz}
 			} else { // c.lui
 				if imm6 == 0 {
+					if rd&1 == 1 && rd < 16 {
+						return inst{op: opADDI} // Zcmop c.mop.N: a no-op
+					}
 					return ill
 				}
 				d = inst{op: opLUI, rd: rd, imm: imm6 << 12}

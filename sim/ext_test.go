@@ -53,3 +53,136 @@ func TestDifftestQEMUExt(t *testing.T) {
 		})
 	}
 }
+
+// TestExtKnownAnswers checks the integer extensions on values worked out
+// by hand from their specifications.
+func TestExtKnownAnswers(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		op      func(a, b uint64) uint64
+		a, b, r uint64
+	}{
+		// Zbc: 0b101 ⊗ 0b11 = 0b101 ^ 0b1010 = 0b1111; all ones ⊗ 0b11
+		// = all ones ^ all ones << 1: 1 in the low half, 1 in the high.
+		{"clmul", func(a, b uint64) (r uint64) { _, r = clmul(a, b); return }, 5, 3, 0xf},
+		// x^63 ⊗ x^63 = x^126: bit 62 of the high half.
+		{"clmulh", func(a, b uint64) (r uint64) { r, _ = clmul(a, b); return }, 1 << 63, 1 << 63, 1 << 62},
+		{"clmul-wide", func(a, b uint64) (r uint64) { _, r = clmul(a, b); return }, ^uint64(0), 3, 1},
+		{"clmulh-wide", func(a, b uint64) (r uint64) { r, _ = clmul(a, b); return }, ^uint64(0), 3, 1},
+		{"brev8", func(a, _ uint64) uint64 { return brev8(a) }, 0x0102040810204080, 0, 0x8040201008040201},
+		{"zip", func(a, _ uint64) uint64 { return uint64(zip32(uint32(a))) }, 0xffff0000, 0, 0xaaaaaaaa},
+		{"unzip", func(a, _ uint64) uint64 { return uint64(unzip32(uint32(a))) }, 0xaaaaaaaa, 0, 0xffff0000},
+		// xperm8: indexes 0..7 of rs1's bytes, 8 and above give 0.
+		{"xperm8", func(a, b uint64) uint64 { return xperm(a, b, 8, 64) }, 0x8877665544332211, 0x0001020304050708, 0x1122334455668800},
+		// xperm4 on RV32: 8 nibbles, index 8 gives 0.
+		{"xperm4-32", func(a, b uint64) uint64 { return xperm(a, b, 4, 32) }, 0xfedcba98, 0x01234568, 0x89abcde0},
+	} {
+		if got := c.op(c.a, c.b); got != c.r {
+			t.Errorf("%s(%#x, %#x) = %#x, want %#x", c.name, c.a, c.b, got, c.r)
+		}
+	}
+	for v := uint32(0); v < 1<<20; v += 4093 {
+		w := v*0x9e3779b9 + 1
+		if unzip32(zip32(w)) != w {
+			t.Fatalf("unzip(zip(%#x)) = %#x", w, unzip32(zip32(w)))
+		}
+	}
+}
+
+// TestZicondZimopZicboz runs czero.eqz/nez, mop.r.N, mop.rr.N, c.mop.N and
+// cbo.zero (which Linux allows in user mode) in a user program.
+func TestZicondZimopZicboz(t *testing.T) {
+	h := runWords(t,
+		0x02a00593, // li a1,42
+		0x00000613, // li a2,0
+		0x00700693, // li a3,7
+		0x0ec5d733, // czero.eqz a4,a1,a2 -> 0
+		0x0ed5d7b3, // czero.eqz a5,a1,a3 -> 42
+		0x0ec5f833, // czero.nez a6,a1,a2 -> 42
+		0x0ed5f8b3, // czero.nez a7,a1,a3 -> 0
+		0xfff00e13, // li t3,-1
+		0xfff00e93, // li t4,-1
+		0x81c5ce73, // mop.r.0 t3,a1 -> 0
+		0xcec5cef3, // mop.rr.7 t4,a1,a2 -> 0
+		0x61816081, // c.mop.1; c.mop.3 (no-ops)
+		0xf0010513, // addi a0,sp,-256
+		0xfc057513, // andi a0,a0,-64
+		0xfff00593, // li a1,-1
+		0x00b53423, // sd a1,8(a0)
+		0x02b53c23, // sd a1,56(a0)
+		0x04b53023, // sd a1,64(a0)
+		0x01150613, // addi a2,a0,17
+		0x0046200f, // cbo.zero (a2)
+		0x00853f03, // ld t5,8(a0) -> 0
+		0x03853f83, // ld t6,56(a0) -> 0
+		0x04053903, // ld s2,64(a0) -> -1 (next block)
+		0x05d00893, // li a7,93
+		0x00000513, // li a0,0
+		0x00000073, // ecall
+	)
+	for _, c := range []struct {
+		r    int
+		want uint64
+	}{{14, 0}, {15, 42}, {16, 42}, {28, 0}, {29, 0}, {30, 0}, {31, 0}, {18, ^uint64(0)}} {
+		if v := h.Reg(c.r); v != c.want {
+			t.Errorf("x%d = %#x, want %#x", c.r, v, c.want)
+		}
+	}
+}
+
+// TestCBOGating checks the menvcfg/senvcfg enables of the cache-block
+// operations (privileged spec, "Machine Environment Configuration
+// Register": CBIE, CBCFE, CBZE), the WARL reserved CBIE value, and the
+// store access fault of cbo.zero on an address without memory, with the
+// block's address as tval.
+func TestCBOGating(t *testing.T) {
+	h := runWords(t, 0x05d00893, 0x00000513, 0x00000073) // exit(0)
+	ram := h.Reg(2) &^ 63                                // the stack
+	clean := decode(0x0015200f, 64)                      // cbo.clean (a0)
+	inval := decode(0x0005200f, 64)                      // cbo.inval (a0)
+	zero := decode(0x0045200f, 64)                       // cbo.zero (a0)
+	run := func(d inst) (bool, uint64) {
+		h.excCause = 0
+		_, _, ok := h.execExt(&d, 0)
+		return ok, h.excCause
+	}
+	for _, c := range []struct {
+		name       string
+		priv       uint8
+		menv, senv uint64
+		d          inst
+		ok         bool
+	}{
+		{"clean in M, all off", privM, 0, 0, clean, true},
+		{"clean in S, CBCFE off", privS, 0, 0, clean, false},
+		{"clean in S, menvcfg.CBCFE", privS, envcfgCBCFE, 0, clean, true},
+		{"clean in U, senvcfg.CBCFE off", privU, envcfgCBCFE, 0, clean, false},
+		{"clean in U, both CBCFE", privU, envcfgCBCFE, envcfgCBCFE, clean, true},
+		{"inval in S, CBIE 00", privS, 0, 0, inval, false},
+		{"inval in S, CBIE 01", privS, 1 << 4, 0, inval, true},
+		{"inval in U, senvcfg.CBIE 00", privU, 3 << 4, 0, inval, false},
+		{"inval in U, CBIE 11", privU, 3 << 4, 3 << 4, inval, true},
+		{"zero in S, CBZE off", privS, envcfgCBCFE, 0, zero, false},
+		{"zero in S, CBZE", privS, envcfgCBZE, 0, zero, true},
+		{"zero in U, senvcfg.CBZE off", privU, envcfgCBZE, 0, zero, false},
+	} {
+		h.priv, h.csr.menvcfg, h.csr.senvcfg = c.priv, c.menv, c.senv
+		h.x[10] = ram + 5
+		ok, cause := run(c.d)
+		if ok != c.ok || !ok && cause != causeIllegal {
+			t.Errorf("%s: ok %v cause %d, want ok %v (or illegal instruction)", c.name, ok, cause, c.ok)
+		}
+	}
+	h.priv = privM
+	h.x[10] = 0x13 // no memory at address 0
+	if ok, cause := run(zero); ok || cause != causeStoreAccess || h.excTval != 0 {
+		t.Errorf("cbo.zero at 0x13: ok %v cause %d tval %#x, want store access fault at 0", ok, cause, h.excTval)
+	}
+	h.csr.menvcfg = 0
+	if v := envcfgWrite(0, ^uint64(0)); v != 0xf1 {
+		t.Errorf("menvcfg write of all ones reads %#x, want 0xf1", v)
+	}
+	if v := envcfgWrite(1<<4, 2<<4|envcfgCBZE); v != 1<<4|envcfgCBZE {
+		t.Errorf("CBIE = 10 (reserved) gives %#x, want the old CBIE kept", v)
+	}
+}
