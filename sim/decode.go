@@ -743,8 +743,8 @@ func decode32(w uint32, xlen int) inst {
 		case 0x185:
 			d.op = opRORW
 		case 0x24:
-			if d.rs2 != 0 {
-				d.op = opPACKW
+			if d.rs2 != 0 || xlen == 32 {
+				d.op = opPACKW // illegal on RV32, as all of OP-32
 				break
 			}
 			d.op = opZEXTH

@@ -186,3 +186,63 @@ func TestCBOGating(t *testing.T) {
 		t.Errorf("CBIE = 10 (reserved) gives %#x, want the old CBIE kept", v)
 	}
 }
+
+// TestExtDecodeXLEN checks the XLEN-specific encodings: zip and unzip
+// exist on RV32 only, packw and the OP-32 form of zext.h on RV64 only.
+func TestExtDecodeXLEN(t *testing.T) {
+	for _, c := range []struct {
+		raw  uint32
+		xlen int
+		op   uint8
+	}{
+		{0x08f59513, 32, opZIP},
+		{0x08f59513, 64, opIllegal},
+		{0x08f5d513, 32, opUNZIP},
+		{0x08f5d513, 64, opIllegal},
+		{0x08c5c53b, 64, opPACKW},
+		{0x08c5c53b, 32, opIllegal},
+		{0x0805c53b, 64, opZEXTH},
+		{0x0805c53b, 32, opIllegal},
+		{0x0805c533, 32, opZEXTH},
+		{0x0805c533, 64, opPACK},
+		{0x6081, 64, opADDI},        // c.mop.1
+		{0x6f81, 64, opIllegal},     // c.lui t6,0
+		{0x0035200f, 64, opIllegal}, // reserved cbo operation
+		{0x80c5c573, 64, opIllegal}, // SYSTEM funct3 4, not a mop
+		{0x4035f553, 64, opIllegal}, // fcvt.s.h's neighbour rs2 = 3
+	} {
+		if d := decode(c.raw, c.xlen); d.op != c.op {
+			t.Errorf("decode(%#x, %d).op = %d, want %d", c.raw, c.xlen, d.op, c.op)
+		}
+	}
+}
+
+// TestExtTraceRegisters checks which register file the Tarmac records of
+// the new operations name: fmv.x.h, feq.h, fclass.h and fcvt.w.h write x
+// registers, the other half-precision operations and flh f registers, and
+// fsh and the cache-block operations neither.
+func TestExtTraceRegisters(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		raw    uint32
+		xw, fw bool
+	}{
+		{"fmv.x.h", 0xe4058553, true, false},
+		{"feq.h", 0xa4c5a553, true, false},
+		{"fclass.h", 0xe4059553, true, false},
+		{"fcvt.w.h", 0xc405f553, true, false},
+		{"fadd.h", 0x04c5f553, false, true},
+		{"fcvt.s.h", 0x40258553, false, true},
+		{"fmv.h.x", 0xf4058553, false, true},
+		{"flh", 0x00259507, false, true},
+		{"fsh", 0xfe111f27, false, false},
+		{"cbo.zero", 0x0045a00f, false, false},
+		{"clmul", 0x0ac59533, true, false},
+		{"czero.eqz", 0x0ec5d533, true, false},
+	} {
+		d := decode(c.raw, 64)
+		if xw, fw := writesX(&d), extWritesF(&d); xw != c.xw || fw != c.fw {
+			t.Errorf("%s: writes x %v, f %v; want x %v, f %v", c.name, xw, fw, c.xw, c.fw)
+		}
+	}
+}

@@ -8,7 +8,8 @@
 // quiet and signalling NaNs, badly NaN-boxed singles), runs a random
 // sequence of instructions (RV32/RV64 I, M, A, F, D, Zba, Zbb, Zbs, the
 // compressed forms the assembler picks, forward branches and jumps, the FP
-// CSRs), then writes its memory window and its register dump to standard
+// CSRs; with Config.Ext also Zbc, Zbkb, Zbkx and Zfh), then writes its
+// memory window and its register dump to standard
 // output with write(2). After the last case the program exits with code 0.
 //
 // One integer register per case, the base, points to the case's memory
