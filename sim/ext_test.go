@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -243,6 +244,20 @@ func TestExtTraceRegisters(t *testing.T) {
 		d := decode(c.raw, 64)
 		if xw, fw := writesX(&d), extWritesF(&d); xw != c.xw || fw != c.fw {
 			t.Errorf("%s: writes x %v, f %v; want x %v, f %v", c.name, xw, fw, c.xw, c.fw)
+		}
+	}
+}
+
+// TestExtDeviceTree: both device trees name the extensions in riscv,isa
+// and give the cache-block sizes Linux reads (riscv,cbom-block-size and
+// riscv,cboz-block-size, 64).
+func TestExtDeviceTree(t *testing.T) {
+	m := runWords(t, 0x05d00893, 0x00000513, 0x00000073).m // an RV64 machine
+	for name, dtb := range map[string][]byte{"bare": m.makeDTB(), "virt": m.makeVirtDTB()} {
+		for _, s := range []string{"rv64imafdc_zicsr_zifencei_zba_zbb_zbs" + isaExt, "riscv,cbom-block-size", "riscv,cboz-block-size"} {
+			if !bytes.Contains(dtb, []byte(s)) {
+				t.Errorf("%s device tree lacks %q", name, s)
+			}
 		}
 	}
 }
