@@ -136,7 +136,8 @@ func (e Ext) String() string {
 // G is IMAFD plus Zicsr and Zifencei, C is Zca plus Zcf (RV32 with F) and Zcd
 // (with D), B is Zba, Zbb and Zbs, Zce is Zca, Zcb and Zcmp (plus Zcmt and,
 // on RV32 with F, Zcf), D implies F, Zfh implies Zfhmin, Zfh and Zfhmin
-// imply F, Zcmop implies Zca, and Zcmp/Zcmt remove Zcd.
+// imply F, Zcmop implies Zca, Zk, Zkn and Zks imply Zbkb and Zbkx, and
+// Zcmp/Zcmt remove Zcd.
 func ParseArch(s string) (xlen int, ext Ext, err error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	switch {
@@ -184,6 +185,8 @@ func ParseArch(s string) (xlen int, ext Ext, err error) {
 			zce = true
 		case "zcd":
 			zcdExplicit = true
+		case "zk", "zkn", "zks":
+			ext |= ExtZbkb | ExtZbkx // scalar crypto (Zbkc has no bit of its own)
 		}
 		for _, n := range extNames {
 			if name == n.name && name[0] == 'z' {
