@@ -138,6 +138,16 @@ func random32() []uint32 {
 			}
 		}
 	}
+	// MISC-MEM funct3 2 (Zicbom, Zicboz): every funct12, with rd = 0 and
+	// a random rs1, and with a random rd. ori with rd = x0 (Zicbop
+	// prefetches): every imm[4:0] with a random rest.
+	for f12 := uint32(0); f12 < 1<<12; f12++ {
+		w = append(w, f12<<20|r.Uint32()&0x000f8000|2<<12|0x0f)
+		w = append(w, f12<<20|r.Uint32()&0x000f8f80|2<<12|0x0f)
+	}
+	for lo := uint32(0); lo < 32; lo++ {
+		w = append(w, r.Uint32()&0xfe0f8000|lo<<20|6<<12|0x13)
+	}
 	// Every fence: fm, pred and succ with rd = rs1 = 0.
 	for f := uint32(0); f < 1<<12; f++ {
 		w = append(w, f<<20|0x0f)
