@@ -363,7 +363,7 @@ func (d *Decoder) event(rec *Record) {
 	switch {
 	case strings.Contains(desc, "ModeChange"):
 		return
-	case containsFold(desc, "reset"): // CoreEvent_Reset, CoreEvent_RESET, ES EXC Reset
+	case containsFold(desc, "reset"), desc == GapEventDesc: // CoreEvent_Reset, CoreEvent_RESET, ES EXC Reset; a gap
 		d.finishPrev(c, 0, false)
 		d.flushBlock(c, 0, false)
 		return

@@ -51,6 +51,17 @@
 //	    privileged specification's name of the cause
 //	    (Exception_IllegalInstruction, Interrupt_MachineTimer; see
 //	    CauseName). The handler's first instruction follows.
+//	E <offset> <suspect> <index> TraceGap
+//	    A gap in a trace written from a decoded flow: trace was lost or
+//	    could not be decoded there, so the instructions before and after
+//	    it are not consecutive. It follows the grammar of the E record
+//	    (value, value1, number, description): offset is the byte offset
+//	    in the trace of the message or packet where the gap was found (16
+//	    hex digits, 8 for RV32), suspect the number of instructions
+//	    before it that may be wrong (8 hex digits), index the message or
+//	    packet index (8 hex digits); an unknown offset or index is all f.
+//	    The description is GapEventDesc. A reader that does not know it
+//	    sees an event record; rvtrace's reader ends the flow there.
 //
 // From a simulator ([Tracer]) the Writer writes all of these; from a
 // decoded trace (the Writer as a flow.Sink) it writes what a trace knows:

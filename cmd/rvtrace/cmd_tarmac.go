@@ -18,7 +18,7 @@ import (
 
 func init() {
 	registerOutput(&output{flag: "tarmac", help: "write the flow as a Tarmac trace (RISC-V dialect) to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
@@ -42,7 +42,7 @@ var tarmacCmd = &command{
 The first form reads a Tarmac trace (the RISC-V dialect rvtrace writes, or
 an Arm one as Fast Models, gem5 and Arm RTL write it: IT/IS, the ES/LD/ST
 style, with or without CPU and timestamp unit; gzipped when named .gz) and
-reports its instructions and blocks; --records counts its records by tag
+reports its blocks and traps; --records counts its records by tag
 and kind instead. A line that is no Tarmac record stops it with FILE:LINE
 and the reason; --lenient skips such lines, and reports how many and the
 first few on stderr.
@@ -50,6 +50,10 @@ first few on stderr.
 (iretire in halfwords, with time: read it back with --iretire-halfwords); the
 flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
 --flow, --jsonl, --tarmac) analyse or convert it.
+
+Exit status of the first form: 0 when every line was read, 3 when --lenient
+skipped malformed lines, 1 on an error (a malformed line without --lenient,
+an empty file).
 
 The second form encodes the Tarmac trace (of another simulator) into
 N-Trace or E-Trace with the protocol's encoder options.
@@ -142,10 +146,12 @@ func runTarmac(args []string) error {
 		return err
 	}
 	cnt := &flow.Counter{}
-	all := flow.Sink(cnt)
+	counted := flow.Sink(cnt)
 	if sink != nil {
-		all = flow.Multi(sink, cnt)
+		counted = flow.Multi(sink, cnt)
 	}
+	var check flowCheck
+	all := check.wrap(counted, img, nil)
 	var blocks uint64
 	var closers []func() error
 	var csvw *ingress.CSVWriter
@@ -216,9 +222,15 @@ func runTarmac(args []string) error {
 	if cerr != nil {
 		return cerr
 	}
-	fmt.Fprintf(stderr, "%s: %d instructions in %d ingress blocks, %d traps\n", name, cnt.Instructions, blocks, cnt.Traps)
+	if blocks == 0 && cnt.Instructions == 0 && cnt.Traps == 0 {
+		return fmt.Errorf("%s: no instruction or event records: an empty file, or not a Tarmac trace", name)
+	}
+	fmt.Fprintf(stderr, "%s: %d ingress blocks, %d traps\n", name, blocks, cnt.Traps)
 	reportSkipped(name, d.Skipped(), d.Errors())
-	return nil
+	if err := check.report(name); err != nil || d.Skipped() == 0 {
+		return err
+	}
+	return exitError{3}
 }
 
 // openTarmac opens a Tarmac file, gunzipping it when its name ends in
@@ -260,6 +272,9 @@ func countRecords(name string, lenient bool) error {
 		fmt.Fprintf(stdout, "%-12s %-6s %d\n", tag, t.Kind, t.Records)
 	}
 	reportSkipped(name, c.Skipped, c.Errors)
+	if c.Skipped > 0 {
+		return exitError{3} // as the decoding forms: lines were skipped
+	}
 	return nil
 }
 

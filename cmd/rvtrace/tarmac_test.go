@@ -78,9 +78,9 @@ func TestCLITarmacRecords(t *testing.T) {
 }
 
 // TestCLITarmacLenient puts a garbage line into a real trace: without
-// --lenient the command fails naming FILE:LINE; with it, it goes on and
-// reports the count and the line on stderr, for both the decode and
-// --records.
+// --lenient the command fails naming FILE:LINE; with it, it goes on,
+// reports the count and the lines on stderr and exits with 3 (lines were
+// skipped), for both the decode and --records.
 func TestCLITarmacLenient(t *testing.T) {
 	src, err := os.ReadFile(corpus.Path(t, "tarmac/calltest64.tarmac"))
 	if err != nil {
@@ -104,7 +104,7 @@ func TestCLITarmacLenient(t *testing.T) {
 			t.Errorf("%v strict: exit %d, stderr %q", extra, code, errOut)
 		}
 		code, _, errOut = rv(t, append(args, "--lenient", path)...)
-		if code != 0 || !strings.Contains(errOut, "2 malformed lines skipped") ||
+		if code != 3 || !strings.Contains(errOut, "2 malformed lines skipped") ||
 			!strings.Contains(errOut, path+":200: ") || !strings.Contains(errOut, path+":"+strconv.Itoa(lastLine)+": ") {
 			t.Errorf("%v lenient: exit %d, stderr %q", extra, code, errOut)
 		}
