@@ -148,6 +148,9 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	}
 	h.priv = privU
 	h.setMstatus(h.csr.mstatus | 1<<13) // FS = Initial
+	// Linux (6.7 and later) lets programs use cbo.zero, not the other
+	// cache-block operations.
+	h.csr.menvcfg, h.csr.senvcfg = envcfgCBZE, envcfgCBZE
 	if argv == nil {
 		argv = []string{path}
 	}

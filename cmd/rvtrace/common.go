@@ -211,15 +211,17 @@ func pump(src ingress.Source, sink ingress.Sink) (uint64, error) {
 
 func init() {
 	registerOutput(&output{flag: "pcs", help: "write the decoded instruction addresses, one per line, to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
 			}
-			return flow.NewPCWriter(w, img), nil
+			pw := flow.NewPCWriter(w, img)
+			pw.NoGapMarks = opt.noGapMarks
+			return pw, nil
 		}})
 	registerOutput(&output{flag: "flow", help: "write a readable listing of the decoded flow to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
@@ -227,7 +229,7 @@ func init() {
 			return flow.NewListing(w, img), nil
 		}})
 	registerOutput(&output{flag: "jsonl", help: "write the decoded flow as JSON lines to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err

@@ -42,7 +42,7 @@ func helper(t *testing.T, args ...string) *exec.Cmd {
 }
 
 var runSummary = regexp.MustCompile(`rvtrace run: (\d+) instructions`)
-var decodeSummary = regexp.MustCompile(`: (\d+) instructions in \d+ ranges, \d+ traps, \d+ syncs, (\d+) gaps`)
+var decodeSummary = regexp.MustCompile(`: (\d+) instructions(?: in \d+ ranges, \d+ traps, \d+ syncs)?, (\d+) gaps`)
 
 // decodedCount decodes trace with prog and returns the instruction count,
 // failing on any gap.
