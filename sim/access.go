@@ -174,11 +174,21 @@ fault:
 	return 0, false
 }
 
+// misalignedTraps tells whether misaligned loads and stores raise
+// address-misaligned exceptions: with Config.MisalignedTrap, and on the
+// firmware machines (LoadSBI, LoadFirmware), whose M-mode firmware
+// emulates them and counts them in its SBI PMU firmware events, unless
+// Config.Misaligned.
+func (h *Hart) misalignedTraps() bool {
+	c := &h.m.cfg
+	return !c.Misaligned && (c.MisalignedTrap || h.fw != nil || h.m.virt)
+}
+
 // loadSlow performs a load that missed the TLB, was misaligned or went to
 // a device.
 func (h *Hart) loadSlow(va, size uint64) (uint64, bool) {
 	if va&(size-1) != 0 {
-		if !h.m.cfg.Misaligned {
+		if h.misalignedTraps() {
 			h.excCause, h.excTval = causeLoadMisaligned, va
 			return 0, false
 		}
@@ -248,7 +258,7 @@ func (h *Hart) loadSlow(va, size uint64) (uint64, bool) {
 // code pages or the HTIF page), was misaligned or went to a device.
 func (h *Hart) storeSlow(va, size, v uint64) bool {
 	if va&(size-1) != 0 {
-		if !h.m.cfg.Misaligned {
+		if h.misalignedTraps() {
 			h.excCause, h.excTval = causeStoreMisaligned, va
 			return false
 		}

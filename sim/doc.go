@@ -58,8 +58,10 @@
 // ends a hart's turn early; mtime advances Quantum/100 per round; the
 // host polls tohost between turns (Config.HTIFImmediate acts on every
 // write at once instead), so the loops waiting for fromhost spin as long
-// as on Spike. The first turn of each hart is shortened by the 5 steps of
-// Spike's boot ROM, which are not executed or counted.
+// as on Spike. An exit command ends the run on the store that writes it
+// to tohost (the instruction counts of Spike's logs end there; the final
+// j . loop never runs). The first turn of each hart is shortened by the 5
+// steps of Spike's boot ROM, which are not executed or counted.
 //
 // LoadLinuxELF runs static riscv64 (and riscv32) Linux programs in U-mode
 // with the system calls emulated (see linux.go); their output and
@@ -115,8 +117,8 @@
 // PLIC (external interrupts only through the writable mip.SEIP); the UART
 // has no input; the HTIF syscall proxy implements write, exit and
 // getmainvars only (riscv-pk therefore boots but cannot load a payload);
-// misaligned loads and stores trap unless Config.Misaligned (they never
-// trap in Linux mode); AMOs to devices fault; the Linux emulation is single
+// misaligned loads and stores succeed unless Config.MisalignedTrap (they
+// never trap in Linux mode); AMOs to devices fault; the Linux emulation is single
 // threaded, opens host files read-only and maps anonymous memory only.
 // Errors caused by the guest end the run with a *GuestError naming the PC
 // and the instruction bits; the simulator does not panic on guest

@@ -53,18 +53,28 @@ type Config struct {
 	// (default 100, as Spike: mtime advances Quantum/TimeDivider per
 	// round of all harts).
 	TimeDivider int
-	// HTIFImmediate makes the host act on a tohost write at once: the run
-	// ends on the exit write itself and syscalls are answered before the
-	// next instruction. By default the host polls tohost between quanta
-	// as Spike does, which is what Spike's instruction counts reflect.
+	// HTIFImmediate makes the host act on every tohost write at once:
+	// syscalls are answered before the next instruction. By default the
+	// host polls tohost between quanta for syscalls, as Spike does, which
+	// is what Spike's instruction counts reflect (the loops waiting for
+	// fromhost spin as long). An exit command always ends the run on the
+	// store that writes it.
 	HTIFImmediate bool
 	// PMPEntries is the number of PMP entries (0: 16, as Spike). A
 	// negative value implements none: the PMP CSRs are then illegal, as
 	// on Spike with --pmpregions=0.
 	PMPEntries int
-	// Misaligned makes loads and stores to misaligned addresses succeed
-	// (as if emulated); by default they trap, as on Spike. LR/SC and AMOs
-	// always trap when misaligned.
+	// MisalignedTrap makes loads and stores to misaligned addresses raise
+	// address-misaligned exceptions (Spike without misaligned support).
+	// By default they are performed in hardware, byte by byte with every
+	// byte translated and checked, as on Spike built with misaligned
+	// support and as Linux expects, except on the firmware machines
+	// (LoadSBI, LoadFirmware), where they trap to the firmware that
+	// emulates them. LR/SC and AMOs always trap when misaligned.
+	MisalignedTrap bool
+	// Misaligned makes misaligned loads and stores succeed on every
+	// machine; it overrides MisalignedTrap (Linux user mode sets it: the
+	// kernel emulates them).
 	Misaligned bool
 	// Timing is the timing model (zero value: one cycle per instruction).
 	Timing Timing
@@ -507,7 +517,12 @@ func (m *Machine) watchedStore(h *Hart, pa, size uint64) {
 		// the last store to tohost before the host acts on it
 		m.exitInstret = m.totalInstret() + 1
 	}
-	if m.cfg.HTIFImmediate {
+	// An exit command ends the run on the store that writes it, as the
+	// instruction counts of Spike's logs do: polling it later would
+	// retire the program's final spin loop (j .) until the host looks.
+	// On RV32 the exit is two stores, the low word then the high one:
+	// the run ends on the one that completes the doubleword.
+	if m.cfg.HTIFImmediate || pa+size == m.tohost+8 && m.isExit(v) {
 		if v != 0 {
 			m.mem.write64(m.tohost, 0)
 			m.htifCommand(v)
@@ -515,6 +530,19 @@ func (m *Machine) watchedStore(h *Hart, pa, size uint64) {
 			h.stop = true
 		}
 	}
+}
+
+// isExit tells whether the tohost command v ends the program: an exit
+// code, or a syscall-proxy exit whose magic_mem the guest has written.
+func (m *Machine) isExit(v uint64) bool {
+	if v == 0 || v>>48 != 0 {
+		return false
+	}
+	if v&1 != 0 {
+		return true
+	}
+	nr, ok := m.mem.read64(v)
+	return ok && nr == sysExit
 }
 
 // watchedStoreIfAny is watchedStore for stores that bypass storeSlow.

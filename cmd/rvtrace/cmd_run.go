@@ -80,6 +80,7 @@ func runRun(args []string) error {
 	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
+	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
@@ -116,6 +117,15 @@ func runRun(args []string) error {
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr,
 		PMPEntries: *pmpEntries}
+	switch *misaligned {
+	case "":
+	case "hardware":
+		cfg.Misaligned = true
+	case "trap":
+		cfg.MisalignedTrap = true
+	default:
+		return fmt.Errorf("--misaligned %q: want hardware or trap", *misaligned)
+	}
 	if *per || *csvOut != "" {
 		// The ingress CSV is written in the reference flow's
 		// single-retirement form, one instruction per line.
@@ -291,6 +301,11 @@ func runRun(args []string) error {
 		return runErr
 	}
 	if res.ExitCode != 0 {
+		if res.ExitCode&0xff == 0 {
+			// A process exit status keeps 8 bits: 256 would read as 0.
+			fmt.Fprintf(stderr, "rvtrace run: the program's exit code %d is a multiple of 256; exiting with 1\n", res.ExitCode)
+			return exitError{1}
+		}
 		return exitError{res.ExitCode}
 	}
 	return nil
