@@ -12,6 +12,17 @@ import (
 // instruction limit; the instructions should end in a loop (j .).
 func runBare(t *testing.T, prog string, cfg Config, words ...uint32) *Hart {
 	t.Helper()
+	h, err := runBareErr(t, prog, cfg, words...)
+	var ge *GuestError
+	if !errors.As(err, &ge) || ge.Msg == "" || ge.Cause != 0 {
+		t.Fatalf("run: %v, want the instruction limit", err)
+	}
+	return h
+}
+
+// runBareErr is runBare returning the run's error.
+func runBareErr(t *testing.T, prog string, cfg Config, words ...uint32) (*Hart, error) {
+	t.Helper()
 	dir := corpusOrSkip(t)
 	if cfg.MaxInstret == 0 {
 		cfg.MaxInstret = 1000
@@ -29,11 +40,7 @@ func runBare(t *testing.T, prog string, cfg Config, words ...uint32) *Hart {
 	}
 	m.WriteMem(m.Entry(), b)
 	_, err = m.Run()
-	var ge *GuestError
-	if !errors.As(err, &ge) || ge.Msg == "" || ge.Cause != 0 {
-		t.Fatalf("run: %v, want the instruction limit", err)
-	}
-	return m.Hart(0)
+	return m.Hart(0), err
 }
 
 // TestInstretOverflowRV32 is riscv-tests rv32mi instret_overflow: a
