@@ -313,8 +313,8 @@ func (h *Hart) storeSlow(va, size, v uint64) bool {
 			}
 			return true
 		}
-		if fl&pfCode != 0 {
-			h.m.mem.invalidateCode(pa, size)
+		if fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
+			h.m.codeWritten(h, va)
 		}
 		if fl&pfWatch != 0 {
 			h.m.watchedStore(h, pa, size)
@@ -367,8 +367,8 @@ func (h *Hart) amoTarget(va, size uint64, lr bool) ([]byte, uint64, bool) {
 	}
 	if !lr {
 		if r := h.m.mem.find(pa); r != nil {
-			if fl := r.flags[(pa-r.base)>>pageShift]; fl&pfCode != 0 {
-				h.m.mem.invalidateCode(pa, size)
+			if fl := r.flags[(pa-r.base)>>pageShift]; fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
+				h.m.codeWritten(h, va)
 			}
 		}
 	}

@@ -203,7 +203,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift {
 					e.page[va&pageMask] = byte(b)
-				} else if !h.storeSlow(va, 1, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 1, b) {
 					goto exc
 				}
 			case opSH:
@@ -211,7 +211,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&1 == 0 {
 					binary.LittleEndian.PutUint16(e.page[va&pageMask:], uint16(b))
-				} else if !h.storeSlow(va, 2, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 2, b) {
 					goto exc
 				}
 			case opSW:
@@ -219,7 +219,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&3 == 0 {
 					binary.LittleEndian.PutUint32(e.page[va&pageMask:], uint32(b))
-				} else if !h.storeSlow(va, 4, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 4, b) {
 					goto exc
 				}
 			case opSD:
@@ -227,7 +227,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&7 == 0 {
 					binary.LittleEndian.PutUint64(e.page[va&pageMask:], b)
-				} else if !h.storeSlow(va, 8, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 8, b) {
 					goto exc
 				}
 			case opSLTI:

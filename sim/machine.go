@@ -122,6 +122,36 @@ type Machine struct {
 	entry uint64
 	xlen  int
 	path  string
+
+	codeWrites CodeWrites // stores into executed instructions
+}
+
+// CodeWrites counts the stores that overwrote instructions the harts had
+// executed (self-modifying code, or code loaded over code). The
+// simulator runs the new instructions correctly, but a trace decoded
+// against a static program image (the ELF file) is wrong where they ran.
+type CodeWrites struct {
+	Count     uint64 // stores (one per instruction, whatever its size)
+	Hart      int    // the hart of the first one
+	PC        uint64 // the address of the first storing instruction
+	Addr      uint64 // the (virtual) address it wrote
+	lastHart  int
+	lastInstr uint64 // instret+1 of the last store counted
+}
+
+// codeWritten records a store at va, by the instruction at h.pc, that
+// overwrote executed instructions (once per instruction: the byte-wise
+// misaligned path calls it per byte).
+func (m *Machine) codeWritten(h *Hart, va uint64) {
+	cw := &m.codeWrites
+	if cw.Count > 0 && cw.lastHart == h.id && cw.lastInstr == h.instret+1 {
+		return
+	}
+	if cw.Count == 0 {
+		cw.Hart, cw.PC, cw.Addr = h.id, h.pc, va
+	}
+	cw.Count++
+	cw.lastHart, cw.lastInstr = h.id, h.instret+1
 }
 
 // HartStats are the counters of one hart at the end of a run.
@@ -138,6 +168,7 @@ type Result struct {
 	ExitInstret uint64      // instructions retired when the last store to tohost (the exit) completed
 	Instret     uint64      // instructions retired by all harts
 	Harts       []HartStats // per hart
+	CodeWrites  CodeWrites  // stores into executed instructions (none: Count 0)
 }
 
 // New creates a machine. Harts are created when a program is loaded.
@@ -406,6 +437,7 @@ func (m *Machine) Run() (res Result, err error) {
 	}
 	res.ExitCode = m.exitCode
 	res.ExitInstret = m.exitInstret
+	res.CodeWrites = m.codeWrites
 	for _, h := range m.harts {
 		res.Harts = append(res.Harts, HartStats{Instret: h.instret, Cycles: h.cycle,
 			Exceptions: h.nExc, Interrupts: h.nIntr})

@@ -137,16 +137,24 @@ func (mm *memory) write64(pa, v uint64) bool {
 }
 
 // invalidateCode drops the decoded instructions that overlap [pa, pa+n).
-func (mm *memory) invalidateCode(pa, n uint64) {
+// It reports whether one of them was a decoded (executed) instruction
+// that the range overwrites.
+func (mm *memory) invalidateCode(pa, n uint64) bool {
+	hit := false
 	for a := (pa - 2) &^ 1; a < pa+n; a += 2 {
 		r := mm.find(a)
 		if r == nil {
 			continue
 		}
 		if dp := r.dec[(a-r.base)>>pageShift]; dp != nil {
-			dp.insts[(a&pageMask)>>1].op = opInvalid
+			d := &dp.insts[(a&pageMask)>>1]
+			if d.op != opInvalid && a+uint64(d.size) > pa {
+				hit = true
+			}
+			d.op = opInvalid
 		}
 	}
+	return hit
 }
 
 // decPageFor returns (creating) the decoded-instruction page of pa, which
