@@ -583,6 +583,16 @@ func (h *Hart) fill(d *inst, off uint64) {
 // returns the decoded instruction, or nil after recording a fetch
 // exception.
 func (h *Hart) fetchSlow(pc uint64) *inst {
+	off := pc & pageMask
+	if e := &h.itlb[(pc>>pageShift)&itlbMask]; e.tag == pc>>pageShift && off < pageSize-2 {
+		// a page fetched from before: no walk, no PMP check
+		h.fbase, h.fpage = pc&^pageMask, e.dp
+		d := &e.dp.insts[off>>1]
+		if d.op == opInvalid {
+			h.fill(d, off)
+		}
+		return d
+	}
 	pa, ok := h.translate(pc, accFetch)
 	if !ok {
 		return nil
@@ -596,10 +606,11 @@ func (h *Hart) fetchSlow(pc uint64) *inst {
 	if h.pmpOK(pa&^pageMask, pageSize, accFetch) {
 		h.fbase = pc &^ pageMask
 		h.fpage = dp
+		e := &h.itlb[(pc>>pageShift)&itlbMask]
+		e.tag, e.dp = pc>>pageShift, dp
 	} else {
 		h.dropFetchWindow()
 	}
-	off := pc & pageMask
 	if off < pageSize-2 {
 		d := &dp.insts[off>>1]
 		if d.op == opInvalid {

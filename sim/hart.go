@@ -36,8 +36,9 @@ type Hart struct {
 	fpage *decPage
 	xinst inst // instruction decoded outside the cache (page-crossing)
 
-	rtlb [tlbSize]tlbEntry // loads
-	wtlb [tlbSize]tlbEntry // stores
+	itlb [itlbSize]itlbEntry // fetch: the decoded pages of virtual pages
+	rtlb [tlbSize]tlbEntry   // loads
+	wtlb [tlbSize]tlbEntry   // stores
 
 	csr csrState
 
@@ -160,6 +161,9 @@ func (h *Hart) flushTLB() {
 	for i := range h.rtlb {
 		h.rtlb[i].tag = noTag
 		h.wtlb[i].tag = noTag
+	}
+	for i := range h.itlb {
+		h.itlb[i].tag = noTag
 	}
 	h.dropFetchWindow()
 }

@@ -47,6 +47,18 @@ type tlbEntry struct {
 	page *[pageSize]byte
 }
 
+// itlbEntry maps one virtual page to the decoded instructions of its
+// physical page (fetch permission and PMP checked for the whole page).
+type itlbEntry struct {
+	tag uint64 // virtual page number, noTag when empty
+	dp  *decPage
+}
+
+const (
+	itlbSize = 64
+	itlbMask = itlbSize - 1
+)
+
 // memory is the physical address space shared by all harts: RAM banks and
 // devices.
 type memory struct {
