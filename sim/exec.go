@@ -14,6 +14,7 @@ func (h *Hart) step(n uint64) {
 	if h.halted || h.fw != nil && h.fw.parked {
 		return
 	}
+	h.selectTLB() // loaders set the privilege directly
 	defer func() {
 		if r := recover(); r != nil {
 			h.fail(errorf("sim: internal error near pc %#x: %v", h.pc, r))

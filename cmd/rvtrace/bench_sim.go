@@ -21,7 +21,8 @@ const benchSimUsage = `Usage: rvtrace bench --sim [--corpus DIR] [--runs N] [--s
 
 Times whole "rvtrace run" processes, as a user sees them: coremark, three
 embench programs and median (15 K instructions: start-up and exit cost)
-from DIR/elf, and a static Linux user-mode program (examples/bench/
+from DIR/elf, a bare-metal program running under Sv39 (examples/bench/
+sv39bench.elf) and a static Linux user-mode program (examples/bench/
 simbench.c, built with riscv64-linux-gnu-gcc when no --linux-prog is
 given). It prints, per program and tool, the median CPU time (user+sys)
 and wall time of N runs and the instructions per second (the instruction
@@ -68,6 +69,7 @@ func runBenchSim(args []string) error {
 	spike := fs.String("spike", "", "Spike `binary` to time on the bare-metal programs")
 	qemu := fs.String("qemu", "", "qemu-riscv64 `binary` to time on the Linux program")
 	linuxProg := fs.String("linux-prog", "", "static riscv64 Linux `ELF` to time (default: build --linux-src)")
+	sv39 := fs.String("sv39-prog", "examples/bench/sv39bench.elf", "bare-metal Sv39 `ELF` to time (user code under Sv39, a system call every 512 instructions); empty for none")
 	linuxSrc := fs.String("linux-src", "examples/bench/simbench.c", "C `source` of the Linux program, built with riscv64-linux-gnu-gcc -static -O2")
 	self := fs.String("rvtrace", "", "rvtrace `binary` to time (default: this one)")
 	if err := fs.Parse(args); err != nil {
@@ -94,6 +96,13 @@ func runBenchSim(args []string) error {
 			return fmt.Errorf("%v (give the corpus with --corpus)", err)
 		}
 		progs = append(progs, &benchProg{name: n, path: path})
+	}
+	if *sv39 != "" {
+		if _, err := os.Stat(*sv39); err != nil {
+			fmt.Fprintf(stderr, "rvtrace bench: no Sv39 program: %v\n", err)
+		} else {
+			progs = append(progs, &benchProg{name: "sv39bench (Sv39)", path: *sv39})
+		}
 	}
 	lp := *linuxProg
 	if lp == "" && *linuxSrc != "" {

@@ -22,12 +22,14 @@ func TestBenchSim(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	code, out, e := rv(t, "bench", "--sim", "--runs", "1", "--corpus", dir, "--linux-src", "", "--rvtrace", bin)
+	code, out, e := rv(t, "bench", "--sim", "--runs", "1", "--corpus", dir, "--linux-src", "", "--rvtrace", bin,
+		"--sv39-prog", "../../examples/bench/sv39bench.elf")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
 	for _, want := range []string{"| coremark | 33399226 | rvtrace |", "| embench-cubic | 7724337 | rvtrace |",
-		"| embench-nbody | 6394542 | rvtrace |", "| embench-aha-mont64 | 4541661 | rvtrace |", "| median | 15010 | rvtrace |"} {
+		"| embench-nbody | 6394542 | rvtrace |", "| embench-aha-mont64 | 4541661 | rvtrace |", "| median | 15010 | rvtrace |",
+		"| sv39bench (Sv39) | 44931065 | rvtrace |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no row %q in\n%s", want, out)
 		}
