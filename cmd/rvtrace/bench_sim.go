@@ -69,7 +69,7 @@ func runBenchSim(args []string) error {
 	spike := fs.String("spike", "", "Spike `binary` to time on the bare-metal programs")
 	qemu := fs.String("qemu", "", "qemu-riscv64 `binary` to time on the Linux program")
 	linuxProg := fs.String("linux-prog", "", "static riscv64 Linux `ELF` to time (default: build --linux-src)")
-	sv39 := fs.String("sv39-prog", "examples/bench/sv39bench.elf", "bare-metal Sv39 `ELF` to time (user code under Sv39, a system call every 512 instructions); empty for none")
+	sv39 := fs.String("sv39-prog", "examples/bench/sv39bench.elf", "bare-metal Sv39 `ELF` to time (user code under Sv39, a system call every 580 instructions); empty for none")
 	linuxSrc := fs.String("linux-src", "examples/bench/simbench.c", "C `source` of the Linux program, built with riscv64-linux-gnu-gcc -static -O2")
 	self := fs.String("rvtrace", "", "rvtrace `binary` to time (default: this one)")
 	if err := fs.Parse(args); err != nil {
