@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +73,32 @@ func TestInstretOverflowRV32(t *testing.T) {
 	)
 	if a0 := h.Reg(10); a0 != 0 {
 		t.Errorf("RV64: minstret read %d after csrwi minstret,0; want 0", a0)
+	}
+}
+
+// TestSpinSkip: a lone M-mode hart with interrupts off in j . spins
+// forever: with an instruction limit, the run ends at the limit at once,
+// with the count and the error it would have reached by spinning; without
+// one, it ends with an error instead of hanging.
+func TestSpinSkip(t *testing.T) {
+	const limit = 1 << 40                                                                // hours of spinning
+	h, err := runBareErr(t, "median", Config{MaxInstret: limit}, 0x00000013, 0x0000006f) // nop; j .
+	var ge *GuestError
+	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "instruction limit") || ge.PC != h.m.Entry()+4 {
+		t.Fatalf("with a limit: %v", err)
+	}
+	if h.instret != limit+1 || h.cycle != limit+1 {
+		t.Errorf("instret %d, cycles %d; want %d", h.instret, h.cycle, uint64(limit+1))
+	}
+	m, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadELF(filepath.Join(corpusOrSkip(t), "elf", "median.riscv")); err != nil {
+		t.Fatal(err)
+	}
+	m.WriteMem(m.Entry(), []byte{0x6f, 0, 0, 0}) // j .
+	if _, err = m.Run(); !errors.As(err, &ge) || !strings.Contains(ge.Msg, "spins forever") || ge.PC != m.Entry() {
+		t.Fatalf("without a limit: %v", err)
 	}
 }

@@ -488,11 +488,51 @@ func (m *Machine) idle() {
 		// own rules say so (found by the differential test).
 		h.resValid = false
 	}
+	if len(m.harts) == 1 && !m.done {
+		m.skipSpin(h)
+	}
 	m.cur++
 	if m.cur == len(m.harts) {
 		m.cur = 0
 		m.clint.mtime += m.quantum / m.timeDiv
 	}
+}
+
+// skipSpin ends the spinning of a lone hart in a j . loop that nothing can
+// leave: in M-mode with interrupts off (mstatus.MIE or mie clear), the
+// loop runs forever. With an instruction limit, the instructions and
+// cycles the loop would retire up to the limit are counted at once (the
+// run ends as if it had spun); without one, the run ends with an error
+// instead of hanging. Not when a PC hook, an ingress sink, an observer or
+// an armed counter watches the retirements.
+func (m *Machine) skipSpin(h *Hart) {
+	if h.halted || h.waiting || h.priv != privM || h.csr.mstatus&mstatusMIE != 0 && h.csr.mie != 0 ||
+		h.perInst || h.cf || h.obs != nil || h.hpm.armed {
+		return
+	}
+	raw, size := h.peekInst(h.pc)
+	if !(size == 4 && raw == 0x0000006f || size == 2 && raw == 0xa001) { // j . or c.j .
+		return
+	}
+	if m.cfg.MaxInstret == 0 {
+		m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
+			Msg: "the hart spins forever in j . (M-mode with interrupts disabled: nothing can end the loop)"}
+		m.done = true
+		return
+	}
+	total := m.totalInstret()
+	if total > m.cfg.MaxInstret {
+		return
+	}
+	left := m.cfg.MaxInstret + 1 - total
+	d := decode(raw, h.xlen)
+	cyc := uint64(m.timing.cost(&d))
+	if d.itype != 0 && d.itype != 4 && d.itype < itEnd {
+		cyc += h.takenPenalty
+	}
+	h.instret += left
+	h.cycle += left * cyc
+	h.lastSize = size
 }
 
 func (m *Machine) allWaiting() bool {
