@@ -16,6 +16,95 @@
 // translation with hardware A/D updates and sfence.vma. The debug
 // triggers are absent (tselect reads 0).
 //
+// # Performance counters
+//
+// mcycle, minstret and mhpmcounter3..31 (64 bits, with the h halves on
+// RV32), mhpmevent3..31, mcountinhibit (it stops counting), the
+// mcounteren/scounteren gating of the user views, and Sscofpmf: the OF
+// and MINH/SINH/UINH bits of mhpmevent, scountovf and the local
+// counter-overflow interrupt (mip bit 13, delegable): see hpm.go. The
+// events come from the event model of package pmu (SetEventModel);
+// without it only cycles and instructions count.
+//
+// # Firmware
+//
+// LoadSBI runs an S-mode program on the simulator's own SBI firmware
+// (base, TIME, IPI, RFENCE, HSM, SRST, DBCN, legacy console, PMU:
+// sbi.go, sbi_pmu.go); LoadFirmware boots real M-mode firmware (OpenSBI)
+// with an S-mode payload on a virt-like machine (virt.go).
+//
+// # Full tracing
+//
+// SetTracer reports every retired instruction, register write, memory
+// access and trap to a tarmac.Tracer (observe.go).
+//
+// F and D are IEEE 754 exact in all five rounding modes with all five
+// flags, NaN boxing, canonical NaNs, saturating conversions and the
+// RISC-V fmin/fmax and comparison rules: see fp.go for the method
+// (exact intermediate results with math/big, a rounding core of our own,
+// a native fast path for round-to-nearest-even).
+//
+// # Machine
+//
+// A Machine holds the harts, RAM banks, a CLINT at 0x02000000 (mtimecmp
+// resets to 0, as on Spike), a 16550 UART at 0x10000000 (output only), a
+// boot ROM at 0x1000 with a device tree at 0x1020 (a1 at the entry point,
+// so riscv-pk boots) and HTIF (tohost/fromhost found from the ELF
+// symbols: exit codes, the syscall proxy's write, exit and getmainvars,
+// and the console device).
+//
+// Run schedules like Spike so that instruction counts match Spike's: the
+// harts take turns of Config.Quantum (5000) instructions; a trap or a wfi
+// ends a hart's turn early; mtime advances Quantum/100 per round; the
+// host polls tohost between turns (Config.HTIFImmediate acts on every
+// write at once instead), so the loops waiting for fromhost spin as long
+// as on Spike. An exit command ends the run on the store that writes it
+// to tohost (the instruction counts of Spike's logs end there; the final
+// j . loop never runs). The first turn of each hart is shortened by the 5
+// steps of Spike's boot ROM, which are not executed or counted. A lone
+// M-mode hart spinning in j . with interrupts disabled can never leave
+// the loop: the run ends at once, at the instruction limit with the count
+// spinning would reach, or with an error when there is no limit (unless a
+// PC hook, ingress sink or observer watches every retirement).
+//
+// LoadLinuxELF runs static riscv64 (and riscv32) Linux programs in U-mode
+// with the system calls emulated (see linux.go); their output and
+// retired-PC sequence match qemu-riscv64's. Random instruction sequences
+// (package internal/rvgen) end in the same registers, fcsr and memory as
+// on qemu-riscv64 and qemu-riscv32 (difftest_test.go).
+//
+// # Ingress port
+//
+// SetIngress connects a hart to an ingress.Sink. Each block carries the
+// 4-bit itype of the N-Trace table "Generating itype for different
+// instructions" (computed when jumps are decoded), the privilege, the
+// Time (the hart's cycle count after the block's last instruction),
+// Context and CType (a write of scontext, CSR 0x5A8, ends the block of
+// the writing instruction; the next block reports the new context with
+// CType precise). Cause holds the exception or interrupt code without the
+// interrupt bit (the itype tells which). Conventions:
+//
+//   - Coalesced (the default) merges straight-line instructions until an
+//     instruction with a non-zero itype, a trap, a privilege change or a
+//     context change; PerInstruction emits one block per instruction.
+//   - An exception or interrupt turns the block of the last instruction
+//     retired before it into an itype 1/2 block with Cause and TVal,
+//     unless that instruction has its own non-zero itype or nothing
+//     retired since the last block: then a separate block with IRetire 0
+//     is emitted at the address of the instruction that trapped (for an
+//     interrupt, the instruction that would have executed next).
+//   - ecall, ebreak and c.ebreak that trap do not retire: they are not in
+//     the PC list, not in minstret and not in any block.
+//   - A block never spans a privilege change.
+//
+// SetPCHook calls a function with every retired PC at every privilege
+// level.
+//
+// # Timing
+//
+// Config.Timing is a per-class in-order model (timing.go). Its default
+// (one cycle per instruction) makes mcycle equal minstret, as on Spike.
+//
 // # Performance
 //
 // Instructions are decoded once per 4 KiB page into a cache of
