@@ -5,8 +5,11 @@
 # system call (ecall, delegated to S-mode, whose handler does an atomic
 # add and returns with sret) every 64 buffer words: about 45 M
 # instructions and 77 K traps. Exit code 0 when the counts add up.
-# Build: riscv64-linux-gnu-gcc -march=rv64gc -mabi=lp64d -nostdlib -static
-#   -T ../sim-tests/vm/link.ld sv39bench.S -o sv39bench.elf
+# It also runs on qemu-system-riscv64 -M spike -bios none -kernel (exit 0).
+# Build (in this directory): riscv64-linux-gnu-gcc -march=rv64gc
+#   -mabi=lp64d -nostdlib -static -fno-pie -no-pie -Wl,--build-id=none
+#   -Wl,--no-warn-rwx-segments -T ../sim-tests/vm/link.ld sv39bench.S
+#   -o sv39bench.elf
 	.option norvc
 	.equ ALIAS, 0x40000000
 	.equ ROUNDS, 600
@@ -120,7 +123,7 @@ tohost: .dword 0
 	.size fromhost, 8
 fromhost: .dword 0
 
-	.data
+	.bss
 	.align 12
 root:	.zero 4096
 calls:	.dword 0
