@@ -365,14 +365,22 @@ func (h *Hart) amoTarget(va, size uint64, lr bool) ([]byte, uint64, bool) {
 		h.excCause, h.excTval = accessFault[acc], va
 		return nil, 0, false
 	}
-	if !lr {
-		if r := h.m.mem.find(pa); r != nil {
-			if fl := r.flags[(pa-r.base)>>pageShift]; fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
-				h.m.codeWritten(h, va)
-			}
+	return b, pa, true
+}
+
+// amoStored keeps the decoded-instruction cache coherent after an AMO or
+// a successful SC wrote [pa, pa+size) at va, and tells the host when the
+// page is watched (tohost).
+func (h *Hart) amoStored(va, pa, size uint64) {
+	if r := h.m.mem.find(pa); r != nil {
+		fl := r.flags[(pa-r.base)>>pageShift]
+		if fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
+			h.m.codeWritten(h, va)
+		}
+		if fl&pfWatch != 0 {
+			h.m.watchedStore(h, pa, size)
 		}
 	}
-	return b, pa, true
 }
 
 // Physical Memory Protection.

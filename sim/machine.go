@@ -617,13 +617,6 @@ func (m *Machine) isExit(v uint64) bool {
 	return ok && nr == sysExit
 }
 
-// watchedStoreIfAny is watchedStore for stores that bypass storeSlow.
-func (m *Machine) watchedStoreIfAny(h *Hart, pa, size uint64) {
-	if r := m.mem.find(pa); r != nil && r.flags[(pa-r.base)>>pageShift]&pfWatch != 0 {
-		m.watchedStore(h, pa, size)
-	}
-}
-
 func (m *Machine) deliverFromhost() {
 	if len(m.fromQueue) == 0 || m.fromhost == 0 {
 		return

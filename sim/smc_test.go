@@ -29,3 +29,18 @@ func TestSelfModifyingCode(t *testing.T) {
 		t.Errorf("code writes %+v; want 2, the first by pc %#x to %#x", cw, entry+0x18, entry+8)
 	}
 }
+
+// TestSelfModifyingCodeAtomics: an AMO into an executed instruction is
+// counted; an SC that fails (no reservation) writes nothing and is not.
+func TestSelfModifyingCodeAtomics(t *testing.T) {
+	h := runBare(t, "median", Config{},
+		0x00000297, // auipc t0,0
+		0x0002a02f, // amoadd.w zero,zero,(t0) (rewrites the auipc)
+		0x1802a32f, // sc.w t1,zero,(t0) (fails)
+		0x0000006f, // j .
+	)
+	cw := h.m.codeWrites
+	if cw.Count != 1 || cw.PC != h.m.Entry()+4 || cw.Addr != h.m.Entry() || h.Reg(6) != 1 {
+		t.Errorf("code writes %+v, sc.w result %d; want 1 by pc %#x, sc.w failing (1)", cw, h.Reg(6), h.m.Entry()+4)
+	}
+}
