@@ -174,11 +174,21 @@ fault:
 	return 0, false
 }
 
+// misalignedTraps tells whether misaligned loads and stores raise
+// address-misaligned exceptions: with Config.MisalignedTrap, and on the
+// firmware machines (LoadSBI, LoadFirmware), whose M-mode firmware
+// emulates them and counts them in its SBI PMU firmware events, unless
+// Config.Misaligned.
+func (h *Hart) misalignedTraps() bool {
+	c := &h.m.cfg
+	return !c.Misaligned && (c.MisalignedTrap || h.fw != nil || h.m.virt)
+}
+
 // loadSlow performs a load that missed the TLB, was misaligned or went to
 // a device.
 func (h *Hart) loadSlow(va, size uint64) (uint64, bool) {
 	if va&(size-1) != 0 {
-		if !h.m.cfg.Misaligned {
+		if h.misalignedTraps() {
 			h.excCause, h.excTval = causeLoadMisaligned, va
 			return 0, false
 		}
@@ -248,7 +258,7 @@ func (h *Hart) loadSlow(va, size uint64) (uint64, bool) {
 // code pages or the HTIF page), was misaligned or went to a device.
 func (h *Hart) storeSlow(va, size, v uint64) bool {
 	if va&(size-1) != 0 {
-		if !h.m.cfg.Misaligned {
+		if h.misalignedTraps() {
 			h.excCause, h.excTval = causeStoreMisaligned, va
 			return false
 		}
@@ -303,8 +313,8 @@ func (h *Hart) storeSlow(va, size, v uint64) bool {
 			}
 			return true
 		}
-		if fl&pfCode != 0 {
-			h.m.mem.invalidateCode(pa, size)
+		if fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
+			h.m.codeWritten(h, va)
 		}
 		if fl&pfWatch != 0 {
 			h.m.watchedStore(h, pa, size)
@@ -355,14 +365,22 @@ func (h *Hart) amoTarget(va, size uint64, lr bool) ([]byte, uint64, bool) {
 		h.excCause, h.excTval = accessFault[acc], va
 		return nil, 0, false
 	}
-	if !lr {
-		if r := h.m.mem.find(pa); r != nil {
-			if fl := r.flags[(pa-r.base)>>pageShift]; fl&pfCode != 0 {
-				h.m.mem.invalidateCode(pa, size)
-			}
+	return b, pa, true
+}
+
+// amoStored keeps the decoded-instruction cache coherent after an AMO or
+// a successful SC wrote [pa, pa+size) at va, and tells the host when the
+// page is watched (tohost).
+func (h *Hart) amoStored(va, pa, size uint64) {
+	if r := h.m.mem.find(pa); r != nil {
+		fl := r.flags[(pa-r.base)>>pageShift]
+		if fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
+			h.m.codeWritten(h, va)
+		}
+		if fl&pfWatch != 0 {
+			h.m.watchedStore(h, pa, size)
 		}
 	}
-	return b, pa, true
 }
 
 // Physical Memory Protection.

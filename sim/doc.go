@@ -61,8 +61,14 @@
 // ends a hart's turn early; mtime advances Quantum/100 per round; the
 // host polls tohost between turns (Config.HTIFImmediate acts on every
 // write at once instead), so the loops waiting for fromhost spin as long
-// as on Spike. The first turn of each hart is shortened by the 5 steps of
-// Spike's boot ROM, which are not executed or counted.
+// as on Spike. An exit command ends the run on the store that writes it
+// to tohost (the instruction counts of Spike's logs end there; the final
+// j . loop never runs). The first turn of each hart is shortened by the 5
+// steps of Spike's boot ROM, which are not executed or counted. A lone
+// M-mode hart spinning in j . with interrupts disabled can never leave
+// the loop: the run ends at once, at the instruction limit with the count
+// spinning would reach, or with an error when there is no limit (unless a
+// PC hook, ingress sink or observer watches every retirement).
 //
 // LoadLinuxELF runs static riscv64 (and riscv32) Linux programs in U-mode
 // with the system calls emulated (see linux.go); their output and
@@ -106,11 +112,16 @@
 //
 // Instructions are decoded once per 4 KiB page into a cache of
 // pre-decoded slots (kept coherent by trapping stores to code pages, so
-// self-modifying code works without fence.i); loads and stores go
-// through direct-mapped software TLBs of host pages; the interpreter loop
-// allocates nothing. Coremark runs at about 150 M instructions per
-// second without a sink, and about the same with a counting sink
-// (go test -bench Coremark ./sim/).
+// self-modifying code works without fence.i; Result.CodeWrites counts the
+// stores that overwrote executed instructions, since a trace decoded
+// against the static ELF image is wrong there); fetches, loads and stores
+// go through direct-mapped software TLBs of host pages, one set per
+// privilege level, so that traps and returns switch sets instead of
+// flushing them (satp, sfence.vma, SUM, MXR, MPRV and PMP changes flush);
+// the interpreter loop allocates nothing. Double-precision fused
+// multiply-adds use the host's FMA once fflags.NX is set. Coremark runs at
+// about 180-195 M instructions per CPU-second (go test -bench Coremark
+// ./sim/; rvtrace bench --sim times whole processes).
 //
 // # Limits
 //
@@ -118,8 +129,8 @@
 // PLIC (external interrupts only through the writable mip.SEIP); the UART
 // has no input; the HTIF syscall proxy implements write, exit and
 // getmainvars only (riscv-pk therefore boots but cannot load a payload);
-// misaligned loads and stores trap unless Config.Misaligned (they never
-// trap in Linux mode); AMOs to devices fault; the Linux emulation is single
+// misaligned loads and stores succeed unless Config.MisalignedTrap (they
+// never trap in Linux mode); AMOs to devices fault; the Linux emulation is single
 // threaded, opens host files read-only and maps anonymous memory only.
 // Errors caused by the guest end the run with a *GuestError naming the PC
 // and the instruction bits; the simulator does not panic on guest

@@ -14,6 +14,7 @@ func (h *Hart) step(n uint64) {
 	if h.halted || h.fw != nil && h.fw.parked {
 		return
 	}
+	h.selectTLB() // loaders set the privilege directly
 	defer func() {
 		if r := recover(); r != nil {
 			h.fail(errorf("sim: internal error near pc %#x: %v", h.pc, r))
@@ -203,7 +204,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift {
 					e.page[va&pageMask] = byte(b)
-				} else if !h.storeSlow(va, 1, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 1, b) {
 					goto exc
 				}
 			case opSH:
@@ -211,7 +212,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&1 == 0 {
 					binary.LittleEndian.PutUint16(e.page[va&pageMask:], uint16(b))
-				} else if !h.storeSlow(va, 2, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 2, b) {
 					goto exc
 				}
 			case opSW:
@@ -219,7 +220,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&3 == 0 {
 					binary.LittleEndian.PutUint32(e.page[va&pageMask:], uint32(b))
-				} else if !h.storeSlow(va, 4, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 4, b) {
 					goto exc
 				}
 			case opSD:
@@ -227,7 +228,7 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&7 == 0 {
 					binary.LittleEndian.PutUint64(e.page[va&pageMask:], b)
-				} else if !h.storeSlow(va, 8, b) {
+				} else if h.pc = pc; !h.storeSlow(va, 8, b) {
 					goto exc
 				}
 			case opSLTI:
@@ -583,6 +584,16 @@ func (h *Hart) fill(d *inst, off uint64) {
 // returns the decoded instruction, or nil after recording a fetch
 // exception.
 func (h *Hart) fetchSlow(pc uint64) *inst {
+	off := pc & pageMask
+	if e := &h.itlb[(pc>>pageShift)&itlbMask]; e.tag == pc>>pageShift && off < pageSize-2 {
+		// a page fetched from before: no walk, no PMP check
+		h.fbase, h.fpage = pc&^pageMask, e.dp
+		d := &e.dp.insts[off>>1]
+		if d.op == opInvalid {
+			h.fill(d, off)
+		}
+		return d
+	}
 	pa, ok := h.translate(pc, accFetch)
 	if !ok {
 		return nil
@@ -596,10 +607,11 @@ func (h *Hart) fetchSlow(pc uint64) *inst {
 	if h.pmpOK(pa&^pageMask, pageSize, accFetch) {
 		h.fbase = pc &^ pageMask
 		h.fpage = dp
+		e := &h.itlb[(pc>>pageShift)&itlbMask]
+		e.tag, e.dp = pc>>pageShift, dp
 	} else {
 		h.dropFetchWindow()
 	}
-	off := pc & pageMask
 	if off < pageSize-2 {
 		d := &dp.insts[off>>1]
 		if d.op == opInvalid {

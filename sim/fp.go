@@ -464,6 +464,31 @@ func (f fpFormat) addFast(a, b uint64) (uint64, uint64, bool) {
 	return uint64(math.Float32bits(r)), 0, true
 }
 
+// fmaFast computes a double-precision a*b+c (negations as fma) with Go's
+// math.FMA, which rounds to nearest even, when the flags are known without
+// the exact value: finite operands and a normal result far from the
+// overflow and underflow ranges leave NX as the only possible flag, and
+// when NX is already set (fflags are sticky) whether this result is exact
+// does not matter. ok is false when the exact path must run.
+func (f fpFormat) fmaFast(a, b, c uint64, negProd, negAdd bool, rm int, nxSet bool) (uint64, bool) {
+	const expMask = 0x7ff << 52
+	if !nxSet || rm != rmRNE || f.man != 52 || a&expMask == expMask || b&expMask == expMask || c&expMask == expMask {
+		return 0, false
+	}
+	x, y, z := math.Float64frombits(a), math.Float64frombits(b), math.Float64frombits(c)
+	if negProd {
+		x = -x
+	}
+	if negAdd {
+		z = -z
+	}
+	r := math.FMA(x, y, z)
+	if !isNormal64(r) {
+		return 0, false
+	}
+	return math.Float64bits(r), true
+}
+
 func isNormal32(v float64) bool {
 	a := math.Abs(v)
 	return a >= 0x1p-120 && a <= 0x1p120
@@ -805,7 +830,12 @@ func (h *Hart) execFP(d *inst) bool {
 		res, fl = f.sqrt(a, rm)
 	case fpMADD, fpMSUB, fpNMSUB, fpNMADD:
 		c := rd(d.rs3)
-		res, fl = f.fma(a, b, c, d.fop == fpNMSUB || d.fop == fpNMADD, d.fop == fpMSUB || d.fop == fpNMADD, rm)
+		negProd, negAdd := d.fop == fpNMSUB || d.fop == fpNMADD, d.fop == fpMSUB || d.fop == fpNMADD
+		if r, ok := f.fmaFast(a, b, c, negProd, negAdd, rm, h.csr.fflags&fNX != 0); ok {
+			res, fl = r, fNX
+		} else {
+			res, fl = f.fma(a, b, c, negProd, negAdd, rm)
+		}
 	case fpSGNJ:
 		res = a&^f.signBit() | b&f.signBit()
 	case fpSGNJN:

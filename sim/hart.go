@@ -36,8 +36,16 @@ type Hart struct {
 	fpage *decPage
 	xinst inst // instruction decoded outside the cache (page-crossing)
 
-	rtlb [tlbSize]tlbEntry // loads
-	wtlb [tlbSize]tlbEntry // stores
+	// Software TLBs, one set per privilege level (0, 1, 3), so that
+	// traps and returns switch sets instead of flushing: an entry of set
+	// p was checked at privilege p under the current satp, SUM, MXR and
+	// PMP, whose changes flush every set.
+	itlbs *[4][itlbSize]itlbEntry // fetch: the decoded pages of virtual pages
+	rtlbs *[4][tlbSize]tlbEntry   // loads
+	wtlbs *[4][tlbSize]tlbEntry   // stores
+	itlb  *[itlbSize]itlbEntry    // the set of the privilege of fetches
+	rtlb  *[tlbSize]tlbEntry      // the set of the effective privilege of loads and stores (MPRV)
+	wtlb  *[tlbSize]tlbEntry
 
 	csr csrState
 
@@ -133,6 +141,7 @@ func newHart(m *Machine, id, xlen int) *Hart {
 	}
 	h.fsOff = true
 	h.hpm.init()
+	h.itlbs, h.rtlbs, h.wtlbs = new([4][itlbSize]itlbEntry), new([4][tlbSize]tlbEntry), new([4][tlbSize]tlbEntry)
 	h.flushTLB()
 	h.tr.h = h
 	return h
@@ -150,18 +159,38 @@ func misaBits(xlen int) uint64 {
 }
 
 func (h *Hart) flushWTLB() {
-	for i := range h.wtlb {
-		h.wtlb[i].tag = noTag
+	for p := range h.wtlbs {
+		for i := range h.wtlbs[p] {
+			h.wtlbs[p][i].tag = noTag
+		}
 	}
 }
 
-// flushTLB empties the software TLBs and the fetch window.
+// flushTLB empties the software TLBs of every privilege and the fetch
+// window.
 func (h *Hart) flushTLB() {
-	for i := range h.rtlb {
-		h.rtlb[i].tag = noTag
-		h.wtlb[i].tag = noTag
+	for p := range h.rtlbs {
+		if p == 2 {
+			continue // no such privilege
+		}
+		for i := range h.rtlbs[p] {
+			h.rtlbs[p][i].tag = noTag
+			h.wtlbs[p][i].tag = noTag
+		}
+		for i := range h.itlbs[p] {
+			h.itlbs[p][i].tag = noTag
+		}
 	}
+	h.selectTLB()
 	h.dropFetchWindow()
+}
+
+// selectTLB points the TLBs at the sets of the current privilege (fetch)
+// and of the effective privilege of loads and stores.
+func (h *Hart) selectTLB() {
+	p := h.effPriv(accLoad) & 3
+	h.rtlb, h.wtlb = &h.rtlbs[p], &h.wtlbs[p]
+	h.itlb = &h.itlbs[h.priv&3]
 }
 
 // noFetchPage is the fetch window of a hart that has none: its slots are

@@ -205,14 +205,14 @@ func (h *Hart) resnap(i int, inflight bool) {
 	h.hpm.snap[i] = h.counterSrc(i, inflight)
 }
 
-// writeCounter writes counter i (lo/hi: RV32 halves; both: whole).
+// writeCounter writes counter i (lo/hi: RV32 halves; both: whole). The
+// write takes precedence over the writing instruction's own increment,
+// for either half: the half not written keeps the value it had before
+// the instruction (Spike; riscv-tests rv32mi instret_overflow).
 func (h *Hart) writeCounter(i int, v uint64, half int) {
 	hp := &h.hpm
-	h.syncCounter(i, true)
+	h.syncCounter(i, false)
 	cur := hp.val[i]
-	if !h.counterActive(i) {
-		cur = hp.val[i]
-	}
 	switch half {
 	case 1: // low 32 bits
 		v = cur&^0xffffffff | v&0xffffffff

@@ -64,18 +64,28 @@ type Config struct {
 	// (default 100, as Spike: mtime advances Quantum/TimeDivider per
 	// round of all harts).
 	TimeDivider int
-	// HTIFImmediate makes the host act on a tohost write at once: the run
-	// ends on the exit write itself and syscalls are answered before the
-	// next instruction. By default the host polls tohost between quanta
-	// as Spike does, which is what Spike's instruction counts reflect.
+	// HTIFImmediate makes the host act on every tohost write at once:
+	// syscalls are answered before the next instruction. By default the
+	// host polls tohost between quanta for syscalls, as Spike does, which
+	// is what Spike's instruction counts reflect (the loops waiting for
+	// fromhost spin as long). An exit command always ends the run on the
+	// store that writes it.
 	HTIFImmediate bool
 	// PMPEntries is the number of PMP entries (0: 16, as Spike). A
 	// negative value implements none: the PMP CSRs are then illegal, as
 	// on Spike with --pmpregions=0.
 	PMPEntries int
-	// Misaligned makes loads and stores to misaligned addresses succeed
-	// (as if emulated); by default they trap, as on Spike. LR/SC and AMOs
-	// always trap when misaligned.
+	// MisalignedTrap makes loads and stores to misaligned addresses raise
+	// address-misaligned exceptions (Spike without misaligned support).
+	// By default they are performed in hardware, byte by byte with every
+	// byte translated and checked, as on Spike built with misaligned
+	// support and as Linux expects, except on the firmware machines
+	// (LoadSBI, LoadFirmware), where they trap to the firmware that
+	// emulates them. LR/SC and AMOs always trap when misaligned.
+	MisalignedTrap bool
+	// Misaligned makes misaligned loads and stores succeed on every
+	// machine; it overrides MisalignedTrap (Linux user mode sets it: the
+	// kernel emulates them).
 	Misaligned bool
 	// Timing is the timing model (zero value: one cycle per instruction).
 	Timing Timing
@@ -125,7 +135,36 @@ type Machine struct {
 	xlen  int
 	path  string
 
-	unsupported []uint64 // Linux system calls answered ENOSYS, in order
+	unsupported []uint64   // Linux system calls answered ENOSYS, in order
+	codeWrites  CodeWrites // stores into executed instructions
+}
+
+// CodeWrites counts the stores that overwrote instructions the harts had
+// executed (self-modifying code, or code loaded over code). The
+// simulator runs the new instructions correctly, but a trace decoded
+// against a static program image (the ELF file) is wrong where they ran.
+type CodeWrites struct {
+	Count     uint64 // stores (one per instruction, whatever its size)
+	Hart      int    // the hart of the first one
+	PC        uint64 // the address of the first storing instruction
+	Addr      uint64 // the (virtual) address it wrote
+	lastHart  int
+	lastInstr uint64 // instret+1 of the last store counted
+}
+
+// codeWritten records a store at va, by the instruction at h.pc, that
+// overwrote executed instructions (once per instruction: the byte-wise
+// misaligned path calls it per byte).
+func (m *Machine) codeWritten(h *Hart, va uint64) {
+	cw := &m.codeWrites
+	if cw.Count > 0 && cw.lastHart == h.id && cw.lastInstr == h.instret+1 {
+		return
+	}
+	if cw.Count == 0 {
+		cw.Hart, cw.PC, cw.Addr = h.id, h.pc, va
+	}
+	cw.Count++
+	cw.lastHart, cw.lastInstr = h.id, h.instret+1
 }
 
 // HartStats are the counters of one hart at the end of a run.
@@ -142,6 +181,7 @@ type Result struct {
 	ExitInstret uint64      // instructions retired when the last store to tohost (the exit) completed
 	Instret     uint64      // instructions retired by all harts
 	Harts       []HartStats // per hart
+	CodeWrites  CodeWrites  // stores into executed instructions (none: Count 0)
 }
 
 // New creates a machine. Harts are created when a program is loaded.
@@ -467,6 +507,7 @@ func (m *Machine) Run() (res Result, err error) {
 	}
 	res.ExitCode = m.exitCode
 	res.ExitInstret = m.exitInstret
+	res.CodeWrites = m.codeWrites
 	for _, h := range m.harts {
 		res.Harts = append(res.Harts, HartStats{Instret: h.instret, Cycles: h.cycle,
 			Exceptions: h.nExc, Interrupts: h.nIntr})
@@ -517,11 +558,51 @@ func (m *Machine) idle() {
 		// own rules say so (found by the differential test).
 		h.resValid = false
 	}
+	if len(m.harts) == 1 && !m.done {
+		m.skipSpin(h)
+	}
 	m.cur++
 	if m.cur == len(m.harts) {
 		m.cur = 0
 		m.clint.mtime += m.quantum / m.timeDiv
 	}
+}
+
+// skipSpin ends the spinning of a lone hart in a j . loop that nothing can
+// leave: in M-mode with interrupts off (mstatus.MIE or mie clear), the
+// loop runs forever. With an instruction limit, the instructions and
+// cycles the loop would retire up to the limit are counted at once (the
+// run ends as if it had spun); without one, the run ends with an error
+// instead of hanging. Not when a PC hook, an ingress sink, an observer or
+// an armed counter watches the retirements.
+func (m *Machine) skipSpin(h *Hart) {
+	if h.halted || h.waiting || h.priv != privM || h.csr.mstatus&mstatusMIE != 0 && h.csr.mie != 0 ||
+		h.perInst || h.cf || h.obs != nil || h.hpm.armed {
+		return
+	}
+	raw, size := h.peekInst(h.pc)
+	if !(size == 4 && raw == 0x0000006f || size == 2 && raw == 0xa001) { // j . or c.j .
+		return
+	}
+	if m.cfg.MaxInstret == 0 {
+		m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
+			Msg: "the hart spins forever in j . (M-mode with interrupts disabled: nothing can end the loop)"}
+		m.done = true
+		return
+	}
+	total := m.totalInstret()
+	if total > m.cfg.MaxInstret {
+		return
+	}
+	left := m.cfg.MaxInstret + 1 - total
+	d := decode(raw, h.xlen)
+	cyc := uint64(m.timing.cost(&d))
+	if d.itype != 0 && d.itype != 4 && d.itype < itEnd {
+		cyc += h.takenPenalty
+	}
+	h.instret += left
+	h.cycle += left * cyc
+	h.lastSize = size
 }
 
 func (m *Machine) allWaiting() bool {
@@ -578,7 +659,12 @@ func (m *Machine) watchedStore(h *Hart, pa, size uint64) {
 		// the last store to tohost before the host acts on it
 		m.exitInstret = m.totalInstret() + 1
 	}
-	if m.cfg.HTIFImmediate {
+	// An exit command ends the run on the store that writes it, as the
+	// instruction counts of Spike's logs do: polling it later would
+	// retire the program's final spin loop (j .) until the host looks.
+	// On RV32 the exit is two stores, the low word then the high one:
+	// the run ends on the one that completes the doubleword.
+	if m.cfg.HTIFImmediate || pa+size == m.tohost+8 && m.isExit(v) {
 		if v != 0 {
 			m.mem.write64(m.tohost, 0)
 			m.htifCommand(v)
@@ -588,11 +674,17 @@ func (m *Machine) watchedStore(h *Hart, pa, size uint64) {
 	}
 }
 
-// watchedStoreIfAny is watchedStore for stores that bypass storeSlow.
-func (m *Machine) watchedStoreIfAny(h *Hart, pa, size uint64) {
-	if r := m.mem.find(pa); r != nil && r.flags[(pa-r.base)>>pageShift]&pfWatch != 0 {
-		m.watchedStore(h, pa, size)
+// isExit tells whether the tohost command v ends the program: an exit
+// code, or a syscall-proxy exit whose magic_mem the guest has written.
+func (m *Machine) isExit(v uint64) bool {
+	if v == 0 || v>>48 != 0 {
+		return false
 	}
+	if v&1 != 0 {
+		return true
+	}
+	nr, ok := m.mem.read64(v)
+	return ok && nr == sysExit
 }
 
 func (m *Machine) deliverFromhost() {

@@ -50,6 +50,18 @@ type tlbEntry struct {
 	page *[pageSize]byte
 }
 
+// itlbEntry maps one virtual page to the decoded instructions of its
+// physical page (fetch permission and PMP checked for the whole page).
+type itlbEntry struct {
+	tag uint64 // virtual page number, noTag when empty
+	dp  *decPage
+}
+
+const (
+	itlbSize = 64
+	itlbMask = itlbSize - 1
+)
+
 // memory is the physical address space shared by all harts: RAM banks and
 // devices.
 type memory struct {
@@ -202,16 +214,24 @@ func (mm *memory) write64(pa, v uint64) bool {
 }
 
 // invalidateCode drops the decoded instructions that overlap [pa, pa+n).
-func (mm *memory) invalidateCode(pa, n uint64) {
+// It reports whether one of them was a decoded (executed) instruction
+// that the range overwrites.
+func (mm *memory) invalidateCode(pa, n uint64) bool {
+	hit := false
 	for a := (pa - 2) &^ 1; a < pa+n; a += 2 {
 		r := mm.find(a)
 		if r == nil {
 			continue
 		}
 		if dp := r.dec[(a-r.base)>>pageShift]; dp != nil {
-			dp.insts[(a&pageMask)>>1].op = opInvalid
+			d := &dp.insts[(a&pageMask)>>1]
+			if d.op != opInvalid && a+uint64(d.size) > pa {
+				hit = true
+			}
+			d.op = opInvalid
 		}
 	}
+	return hit
 }
 
 // decPageFor returns (creating) the decoded-instruction page of pa, which

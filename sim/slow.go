@@ -112,7 +112,7 @@ func (h *Hart) execSlow(d *inst, pc, npc uint64) (uint64, uint8, bool) {
 			} else {
 				binary.LittleEndian.PutUint64(b, v)
 			}
-			h.m.watchedStoreIfAny(h, pa, size)
+			h.amoStored(va, pa, size)
 			if h.obs != nil {
 				h.noteMem(true, va, size, v)
 			}
@@ -248,7 +248,7 @@ func (h *Hart) execAMO(d *inst, npc uint64) (uint64, uint8, bool) {
 	} else {
 		binary.LittleEndian.PutUint64(b, v)
 	}
-	h.m.watchedStoreIfAny(h, pa, size)
+	h.amoStored(va, pa, size)
 	if h.obs != nil {
 		h.noteMem(false, va, size, old)
 		h.noteMem(true, va, size, v)

@@ -158,9 +158,7 @@ func (h *Hart) takeTrap(cause, tval uint64, intr bool, d *inst) {
 	h.csr.mstatus = st
 	h.resValid = false
 	h.dropFetchWindow()
-	if oldPriv != h.priv {
-		h.flushTLB()
-	}
+	h.selectTLB() // the privilege and MPP may have changed
 	h.privChanged(oldPriv)
 	h.tr.restart(h.pc)
 }
@@ -210,7 +208,8 @@ func (h *Hart) xret(m bool) uint64 {
 	}
 	h.csr.mstatus = st
 	h.privChangedAfter(old)
-	h.flushTLB()
+	h.selectTLB()
+	h.dropFetchWindow() // the fetch window was a page of the old privilege
 	return npc & h.amask
 }
 

@@ -50,6 +50,7 @@ var csrNames = map[uint16]string{
 	0x3a0: "pmpcfg0", 0x3b0: "pmpaddr0", 0x7a0: "tselect", 0x7a1: "tdata1", 0x7a2: "tdata2", 0x7a3: "tdata3",
 	0x7a8: "mcontext", 0x7b0: "dcsr", 0x7b1: "dpc", 0x7b2: "dscratch0", 0x7b3: "dscratch1",
 	0xb00: "mcycle", 0xb02: "minstret",
+	0xb80: "mcycleh", 0xb82: "minstreth", 0xc80: "cycleh", 0xc81: "timeh", 0xc82: "instreth", // RV32 upper halves
 }
 
 // String returns the register's name as the RISC-V dialect writes it: the

@@ -35,6 +35,9 @@ E-Trace mode sets: baseline, full-address, sijump, return-stack,
 return-counter, predictor, jump-cache, all (sijump, implicit return with an
 8-entry stack, 64-entry branch predictor, 16-entry jump target cache).
 
+rvtrace bench --sim times the simulator as whole processes instead
+(rvtrace bench --sim --help).
+
 Examples:
   rvtrace bench --corpus ../shared/corpus/ntrace-refcode
   rvtrace bench --only coremark,dhrystone
@@ -146,6 +149,9 @@ func hasSymbol(img *image.Set, name string) bool {
 }
 
 func runBench(args []string) error {
+	if len(args) > 0 && (args[0] == "--sim" || args[0] == "-sim") {
+		return runBenchSim(args[1:]) // bench_sim.go
+	}
 	fs := newFlagSet(benchCmd)
 	dir := fs.String("corpus", "../shared/corpus/ntrace-refcode", "corpus `directory` (with elf/ and results-all*.txt)")
 	presets := fs.String("presets", "ref-btm,ref-htm,ref-htm-rpt,ref-htm-cs8,ref-htm-best,best", "N-Trace presets to tabulate")

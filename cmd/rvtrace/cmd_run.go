@@ -95,6 +95,7 @@ func runRun(args []string) error {
 	maxRAM := fs.String("max-ram", "16G", "refuse guest RAM (all banks together) above this size: a guard against corrupt ELF segments and typing mistakes (RAM is reserved lazily, only what the guest writes is used)")
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
+	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
@@ -131,6 +132,15 @@ func runRun(args []string) error {
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
+	switch *misaligned {
+	case "":
+	case "hardware":
+		cfg.Misaligned = true
+	case "trap":
+		cfg.MisalignedTrap = true
+	default:
+		return fmt.Errorf("--misaligned %q: want hardware or trap", *misaligned)
+	}
 	if *per || *csvOut != "" {
 		// The ingress CSV is written in the reference flow's
 		// single-retirement form, one instruction per line.
@@ -334,10 +344,21 @@ func runRun(args []string) error {
 		}
 		fmt.Fprintln(stderr, line)
 	}
+	if cw := res.CodeWrites; cw.Count > 0 {
+		// Said even with -q: a trace of this run decodes wrongly.
+		fmt.Fprintf(stderr, "rvtrace run: warning: self-modifying code: %d stores overwrote instructions the program had executed, the first by the instruction at %#x (hart %d) writing %#x; a trace decoded against the ELF image is wrong where the new instructions ran\n",
+			cw.Count, cw.PC, cw.Hart, cw.Addr)
+	}
 	if runErr != nil {
 		return runErr
 	}
 	if res.ExitCode != 0 {
+		if res.ExitCode&0xff == 0 && !*linux {
+			// A process exit status keeps 8 bits: 256 would read as 0.
+			// (A Linux program's exit(256) is 0 on Linux too.)
+			fmt.Fprintf(stderr, "rvtrace run: the program's exit code %d is a multiple of 256; exiting with 1\n", res.ExitCode)
+			return exitError{1}
+		}
 		return exitError{res.ExitCode}
 	}
 	return nil

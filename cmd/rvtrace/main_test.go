@@ -179,7 +179,7 @@ func TestCLIRunTraceDecode(t *testing.T) {
 	}
 	nex := filepath.Join(dir, "best.nex")
 	code, out, e := rv(t, "profile", "--image", elf, "--preset", "best", nex)
-	if code != 0 || !strings.Contains(out, "fib") || !strings.Contains(out, "399995") {
+	if code != 0 || !strings.Contains(out, "fib") || !strings.Contains(out, "395024") {
 		t.Errorf("profile: exit %d, %q %q", code, out, e)
 	}
 	html := filepath.Join(dir, "r.html")

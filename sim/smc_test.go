@@ -1,0 +1,46 @@
+package sim
+
+import "testing"
+
+// TestSelfModifyingCode: a program patches an instruction it has executed
+// (no fence.i): the new instruction runs, and the store is counted, with
+// the PC and the address of the first; a store into the same page that
+// overwrites no executed instruction is not counted.
+func TestSelfModifyingCode(t *testing.T) {
+	h := runBare(t, "median", Config{},
+		0x00000297, // 0x00 auipc t0,0
+		0x00000593, // 0x04 li a1,0
+		0x00100513, // 0x08 target: li a0,1 (patched into li a0,42)
+		0x00158593, // 0x0c addi a1,a1,1
+		0x0282a303, // 0x10 lw t1,0x28(t0)
+		0x1062a023, // 0x14 sw t1,0x100(t0) (data in the code page)
+		0x0062a423, // 0x18 sw t1,8(t0) (the patch)
+		0x00200393, // 0x1c li t2,2
+		0xfe75c4e3, // 0x20 blt a1,t2,target
+		0x0000006f, // 0x24 j .
+		0x02a00513, // 0x28 li a0,42
+	)
+	if a0, a1 := h.Reg(10), h.Reg(11); a0 != 42 || a1 != 2 {
+		t.Errorf("a0 = %d, a1 = %d; want 42 (the patched instruction ran), 2", a0, a1)
+	}
+	cw := h.m.codeWrites
+	entry := h.m.Entry()
+	if cw.Count != 2 || cw.Hart != 0 || cw.PC != entry+0x18 || cw.Addr != entry+8 {
+		t.Errorf("code writes %+v; want 2, the first by pc %#x to %#x", cw, entry+0x18, entry+8)
+	}
+}
+
+// TestSelfModifyingCodeAtomics: an AMO into an executed instruction is
+// counted; an SC that fails (no reservation) writes nothing and is not.
+func TestSelfModifyingCodeAtomics(t *testing.T) {
+	h := runBare(t, "median", Config{},
+		0x00000297, // auipc t0,0
+		0x0002a02f, // amoadd.w zero,zero,(t0) (rewrites the auipc)
+		0x1802a32f, // sc.w t1,zero,(t0) (fails)
+		0x0000006f, // j .
+	)
+	cw := h.m.codeWrites
+	if cw.Count != 1 || cw.PC != h.m.Entry()+4 || cw.Addr != h.m.Entry() || h.Reg(6) != 1 {
+		t.Errorf("code writes %+v, sc.w result %d; want 1 by pc %#x, sc.w failing (1)", cw, h.Reg(6), h.m.Entry()+4)
+	}
+}
