@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 )
@@ -63,58 +61,6 @@ func WriteFolded(w io.Writer, p *Profile, cycles bool) error {
 		bw.Write(line)
 	})
 	return bw.Flush()
-}
-
-// PprofProfile returns the profile as a pprof profile: one sample per
-// call path with the instructions (and cycles, when the flow had
-// timestamps) executed in its innermost function, and one location per
-// function with its source file and first line.
-func PprofProfile(p *Profile) *profile.Profile {
-	p.Close()
-	pp := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"},
-		Period:     1,
-	}
-	if p.HasCycles() {
-		pp.SampleType = append(pp.SampleType, &profile.ValueType{Type: "cycles", Unit: "count"})
-	}
-	pp.DefaultSampleType = "instructions"
-	m := &profile.Mapping{ID: 1, Start: 0, Limit: ^uint64(0), File: "program", HasFunctions: true, HasFilenames: true, HasLineNumbers: true}
-	pp.Mapping = []*profile.Mapping{m}
-	locs := map[*Function]*profile.Location{}
-	loc := func(f *Function) *profile.Location {
-		if l := locs[f]; l != nil {
-			return l
-		}
-		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: f.Name, SystemName: f.Name, Filename: f.File, StartLine: int64(f.Line)}
-		pp.Function = append(pp.Function, fn)
-		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Mapping: m, Address: f.Start,
-			Line: []profile.Line{{Function: fn, Line: int64(f.Line)}}}
-		pp.Location = append(pp.Location, l)
-		locs[f] = l
-		return l
-	}
-	walkTree(p.root, func(n *Node, enter bool) {
-		if !enter || n.Func == nil || (n.Self == 0 && n.SelfCycles == 0) {
-			return
-		}
-		s := &profile.Sample{Value: []int64{int64(n.Self)}}
-		if p.HasCycles() {
-			s.Value = append(s.Value, int64(n.SelfCycles))
-		}
-		for x := n; x != nil && x.Func != nil; x = x.Parent {
-			s.Location = append(s.Location, loc(x.Func))
-		}
-		pp.Sample = append(pp.Sample, s)
-	})
-	return pp
-}
-
-// WritePprof writes the profile as a gzipped pprof protocol buffer, for
-// "go tool pprof".
-func WritePprof(w io.Writer, p *Profile) error {
-	return PprofProfile(p).Write(w)
 }
 
 // ChromeOptions configure a Chrome trace-event writer.

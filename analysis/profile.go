@@ -66,6 +66,31 @@ type Node struct {
 	// Trap marks a node entered by an exception or interrupt.
 	Trap bool
 	kids map[*Function]*Node
+	id   uint32 // order of creation; the root is 0
+	// site is the address of the call instruction in the parent's
+	// function when siteState is siteOne: every entry came from there.
+	site      uint64
+	siteState uint8
+}
+
+// The states of Node.site.
+const (
+	siteNone  = iota // no entry yet
+	siteOne          // every entry came from the call at site
+	siteMixed        // entries from several sites, or without a call
+)
+
+// noteSite records an entry into n from the call at site (ok false: an
+// entry without a call instruction, such as a trap).
+func (n *Node) noteSite(site uint64, ok bool) {
+	switch {
+	case !ok:
+		n.siteState = siteMixed
+	case n.siteState == siteNone:
+		n.site, n.siteState = site, siteOne
+	case n.siteState == siteOne && n.site != site:
+		n.siteState = siteMixed
+	}
 }
 
 // Profile is a flow.Sink that builds every analysis of the flow in one
@@ -302,7 +327,6 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 	}
 	st := p.state(e.Src)
 	p.insts += n
-	slot := p.ranges.add(e.Start, e.Last, n)
 
 	// Where does the range start, relative to the stack?
 	var top *frame
@@ -317,8 +341,9 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 	if fn != p.syms.unknown && e.Last >= fn.End {
 		// The range runs past the end of the function (code falling
 		// through into the next one): split it.
-		p.straddle(st, e.Start, e.Last, n, slot)
+		p.straddle(st, e.Start, e.Last, n)
 	} else {
+		slot := p.ranges.add(e.Start, e.Last, n, top.node)
 		top.node.Self += n
 		if st.timed {
 			st.addCycles(slot, top.node, n)
@@ -463,8 +488,8 @@ func (p *Profile) child(n *Node, fn *Function) *Node {
 	if p.nodes >= p.opt.MaxNodes {
 		return n
 	}
-	c := &Node{Func: fn, Parent: n}
 	p.nodes++
+	c := &Node{Func: fn, Parent: n, id: uint32(p.nodes)}
 	n.Children = append(n.Children, c)
 	if n.kids != nil {
 		n.kids[fn] = c
@@ -488,6 +513,9 @@ func (p *Profile) push(st *srcState, parent *Node, fn *Function, hasSite bool, s
 	if trap {
 		n.Trap = true
 	}
+	if n != parent {
+		n.noteSite(site, hasSite)
+	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: site, hasSite: hasSite, trap: trap,
 		timed: st.timed, begin: st.time, insts0: st.insts})
 }
@@ -509,6 +537,9 @@ func (p *Profile) replace(st *srcState, fn *Function) {
 	}
 	n := p.child(parent, fn)
 	n.Calls++
+	if n != parent {
+		n.noteSite(top.site, top.hasSite)
+	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: top.site, hasSite: top.hasSite, trap: top.trap,
 		timed: st.timed, begin: st.time, insts0: st.insts})
 }
@@ -532,14 +563,16 @@ func (p *Profile) endSpan(st *srcState, f *frame, depth int) {
 }
 
 // straddle attributes a range that runs across function boundaries,
-// instruction by instruction.
-func (p *Profile) straddle(st *srcState, start, last, n uint64, slot int32) {
-	var run uint64
+// instruction by instruction: each function's part is counted as a range
+// of its own.
+func (p *Profile) straddle(st *srcState, start, last, n uint64) {
+	var run, runStart, runLast uint64
 	flush := func() {
 		if run == 0 {
 			return
 		}
 		top := &st.frames[len(st.frames)-1]
+		slot := p.ranges.add(runStart, runLast, run, top.node)
 		top.node.Self += run
 		if st.timed {
 			st.addCycles(slot, top.node, run)
@@ -556,6 +589,10 @@ func (p *Profile) straddle(st *srcState, start, last, n uint64, slot int32) {
 			fn := p.syms.lookup(addr)
 			p.replace(st, fn) // falling through into the next function
 		}
+		if run == 0 {
+			runStart = addr
+		}
+		runLast = addr
 		run += count
 	})
 	flush()

@@ -13,7 +13,7 @@ CFLAGS="-O1 -g -static -fno-inline"
 for src in *.c; do
 	out=${src%.c}.elf
 	flags=$CFLAGS
-	[ "$src" = inline.c ] && flags="-O2 -g -static -Wl,--build-id"
+	[ "$src" = inline.c ] && flags="-O2 -g -static -Wl,--build-id -ffile-prefix-map=$(pwd)=."
 	echo "$CC $flags -o $out $src"
 	$CC $flags -o "$out" "$src"
 done
