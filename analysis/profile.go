@@ -15,6 +15,11 @@ type Options struct {
 	// ends (returns, is replaced by a tail call or unwound), in the order
 	// activations end. Chrome trace output is built on it.
 	OnSpan func(s *Span)
+	// OnEnter, when set, is called for every function activation when it
+	// begins, with the fields known then (End is Begin, Insts 0). Every
+	// activation entered ends (OnSpan) before the one entered before it
+	// on the same source: the calls of one source form a stack.
+	OnEnter func(s *Span)
 	// MaxDepth bounds the shadow call stack of each source; a deeper
 	// stack (calls that never return, such as context switches) is
 	// restarted. 0 means 8192.
@@ -43,6 +48,10 @@ type Span struct {
 	// Insts is the number of instructions the activation executed,
 	// including its callees.
 	Insts uint64
+	// Priv is the privilege level at the activation's entry, when
+	// PrivKnown (the flow reported it with a context event before).
+	Priv      ingress.Priv
+	PrivKnown bool
 }
 
 // Node is a node of the call tree: one function reached by one path of
@@ -162,6 +171,9 @@ type srcState struct {
 	callSite uint64
 	trapEPC  uint64
 	trapIntr bool
+	// privilege level, from the last context event
+	priv      ingress.Priv
+	privKnown bool
 	// clock
 	insts     uint64
 	time      uint64
@@ -192,6 +204,8 @@ type frame struct {
 	timed   bool   // the source had a time at entry
 	begin   uint64 // time at entry
 	insts0  uint64 // instructions executed before entry
+	priv    ingress.Priv
+	privOK  bool
 }
 
 // cycEntry is a count of instructions waiting for the next timestamp to
@@ -310,6 +324,9 @@ func (p *Profile) Event(e *flow.Event) error {
 		st := p.state(e.Src)
 		p.unwind(st, 0)
 		st.pend = pendNone
+	case flow.KindContext:
+		st := p.state(e.Src)
+		st.priv, st.privKnown = e.Priv, true
 	case flow.KindStop:
 		st := p.state(e.Src)
 		if st.pend == pendNone {
@@ -351,8 +368,8 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 		if p.offsets {
 			p.addOffFn(fn, n)
 		}
+		st.insts += n
 	}
-	st.insts += n
 
 	// What does the range's end ask of the next one?
 	switch e.End {
@@ -517,7 +534,8 @@ func (p *Profile) push(st *srcState, parent *Node, fn *Function, hasSite bool, s
 		n.noteSite(site, hasSite)
 	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: site, hasSite: hasSite, trap: trap,
-		timed: st.timed, begin: st.time, insts0: st.insts})
+		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown})
+	p.beginSpan(st)
 }
 
 // call pushes a frame for a call (or trap) from the top frame.
@@ -541,7 +559,19 @@ func (p *Profile) replace(st *srcState, fn *Function) {
 		n.noteSite(top.site, top.hasSite)
 	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: top.site, hasSite: top.hasSite, trap: top.trap,
-		timed: st.timed, begin: st.time, insts0: st.insts})
+		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown})
+	p.beginSpan(st)
+}
+
+// beginSpan reports the activation of the top frame to OnEnter.
+func (p *Profile) beginSpan(st *srcState) {
+	if p.opt.OnEnter == nil {
+		return
+	}
+	f := &st.frames[len(st.frames)-1]
+	s := Span{Func: f.fn, Src: st.src, Depth: len(st.frames) - 1, Begin: f.insts0, End: f.insts0,
+		Timed: f.timed, BeginTime: f.begin, EndTime: f.begin, Priv: f.priv, PrivKnown: f.privOK}
+	p.opt.OnEnter(&s)
 }
 
 // unwind pops frames until len(st.frames) == depth.
@@ -558,7 +588,7 @@ func (p *Profile) endSpan(st *srcState, f *frame, depth int) {
 		return
 	}
 	s := Span{Func: f.fn, Src: st.src, Depth: depth, Begin: f.insts0, End: st.insts, Insts: st.insts - f.insts0,
-		Timed: f.timed, BeginTime: f.begin, EndTime: st.time}
+		Timed: f.timed, BeginTime: f.begin, EndTime: st.time, Priv: f.priv, PrivKnown: f.privOK}
 	p.opt.OnSpan(&s)
 }
 
@@ -580,6 +610,9 @@ func (p *Profile) straddle(st *srcState, start, last, n uint64) {
 		if p.offsets {
 			p.addOffFn(top.fn, run)
 		}
+		// Advance the clock as each function's part is done, so that
+		// the activation the next part replaces ends here.
+		st.insts += run
 		run = 0
 	}
 	p.forEachInst(start, last, n, func(addr uint64, count uint64) {
