@@ -254,13 +254,26 @@ func PprofProfile(p *Profile) *profile.Profile {
 }
 
 // WritePprof writes the profile as a gzipped pprof protocol buffer (see
-// PprofProfile), for "go tool pprof". For -disasm, pprof runs objdump on
-// the ELF file named in the profile; a RISC-V one must be on its tools
-// path:
+// PprofProfile), for pprof:
 //
-//	go tool pprof -tools objdump:/usr/bin/riscv64-linux-gnu- -disasm FUNC OUT.pb.gz
+//	go tool pprof -list FUNC OUT.pb.gz     # per source line (DWARF), inlined code included
+//	go tool pprof -disasm FUNC OUT.pb.gz   # per instruction
+//	go tool pprof -http :8080 OUT.pb.gz    # source view, flame graph
 //
-// (or PPROF_TOOLS=objdump:/usr/bin/riscv64-linux-gnu- in the environment).
+// -list reads the source files under the names DWARF gives them (run it
+// where relative names resolve, or give -source_path and -trim_path).
+// -disasm disassembles the ELF file the profile's mapping names (checked
+// against its build ID): "go tool pprof" does it with Go's own RISC-V
+// disassembler; the standalone pprof (github.com/google/pprof) runs
+// objdump and nm, for which binutils' RISC-V ones must be found as
+// "objdump" and "nm" in the directory given to -tools (or PPROF_TOOLS):
+//
+//	mkdir rvtools
+//	ln -s /usr/bin/riscv64-linux-gnu-objdump rvtools/objdump
+//	ln -s /usr/bin/riscv64-linux-gnu-nm rvtools/nm
+//	pprof -tools rvtools -disasm FUNC OUT.pb.gz
+//
+// (llvm-objdump, which knows every target, is used when it is on PATH.)
 func WritePprof(w io.Writer, p *Profile) error {
 	return PprofProfile(p).Write(w)
 }

@@ -126,10 +126,53 @@ func TestPprofListLines(t *testing.T) {
 }
 
 // TestPprofDisasm: "go tool pprof -disasm" (which disassembles the ELF
-// file the mapping names) shows, per instruction, the executions
-// rvtrace counts at that address (AddrStats).
+// file the mapping names with Go's own disassembler) shows, per
+// instruction, the executions rvtrace counts at that address (AddrStats).
 func TestPprofDisasm(t *testing.T) {
 	p, f, _ := inlinePprof(t)
+	checkDisasm(t, p, func(re string) string { return goPprof(t, "-disasm", re, f) })
+}
+
+// TestPprofDisasmObjdump: the standalone pprof (github.com/google/pprof)
+// runs objdump for -disasm; with binutils' riscv64-linux-gnu-objdump and
+// -nm as "objdump" and "nm" in the directory given to -tools (the
+// command the WritePprof documentation gives), it shows the same counts.
+func TestPprofDisasmObjdump(t *testing.T) {
+	bin, err := exec.LookPath("pprof")
+	if err != nil {
+		if gp, err2 := exec.Command("go", "env", "GOPATH").Output(); err2 == nil {
+			bin, err = exec.LookPath(filepath.Join(strings.TrimSpace(string(gp)), "bin", "pprof"))
+		}
+	}
+	if err != nil {
+		t.Skip("standalone pprof not found (go install github.com/google/pprof@latest)")
+	}
+	tools := t.TempDir()
+	for _, tool := range []string{"objdump", "nm"} {
+		path, err := exec.LookPath("riscv64-linux-gnu-" + tool)
+		if err != nil {
+			t.Skipf("riscv64-linux-gnu-%s not found (Debian: binutils-riscv64-linux-gnu)", tool)
+		}
+		if err := os.Symlink(path, filepath.Join(tools, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, f, _ := inlinePprof(t)
+	checkDisasm(t, p, func(re string) string {
+		cmd := exec.Command(bin, "-tools", tools, "-disasm", re, f)
+		cmd.Dir = examples
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("pprof -disasm: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "blez\ta1,") {
+			t.Errorf("pprof -disasm did not use binutils' objdump:\n%s", out)
+		}
+		return string(out)
+	})
+}
+
+func checkDisasm(t *testing.T, p *Profile, disasm func(re string) string) {
 	want := map[uint64]uint64{}
 	// pprof matches the regexp against the ELF's symbols, unanchored.
 	const re = "checksum|cmp|main"
@@ -139,7 +182,7 @@ func TestPprofDisasm(t *testing.T) {
 			want[a.Addr] = a.Insts
 		}
 	}
-	out := goPprof(t, "-disasm", re, f)
+	out := disasm(re)
 	got := map[uint64]uint64{}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
