@@ -7,9 +7,12 @@
 //   - the call tree with inclusive and exclusive counts, built from the
 //     calls and returns of the flow and robust to tail calls, longjmp,
 //     traps and gaps;
-//   - folded stacks (flamegraph.pl, speedscope), pprof protocol buffers
-//     (go tool pprof), Chrome trace-event JSON of function spans
-//     (Perfetto), code coverage in lcov format;
+//   - folded stacks (flamegraph.pl, speedscope); pprof protocol buffers
+//     with one location per instruction address, DWARF inlined frames and
+//     the ELF's mapping (go tool pprof -list, -disasm, -http); function
+//     spans as Chrome trace-event JSON and as native Perfetto protobuf
+//     traces (one track per hart and privilege level); code coverage in
+//     lcov format;
 //   - trace statistics: bytes and messages by type, bits per instruction,
 //     trace cost per function and the bandwidth a trace port needs;
 //   - a self-contained HTML report with all of it.

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 )
@@ -65,62 +63,11 @@ func WriteFolded(w io.Writer, p *Profile, cycles bool) error {
 	return bw.Flush()
 }
 
-// PprofProfile returns the profile as a pprof profile: one sample per
-// call path with the instructions (and cycles, when the flow had
-// timestamps) executed in its innermost function, and one location per
-// function with its source file and first line.
-func PprofProfile(p *Profile) *profile.Profile {
-	p.Close()
-	pp := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"},
-		Period:     1,
-	}
-	if p.HasCycles() {
-		pp.SampleType = append(pp.SampleType, &profile.ValueType{Type: "cycles", Unit: "count"})
-	}
-	pp.DefaultSampleType = "instructions"
-	m := &profile.Mapping{ID: 1, Start: 0, Limit: ^uint64(0), File: "program", HasFunctions: true, HasFilenames: true, HasLineNumbers: true}
-	pp.Mapping = []*profile.Mapping{m}
-	locs := map[*Function]*profile.Location{}
-	loc := func(f *Function) *profile.Location {
-		if l := locs[f]; l != nil {
-			return l
-		}
-		fn := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: f.Name, SystemName: f.Name, Filename: f.File, StartLine: int64(f.Line)}
-		pp.Function = append(pp.Function, fn)
-		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Mapping: m, Address: f.Start,
-			Line: []profile.Line{{Function: fn, Line: int64(f.Line)}}}
-		pp.Location = append(pp.Location, l)
-		locs[f] = l
-		return l
-	}
-	walkTree(p.root, func(n *Node, enter bool) {
-		if !enter || n.Func == nil || (n.Self == 0 && n.SelfCycles == 0) {
-			return
-		}
-		s := &profile.Sample{Value: []int64{int64(n.Self)}}
-		if p.HasCycles() {
-			s.Value = append(s.Value, int64(n.SelfCycles))
-		}
-		for x := n; x != nil && x.Func != nil; x = x.Parent {
-			s.Location = append(s.Location, loc(x.Func))
-		}
-		pp.Sample = append(pp.Sample, s)
-	})
-	return pp
-}
-
-// WritePprof writes the profile as a gzipped pprof protocol buffer, for
-// "go tool pprof".
-func WritePprof(w io.Writer, p *Profile) error {
-	return PprofProfile(p).Write(w)
-}
-
 // ChromeOptions configure a Chrome trace-event writer.
 type ChromeOptions struct {
 	// MinInsts drops activations that executed fewer instructions
-	// (including callees), to keep huge traces loadable; 0 keeps all.
+	// (including callees), to keep huge traces loadable; 0 keeps all
+	// (but those of no instruction, which are always dropped).
 	MinInsts uint64
 	// UseTime places spans by the flow's timestamps (for activations that
 	// began after the first timestamp) instead of by instructions
@@ -132,9 +79,19 @@ type ChromeOptions struct {
 }
 
 // Chrome is a flow.Sink that writes function activations as Chrome
-// trace-event JSON ("X" complete events, one track per trace source) as
-// the flow goes, for Perfetto (ui.perfetto.dev) and chrome://tracing. It
-// keeps only the open call stack in memory.
+// trace-event JSON ("X" complete events) as the flow goes, for Perfetto
+// (ui.perfetto.dev), chrome://tracing and speedscope. It keeps only the
+// open call stack in memory.
+//
+// Time: the format's timestamps are microseconds; rvtrace writes one
+// instruction executed (by the span's hart) as one microsecond unless
+// ChromeOptions.UseTime places spans by the flow's timestamps. The
+// document says so in its "otherData" ("time_unit"). Tracks: one per
+// hart and privilege level (thread "hart N (S)"; "hart N" when the flow
+// reports no privilege level), thread ID 8*hart + level (7 when unknown).
+// Activations of no instruction (a function entered and left at once, as
+// when a jump lands on a symbol boundary) are left out: they would show
+// as zero-length spans that confuse viewers.
 type Chrome struct {
 	*Profile
 	w      *bufio.Writer
@@ -142,31 +99,60 @@ type Chrome struct {
 	first  bool
 	err    error
 	closer io.Closer
-	srcs   map[uint32]bool
+	tracks map[uint32]bool
 	buf    []byte
 }
 
 // NewChrome returns a Chrome writer to w for a flow over img (which may
 // be nil); popt configures its Profile (its OnSpan is replaced).
 func NewChrome(w io.Writer, img *image.Set, popt Options, opt ChromeOptions) *Chrome {
-	c := &Chrome{w: bufio.NewWriterSize(w, 256<<10), opt: opt, first: true, srcs: map[uint32]bool{}}
+	c := &Chrome{w: bufio.NewWriterSize(w, 256<<10), opt: opt, first: true, tracks: map[uint32]bool{}}
 	popt.OnSpan = c.span
 	c.Profile = New(img, popt)
-	c.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[` + "\n")
+	unit := "1 us = 1 instruction executed by the hart"
+	if opt.UseTime {
+		per := opt.TimeUnitsPerMicrosecond
+		if per <= 0 {
+			per = 1
+		}
+		unit = "1 us = " + strconv.FormatFloat(per, 'g', -1, 64) + " time units of the trace's timestamps (spans before the first timestamp: 1 us = 1 instruction)"
+	}
+	c.w.WriteString(`{"displayTimeUnit":"ns","otherData":{"time_unit":` + strconv.Quote(unit) + `},"traceEvents":[` + "\n")
 	return c
 }
 
 // SetCloser makes Close also close cl (the output file).
 func (c *Chrome) SetCloser(cl io.Closer) { c.closer = cl }
 
+// TrackID returns the track (thread ID) of a span: one per hart and
+// privilege level.
+func TrackID(s *Span) uint32 {
+	lvl := uint32(7)
+	if s.PrivKnown {
+		lvl = uint32(s.Priv) & 7
+	}
+	return s.Src<<3 | lvl
+}
+
+// TrackName names the track of a span: "hart N (LEVEL)", or "hart N"
+// when the privilege level is not known.
+func TrackName(s *Span) string {
+	if s.PrivKnown {
+		return fmt.Sprintf("hart %d (%s)", s.Src, s.Priv)
+	}
+	return fmt.Sprintf("hart %d", s.Src)
+}
+
 func (c *Chrome) span(s *Span) {
-	if s.Insts < c.opt.MinInsts || c.err != nil {
+	if s.Insts == 0 || s.Insts < c.opt.MinInsts || c.err != nil {
 		return
 	}
-	if !c.srcs[s.Src] {
-		c.srcs[s.Src] = true
+	tid := TrackID(s)
+	if !c.tracks[tid] {
+		c.tracks[tid] = true
 		c.sep()
-		fmt.Fprintf(c.w, `{"name":"thread_name","ph":"M","pid":1,"tid":%d,"args":{"name":"hart %d"}}`, s.Src, s.Src)
+		fmt.Fprintf(c.w, `{"name":"thread_name","ph":"M","pid":1,"tid":%d,"args":{"name":%q}},`+"\n", tid, TrackName(s))
+		fmt.Fprintf(c.w, `{"name":"thread_sort_index","ph":"M","pid":1,"tid":%d,"args":{"sort_index":%d}}`, tid, tid)
 	}
 	scale := 1.0
 	begin, end := s.Begin, s.End
@@ -181,7 +167,7 @@ func (c *Chrome) span(s *Span) {
 	b = append(b, `{"name":`...)
 	b = strconv.AppendQuote(b, s.Func.Name)
 	b = append(b, `,"cat":"function","ph":"X","pid":1,"tid":`...)
-	b = strconv.AppendUint(b, uint64(s.Src), 10)
+	b = strconv.AppendUint(b, uint64(tid), 10)
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendFloat(b, float64(begin)*scale, 'f', -1, 64)
 	b = append(b, `,"dur":`...)

@@ -15,6 +15,11 @@ type Options struct {
 	// ends (returns, is replaced by a tail call or unwound), in the order
 	// activations end. Chrome trace output is built on it.
 	OnSpan func(s *Span)
+	// OnEnter, when set, is called for every function activation when it
+	// begins, with the fields known then (End is Begin, Insts 0). Every
+	// activation entered ends (OnSpan) before the one entered before it
+	// on the same source: the calls of one source form a stack.
+	OnEnter func(s *Span)
 	// MaxDepth bounds the shadow call stack of each source; a deeper
 	// stack (calls that never return, such as context switches) is
 	// restarted. 0 means 8192.
@@ -43,6 +48,10 @@ type Span struct {
 	// Insts is the number of instructions the activation executed,
 	// including its callees.
 	Insts uint64
+	// Priv is the privilege level at the activation's entry, when
+	// PrivKnown (the flow reported it with a context event before).
+	Priv      ingress.Priv
+	PrivKnown bool
 }
 
 // Node is a node of the call tree: one function reached by one path of
@@ -66,6 +75,31 @@ type Node struct {
 	// Trap marks a node entered by an exception or interrupt.
 	Trap bool
 	kids map[*Function]*Node
+	id   uint32 // order of creation; the root is 0
+	// site is the address of the call instruction in the parent's
+	// function when siteState is siteOne: every entry came from there.
+	site      uint64
+	siteState uint8
+}
+
+// The states of Node.site.
+const (
+	siteNone  = iota // no entry yet
+	siteOne          // every entry came from the call at site
+	siteMixed        // entries from several sites, or without a call
+)
+
+// noteSite records an entry into n from the call at site (ok false: an
+// entry without a call instruction, such as a trap).
+func (n *Node) noteSite(site uint64, ok bool) {
+	switch {
+	case !ok:
+		n.siteState = siteMixed
+	case n.siteState == siteNone:
+		n.site, n.siteState = site, siteOne
+	case n.siteState == siteOne && n.site != site:
+		n.siteState = siteMixed
+	}
 }
 
 // Profile is a flow.Sink that builds every analysis of the flow in one
@@ -137,6 +171,9 @@ type srcState struct {
 	callSite uint64
 	trapEPC  uint64
 	trapIntr bool
+	// privilege level, from the last context event
+	priv      ingress.Priv
+	privKnown bool
 	// clock
 	insts     uint64
 	time      uint64
@@ -167,6 +204,8 @@ type frame struct {
 	timed   bool   // the source had a time at entry
 	begin   uint64 // time at entry
 	insts0  uint64 // instructions executed before entry
+	priv    ingress.Priv
+	privOK  bool
 }
 
 // cycEntry is a count of instructions waiting for the next timestamp to
@@ -285,6 +324,9 @@ func (p *Profile) Event(e *flow.Event) error {
 		st := p.state(e.Src)
 		p.unwind(st, 0)
 		st.pend = pendNone
+	case flow.KindContext:
+		st := p.state(e.Src)
+		st.priv, st.privKnown = e.Priv, true
 	case flow.KindStop:
 		st := p.state(e.Src)
 		if st.pend == pendNone {
@@ -302,7 +344,6 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 	}
 	st := p.state(e.Src)
 	p.insts += n
-	slot := p.ranges.add(e.Start, e.Last, n)
 
 	// Where does the range start, relative to the stack?
 	var top *frame
@@ -317,8 +358,9 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 	if fn != p.syms.unknown && e.Last >= fn.End {
 		// The range runs past the end of the function (code falling
 		// through into the next one): split it.
-		p.straddle(st, e.Start, e.Last, n, slot)
+		p.straddle(st, e.Start, e.Last, n)
 	} else {
+		slot := p.ranges.add(e.Start, e.Last, n, top.node)
 		top.node.Self += n
 		if st.timed {
 			st.addCycles(slot, top.node, n)
@@ -326,8 +368,8 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 		if p.offsets {
 			p.addOffFn(fn, n)
 		}
+		st.insts += n
 	}
-	st.insts += n
 
 	// What does the range's end ask of the next one?
 	switch e.End {
@@ -463,8 +505,8 @@ func (p *Profile) child(n *Node, fn *Function) *Node {
 	if p.nodes >= p.opt.MaxNodes {
 		return n
 	}
-	c := &Node{Func: fn, Parent: n}
 	p.nodes++
+	c := &Node{Func: fn, Parent: n, id: uint32(p.nodes)}
 	n.Children = append(n.Children, c)
 	if n.kids != nil {
 		n.kids[fn] = c
@@ -488,8 +530,12 @@ func (p *Profile) push(st *srcState, parent *Node, fn *Function, hasSite bool, s
 	if trap {
 		n.Trap = true
 	}
+	if n != parent {
+		n.noteSite(site, hasSite)
+	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: site, hasSite: hasSite, trap: trap,
-		timed: st.timed, begin: st.time, insts0: st.insts})
+		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown})
+	p.beginSpan(st)
 }
 
 // call pushes a frame for a call (or trap) from the top frame.
@@ -509,8 +555,23 @@ func (p *Profile) replace(st *srcState, fn *Function) {
 	}
 	n := p.child(parent, fn)
 	n.Calls++
+	if n != parent {
+		n.noteSite(top.site, top.hasSite)
+	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: top.site, hasSite: top.hasSite, trap: top.trap,
-		timed: st.timed, begin: st.time, insts0: st.insts})
+		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown})
+	p.beginSpan(st)
+}
+
+// beginSpan reports the activation of the top frame to OnEnter.
+func (p *Profile) beginSpan(st *srcState) {
+	if p.opt.OnEnter == nil {
+		return
+	}
+	f := &st.frames[len(st.frames)-1]
+	s := Span{Func: f.fn, Src: st.src, Depth: len(st.frames) - 1, Begin: f.insts0, End: f.insts0,
+		Timed: f.timed, BeginTime: f.begin, EndTime: f.begin, Priv: f.priv, PrivKnown: f.privOK}
+	p.opt.OnEnter(&s)
 }
 
 // unwind pops frames until len(st.frames) == depth.
@@ -527,19 +588,21 @@ func (p *Profile) endSpan(st *srcState, f *frame, depth int) {
 		return
 	}
 	s := Span{Func: f.fn, Src: st.src, Depth: depth, Begin: f.insts0, End: st.insts, Insts: st.insts - f.insts0,
-		Timed: f.timed, BeginTime: f.begin, EndTime: st.time}
+		Timed: f.timed, BeginTime: f.begin, EndTime: st.time, Priv: f.priv, PrivKnown: f.privOK}
 	p.opt.OnSpan(&s)
 }
 
 // straddle attributes a range that runs across function boundaries,
-// instruction by instruction.
-func (p *Profile) straddle(st *srcState, start, last, n uint64, slot int32) {
-	var run uint64
+// instruction by instruction: each function's part is counted as a range
+// of its own.
+func (p *Profile) straddle(st *srcState, start, last, n uint64) {
+	var run, runStart, runLast uint64
 	flush := func() {
 		if run == 0 {
 			return
 		}
 		top := &st.frames[len(st.frames)-1]
+		slot := p.ranges.add(runStart, runLast, run, top.node)
 		top.node.Self += run
 		if st.timed {
 			st.addCycles(slot, top.node, run)
@@ -547,6 +610,9 @@ func (p *Profile) straddle(st *srcState, start, last, n uint64, slot int32) {
 		if p.offsets {
 			p.addOffFn(top.fn, run)
 		}
+		// Advance the clock as each function's part is done, so that
+		// the activation the next part replaces ends here.
+		st.insts += run
 		run = 0
 	}
 	p.forEachInst(start, last, n, func(addr uint64, count uint64) {
@@ -556,6 +622,10 @@ func (p *Profile) straddle(st *srcState, start, last, n uint64, slot int32) {
 			fn := p.syms.lookup(addr)
 			p.replace(st, fn) // falling through into the next function
 		}
+		if run == 0 {
+			runStart = addr
+		}
+		runLast = addr
 		run += count
 	})
 	flush()

@@ -26,6 +26,7 @@ package image
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -61,6 +62,8 @@ type Set struct {
 
 	lines []lineRow // sorted by address
 	files []string  // file names referenced by lines
+
+	elves []*elfFile // the ELF files added, for Files and Frames
 }
 
 // source ranks what set a property of the Set (XLEN, entry point), so that
@@ -228,6 +231,7 @@ type loaded struct {
 	segs  []loadedSeg
 	syms  []symEntry
 	lines []seqRows
+	elf   *elfFile // nil for raw images
 }
 
 type loadedSeg struct {
@@ -295,7 +299,9 @@ func loadELF(name string, r io.ReaderAt) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image: %s: %v", name, err)
 	}
-	img.lines = elfLines(f, img.segs)
+	var d *dwarf.Data
+	img.lines, d = elfLines(f, img.segs)
+	img.elf = newELFFile(name, f, img.segs, d)
 	return img, nil
 }
 
@@ -318,6 +324,9 @@ func (s *Set) commit(img *loaded) {
 	s.buildSymRanges() // depends on the memory map too
 	if len(img.lines) > 0 {
 		s.addLines(img.lines)
+	}
+	if img.elf != nil {
+		s.elves = append(s.elves, img.elf)
 	}
 }
 

@@ -26,14 +26,15 @@ type seqRows struct {
 // elfLines reads the DWARF line tables of f. Sequences that do not start
 // inside one of the file's loaded segments (such as those of functions the
 // linker discarded, left at address 0) are dropped. Malformed or missing
-// debug information gives no lines.
-func elfLines(f *elf.File, segs []loadedSeg) []seqRows {
+// debug information gives no lines. It also returns the DWARF data (nil
+// when there is none), for Frames.
+func elfLines(f *elf.File, segs []loadedSeg) ([]seqRows, *dwarf.Data) {
 	if f.Section(".debug_line") == nil && f.Section(".zdebug_line") == nil {
-		return nil
+		return nil, nil
 	}
 	d, err := f.DWARF()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	mapped := func(addr uint64) bool {
 		for _, sg := range segs {
@@ -74,7 +75,7 @@ func elfLines(f *elf.File, segs []loadedSeg) []seqRows {
 			rows = nil
 		}
 	}
-	return out
+	return out, d
 }
 
 // addLines merges line sequences into the table.

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/image"
 )
 
 // Counts are the per-location counts of a Profile.
@@ -120,65 +123,35 @@ func WriteFunctions(w io.Writer, fs []FuncCounts) error {
 var PprofSampleTypes = []string{"cycles", "instructions", "l1i_miss", "l1d_access", "l1d_miss",
 	"llc_miss", "branches", "branch_miss"}
 
-// Symbol describes the code at an address for Pprof: its function (""
-// when unknown) and source line (File "" when unknown).
-type Symbol struct {
-	Func string
-	File string
-	Line int
-}
-
-// Pprof returns the profile as a pprof profile: one sample per
-// instruction address with its counts (PprofSampleTypes; cycles by
-// default), located in its function (symbolize names it; "?" when it
-// cannot) and, when known, its source line. "go tool pprof -top
-// -sample_index=l1d_miss" then lists the functions by L1D misses, and
-// -lines, -addresses or -disasm refine that.
-func (p *Profile) Pprof(symbolize func(pc uint64) Symbol) *profile.Profile {
-	pp := &profile.Profile{
-		PeriodType:        &profile.ValueType{Type: "cycles", Unit: "count"},
-		Period:            1,
-		DefaultSampleType: "cycles",
-	}
-	for _, t := range PprofSampleTypes {
-		pp.SampleType = append(pp.SampleType, &profile.ValueType{Type: t, Unit: "count"})
-	}
-	m := &profile.Mapping{ID: 1, Start: 0, Limit: ^uint64(0), File: "program",
-		HasFunctions: true, HasFilenames: true, HasLineNumbers: true}
-	pp.Mapping = []*profile.Mapping{m}
+// Pprof returns the profile as a pprof profile built by
+// analysis.PprofBuilder: one sample per instruction address with its
+// counts (PprofSampleTypes; cycles by default), located by frames (its
+// source frames, inlined functions included: analysis.ImageFrames) in the
+// mapping of its ELF file (files, from image.Set.Files: path and build
+// ID). "go tool pprof -top -sample_index=l1d_miss" then lists the
+// functions by L1D misses, and -list, -disasm or -http's source view
+// refine that per line and per instruction.
+func (p *Profile) Pprof(frames analysis.FramesFunc, files []image.File) *profile.Profile {
+	b := analysis.NewPprofBuilder(PprofSampleTypes, frames, files)
 	pcs := make([]uint64, 0, len(p.pcs))
 	for pc := range p.pcs {
 		pcs = append(pcs, pc)
 	}
 	sort.Slice(pcs, func(i, j int) bool { return pcs[i] < pcs[j] })
-	funcs := map[string]*profile.Function{}
+	stack := make([]*profile.Location, 1)
 	for _, pc := range pcs {
-		sym := symbolize(pc)
-		if sym.Func == "" {
-			sym.Func = "?"
-		}
-		fn := funcs[sym.Func]
-		if fn == nil {
-			fn = &profile.Function{ID: uint64(len(pp.Function) + 1), Name: sym.Func, SystemName: sym.Func,
-				Filename: sym.File}
-			funcs[sym.Func] = fn
-			pp.Function = append(pp.Function, fn)
-		}
-		loc := &profile.Location{ID: uint64(len(pp.Location) + 1), Mapping: m, Address: pc,
-			Line: []profile.Line{{Function: fn, Line: int64(sym.Line)}}}
-		pp.Location = append(pp.Location, loc)
 		c := p.pcs[pc]
-		pp.Sample = append(pp.Sample, &profile.Sample{Location: []*profile.Location{loc},
-			Value: []int64{int64(c.Cycles), int64(c.Instructions), int64(c.L1IMisses), int64(c.L1DAccesses),
-				int64(c.L1DMisses), int64(c.LLMisses), int64(c.Branches), int64(c.Mispredicts)}})
+		stack[0] = b.Location(pc)
+		b.Add(stack, []int64{int64(c.Cycles), int64(c.Instructions), int64(c.L1IMisses), int64(c.L1DAccesses),
+			int64(c.L1DMisses), int64(c.LLMisses), int64(c.Branches), int64(c.Mispredicts)})
 	}
-	return pp
+	return b.Profile()
 }
 
 // WritePprof writes the profile as a gzipped pprof protocol buffer (see
 // Pprof), for "go tool pprof".
-func (p *Profile) WritePprof(w io.Writer, symbolize func(pc uint64) Symbol) error {
-	return p.Pprof(symbolize).Write(w)
+func (p *Profile) WritePprof(w io.Writer, frames analysis.FramesFunc, files []image.File) error {
+	return p.Pprof(frames, files).Write(w)
 }
 
 // ParseConfig parses a model description: comma-separated items

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/rvtrace/rvtrace/image"
 )
 
 // Pprof writes one sample per address with every count, by sample type,
@@ -21,14 +23,14 @@ func TestPprof(t *testing.T) {
 	for i := uint64(0); i < 10; i++ {
 		p.Add(0x2000, m, 1+m.Retire(0x2000, 4, KindOther, 0, 0x2004, 0))
 	}
-	sym := func(pc uint64) Symbol {
+	frames := func(pc uint64, buf []image.Frame) []image.Frame {
 		if pc < 0x2000 {
-			return Symbol{Func: "f", File: "f.c", Line: int(pc & 0xf)}
+			return append(buf, image.Frame{Func: "f", File: "f.c", Line: int(pc & 0xf)})
 		}
-		return Symbol{}
+		return append(buf, image.Frame{})
 	}
 	var buf bytes.Buffer
-	if err := p.WritePprof(&buf, sym); err != nil {
+	if err := p.WritePprof(&buf, frames, nil); err != nil {
 		t.Fatal(err)
 	}
 	pp, err := profile.Parse(&buf)

@@ -25,7 +25,7 @@ func init() {
 		})})
 	registerOutput(&output{flag: "folded", help: "write folded call stacks (flamegraph.pl, speedscope) weighted by instructions to `file`",
 		open: profileOutput(func(w io.Writer, p *analysis.Profile) error { return analysis.WriteFolded(w, p, false) })})
-	registerOutput(&output{flag: "pprof", help: "write a pprof profile (go tool pprof -http) to `file`, e.g. OUT.pb.gz",
+	registerOutput(&output{flag: "pprof", help: "write a pprof profile, per instruction address with DWARF lines and inlined frames (go tool pprof -http, -list FUNC, -disasm FUNC), to `file`, e.g. OUT.pb.gz",
 		open: profileOutput(func(w io.Writer, p *analysis.Profile) error { return analysis.WritePprof(w, p) })})
 	registerOutput(&output{flag: "lcov", help: "write code coverage (functions and lines executed) in lcov format to `file`",
 		open: profileOutput(func(w io.Writer, p *analysis.Profile) error { return analysis.WriteLcov(w, p, "rvtrace") })})
@@ -40,6 +40,16 @@ func init() {
 				return nil, err
 			}
 			c := analysis.NewChrome(w, img, analysis.Options{}, analysis.ChromeOptions{})
+			c.SetCloser(w)
+			return c, nil
+		}})
+	registerOutput(&output{flag: "perfetto", help: "write function spans as a native Perfetto protobuf trace (ui.perfetto.dev; scales to long traces) to `file`",
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
+			w, err := createOutput(path)
+			if err != nil {
+				return nil, err
+			}
+			c := analysis.NewPerfetto(w, img, analysis.Options{}, analysis.PerfettoOptions{})
 			c.SetCloser(w)
 			return c, nil
 		}})

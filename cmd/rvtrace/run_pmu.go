@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rvtrace/rvtrace/analysis"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/pmu"
 	"github.com/rvtrace/rvtrace/sim"
@@ -211,16 +212,10 @@ func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image
 	if p.prof != nil && *p.pprof != "" {
 		w, err := createOutput(*p.pprof)
 		if err == nil {
-			keep(p.prof.WritePprof(w, func(pc uint64) pmu.Symbol {
-				var s pmu.Symbol
-				if name, _, ok := img.Symbolize(pc); ok {
-					s.Func = name
-				}
-				if file, line, ok := img.Line(pc); ok {
-					s.File, s.Line = file, line
-				}
-				return s
-			}))
+			keep(p.prof.WritePprof(w, analysis.ImageFrames(img, func(pc uint64) string {
+				name, _, _ := img.Symbolize(pc)
+				return name
+			}), img.Files()))
 			keep(w.Close())
 		}
 		keep(err)
