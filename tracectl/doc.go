@@ -1,0 +1,37 @@
+// Package tracectl is the RISC-V Trace Control Interface (ratified 1.0)
+// register model of a trace system: a trace encoder component per hart,
+// a trace funnel and a trace RAM sink, each a 4 KiB block of 32-bit
+// registers at the offsets of the specification's register map, with
+// tr??Impl reporting the component type and version 1.0 so that a tool can
+// discover them as the specification's "Reset and Discovery" section
+// describes.
+//
+// One table per component (tables.go) carries the registers as the
+// specification gives them: name, offset, and the fields with their bit
+// ranges, access type (RW, RO, WARL, RW1C, W1) and reset value. The table
+// drives reads, writes, WARL masking, reset and Dump; the few rules that
+// tie one field's legal values to another's (the features of each trace
+// format, trTeSrcID fitting trTeSrcBits, the RAM sink's addresses) are
+// applied after the table's. Where the specification leaves a reset value
+// undefined the table holds this implementation's choice. Registers that
+// are not in a table read 0 and ignore writes.
+//
+// The encoder's registers select an N-Trace or E-Trace encoder
+// (trTeFormat) and its configuration (Encoder.Settings maps them onto
+// ntrace.Config, etrace.Config and filter.Config); setting trTeEnable
+// starts that encoder, clearing it flushes it, and trTeInstTracing gates
+// the hart's ingress blocks (Encoder.Block). Encoders write into the
+// funnel, the funnel into the RAM sink, which stores 32-bit words in its
+// SRAM or, in SMEM mode, in system memory. ReadTrace reads a capture back
+// through the registers, as a tool does; RAMSink.Capture returns it
+// directly. System places the components at their physical addresses:
+// encoder of hart N at 0x0300_0000 + N*0x1000, funnel at 0x0301_8000, RAM
+// sink at 0x0301_9000.
+//
+// Not modelled: data trace (trTeData* read 0), stalling the hart
+// (trTeInstStallEna is tied to 0: lost trace sets
+// trTeInstStallOrOverflow), a funnel timestamp unit and the Shared,
+// External and Internal System timestamp modes (the encoder's unit counts
+// the hart's clock), external trigger outputs, the PIB sink and the ATB
+// bridge.
+package tracectl
