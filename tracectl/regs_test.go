@@ -146,7 +146,7 @@ func TestResetValues(t *testing.T) {
 	// (N-Trace 1.0, E-Trace 2.0).
 	f := b.r(enc0) >> 24 & 7
 	want := map[uint32]uint32{0: 0x02, 1: 0x01}[f]
-	if v := b.r(enc0 + 4) >> 16 & 0xFF; v != want {
+	if v := b.r(enc0+4) >> 16 & 0xFF; v != want {
 		t.Errorf("trTeFormat %d: trTeProtocolMinor:Major = %#x, want %#x", f, v, want)
 	}
 }
