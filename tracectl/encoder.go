@@ -29,6 +29,9 @@ var featuresFor = [2]uint32{
 	FormatNTrace: 1<<2 | 1<<3 | 1<<8 | 1<<9 | 1<<10,       // SequentialJump, ImplicitReturn, RepeatedHistory, AllJumps, ExtendAddrMSB
 }
 
+// featureBits is the trTeInstFeatures enable bits (0..5, 8..10).
+const featureBits = 0x73F
+
 // tracer is the filter stage followed by an encoder.
 type tracer interface {
 	ingress.Sink
@@ -165,7 +168,7 @@ func (e *Encoder) fixFeatures(old uint32) {
 	r := &e.b.regs[i]
 	v := e.b.val[i]
 	format := e.b.field(TeControl, "trTeFormat")
-	v = v&^0x7ff | v&featuresFor[format]
+	v = v&^featureBits | v&featuresFor[format]
 	mode := r.Field("trTeInstImplicitReturnMode")
 	if m := mode.get(v); format == FormatETrace && m != 3 || m == 0 {
 		if om := mode.get(old); om != 0 && (format == FormatNTrace || om == 3) {
