@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 // Bank is one RAM bank of the memory map.
@@ -91,6 +92,8 @@ type Machine struct {
 	finisher bool // SiFive test finisher mapped (firmware machines)
 	virt     bool // virt machine: firmware and payload (virt.go)
 	nPMP     int  // implemented PMP entries
+
+	tracectl *tracectl.System // Trace Control Interface components (tracectl.go)
 
 	quantum uint64
 	timeDiv uint64
