@@ -55,6 +55,7 @@ type Encoder struct {
 	produced produced // bytes produced by the running encoder
 	err      error    // why the last enable failed, or the encoder's error
 
+	tsIdx  int    // index of trTsControl in the bank
 	tsRaw  uint64 // core cycles counted by the timestamp unit
 	tsLast uint64 // time of the last block seen
 	tsSeen bool
@@ -86,7 +87,9 @@ func NewEncoder(img *image.Set, out io.Writer) *Encoder {
 	if img != nil {
 		xlen = img.XLEN()
 	}
-	return &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}}
+	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}}
+	e.tsIdx = e.b.reg(TsControl)
+	return e
 }
 
 // Err returns why the last write of trTeEnable = 1 did not enable the
@@ -313,7 +316,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	if e.run == nil || !e.tracing() {
 		return nil
 	}
-	if e.b.field(TsControl, "trTsMode") == TsModeInternalCore {
+	if e.tsMode() == TsModeInternalCore {
 		e.blk = *b
 		e.blk.Time = e.tsCounter()
 		b = &e.blk
@@ -380,8 +383,8 @@ func (e *Encoder) trigger(action uint32) error {
 // tsTick advances the timestamp unit to time t (Internal Core: the hart's
 // clock).
 func (e *Encoder) tsTick(t uint64) {
-	running := e.b.field(TsControl, "trTsActive") == 1 && e.b.field(TsControl, "trTsCount") == 1 &&
-		e.b.field(TsControl, "trTsMode") == TsModeInternalCore
+	ts := e.b.val[e.tsIdx]
+	running := ts&3 == 3 && e.tsMode() == TsModeInternalCore // trTsActive, trTsCount
 	if running && e.tsSeen && t > e.tsLast {
 		e.tsRaw += t - e.tsLast
 	}
@@ -390,8 +393,11 @@ func (e *Encoder) tsTick(t uint64) {
 
 // tsCounter is the timestamp counter after the prescaler.
 func (e *Encoder) tsCounter() uint64 {
-	return e.tsRaw >> (2 * e.b.field(TsControl, "trTsPrescale"))
+	return e.tsRaw >> (2 * (e.b.val[e.tsIdx] >> 8 & 3)) // trTsPrescale
 }
+
+// tsMode is trTsMode (read on every block: no table look-up).
+func (e *Encoder) tsMode() uint32 { return e.b.val[e.tsIdx] >> 4 & 7 }
 
 // Settings returns the encoder configuration the registers select.
 func (e *Encoder) Settings() (Settings, error) {

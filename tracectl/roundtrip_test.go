@@ -327,3 +327,61 @@ func TestStopOnWrap(t *testing.T) {
 		t.Error("trTeInstStallOrOverflow not cleared by trTeEnable = 1")
 	}
 }
+
+// Clearing trTeInstTracing stops the trace (the encoder reports the stop)
+// and setting it again restarts it with a sync: the capture decodes to
+// the executed flow without the blocks given while tracing was off, with
+// no gap.
+func TestTracingOffOn(t *testing.T) {
+	img, pcData, want := loadT1(t)
+	s, err := NewSystem(1, img, 64<<10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus{t, s}
+	ec := program(t, b, 0xFFFFFFFF, false, -1)
+	src := ingress.NewPCSource(bytes.NewReader(pcData), "pcs", img, ingress.PCOptions{})
+	var traced []uint64
+	for n := 0; ; n++ {
+		blk, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch n {
+		case 3000:
+			b.w(enc0, ec&^4)
+			if b.r(enc0)&4 != 0 {
+				t.Fatal("trTeInstTracing still 1")
+			}
+		case 5000:
+			b.w(enc0, ec)
+		}
+		if n < 3000 || n >= 5000 {
+			for pc, i := blk.IAddr, uint32(0); i < blk.IRetire; {
+				in, _ := img.Inst(pc)
+				traced = append(traced, pc)
+				pc += uint64(in.Len)
+				i += uint32(in.Len / 2)
+			}
+		}
+		if err := s.Encoders[0].Block(blk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disableAll(t, b)
+	capture, err := ReadTrace(s, ram, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := s.Encoders[0].Settings()
+	got := decodeNTrace(t, img, capture, set.NTrace)
+	if len(got.gaps) > 0 {
+		t.Errorf("gaps: %v", got.gaps)
+	}
+	if len(traced) >= len(want) || !equalPCs(got.pcs, traced) {
+		t.Errorf("decoded %d instructions, traced %d (of %d); first difference at %d", len(got.pcs), len(traced), len(want), firstDiff(got.pcs, traced))
+	}
+}
