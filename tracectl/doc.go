@@ -18,7 +18,10 @@
 //
 // The encoder's registers select an N-Trace or E-Trace encoder
 // (trTeFormat) and its configuration (Encoder.Settings maps them onto
-// ntrace.Config, etrace.Config and filter.Config); setting trTeEnable
+// ntrace.Config, etrace.Config and filter.Config; E-Trace packets are
+// framed in the Unformatted Trace & Diagnostic Data encapsulation, whose
+// null packet pads the sink's last word as N-Trace's idle byte 0xFF does
+// for N-Trace); setting trTeEnable
 // starts that encoder, clearing it flushes it, and trTeInstTracing gates
 // the hart's ingress blocks (Encoder.Block). Encoders write into the
 // funnel, the funnel into the RAM sink, which stores 32-bit words in its

@@ -54,6 +54,7 @@ type Encoder struct {
 	run      tracer   // filter stage and encoder while trTeEnable is 1
 	produced produced // bytes produced by the running encoder
 	err      error    // why the last enable failed, or the encoder's error
+	onEnable func(format int)
 
 	tsIdx  int    // index of trTsControl in the bank
 	tsRaw  uint64 // core cycles counted by the timestamp unit
@@ -289,7 +290,20 @@ func (e *Encoder) enable() error {
 		e.produced = func() int64 { return int64(enc.Stats().Bytes) }
 	}
 	e.out.sent = 0
+	if e.onEnable != nil {
+		e.onEnable(s.Format)
+	}
 	return nil
+}
+
+// IdleByte returns the byte a sink pads the trace of a format with:
+// N-Trace's idle byte 0xFF, or the null packet 0x00 of the E-Trace
+// encapsulation.
+func IdleByte(format int) byte {
+	if format == FormatETrace {
+		return 0x00
+	}
+	return 0xFF
 }
 
 // disable flushes the encoder (trTeEnable 1 -> 0).
@@ -448,6 +462,10 @@ func (e *Encoder) Settings() (Settings, error) {
 			BranchPrediction:  on(TeInstFeatures, "trTeInstEnBranchPrediction"),
 			JumpTargetCache:   on(TeInstFeatures, "trTeInstEnJumpTargetCache"),
 		}
+		// Packets go to the sink in the Unformatted Trace & Diagnostic
+		// Data encapsulation, whose null packet (0x00) can pad the sink's
+		// last word (the raw layout has no idle byte).
+		c.Encap = etrace.EncapUTDD
 		c.SrcBits, c.SrcID = srcBits, srcID
 		if syncMode == 1 {
 			c.ResyncPeriod = 1 << (syncMax + 4)

@@ -34,7 +34,8 @@ type RAMSink struct {
 	sram []byte
 	mem  Memory
 	// Pad fills the last word when the sink is disabled with an
-	// incomplete word: 0xFF, N-Trace's idle byte, by default.
+	// incomplete word: 0xFF, N-Trace's idle byte, by default (a System
+	// sets it to IdleByte of the format enabled).
 	Pad byte
 
 	word  [4]byte

@@ -41,7 +41,11 @@ func NewSystem(harts int, img *image.Set, sramBytes int, mem Memory) (*System, e
 	s := &System{Sink: NewRAMSink(sramBytes, mem)}
 	s.Funnel = NewFunnel(harts, s.Sink)
 	for h := 0; h < harts; h++ {
-		s.Encoders = append(s.Encoders, NewEncoder(img, s.Funnel.Input(h)))
+		e := NewEncoder(img, s.Funnel.Input(h))
+		// the sink pads its last word with the idle byte of the format
+		// enabled last (one stream holds one format)
+		e.onEnable = func(format int) { s.Sink.Pad = IdleByte(format) }
+		s.Encoders = append(s.Encoders, e)
 	}
 	return s, nil
 }

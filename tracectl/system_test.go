@@ -371,3 +371,49 @@ func TestExtTrigger(t *testing.T) {
 		t.Errorf("trace-off did not clear trTeInstTracing")
 	}
 }
+
+// E-Trace chosen by trTeFormat = 0: the capture decodes with the E-Trace
+// decoder to the executed flow.
+func TestRoundTripETrace(t *testing.T) {
+	img, pcData, want := loadT1(t)
+	s, err := NewSystem(1, img, 64<<10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus{t, s}
+	releaseAll(t, b, 1)
+	b.w(ram+0x20, 0)
+	b.w(ram, 3)
+	b.w(fun, 3)
+	ec := uint32(1 | 6<<4 | 0<<24) // E-Trace
+	b.w(enc0, ec)
+	b.w(enc0+8, 1<<2|1<<3|3<<6) // sequential jumps, implicit return
+	b.w(enc0, ec|2|4)
+	if b.r(enc0)&2 == 0 {
+		t.Fatalf("not enabled: %v", s.Encoders[0].Err())
+	}
+	set, err := s.Encoders[0].Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed(t, img, pcData, s.Encoders[0])
+	disableAll(t, b)
+	capture, err := ReadTrace(s, ram, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &pcCollector{img: img}
+	d, err := etrace.NewDecoder(set.ETrace, img, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Decode(capture); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.gaps) > 0 {
+		t.Errorf("gaps: %v", got.gaps)
+	}
+	if !equalPCs(got.pcs, want) {
+		t.Errorf("decoded %d instructions, executed %d; first difference at %d", len(got.pcs), len(want), firstDiff(got.pcs, want))
+	}
+}
