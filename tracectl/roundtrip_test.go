@@ -385,3 +385,44 @@ func TestTracingOffOn(t *testing.T) {
 		t.Errorf("decoded %d instructions, traced %d (of %d); first difference at %d", len(got.pcs), len(traced), len(want), firstDiff(got.pcs, traced))
 	}
 }
+
+// trTeInstFilters qualifies the trace: a filter matching the hart's
+// privilege (M) lets everything through, one matching only U nothing, and
+// a selected filter that is not enabled matches nothing.
+func TestFilterQualifies(t *testing.T) {
+	img, pcData, want := loadT1(t)
+	for _, c := range []struct {
+		name   string
+		ctl    uint32 // trTeFilter0Control
+		privs  uint32 // trTeFilter0MatchInst
+		traced bool
+	}{
+		{"priv M", 1 | 1<<1, 1 << 3, true},
+		{"priv U", 1 | 1<<1, 1 << 0, false},
+		{"not enabled", 1 << 1, 1 << 3, false},
+	} {
+		s, err := NewSystem(1, img, 64<<10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := bus{t, s}
+		ec := program(t, b, 0xFFFFFFFF, false, -1)
+		// filters are set up before enabling (Enabling and Disabling)
+		b.w(enc0, ec&^6)
+		b.w(enc0+0x404, c.privs)
+		b.w(enc0+0x400, c.ctl)
+		b.w(enc0+0xC, 1)
+		b.w(enc0, ec)
+		feed(t, img, pcData, s.Encoders[0])
+		disableAll(t, b)
+		capture, err := ReadTrace(s, ram, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, _ := s.Encoders[0].Settings()
+		got := decodeNTrace(t, img, capture, set.NTrace)
+		if c.traced && !equalPCs(got.pcs, want) || !c.traced && len(got.pcs) != 0 {
+			t.Errorf("%s: %d instructions traced of %d (%d bytes)", c.name, len(got.pcs), len(want), len(capture))
+		}
+	}
+}
