@@ -19,6 +19,9 @@ const (
 	ModeSMEM = 1
 )
 
+// MaxCapture bounds the size of a capture read from system memory.
+const MaxCapture = 1 << 30
+
 // MinSRAM is the smallest SRAM buffer (and the smallest trRamLimitLow + 4
 // the SRAM mode accepts).
 const MinSRAM = 64
@@ -272,13 +275,16 @@ func (s *RAMSink) flush() {
 // wrapped, else from the start to trRamWP.
 func (s *RAMSink) Capture() ([]byte, error) {
 	start, lim, wp := s.Start(), s.Limit(), s.WP()
+	if lim-start >= MaxCapture {
+		return nil, fmt.Errorf("trace RAM sink: a buffer of %#x bytes is larger than the %#x bytes a capture may have", lim-start+4, uint64(MaxCapture))
+	}
 	read := func(from, to uint64) ([]byte, error) {
 		if s.mode() == ModeSRAM {
 			return append([]byte(nil), s.sram[from:to]...), nil
 		}
-		b := make([]byte, to-from)
-		if _, err := s.mem.ReadAt(b, int64(from)); err != nil {
-			return nil, fmt.Errorf("trace RAM sink: reading system memory at %#x: %w", from, err)
+		b, err := readMem(s.mem, from, to-from)
+		if err != nil {
+			return nil, fmt.Errorf("trace RAM sink: %w", err)
 		}
 		return b, nil
 	}

@@ -149,26 +149,28 @@ func ReadTrace(bus Bus, base uint64, mem io.ReaderAt) ([]byte, error) {
 	if wrapped {
 		from, n = wp, limit+4-start
 	}
-	if limit < start || wp < start || wp > limit+4 {
+	if limit < start || wp < start || wp > limit {
 		return nil, fmt.Errorf("trace RAM sink at %#x: inconsistent trRamStart %#x, trRamLimit %#x, trRamWP %#x", base, start, limit, wp)
 	}
-	out := make([]byte, 0, n)
+	if n > MaxCapture {
+		return nil, fmt.Errorf("trace RAM sink at %#x: a buffer of %#x bytes is larger than the %#x bytes a capture may have", base, n, uint64(MaxCapture))
+	}
 	if regs[0]>>4&1 == ModeSMEM {
 		if mem == nil {
 			return nil, fmt.Errorf("trace RAM sink at %#x is in SMEM mode: the system memory is needed", base)
 		}
-		a := make([]byte, n)
-		if wrapped {
-			if _, err := mem.ReadAt(a[:limit+4-wp], int64(wp)); err != nil {
-				return nil, err
-			}
-			if _, err := mem.ReadAt(a[limit+4-wp:], int64(start)); err != nil {
-				return nil, err
-			}
-		} else if _, err := mem.ReadAt(a, int64(start)); err != nil {
+		if !wrapped {
+			return readMem(mem, start, n)
+		}
+		a, err := readMem(mem, wp, limit+4-wp)
+		if err != nil {
 			return nil, err
 		}
-		return a, nil
+		b, err := readMem(mem, start, wp-start)
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
 	}
 	if _, err := bus.Write32(base+RAMRPHigh, uint32(from>>32)); err != nil {
 		return nil, err
@@ -181,12 +183,30 @@ func ReadTrace(bus Bus, base uint64, mem io.ReaderAt) ([]byte, error) {
 	} else if uint64(rp&^3) != from&0xFFFFFFFF {
 		return nil, fmt.Errorf("trace RAM sink at %#x: trRamRPLow reads %#x after writing %#x", base, rp, uint32(from))
 	}
+	out := make([]byte, 0, n)
 	for i := uint64(0); i < n; i += 4 {
 		w, err := rd(RAMData)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+	}
+	return out, nil
+}
+
+// readMem reads n bytes of system memory at addr, in chunks, so that a
+// buffer outside the memory fails before much is allocated.
+func readMem(mem io.ReaderAt, addr, n uint64) ([]byte, error) {
+	const chunk = 64 << 10
+	var out []byte
+	for n > 0 {
+		k := min(n, chunk)
+		out = append(out, make([]byte, k)...)
+		if _, err := mem.ReadAt(out[uint64(len(out))-k:], int64(addr)); err != nil {
+			return nil, fmt.Errorf("reading the trace at %#x: %w", addr, err)
+		}
+		addr += k
+		n -= k
 	}
 	return out, nil
 }
