@@ -108,12 +108,18 @@ func (s *RAMSink) setAddr(low uint32, a uint64) {
 	s.b.val[j] = uint32(a >> 32)
 }
 
-// Start, Limit and WP return trRamStart, trRamLimit and trRamWP; Wrapped
-// returns trRamWrap.
-func (s *RAMSink) Start() uint64  { return s.addr(RAMStartLow) }
-func (s *RAMSink) Limit() uint64  { return s.addr(RAMLimitLow) }
-func (s *RAMSink) WP() uint64     { return s.addr(RAMWPLow) }
-func (s *RAMSink) Wrapped() bool  { return s.b.val[s.b.reg(RAMWPLow)]&1 != 0 }
+// Start returns trRamStart.
+func (s *RAMSink) Start() uint64 { return s.addr(RAMStartLow) }
+
+// Limit returns trRamLimit.
+func (s *RAMSink) Limit() uint64 { return s.addr(RAMLimitLow) }
+
+// WP returns trRamWP.
+func (s *RAMSink) WP() uint64 { return s.addr(RAMWPLow) }
+
+// Wrapped returns trRamWrap.
+func (s *RAMSink) Wrapped() bool { return s.b.val[s.b.reg(RAMWPLow)]&1 != 0 }
+
 func (s *RAMSink) setWrap(w bool) { i := s.b.reg(RAMWPLow); s.b.val[i] = s.b.val[i]&^1 | b2u(w) }
 
 func b2u(b bool) uint32 {
