@@ -414,3 +414,70 @@ func TestDump(t *testing.T) {
 		}
 	}
 }
+
+// Filter and comparator registers: writing all ones keeps every field of
+// the specification's tables that this encoder implements (data trace
+// fields and the daddr comparator input are tied to 0, the secondary
+// comparator's mask function 6 is not kept).
+func TestFilterComparatorWARL(t *testing.T) {
+	_, b := newTestSystem(t, 1, 4096)
+	releaseAll(t, b, 1)
+	for i := uint64(0); i < NumFilters; i++ {
+		base := uint64(enc0 + 0x400 + 0x20*i)
+		for off, want := range map[uint64]uint32{
+			0x00: 0x1FFFF,    // trTeFilterEnable .. trTeFilterMatchImpdef (bits 16:0); Dtype/Dsize 0
+			0x04: 0x1FF,      // privileges 7:0, interrupt value 8
+			0x08: 0xFFFFFFFF, // ecause 31:0
+			0x0C: 0xFFFFFFFF, // ecause 63:32
+			0x10: 0xFFFFFFFF, // impdef value
+			0x14: 0xFFFFFFFF, // impdef mask
+			0x18: 0,          // data match: no data trace
+			0x1C: 0,          // reserved
+		} {
+			b.w(base+off, 0xFFFFFFFF)
+			if v := b.r(base + off); v != want {
+				t.Errorf("filter %d +%#x: all ones read back %#x, want %#x", i, off, v, want)
+			}
+		}
+	}
+	for j := uint64(0); j < NumComparators; j++ {
+		base := uint64(enc0 + 0x600 + 0x20*j)
+		for off, want := range map[uint64]uint32{
+			// PInput/SInput 3 (daddr) not kept: 0; PFunction 7, SFunction 7,
+			// MatchMode 3, PNotify, SNotify
+			0x00: 7<<4 | 7<<8 | 3<<12 | 1<<14 | 1<<15,
+			0x04: 0, 0x08: 0, 0x0C: 0, // reserved
+			0x10: 0xFFFFFFFF, 0x14: 0xFFFFFFFF, 0x18: 0xFFFFFFFF, 0x1C: 0xFFFFFFFF,
+		} {
+			b.w(base+off, 0xFFFFFFFF)
+			if v := b.r(base + off); v != want {
+				t.Errorf("comparator %d +%#x: all ones read back %#x, want %#x", j, off, v, want)
+			}
+		}
+	}
+	// Units beyond the implemented ones read 0.
+	b.w(enc0+0x400+0x20*NumFilters, 1)
+	b.w(enc0+0x600+0x20*NumComparators, 0x70)
+	if b.r(enc0+0x400+0x20*NumFilters) != 0 || b.r(enc0+0x600+0x20*NumComparators) != 0 {
+		t.Error("an unimplemented filter or comparator keeps a write")
+	}
+}
+
+// trTeInstFeatures with N-Trace: the N-Trace features are kept (sequential
+// jump, implicit return, repeated history, all jumps, ExtendAddrMSB) and
+// the E-Trace-only ones read 0; trTeSrcBits 15 is not kept, and neither is
+// a trTeSrcID that does not fit.
+func TestFeaturesNTrace(t *testing.T) {
+	_, b := newTestSystem(t, 1, 4096)
+	releaseAll(t, b, 1)
+	b.w(enc0, 1|6<<4|1<<24)
+	b.w(enc0+8, 0xFFFFFFFF)
+	if v := b.r(enc0 + 8); v != 1<<2|1<<3|3<<6|1<<8|1<<9|1<<10 {
+		t.Errorf("trTeInstFeatures all ones read back %#x", v)
+	}
+	// the implicit return mode 0 ("not reporting") is not kept either
+	b.w(enc0+8, 1<<3|0<<6)
+	if v := b.r(enc0+8) >> 6 & 3; v == 0 {
+		t.Errorf("trTeInstImplicitReturnMode 0 kept")
+	}
+}
