@@ -31,10 +31,15 @@
 // encoder of hart N at 0x0300_0000 + N*0x1000, funnel at 0x0301_8000, RAM
 // sink at 0x0301_9000.
 //
+// Timestamps: an encoder's unit counts its hart's clock (Internal Core)
+// or shares the funnel's (Shared); the funnel's unit counts the system
+// clock (Internal System), taken as the latest hart time its encoders
+// have seen.
+//
 // Not modelled: data trace (trTeData* read 0), stalling the hart
-// (trTeInstStallEna is tied to 0: lost trace sets
-// trTeInstStallOrOverflow), a funnel timestamp unit and the Shared,
-// External and Internal System timestamp modes (the encoder's unit counts
-// the hart's clock), external trigger outputs, the PIB sink and the ATB
-// bridge.
+// (trTeInstStallEna is tied to 0: trace lost because the funnel or the
+// sink did not take it sets trTeInstStallOrOverflow, but no overflow
+// message is sent in the trace itself), the External timestamp mode,
+// vendor debug trigger setup, external trigger inputs 1..7 and outputs,
+// the PIB sink and the ATB bridge.
 package tracectl

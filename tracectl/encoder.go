@@ -55,6 +55,7 @@ type Encoder struct {
 	produced produced // bytes produced by the running encoder
 	err      error    // why the last enable failed, or the encoder's error
 	onEnable func(format int)
+	shared   *Funnel // the funnel whose timestamp the Shared mode uses
 
 	tsIdx  int    // index of trTsControl in the bank
 	tsRaw  uint64 // core cycles counted by the timestamp unit
@@ -161,6 +162,9 @@ func (e *Encoder) legalize(off, old uint32) {
 		e.fixFeatures(old)
 	case off == TeInstFilters:
 		e.b.val[e.b.reg(off)] &= 1<<NumFilters - 1
+	case off == TsControl && e.tsMode() == TsModeShared && e.shared == nil:
+		// no funnel to share a timestamp with: keep the old mode
+		e.b.setField(TsControl, "trTsMode", old>>4&7)
 	}
 }
 
@@ -330,7 +334,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	if e.run == nil || !e.tracing() {
 		return nil
 	}
-	if e.tsMode() == TsModeInternalCore {
+	if m := e.tsMode(); m == TsModeInternalCore || m == TsModeShared {
 		e.blk = *b
 		e.blk.Time = e.tsCounter()
 		b = &e.blk
@@ -397,6 +401,9 @@ func (e *Encoder) trigger(action uint32) error {
 // tsTick advances the timestamp unit to time t (Internal Core: the hart's
 // clock).
 func (e *Encoder) tsTick(t uint64) {
+	if e.shared != nil {
+		e.shared.tick(t)
+	}
 	ts := e.b.val[e.tsIdx]
 	running := ts&3 == 3 && e.tsMode() == TsModeInternalCore // trTsActive, trTsCount
 	if running && e.tsSeen && t > e.tsLast {
@@ -407,6 +414,9 @@ func (e *Encoder) tsTick(t uint64) {
 
 // tsCounter is the timestamp counter after the prescaler.
 func (e *Encoder) tsCounter() uint64 {
+	if e.tsMode() == TsModeShared {
+		return e.shared.tsCounter()
+	}
 	return e.tsRaw >> (2 * (e.b.val[e.tsIdx] >> 8 & 3)) // trTsPrescale
 }
 
@@ -424,6 +434,9 @@ func (e *Encoder) Settings() (Settings, error) {
 	}
 	srcID := f(TeInstFeatures, "trTeSrcID")
 	ts := on(TsControl, "trTsActive") && on(TsControl, "trTsEnable") && f(TsControl, "trTsMode") != TsModeNone
+	if f(TsControl, "trTsMode") == TsModeShared && !e.shared.sharing() {
+		return Settings{}, fmt.Errorf("trTsMode is Shared but the funnel's timestamp unit is not running (trTsActive, trTsMode = Internal System)")
+	}
 	syncMode, syncMax := int(f(TeControl, "trTeInstSyncMode")), int(f(TeControl, "trTeInstSyncMax"))
 	ir := 0
 	if on(TeInstFeatures, "trTeInstEnImplicitReturn") {

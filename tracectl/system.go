@@ -45,6 +45,7 @@ func NewSystem(harts int, img *image.Set, sramBytes int, mem Memory) (*System, e
 		// the sink pads its last word with the idle byte of the format
 		// enabled last (one stream holds one format)
 		e.onEnable = func(format int) { s.Sink.Pad = IdleByte(format) }
+		e.shared = s.Funnel
 		s.Encoders = append(s.Encoders, e)
 	}
 	return s, nil

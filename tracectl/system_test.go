@@ -417,3 +417,70 @@ func TestRoundTripETrace(t *testing.T) {
 		t.Errorf("decoded %d instructions, executed %d; first difference at %d", len(got.pcs), len(want), firstDiff(got.pcs, want))
 	}
 }
+
+// The funnel's timestamp unit counts the system clock (the latest hart
+// time seen); encoders in the Shared mode read and stamp with its value,
+// so two harts' messages are time-correlated, and the trace still decodes.
+func TestSharedTimestamp(t *testing.T) {
+	img, pcData, want := loadT1(t)
+	s, err := NewSystem(2, img, 64<<10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus{t, s}
+	releaseAll(t, b, 2)
+	// trTsMode of the funnel: None or Internal System (2); 3 (core) is an
+	// encoder's mode only
+	b.w(fun+0x40, 1|1<<1|3<<4)
+	if v := b.r(fun+0x40) >> 4 & 7; v == 3 {
+		t.Errorf("funnel kept trTsMode 3")
+	}
+	b.w(fun+0x40, 1|1<<1|2<<4)
+	if v := b.r(fun + 0x40); v>>4&7 != 2 || v>>24&0x3F == 0 {
+		t.Fatalf("funnel trTsControl %#x", v)
+	}
+	for h := uint64(0); h < 2; h++ {
+		b.w(enc0+h*0x1000+0x40, 1|4<<4|1<<15) // Shared, timestamps in messages
+		if v := b.r(enc0+h*0x1000+0x40) >> 4 & 7; v != 4 {
+			t.Fatalf("encoder %d: trTsMode Shared read back as %d", h, v)
+		}
+	}
+	e0, e1 := s.Encoders[0], s.Encoders[1]
+	e0.Block(&ingress.Block{IAddr: 0x1000, Time: 100})
+	e1.Block(&ingress.Block{IAddr: 0x1000, Time: 350})
+	e0.Block(&ingress.Block{IAddr: 0x1000, Time: 300}) // hart 0 behind: the clock does not go back
+	for _, a := range []uint64{fun, enc0, enc0 + 0x1000} {
+		if v := b.r(a + 0x48); v != 250 {
+			t.Errorf("%#x: trTsCounterLow %d, want 250", a, v)
+		}
+	}
+	// a traced round trip with shared timestamps
+	b.w(ram+0x20, 0)
+	b.w(ram, 3)
+	b.w(fun, 3)
+	b.w(enc0, 1|6<<4|1<<24|2|4)
+	if b.r(enc0)&2 == 0 {
+		t.Fatalf("not enabled: %v", e0.Err())
+	}
+	set, _ := e0.Settings()
+	if !set.NTrace.Timestamps {
+		t.Fatal("timestamps not enabled in the N-Trace configuration")
+	}
+	feed(t, img, pcData, e0)
+	disableAll(t, b)
+	capture, err := ReadTrace(s, ram, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeNTrace(t, img, capture, set.NTrace)
+	if len(got.gaps) > 0 || !equalPCs(got.pcs, want) {
+		t.Errorf("round trip with shared timestamps: %d instructions, gaps %v", len(got.pcs), got.gaps)
+	}
+	// without a running funnel unit the Shared mode cannot be enabled
+	b.w(fun+0x40, 0)
+	b.w(enc0, 1|6<<4|1<<24)
+	b.w(enc0, 1|6<<4|1<<24|2)
+	if b.r(enc0)&2 != 0 || e0.Err() == nil {
+		t.Errorf("encoder enabled with a Shared timestamp and no funnel unit")
+	}
+}

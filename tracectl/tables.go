@@ -79,8 +79,10 @@ const (
 
 // Timestamp modes (trTsMode).
 const (
-	TsModeNone         = 0
-	TsModeInternalCore = 3
+	TsModeNone           = 0
+	TsModeInternalSystem = 2 // the funnel's unit: the system clock
+	TsModeInternalCore   = 3 // an encoder's unit: its hart's clock
+	TsModeShared         = 4 // an encoder sharing the funnel's timestamp
 )
 
 // encoderRegs is the trace encoder's register table: the specification's
@@ -145,7 +147,7 @@ var encoderRegs = func() []Reg {
 			undef(bit("trTsCount", 1, WARL, 0)),
 			bit("trTsReset", 2, W1, 0),
 			undef(bit("trTsRunInDebug", 3, WARL, 0, 0)), // no debug mode: hard-wired
-			undef(bits("trTsMode", 6, 4, WARL, TsModeNone, TsModeNone, TsModeInternalCore)),
+			undef(bits("trTsMode", 6, 4, WARL, TsModeNone, TsModeNone, TsModeInternalCore, TsModeShared)),
 			undef(bits("trTsPrescale", 9, 8, WARL, 0)),
 			undef(bit("trTsEnable", 15, WARL, 0)),
 			undef(bits("trTsVendor", 23, 16, WARL, 0, 0)),
@@ -234,8 +236,9 @@ var encoderRegs = func() []Reg {
 	return r
 }()
 
-// funnelRegs is the trace funnel's register table. The funnel has no
-// timestamp unit (its trTs registers are not implemented and read 0).
+// funnelRegs is the trace funnel's register table. Its timestamp unit
+// counts the system clock (Internal System) and is shared by the encoders
+// in the Shared mode.
 var funnelRegs = []Reg{
 	{Name: "trFunnelControl", Offset: FunnelControl, Fields: []Field{
 		bit("trFunnelActive", 0, RW, 0),
@@ -246,6 +249,19 @@ var funnelRegs = []Reg{
 	{Name: "trFunnelDisInput", Offset: FunnelDisInput, Fields: []Field{
 		undef(bits("trFunnelDisInput", 15, 0, WARL, 0)), // bits of missing inputs are masked by the funnel
 	}},
+	{Name: "trTsControl", Offset: TsControl, Fields: []Field{
+		bit("trTsActive", 0, WARL, 0),
+		undef(bit("trTsCount", 1, WARL, 0)),
+		bit("trTsReset", 2, W1, 0),
+		undef(bit("trTsRunInDebug", 3, WARL, 0, 0)),
+		undef(bits("trTsMode", 6, 4, WARL, TsModeNone, TsModeNone, TsModeInternalSystem)),
+		undef(bits("trTsPrescale", 9, 8, WARL, 0)),
+		undef(bit("trTsEnable", 15, WARL, 0, 0)), // for trace encoders only
+		undef(bits("trTsVendor", 23, 16, WARL, 0, 0)),
+		bits("trTsWidth", 29, 24, RO, 63),
+	}},
+	{Name: "trTsCounterLow", Offset: TsCounterLow, Fields: []Field{bits("trTsCounterLow", 31, 0, RO, 0)}},
+	{Name: "trTsCounterHigh", Offset: TsCounterHigh, Fields: []Field{bits("trTsCounterHigh", 31, 0, RO, 0)}},
 }
 
 // ramRegs is the RAM sink's register table. The address registers'
