@@ -36,10 +36,13 @@
 // clock (Internal System), taken as the latest hart time its encoders
 // have seen.
 //
-// Not modelled: data trace (trTeData* read 0), stalling the hart
-// (trTeInstStallEna is tied to 0: trace lost because the funnel or the
-// sink did not take it sets trTeInstStallOrOverflow, but no overflow
-// message is sent in the trace itself), the External timestamp mode,
+// Trace the funnel or the sink does not take is lost, never stalls the
+// hart (trTeInstStallEna is tied to 0): it sets trTeInstStallOrOverflow,
+// and the encoder then drops its output until it can send an in-band
+// record of the loss (N-Trace Error message, E-Trace support packet with
+// qual_status trace_lost) and restart, so decoders report the hole.
+//
+// Not modelled: data trace (trTeData* read 0), the External timestamp mode,
 // vendor debug trigger setup, external trigger inputs 1..7 and outputs,
 // the PIB sink and the ATB bridge.
 package tracectl

@@ -1,6 +1,7 @@
 package tracectl
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -65,18 +66,24 @@ type Encoder struct {
 }
 
 // encOut forwards the encoder's bytes to a funnel input, counting them and
-// flagging lost bytes as an overflow.
+// flagging lost bytes as an overflow. Once bytes are lost, the rest of the
+// running encoder's output is discarded too (discard), until the
+// component restarts the encoder after an in-band record of the loss.
 type encOut struct {
-	w    io.Writer
-	sent int64
-	lost bool
+	w       io.Writer
+	sent    int64
+	lost    bool // bytes lost since the status was last read
+	discard bool
 }
 
 func (o *encOut) Write(p []byte) (int, error) {
-	n, err := o.w.Write(p)
 	o.sent += int64(len(p))
+	if o.discard {
+		return len(p), nil
+	}
+	n, err := o.w.Write(p)
 	if err != nil || n < len(p) {
-		o.lost = true
+		o.lost, o.discard = true, true
 	}
 	return len(p), nil
 }
@@ -270,11 +277,21 @@ func (e *Encoder) traceOff() error {
 
 // enable starts an encoder configured from the registers.
 func (e *Encoder) enable() error {
+	e.out.discard = false
+	return e.start(false)
+}
+
+// start starts an encoder configured from the registers; after lost trace
+// (restart) an N-Trace encoder begins with SYNC=7.
+func (e *Encoder) start(restart bool) error {
 	s, err := e.Settings()
 	if err != nil {
 		return err
 	}
 	e.err = nil
+	if restart {
+		s.NTrace.StartSync = ntrace.SyncFIFORestart
+	}
 	if s.Format == FormatNTrace {
 		enc, err := ntrace.NewEncoder(e.out, s.NTrace)
 		if err != nil {
@@ -298,6 +315,64 @@ func (e *Encoder) enable() error {
 		e.onEnable(s.Format)
 	}
 	return nil
+}
+
+// restartAfterLoss handles trace lost on the way to the sink: the
+// encoder whose bytes were lost is dropped, a record of the loss is sent
+// (N-Trace: an Error message with ETYPE FIFO overrun; E-Trace: a support
+// packet with qual_status trace_lost), and a new encoder starts (N-Trace:
+// with SYNC=7, the restart after an overflow), so that a decoder reports
+// the loss instead of decoding across it. It reports whether tracing
+// resumed; while the record itself cannot be sent, trace stays lost.
+func (e *Encoder) restartAfterLoss() bool {
+	if e.run != nil {
+		e.run.Close() // output discarded
+		e.run = nil
+	}
+	s, err := e.Settings()
+	if err != nil {
+		e.err = err
+		return false
+	}
+	var rec []byte
+	if s.Format == FormatNTrace {
+		var m ntrace.Message
+		m.Reset(ntrace.TCodeError)
+		m.Set(ntrace.FieldETYPE, ntrace.ETypeFIFOOverrun).Set(ntrace.FieldECODE, 1<<2) // program trace lost
+		if s.NTrace.SrcBits > 0 {
+			m.Set(ntrace.FieldSRC, uint64(s.NTrace.SrcID))
+		}
+		w := s.NTrace.Wire()
+		if rec, err = ntrace.AppendMessage(nil, &m, &w); err != nil {
+			e.err = err
+			return false
+		}
+	} else {
+		var buf bytes.Buffer
+		w := etrace.NewWriter(&buf, &s.ETrace)
+		p := etrace.Packet{Format: etrace.FormatSync, Subformat: etrace.SubSupport, IEnable: 1,
+			QualStatus: etrace.QualTraceLost, IOptions: s.ETrace.Options.Bits()}
+		if err := w.Write(&p, 0); err != nil {
+			e.err = err
+			return false
+		}
+		if err := w.Flush(); err != nil {
+			e.err = err
+			return false
+		}
+		rec = buf.Bytes()
+	}
+	if n, err := e.out.w.Write(rec); err != nil || n < len(rec) {
+		e.out.lost = true
+		return false
+	}
+	e.out.discard = false
+	if err := e.start(true); err != nil {
+		e.err = err
+		e.b.setField(TeControl, "trTeEnable", 0)
+		return false
+	}
+	return true
 }
 
 // IdleByte returns the byte a sink pads the trace of a format with:
@@ -331,7 +406,13 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		return nil
 	}
 	e.tsTick(b.Time)
-	if e.run == nil || !e.tracing() {
+	if !e.enabled() || !e.tracing() {
+		return nil
+	}
+	if e.out.discard && !e.restartAfterLoss() {
+		return nil // still lost
+	}
+	if e.run == nil {
 		return nil
 	}
 	if m := e.tsMode(); m == TsModeInternalCore || m == TsModeShared {

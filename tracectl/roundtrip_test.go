@@ -426,3 +426,77 @@ func TestFilterQualifies(t *testing.T) {
 		}
 	}
 }
+
+// Trace lost on the way to the sink (here the funnel is disabled while the
+// encoder flushes, against the enabling order) is reported in the trace:
+// the encoder discards the rest of its output, and when it can send again
+// writes an Error message (FIFO overrun) and restarts with SYNC=7, so the
+// decoder reports a gap instead of decoding across the hole.
+func TestLostTraceReported(t *testing.T) {
+	img, pcData, _ := loadT1(t)
+	s, err := NewSystem(1, img, 256<<10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus{t, s}
+	ec := program(t, b, 0xFFFFFFFF, false, -1)
+	ec = ec&^(7<<4) | 3<<4 // BTM: about 13 KB per pass of t1
+	b.w(enc0, ec&^6)
+	b.w(enc0, ec)
+	// t1 run 12 times in a row: one flow (the jumps back to the start are
+	// reported as traps by the PC reader)
+	all := bytes.Repeat(pcData, 12)
+	var executed []uint64
+	for _, line := range bytes.Split(all, []byte{'\n'}) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			pc, _ := ingress.ParsePC(string(line))
+			executed = append(executed, pc)
+		}
+	}
+	src := ingress.NewPCSource(bytes.NewReader(all), "pcs", img, ingress.PCOptions{})
+	e := s.Encoders[0]
+	state := 0 // 0: until the first flush reached the sink; 1: funnel off until trace is lost; 2: funnel on again
+	for {
+		blk, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Block(blk); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case state == 0 && b.r(ram+0x20) != 0:
+			b.w(fun, 1)
+			state = 1
+		case state == 1 && b.r(enc0)&(1<<12) != 0:
+			b.w(fun, 3)
+			state = 2
+		}
+	}
+	if state != 2 {
+		t.Fatalf("state %d: the test needs a flush to reach the sink and one to be lost", state)
+	}
+	disableAll(t, b)
+	capture, err := ReadTrace(s, ram, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := s.Encoders[0].Settings()
+	got := decodeNTrace(t, img, capture, set.NTrace)
+	if len(got.gaps) != 1 {
+		t.Fatalf("gaps %v, want one", got.gaps)
+	}
+	t.Logf("reported after %d instructions: %v", got.gapAt[0], got.gaps[0])
+	before, after := got.pcs[:got.gapAt[0]], got.pcs[got.gapAt[0]:]
+	if len(before) == 0 || len(after) == 0 || !equalPCs(before, executed[:len(before)]) ||
+		!equalPCs(after, executed[len(executed)-len(after):]) {
+		t.Errorf("decoded %d instructions before the gap and %d after: not a prefix and a suffix of the %d executed",
+			len(before), len(after), len(executed))
+	}
+	if len(before)+len(after) >= len(executed) {
+		t.Errorf("nothing lost?")
+	}
+}
