@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -433,6 +434,14 @@ func TestFilterQualifies(t *testing.T) {
 // writes an Error message (FIFO overrun) and restarts with SYNC=7, so the
 // decoder reports a gap instead of decoding across the hole.
 func TestLostTraceReported(t *testing.T) {
+	for _, format := range []uint32{FormatNTrace, FormatETrace} {
+		t.Run(map[uint32]string{FormatNTrace: "ntrace", FormatETrace: "etrace"}[format], func(t *testing.T) {
+			testLostTrace(t, format)
+		})
+	}
+}
+
+func testLostTrace(t *testing.T, format uint32) {
 	img, pcData, _ := loadT1(t)
 	s, err := NewSystem(1, img, 256<<10, nil)
 	if err != nil {
@@ -440,7 +449,7 @@ func TestLostTraceReported(t *testing.T) {
 	}
 	b := bus{t, s}
 	ec := program(t, b, 0xFFFFFFFF, false, -1)
-	ec = ec&^(7<<4) | 3<<4 // BTM: about 13 KB per pass of t1
+	ec = ec&^(7<<4|7<<24) | 3<<4 | format<<24 // N-Trace BTM: about 13 KB per pass of t1
 	b.w(enc0, ec&^6)
 	b.w(enc0, ec)
 	// t1 run 12 times in a row: one flow (the jumps back to the start are
@@ -485,7 +494,19 @@ func TestLostTraceReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	set, _ := s.Encoders[0].Settings()
-	got := decodeNTrace(t, img, capture, set.NTrace)
+	var got *pcCollector
+	if format == FormatNTrace {
+		got = decodeNTrace(t, img, capture, set.NTrace)
+	} else {
+		got = &pcCollector{img: img}
+		d, err := etrace.NewDecoder(set.ETrace, img, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Decode(capture); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(got.gaps) != 1 {
 		t.Fatalf("gaps %v, want one", got.gaps)
 	}
