@@ -1,10 +1,6 @@
 package sim
 
-import (
-	"io"
-
-	"github.com/rvtrace/rvtrace/tracectl"
-)
+import "io"
 
 // Device addresses (the layout of Spike and QEMU's virt machine).
 const (
@@ -41,7 +37,7 @@ func (m *Machine) devRead(h *Hart, pa, size uint64) (uint64, bool) {
 		return uint64(m.uart.read(pa - UARTBase)), true
 	case m.finisher && pa-FinisherBase < finisherSize:
 		return 0, true
-	case m.tracectl != nil && tracectl.Contains(pa):
+	case m.trace.has(pa):
 		return m.traceRead(pa, size)
 	}
 	return 0, false
@@ -62,7 +58,7 @@ func (m *Machine) devWrite(h *Hart, pa, size, v uint64) bool {
 	case m.finisher && pa-FinisherBase < finisherSize:
 		m.finisherWrite(h, pa-FinisherBase, v)
 		return true
-	case m.tracectl != nil && tracectl.Contains(pa):
+	case m.trace.has(pa):
 		return m.traceWrite(h, pa, size, v)
 	}
 	return false

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/rvtrace/rvtrace/ingress"
-	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 // Bank is one RAM bank of the memory map.
@@ -93,7 +92,7 @@ type Machine struct {
 	virt     bool // virt machine: firmware and payload (virt.go)
 	nPMP     int  // implemented PMP entries
 
-	tracectl *tracectl.System // Trace Control Interface components (tracectl.go)
+	trace *traceDev // memory-mapped trace components (tracectl.go)
 
 	quantum uint64
 	timeDiv uint64

@@ -67,7 +67,7 @@ func TestTraceControlGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.AttachTraceControl(sys); err != nil {
+	if err := m.AttachTrace(sys, tracectl.EncoderBase, tracectl.MapEnd, sys.Sinks()); err != nil {
 		t.Fatal(err)
 	}
 	var executed []uint64

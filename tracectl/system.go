@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // Base addresses of the trace components in the physical address map.
@@ -49,6 +50,16 @@ func NewSystem(harts int, img *image.Set, sramBytes int, mem Memory) (*System, e
 		s.Encoders = append(s.Encoders, e)
 	}
 	return s, nil
+}
+
+// Sinks returns the encoders as ingress sinks, hart by hart (for
+// sim.Machine.AttachTrace).
+func (s *System) Sinks() []ingress.Sink {
+	out := make([]ingress.Sink, len(s.Encoders))
+	for i, e := range s.Encoders {
+		out[i] = e
+	}
+	return out
 }
 
 // Contains reports whether addr is inside the trace components' range.
