@@ -37,6 +37,8 @@ func (m *Machine) devRead(h *Hart, pa, size uint64) (uint64, bool) {
 		return uint64(m.uart.read(pa - UARTBase)), true
 	case m.finisher && pa-FinisherBase < finisherSize:
 		return 0, true
+	case m.trace.has(pa):
+		return m.traceRead(pa, size)
 	}
 	return 0, false
 }
@@ -56,6 +58,8 @@ func (m *Machine) devWrite(h *Hart, pa, size, v uint64) bool {
 	case m.finisher && pa-FinisherBase < finisherSize:
 		m.finisherWrite(h, pa-FinisherBase, v)
 		return true
+	case m.trace.has(pa):
+		return m.traceWrite(h, pa, size, v)
 	}
 	return false
 }

@@ -113,6 +113,8 @@ type Machine struct {
 	virt     bool // virt machine: firmware and payload (virt.go)
 	nPMP     int  // implemented PMP entries
 
+	trace *traceDev // memory-mapped trace components (tracectl.go)
+
 	quantum uint64
 	timeDiv uint64
 	cur     int // hart whose quantum is next

@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// TraceRegs is 32-bit register access to memory-mapped trace components,
+// such as the Trace Control Interface components of tracectl.System.
+type TraceRegs interface {
+	Read32(addr uint64) (uint32, bool)
+	Write32(addr uint64, v uint32) (bool, error)
+}
+
+// traceDev is the trace components mapped at [base, end).
+type traceDev struct {
+	regs      TraceRegs
+	base, end uint64
+}
+
+// AttachTrace maps regs at the physical addresses base..end-1, where harts
+// reach them with 32-bit loads and stores, and connects hart i's ingress
+// port to encoders[i] (for tracectl.System: AttachTrace(sys,
+// tracectl.EncoderBase, tracectl.MapEnd, sys.Sinks())). Call it after
+// loading the program. Accesses of another size to the range are access
+// faults; an error from a register write (an encoder failing when the
+// write flushes or starts it) stops the run with that error.
+func (m *Machine) AttachTrace(regs TraceRegs, base, end uint64, encoders []ingress.Sink) error {
+	if len(encoders) < len(m.harts) {
+		return fmt.Errorf("sim: %d harts but %d trace encoders", len(m.harts), len(encoders))
+	}
+	for i := range m.harts {
+		if err := m.SetIngress(i, encoders[i]); err != nil {
+			return err
+		}
+	}
+	m.trace = &traceDev{regs: regs, base: base, end: end}
+	return nil
+}
+
+// PhysMem is physical memory as io.ReaderAt and io.WriterAt (offsets are
+// physical addresses).
+type PhysMem interface {
+	io.ReaderAt
+	io.WriterAt
+}
+
+// TraceMemory returns the machine's physical memory, for a trace RAM sink
+// in SMEM mode.
+func (m *Machine) TraceMemory() PhysMem { return physMem{m} }
+
+type physMem struct{ m *Machine }
+
+func (p physMem) ReadAt(b []byte, off int64) (int, error) {
+	if !p.m.ReadMem(uint64(off), b) {
+		return 0, fmt.Errorf("sim: no memory at %#x (%d bytes)", off, len(b))
+	}
+	return len(b), nil
+}
+
+func (p physMem) WriteAt(b []byte, off int64) (int, error) {
+	if !p.m.WriteMem(uint64(off), b) {
+		return 0, fmt.Errorf("sim: no memory at %#x (%d bytes)", off, len(b))
+	}
+	return len(b), nil
+}
+
+// has reports whether pa is in the trace components' range.
+func (d *traceDev) has(pa uint64) bool { return d != nil && pa >= d.base && pa < d.end }
+
+// traceRead is a load from the trace components' range.
+func (m *Machine) traceRead(pa, size uint64) (uint64, bool) {
+	if size != 4 {
+		return 0, false
+	}
+	v, ok := m.trace.regs.Read32(pa)
+	return uint64(v), ok
+}
+
+// traceWrite is a store to the trace components' range.
+func (m *Machine) traceWrite(h *Hart, pa, size, v uint64) bool {
+	if size != 4 {
+		return false
+	}
+	ok, err := m.trace.regs.Write32(pa, uint32(v))
+	if err != nil {
+		h.fail(fmt.Errorf("trace component at %#x: %w", pa, err))
+	}
+	return ok
+}

@@ -1,0 +1,639 @@
+package tracectl
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/filter"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/ntrace"
+)
+
+// Settings is what the encoder's registers select: the trace format and
+// the configuration of the N-Trace or E-Trace encoder behind the filter
+// stage.
+type Settings struct {
+	Format int // trTeFormat: FormatNTrace or FormatETrace
+	NTrace ntrace.Config
+	ETrace etrace.Config
+	Filter filter.Config
+}
+
+// featuresFor is the trTeInstFeatures bits each format implements (the
+// others are tied to 0). trTeSrcID, trTeSrcBits and
+// trTeInstImplicitReturnMode are handled separately.
+var featuresFor = [2]uint32{
+	FormatETrace: 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5, // NoAddrDiff, NoTrapAddr, SequentialJump, ImplicitReturn, BranchPrediction, JumpTargetCache
+	FormatNTrace: 1<<2 | 1<<3 | 1<<8 | 1<<9 | 1<<10,       // SequentialJump, ImplicitReturn, RepeatedHistory, AllJumps, ExtendAddrMSB
+}
+
+// featureBits is the trTeInstFeatures enable bits (0..5, 8..10).
+const featureBits = 0x73F
+
+// tracer is the filter stage followed by an encoder.
+type tracer interface {
+	ingress.Sink
+	ingress.Gated
+}
+
+// produced reports the bytes an encoder has produced (written or still
+// buffered).
+type produced func() int64
+
+// Encoder is the trace encoder component of one hart: its registers and
+// the encoder they configure. Blocks of the hart's ingress port go to
+// Block; the encoder's bytes go to out (a funnel input).
+type Encoder struct {
+	b    bank
+	img  *image.Set
+	xlen int
+	out  *encOut
+
+	run      tracer   // filter stage and encoder while trTeEnable is 1
+	produced produced // bytes produced by the running encoder
+	err      error    // why the last enable failed, or the encoder's error
+	onEnable func(format int)
+	shared   *Funnel // the funnel whose timestamp the Shared mode uses
+
+	tsIdx  int    // index of trTsControl in the bank
+	tsRaw  uint64 // core cycles counted by the timestamp unit
+	tsLast uint64 // time of the last block seen
+	tsSeen bool
+	blk    ingress.Block // block with the timestamp unit's time
+}
+
+// encOut forwards the encoder's bytes to a funnel input, counting them and
+// flagging lost bytes as an overflow. Once bytes are lost, the rest of the
+// running encoder's output is discarded too (discard), until the
+// component restarts the encoder after an in-band record of the loss.
+type encOut struct {
+	w       io.Writer
+	sent    int64
+	lost    bool // bytes lost since the status was last read
+	discard bool
+}
+
+func (o *encOut) Write(p []byte) (int, error) {
+	o.sent += int64(len(p))
+	if o.discard {
+		return len(p), nil
+	}
+	n, err := o.w.Write(p)
+	if err != nil || n < len(p) {
+		o.lost, o.discard = true, true
+	}
+	return len(p), nil
+}
+
+// NewEncoder returns the encoder component of a hart, held in reset
+// (trTeActive = 0), writing to out. The image is needed by the E-Trace
+// encoder and gives the XLEN.
+func NewEncoder(img *image.Set, out io.Writer) *Encoder {
+	xlen := 64
+	if img != nil {
+		xlen = img.XLEN()
+	}
+	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}}
+	e.tsIdx = e.b.reg(TsControl)
+	return e
+}
+
+// Err returns why the last write of trTeEnable = 1 did not enable the
+// encoder, or the error the encoder stopped with.
+func (e *Encoder) Err() error { return e.err }
+
+// Dump writes every register, as mapped at base.
+func (e *Encoder) Dump(w io.Writer, base uint64) error { e.sync(); return e.b.dump(w, base) }
+
+func (e *Encoder) active() bool  { return e.b.val[0]&1 != 0 }
+func (e *Encoder) enabled() bool { return e.b.val[0]&2 != 0 }
+func (e *Encoder) tracing() bool { return e.b.val[0]&4 != 0 }
+
+// sync brings the status bits (trTeEmpty, trTeInstStallOrOverflow,
+// timestamp counter) up to date.
+func (e *Encoder) sync() {
+	if !e.active() {
+		return
+	}
+	empty := uint32(1)
+	if e.run != nil && e.produced() != e.out.sent {
+		empty = 0
+	}
+	e.b.setField(TeControl, "trTeEmpty", empty)
+	if e.out.lost {
+		e.out.lost = false
+		e.b.setField(TeControl, "trTeInstStallOrOverflow", 1)
+	}
+	c := e.tsCounter()
+	e.b.setField(TsCounterLow, "trTsCounterLow", uint32(c))
+	e.b.setField(TsCounterHigh, "trTsCounterHigh", uint32(c>>32))
+}
+
+// ReadReg returns the register at byte offset off. While the encoder is in
+// reset (trTeActive = 0) every register but trTeControl reads 0.
+func (e *Encoder) ReadReg(off uint32) uint32 {
+	if off != TeControl && !e.active() {
+		return 0
+	}
+	e.sync()
+	return e.b.read(off)
+}
+
+// WriteReg writes the register at byte offset off. It returns the error of
+// flushing the encoder when the write disables it.
+func (e *Encoder) WriteReg(off, v uint32) error {
+	if off != TeControl {
+		if !e.active() {
+			return nil
+		}
+		old, _, ok := e.b.write(off, v)
+		if !ok {
+			return nil
+		}
+		e.legalize(off, old)
+		if off == TsControl && v&4 != 0 { // trTsReset
+			e.tsRaw = 0
+		}
+		return nil
+	}
+	return e.writeControl(v)
+}
+
+// legalize applies the WARL rules that depend on other fields.
+func (e *Encoder) legalize(off, old uint32) {
+	switch {
+	case off == TeInstFeatures:
+		e.fixFeatures(old)
+	case off == TeInstFilters:
+		e.b.val[e.b.reg(off)] &= 1<<NumFilters - 1
+	case off == TsControl && e.tsMode() == TsModeShared && e.shared == nil:
+		// no funnel to share a timestamp with: keep the old mode
+		e.b.setField(TsControl, "trTsMode", old>>4&7)
+	}
+}
+
+// fixFeatures keeps the trTeInstFeatures bits the format implements, the
+// implicit return modes it has (N-Trace: 1..3; E-Trace: 3, a stack of
+// full addresses), and a trTeSrcID that fits in trTeSrcBits.
+func (e *Encoder) fixFeatures(old uint32) {
+	i := e.b.reg(TeInstFeatures)
+	r := &e.b.regs[i]
+	v := e.b.val[i]
+	format := e.b.field(TeControl, "trTeFormat")
+	v = v&^featureBits | v&featuresFor[format]
+	mode := r.Field("trTeInstImplicitReturnMode")
+	if m := mode.get(v); format == FormatETrace && m != 3 || m == 0 {
+		if om := mode.get(old); om != 0 && (format == FormatNTrace || om == 3) {
+			v = mode.set(v, om)
+		} else {
+			v = mode.set(v, 3)
+		}
+	}
+	id, nb := r.Field("trTeSrcID"), r.Field("trTeSrcBits")
+	if uint64(id.get(v)) >= 1<<nb.get(v) {
+		v = id.set(v, id.get(old))
+		if uint64(id.get(v)) >= 1<<nb.get(v) {
+			v = id.set(v, 0)
+		}
+	}
+	e.b.val[i] = v
+}
+
+func (e *Encoder) writeControl(v uint32) error {
+	wasActive, wasEnabled, wasTracing := e.active(), e.enabled(), e.tracing()
+	if v&1 == 0 {
+		// reset: flush first, then hold every register at its reset value
+		var err error
+		if wasEnabled {
+			err = e.disable()
+		}
+		e.b.reset()
+		e.tsRaw, e.tsSeen = 0, false
+		return err
+	}
+	if !wasActive {
+		// release from reset: every field takes its reset value
+		e.b.reset()
+		e.b.val[0] |= 1
+		return nil
+	}
+	old, _, _ := e.b.write(TeControl, v)
+	// fields whose legal values depend on the format
+	if f := e.b.field(TeControl, "trTeFormat"); f == FormatETrace {
+		if m := e.b.field(TeControl, "trTeInstSyncMode"); m > 1 {
+			// E-Trace counts packets only: keep the old mode if it is
+			// legal, else counting packets
+			if om := old >> 16 & 3; om <= 1 {
+				m = om
+			} else {
+				m = 1
+			}
+			e.b.setField(TeControl, "trTeInstSyncMode", m)
+		}
+	}
+	if (old>>24)&7 != e.b.field(TeControl, "trTeFormat") {
+		e.fixFeatures(e.b.read(TeInstFeatures))
+		e.b.setField(TeImpl, "trTeProtocolMajor", protocolMajor(e.b.field(TeControl, "trTeFormat")))
+	}
+	enable, tracing := e.enabled(), e.tracing()
+	switch {
+	case wasEnabled && !enable:
+		return e.disable()
+	case !wasEnabled && enable:
+		e.b.setField(TeControl, "trTeInstStallOrOverflow", 0)
+		e.out.lost = false
+		if err := e.enable(); err != nil {
+			e.err = err
+			e.b.setField(TeControl, "trTeEnable", 0)
+		}
+	case wasEnabled && wasTracing && !tracing:
+		return e.traceOff()
+	}
+	return nil
+}
+
+// protocolMajor is the protocol version reported for a format: N-Trace
+// 1.0, E-Trace 2.0.
+func protocolMajor(format uint32) uint32 {
+	if format == FormatETrace {
+		return 2
+	}
+	return 1
+}
+
+func (e *Encoder) traceOff() error {
+	if e.run == nil {
+		return nil
+	}
+	if err := e.run.TraceOff(); err != nil {
+		e.err = err
+		return err
+	}
+	return nil
+}
+
+// enable starts an encoder configured from the registers.
+func (e *Encoder) enable() error {
+	e.out.discard = false
+	return e.start(false)
+}
+
+// start starts an encoder configured from the registers; after lost trace
+// (restart) an N-Trace encoder begins with SYNC=7.
+func (e *Encoder) start(restart bool) error {
+	s, err := e.Settings()
+	if err != nil {
+		return err
+	}
+	e.err = nil
+	if restart {
+		s.NTrace.StartSync = ntrace.SyncFIFORestart
+	}
+	if s.Format == FormatNTrace {
+		enc, err := ntrace.NewEncoder(e.out, s.NTrace)
+		if err != nil {
+			return err
+		}
+		e.run = filter.New(&s.Filter, enc)
+		e.produced = func() int64 { return enc.Stats().Bytes }
+	} else {
+		if e.img == nil {
+			return fmt.Errorf("the E-Trace encoder needs the program image")
+		}
+		enc, err := etrace.NewEncoder(e.out, s.ETrace, e.img)
+		if err != nil {
+			return err
+		}
+		e.run = filter.New(&s.Filter, enc)
+		e.produced = func() int64 { return int64(enc.Stats().Bytes) }
+	}
+	e.out.sent = 0
+	if e.onEnable != nil {
+		e.onEnable(s.Format)
+	}
+	return nil
+}
+
+// restartAfterLoss handles trace lost on the way to the sink: the
+// encoder whose bytes were lost is dropped, a record of the loss is sent
+// (N-Trace: an Error message with ETYPE FIFO overrun; E-Trace: a support
+// packet with qual_status trace_lost), and a new encoder starts (N-Trace:
+// with SYNC=7, the restart after an overflow), so that a decoder reports
+// the loss instead of decoding across it. It reports whether tracing
+// resumed; while the record itself cannot be sent, trace stays lost.
+func (e *Encoder) restartAfterLoss() bool {
+	if e.run != nil {
+		e.run.Close() // output discarded
+		e.run = nil
+	}
+	s, err := e.Settings()
+	if err != nil {
+		e.err = err
+		return false
+	}
+	var rec []byte
+	if s.Format == FormatNTrace {
+		var m ntrace.Message
+		m.Reset(ntrace.TCodeError)
+		m.Set(ntrace.FieldETYPE, ntrace.ETypeFIFOOverrun).Set(ntrace.FieldECODE, 1<<2) // program trace lost
+		if s.NTrace.SrcBits > 0 {
+			m.Set(ntrace.FieldSRC, uint64(s.NTrace.SrcID))
+		}
+		w := s.NTrace.Wire()
+		if rec, err = ntrace.AppendMessage(nil, &m, &w); err != nil {
+			e.err = err
+			return false
+		}
+	} else {
+		var buf bytes.Buffer
+		w := etrace.NewWriter(&buf, &s.ETrace)
+		p := etrace.Packet{Format: etrace.FormatSync, Subformat: etrace.SubSupport, IEnable: 1,
+			QualStatus: etrace.QualTraceLost, IOptions: s.ETrace.Options.Bits()}
+		if err := w.Write(&p, 0); err != nil {
+			e.err = err
+			return false
+		}
+		if err := w.Flush(); err != nil {
+			e.err = err
+			return false
+		}
+		rec = buf.Bytes()
+	}
+	if n, err := e.out.w.Write(rec); err != nil || n < len(rec) {
+		e.out.lost = true
+		return false
+	}
+	e.out.discard = false
+	if err := e.start(true); err != nil {
+		e.err = err
+		e.b.setField(TeControl, "trTeEnable", 0)
+		return false
+	}
+	return true
+}
+
+// IdleByte returns the byte a sink pads the trace of a format with:
+// N-Trace's idle byte 0xFF, or the null packet 0x00 of the E-Trace
+// encapsulation.
+func IdleByte(format int) byte {
+	if format == FormatETrace {
+		return 0x00
+	}
+	return 0xFF
+}
+
+// disable flushes the encoder (trTeEnable 1 -> 0).
+func (e *Encoder) disable() error {
+	if e.run == nil {
+		return nil
+	}
+	err := e.run.Close()
+	e.run = nil
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	e.sync()
+	return err
+}
+
+// Block takes one block of the hart's ingress port. It is traced when the
+// encoder is active and enabled and trTeInstTracing is 1.
+func (e *Encoder) Block(b *ingress.Block) error {
+	if !e.active() {
+		return nil
+	}
+	e.tsTick(b.Time)
+	if !e.enabled() || !e.tracing() {
+		return nil
+	}
+	if e.out.discard && !e.restartAfterLoss() {
+		return nil // still lost
+	}
+	if e.run == nil {
+		return nil
+	}
+	if m := e.tsMode(); m == TsModeInternalCore || m == TsModeShared {
+		e.blk = *b
+		e.blk.Time = e.tsCounter()
+		b = &e.blk
+	}
+	if err := e.run.Block(b); err != nil {
+		e.err = err
+		return err
+	}
+	return nil
+}
+
+// Close flushes the encoder if it is enabled, as disabling it would,
+// without changing the registers.
+func (e *Encoder) Close() error {
+	if e.run == nil {
+		return nil
+	}
+	err := e.run.Close()
+	e.run = nil
+	return err
+}
+
+// ExtTrigger fires external trigger input n. Input 0 is the only one: its
+// action (trTeTrigExtInAction0) turns instruction tracing on (2) or off
+// (3) when trTeInstTrigEnable is 1, or asks for the current PC (4).
+func (e *Encoder) ExtTrigger(n int) error {
+	if n != 0 || !e.active() {
+		return nil
+	}
+	return e.trigger(e.b.field(TeTrigExtInCtrl, "trTeTrigExtInAction0"))
+}
+
+// DebugTrigger performs the trace action of a debug module trigger (the
+// action field of mcontrol: 2 trace-on, 3 trace-off, 4 trace-notify).
+func (e *Encoder) DebugTrigger(action int) error {
+	if !e.active() || action < 2 || action > 4 {
+		return nil
+	}
+	return e.trigger(uint32(action))
+}
+
+func (e *Encoder) trigger(action uint32) error {
+	trig := e.b.field(TeControl, "trTeInstTrigEnable") == 1
+	switch action {
+	case 2:
+		if trig {
+			e.b.setField(TeControl, "trTeInstTracing", 1)
+		}
+	case 3:
+		if trig && e.tracing() {
+			e.b.setField(TeControl, "trTeInstTracing", 0)
+			if e.enabled() {
+				return e.traceOff()
+			}
+		}
+	case 4:
+		if e.run != nil && e.tracing() {
+			return e.run.Notify()
+		}
+	}
+	return nil
+}
+
+// tsTick advances the timestamp unit to time t (Internal Core: the hart's
+// clock).
+func (e *Encoder) tsTick(t uint64) {
+	if e.shared != nil {
+		e.shared.tick(t)
+	}
+	ts := e.b.val[e.tsIdx]
+	running := ts&3 == 3 && e.tsMode() == TsModeInternalCore // trTsActive, trTsCount
+	if running && e.tsSeen && t > e.tsLast {
+		e.tsRaw += t - e.tsLast
+	}
+	e.tsLast, e.tsSeen = t, true
+}
+
+// tsCounter is the timestamp counter after the prescaler.
+func (e *Encoder) tsCounter() uint64 {
+	if e.tsMode() == TsModeShared {
+		return e.shared.tsCounter()
+	}
+	return e.tsRaw >> (2 * (e.b.val[e.tsIdx] >> 8 & 3)) // trTsPrescale
+}
+
+// tsMode is trTsMode (read on every block: no table look-up).
+func (e *Encoder) tsMode() uint32 { return e.b.val[e.tsIdx] >> 4 & 7 }
+
+// Settings returns the encoder configuration the registers select.
+func (e *Encoder) Settings() (Settings, error) {
+	f := func(off uint32, name string) uint32 { return e.b.field(off, name) }
+	on := func(off uint32, name string) bool { return f(off, name) != 0 }
+	s := Settings{Format: int(f(TeControl, "trTeFormat"))}
+	srcBits := int(f(TeInstFeatures, "trTeSrcBits"))
+	if on(TeControl, "trTeInhibitSrc") {
+		srcBits = 0
+	}
+	srcID := f(TeInstFeatures, "trTeSrcID")
+	ts := on(TsControl, "trTsActive") && on(TsControl, "trTsEnable") && f(TsControl, "trTsMode") != TsModeNone
+	if f(TsControl, "trTsMode") == TsModeShared && !e.shared.sharing() {
+		return Settings{}, fmt.Errorf("trTsMode is Shared but the funnel's timestamp unit is not running (trTsActive, trTsMode = Internal System)")
+	}
+	syncMode, syncMax := int(f(TeControl, "trTeInstSyncMode")), int(f(TeControl, "trTeInstSyncMax"))
+	ir := 0
+	if on(TeInstFeatures, "trTeInstEnImplicitReturn") {
+		ir = int(f(TeInstFeatures, "trTeInstImplicitReturnMode"))
+	}
+	switch s.Format {
+	case FormatNTrace:
+		s.NTrace = ntrace.Config{
+			Mode:            ntrace.Mode(f(TeControl, "trTeInstMode")),
+			SrcBits:         srcBits,
+			SrcID:           srcID,
+			RepeatedHistory: on(TeInstFeatures, "trTeInstEnRepeatedHistory"),
+			ImplicitReturn:  ir,
+			SequentialJump:  on(TeInstFeatures, "trTeInstEnSequentialJump"),
+			ExtendAddrMSB:   on(TeInstFeatures, "trTeInstExtendAddrMSB"),
+			AllJumps:        on(TeInstFeatures, "trTeInstEnAllJumps"),
+			Timestamps:      ts,
+			Context:         on(TeControl, "trTeContext"),
+			SyncMode:        syncMode,
+			SyncMax:         syncMax,
+			XLEN:            e.xlen,
+		}
+		if err := s.NTrace.Validate(); err != nil {
+			return s, err
+		}
+	case FormatETrace:
+		c := etrace.DefaultConfig()
+		c.Params.IAddressWidth = e.xlen
+		c.Params.NoContext = !on(TeControl, "trTeContext")
+		c.Params.NoTime = !ts
+		c.Options = etrace.Options{
+			FullAddress:       on(TeInstFeatures, "trTeInstNoAddrDiff"),
+			ImplicitException: on(TeInstFeatures, "trTeInstNoTrapAddr"),
+			SIJump:            on(TeInstFeatures, "trTeInstEnSequentialJump"),
+			ImplicitReturn:    ir != 0,
+			BranchPrediction:  on(TeInstFeatures, "trTeInstEnBranchPrediction"),
+			JumpTargetCache:   on(TeInstFeatures, "trTeInstEnJumpTargetCache"),
+		}
+		// Packets go to the sink in the Unformatted Trace & Diagnostic
+		// Data encapsulation, whose null packet (0x00) can pad the sink's
+		// last word (the raw layout has no idle byte).
+		c.Encap = etrace.EncapUTDD
+		c.SrcBits, c.SrcID = srcBits, srcID
+		if syncMode == 1 {
+			c.ResyncPeriod = 1 << (syncMax + 4)
+		}
+		if err := c.Check(); err != nil {
+			return s, err
+		}
+		s.ETrace = c
+	default:
+		return s, fmt.Errorf("trTeFormat %d is not implemented", s.Format)
+	}
+	s.Filter = e.filterConfig()
+	return s, nil
+}
+
+// filterConfig builds the filter stage from trTeInstFilters and the
+// filter and comparator registers. Filters not selected by
+// trTeInstFilters, or not enabled, do not qualify anything; when no
+// filter is selected every instruction is traced.
+func (e *Encoder) filterConfig() filter.Config {
+	var c filter.Config
+	sel := e.b.field(TeInstFilters, "trTeInstFilters")
+	notify := false
+	for j := 0; j < NumComparators; j++ {
+		ctl := e.b.read(uint32(TeCompBase + FilterStride*j + CompControl))
+		notify = notify || ctl&(3<<14) != 0
+	}
+	used := false
+	for i := 0; i < NumFilters; i++ {
+		base := uint32(TeFilterBase + FilterStride*i)
+		ctl := e.b.read(base + FilterControl)
+		if sel&(1<<i) == 0 || ctl&1 == 0 {
+			continue
+		}
+		used = true
+		inst := e.b.read(base + FilterMatchInst)
+		fl := filter.Filter{
+			MatchPrivilege: ctl&(1<<1) != 0,
+			Privileges:     uint8(inst),
+			MatchEcause:    ctl&(1<<2) != 0,
+			Ecauses:        uint64(e.b.read(base+FilterEcauseHigh))<<32 | uint64(e.b.read(base+FilterEcauseLow)),
+			MatchInterrupt: ctl&(1<<3) != 0,
+			Interrupt:      inst&(1<<8) != 0,
+			MatchImpdef:    ctl&(1<<16) != 0,
+			ImpdefValue:    uint64(e.b.read(base + FilterImpdefValue)),
+			ImpdefMask:     uint64(e.b.read(base + FilterImpdefMask)),
+		}
+		for _, sh := range []uint{4, 8, 12} {
+			if ctl&(1<<sh) != 0 {
+				fl.Comp = append(fl.Comp, int(ctl>>(sh+1)&7))
+			}
+		}
+		c.Filters = append(c.Filters, fl)
+	}
+	if sel != 0 && !used {
+		// Filters are selected but none is enabled: nothing qualifies.
+		c.Filters = append(c.Filters, filter.Filter{MatchPrivilege: true, Privileges: 0})
+	}
+	if len(c.Filters) > 0 || notify {
+		for j := 0; j < NumComparators; j++ {
+			base := uint32(TeCompBase + FilterStride*j)
+			ctl := e.b.read(base + CompControl)
+			c.Comparators = append(c.Comparators, filter.Comparator{
+				PInput:  filter.Input(ctl & 3),
+				SInput:  filter.Input(ctl >> 2 & 3),
+				PFunc:   filter.Func(ctl >> 4 & 7),
+				SFunc:   filter.Func(ctl >> 8 & 7),
+				Mode:    filter.MatchMode(ctl >> 12 & 3),
+				PNotify: ctl&(1<<14) != 0,
+				SNotify: ctl&(1<<15) != 0,
+				PMatch:  uint64(e.b.read(base+CompPMatchHigh))<<32 | uint64(e.b.read(base+CompPMatchLow)),
+				SMatch:  uint64(e.b.read(base+CompSMatchHigh))<<32 | uint64(e.b.read(base+CompSMatchLow)),
+			})
+		}
+	}
+	return c
+}
