@@ -85,6 +85,9 @@ type Machine struct {
 	harts  []*Hart
 	clint  clint
 	uart   uart
+	plic   plic   // virt machine with a kernel (kernel.go)
+	input  *input // console input (kernel.go)
+	dtb    []byte // device tree of a kernel boot
 	timing timingTable
 	noPMP  bool // no PMP checks at all (Linux user mode)
 
@@ -450,6 +453,9 @@ func (m *Machine) idle() {
 	if m.cur == len(m.harts) {
 		m.cur = 0
 		m.clint.mtime += m.quantum / m.timeDiv
+		if m.input != nil {
+			m.feedInput(0)
+		}
 	}
 }
 
@@ -475,6 +481,15 @@ func (m *Machine) fastForward() {
 		}
 		if h.csr.mie&(1<<irqMTI) != 0 && m.clint.mtimecmp[h.id] < best {
 			best = m.clint.mtimecmp[h.id]
+		}
+	}
+	if m.input != nil {
+		var ticks uint64
+		if best != ^uint64(0) && best > m.clint.mtime {
+			ticks = best - m.clint.mtime
+		}
+		if m.idleInput(best != ^uint64(0), ticks) {
+			return
 		}
 	}
 	if best == ^uint64(0) {

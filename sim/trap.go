@@ -22,6 +22,9 @@ func (h *Hart) pendingInterrupts() uint64 {
 			p |= 1 << irqMSI
 		}
 	}
+	if h.m.plic.eip != nil {
+		p |= h.m.plic.eip[h.id] // external interrupt lines
+	}
 	return p
 }
 
