@@ -14,6 +14,7 @@
 #   root/               the extracted tree (root/bin/busybox, perf, libraries)
 #   init                the init script the initramfs runs
 #   initramfs.cpio.gz   the initramfs: busybox as /bin/sh etc., perf, /init
+#   initramfs-busybox.cpio.gz  the same with busybox and /init only
 #   versions.txt        the package versions the kit holds
 #
 # The suite is Debian unstable (sid), the only one with riscv64 packages,
@@ -23,6 +24,7 @@
 set -euo pipefail
 
 CACHE=${RVTRACE_LINUX_CACHE:-$HOME/.cache/rvtrace/linux}
+KIT_VERSION=2 # bump when what the kit builds changes
 FORCE=0
 for a in "$@"; do
   case $a in
@@ -50,6 +52,10 @@ verify() {
   for f in init bin usr/bin/busybox usr/bin/sh usr/bin/perf; do
     grep -qx "$f" <<<"$list" || { say "initramfs lacks $f"; return 1; }
   done
+  list=$(gzip -dc "$d/initramfs-busybox.cpio.gz" | cpio_list) || { say "$d/initramfs-busybox.cpio.gz does not list"; return 1; }
+  for f in init bin usr/bin/busybox usr/bin/sh; do
+    grep -qx "$f" <<<"$list" || { say "initramfs-busybox lacks $f"; return 1; }
+  done
   [ -s "$d/versions.txt" ] || { say "missing $d/versions.txt"; return 1; }
 }
 
@@ -63,7 +69,7 @@ cpio_list() {
   fi | sed 's|^\./||'
 }
 
-if [ $FORCE = 0 ] && [ -e "$CACHE/.done" ] && verify "$CACHE" 2>/dev/null; then
+if [ $FORCE = 0 ] && [ "$(cat "$CACHE/.done" 2>/dev/null)" = "$KIT_VERSION" ] && verify "$CACHE" 2>/dev/null; then
   say "kit present and verified in $CACHE"
   cat "$CACHE/versions.txt"
   exit 0
@@ -198,6 +204,11 @@ cat >"$CACHE/init" <<'EOF'
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t devtmpfs devtmpfs /dev 2>/dev/null
 echo "rvtrace-init: up, kernel $(/bin/busybox uname -r)"
+# The console's interrupt count: non-zero when output went through the
+# UART's interrupt path.
+while read -r n count rest; do
+  case $rest in *ttyS0*) echo "rvtrace-init: ttyS0 interrupts $count" ;; esac
+done </proc/interrupts
 for arg in $(/bin/busybox cat /proc/cmdline); do
   case $arg in
     rvtrace.shell=1) /bin/busybox sh ;;
@@ -223,10 +234,21 @@ cp "$CACHE/init" "$ROOT/init"
   fi | gzip -9n >"$CACHE/initramfs.cpio.gz.new"
 )
 mv "$CACHE/initramfs.cpio.gz.new" "$CACHE/initramfs.cpio.gz"
+# A small one with busybox and the init script only (quick boots: the
+# kernel unpacks the large one for about as long as it boots).
+(
+  cd "$ROOT"
+  printf '%s\n' init bin usr usr/bin usr/bin/busybox usr/bin/sh proc sys dev tmp >"$CACHE/initramfs-busybox.list"
+  if command -v cpio >/dev/null 2>&1; then
+    cpio -o -H newc --quiet <"$CACHE/initramfs-busybox.list"
+  else
+    qemu-riscv64 "$ROOT/bin/busybox" cpio -o -H newc <"$CACHE/initramfs-busybox.list" 2>/dev/null
+  fi | gzip -9n >"$CACHE/initramfs-busybox.cpio.gz"
+)
 mv "$CACHE/versions.txt.new" "$CACHE/versions.txt"
 
 verify "$CACHE" || die "the kit in $CACHE does not verify"
-touch "$CACHE/.done"
+echo "$KIT_VERSION" >"$CACHE/.done"
 say "kit ready in $CACHE:"
-ls -l "$CACHE/Image" "$CACHE/initramfs.cpio.gz" "$CACHE/root/bin/busybox" >&2
+ls -l "$CACHE/Image" "$CACHE/initramfs.cpio.gz" "$CACHE/initramfs-busybox.cpio.gz" "$CACHE/root/bin/busybox" >&2
 cat "$CACHE/versions.txt"

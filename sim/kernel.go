@@ -155,7 +155,7 @@ func (m *Machine) LoadKernel(k Kernel) error {
 	dtbAddr := top
 	m.mem.write(dtbAddr, dtb)
 	m.dtb = dtb
-	m.entry = entry
+	fwEntry := m.entry // the firmware's, when there is one
 	h := m.harts[0]
 	switch {
 	case k.Firmware == "":
@@ -169,11 +169,10 @@ func (m *Machine) LoadKernel(k Kernel) error {
 		h.pc = entry
 	default:
 		for _, t := range m.harts {
-			t.pc = m.entry
+			t.pc = fwEntry
 			t.x[10] = uint64(t.id)
 			t.x[11] = dtbAddr
 		}
-		m.entry = h.pc
 		if !jump {
 			// fw_dynamic: struct fw_dynamic_info (version 2) below the tree
 			var b []byte

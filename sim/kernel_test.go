@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// linuxKit returns the directory scripts/linux-kit.sh fills, or skips.
+func linuxKit(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("RVTRACE_LINUX_CACHE")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Skip("no home directory for the Linux kit")
+		}
+		dir = filepath.Join(home, ".cache", "rvtrace", "linux")
+	}
+	for _, f := range []string{"Image", "initramfs-busybox.cpio.gz"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Skipf("Linux kit absent (%v): run scripts/linux-kit.sh", err)
+		}
+	}
+	return dir
+}
+
+// bootLimit guards the boots: the busybox initramfs boots in about 0.6 G
+// instructions.
+const bootLimit = 4_000_000_000
+
+func bootKernel(t *testing.T, fw, cmdline string, stdin []byte) (string, Result) {
+	t.Helper()
+	dir := linuxKit(t)
+	var out bytes.Buffer
+	m, err := New(Config{MaxInstret: bootLimit, Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fw != "" {
+		fw = filepath.Join("/usr/lib/riscv64-linux-gnu/opensbi/generic", fw)
+		if _, err := os.Stat(fw); err != nil {
+			t.Skipf("OpenSBI absent: %v", err)
+		}
+	}
+	err = m.LoadKernel(Kernel{Image: filepath.Join(dir, "Image"), Initrd: filepath.Join(dir, "initramfs-busybox.cpio.gz"),
+		Append: cmdline, Firmware: fw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdin != nil {
+		m.SetStdin(bytes.NewReader(stdin))
+	}
+	res, err := m.Run()
+	if err != nil {
+		t.Fatalf("%v\nconsole:\n%s", err, tail(out.String()))
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("exit code %d\nconsole:\n%s", res.ExitCode, tail(out.String()))
+	}
+	t.Logf("%s: %d instructions", t.Name(), res.Instret)
+	return out.String(), res
+}
+
+func tail(s string) string {
+	if len(s) > 3000 {
+		return "..." + s[len(s)-3000:]
+	}
+	return s
+}
+
+var uartIRQs = regexp.MustCompile(`rvtrace-init: ttyS0 interrupts (\d+)`)
+
+// TestKernelBoot boots Debian's kernel on the built-in SBI and on
+// OpenSBI's fw_dynamic and fw_jump to the kit's init script, which says
+// it is up, reports the UART's interrupt count from /proc/interrupts
+// (user-space output goes through the 8250 driver's interrupt path) and
+// powers off (exit code 0).
+func TestKernelBoot(t *testing.T) {
+	for _, fw := range []string{"", "fw_dynamic.elf", "fw_jump.elf"} {
+		name := fw
+		if name == "" {
+			name = "sbi"
+		}
+		t.Run(name, func(t *testing.T) {
+			out, _ := bootKernel(t, fw, "console=ttyS0 rdinit=/init", nil)
+			for _, want := range []string{"Linux version", "Machine model: rvtrace,virt", "riscv-plic",
+				"ttyS0 at MMIO 0x10000000", "Run /init as init process", "rvtrace-init: up, kernel ",
+				"rvtrace-init: powering off", "reboot: Power down"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("console lacks %q", want)
+				}
+			}
+			if fw != "" && !strings.Contains(out, "OpenSBI v") {
+				t.Errorf("console lacks OpenSBI's banner")
+			}
+			sm := uartIRQs.FindStringSubmatch(out)
+			if sm == nil {
+				t.Fatalf("no ttyS0 line in /proc/interrupts\nconsole:\n%s", tail(out))
+			}
+			if n, _ := strconv.Atoi(sm[1]); n == 0 {
+				t.Errorf("the UART took no interrupt: %s", sm[0])
+			}
+		})
+	}
+}
+
+// TestKernelShell types commands into the busybox shell through the
+// UART's input: the shell's answer (computed by the guest) and the exit
+// status of a failing command come back on the console.
+func TestKernelShell(t *testing.T) {
+	in := "echo sum=$((6*7))\nfalse; echo status=$?\ncat /proc/cpuinfo | grep -c processor\nexit\n"
+	out, _ := bootKernel(t, "", "console=ttyS0 rdinit=/init rvtrace.shell=1 quiet", []byte(in))
+	for _, want := range []string{"sum=42\r\n", "status=1\r\n", "\r\n1\r\n", "rvtrace-init: powering off"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q\nconsole:\n%s", want, tail(out))
+		}
+	}
+}
