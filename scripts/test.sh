@@ -20,6 +20,9 @@ if [ -x "$SC" ]; then
   "$SC" ./...
 fi
 
+echo "== Linux kit (Debian kernel and initramfs for the kernel boot tests)"
+bash scripts/linux-kit.sh >/dev/null || echo "linux-kit failed: the kernel boot tests will skip"
+
 echo "== go test"
 go test -count=1 -timeout 40m ./...
 
