@@ -24,7 +24,7 @@
 set -euo pipefail
 
 CACHE=${RVTRACE_LINUX_CACHE:-$HOME/.cache/rvtrace/linux}
-KIT_VERSION=2 # bump when what the kit builds changes
+KIT_VERSION=3 # bump when what the kit builds changes
 FORCE=0
 for a in "$@"; do
   case $a in
@@ -56,6 +56,14 @@ verify() {
   for f in init bin usr/bin/busybox usr/bin/sh; do
     grep -qx "$f" <<<"$list" || { say "initramfs-busybox lacks $f"; return 1; }
   done
+  # every library perf links must be in the tree
+  if command -v riscv64-linux-gnu-objdump >/dev/null 2>&1; then
+    local lib
+    for lib in $(riscv64-linux-gnu-objdump -p "$d/root/usr/bin/perf" | sed -n 's/^ *NEEDED *//p'); do
+      [ -e "$d/root/usr/lib/riscv64-linux-gnu/$lib" ] || [ -e "$d/root/usr/lib/$lib" ] ||
+        { say "perf needs $lib, absent from $d/root"; return 1; }
+    done
+  fi
   [ -s "$d/versions.txt" ] || { say "missing $d/versions.txt"; return 1; }
 }
 
@@ -148,8 +156,8 @@ deps=$(apt-cache "${aptopts[@]}" depends --recurse --no-recommends --no-suggests
   grep -v '^ ' | grep -v '^<' | sort -u)
 for p in $deps; do
   case $p in
-    linux-perf|debconf*|perl*|python3*|libperl*|libpython*|dpkg|tar|install-info|*-common|gcc-*-base|libc-bin|sensible-utils|mime-support|media-types|tzdata|readline-common|netbase|base-files|debianutils|coreutils|sed|grep|findutils|bash|dash|diffutils|util-linux|libpam*|login|passwd|adduser) ;;
-    lib*) want+=("$p") ;;
+    linux-perf|debconf*|perl*|python3*|libperl*|libpython*-stdlib|dpkg|tar|install-info|*-common|gcc-*-base|libc-bin|sensible-utils|mime-support|media-types|tzdata|readline-common|netbase|base-files|debianutils|coreutils|sed|grep|findutils|bash|dash|diffutils|util-linux|libpam*|login|passwd|adduser) ;;
+    lib*|zlib*) want+=("$p") ;;
   esac
 done
 say "downloading ${#want[@]} packages"

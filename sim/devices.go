@@ -52,6 +52,8 @@ func (m *Machine) devRead(h *Hart, pa, size uint64) (uint64, bool) {
 		v := m.plic.read(pa - PLICBase)
 		h.stop = true // a claim may lower the hart's line
 		return uint64(v), true
+	case m.virtio != nil && pa-VirtioBase < virtioSize:
+		return m.virtioRead(pa-VirtioBase, size)
 	case m.finisher && pa-FinisherBase < finisherSize:
 		return 0, true
 	}
@@ -78,6 +80,10 @@ func (m *Machine) devWrite(h *Hart, pa, size, v uint64) bool {
 		m.plic.write(pa-PLICBase, uint32(v))
 		h.stop = true
 		return true
+	case m.virtio != nil && pa-VirtioBase < virtioSize:
+		ok := m.virtioWrite(h, pa-VirtioBase, size, v)
+		h.stop = true
+		return ok
 	case m.finisher && pa-FinisherBase < finisherSize:
 		m.finisherWrite(h, pa-FinisherBase, v)
 		return true

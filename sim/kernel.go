@@ -311,6 +311,14 @@ func (m *Machine) makeKernelDTB(kb *kernelBoot) []byte {
 	f.cells("interrupt-parent", plicPh)
 	f.cells("interrupts", irqUART)
 	f.end()
+	if m.virtio != nil {
+		f.begin(fmt.Sprintf("virtio_mmio@%x", VirtioBase))
+		f.str("compatible", "virtio,mmio")
+		f.cells("reg", 0, VirtioBase, 0, virtioSize)
+		f.cells("interrupt-parent", plicPh)
+		f.cells("interrupts", irqVirtio0)
+		f.end()
+	}
 	f.begin(fmt.Sprintf("test@%x", FinisherBase))
 	f.str("compatible", "sifive,test1", "sifive,test0", "syscon")
 	f.cells("reg", 0, FinisherBase, 0, finisherSize)

@@ -85,9 +85,10 @@ type Machine struct {
 	harts  []*Hart
 	clint  clint
 	uart   uart
-	plic   plic   // virt machine with a kernel (kernel.go)
-	input  *input // console input (kernel.go)
-	dtb    []byte // device tree of a kernel boot
+	plic   plic       // virt machine with a kernel (kernel.go)
+	input  *input     // console input (kernel.go)
+	dtb    []byte     // device tree of a kernel boot
+	virtio *virtioBlk // virtio-blk disk (virtio.go)
 	timing timingTable
 	noPMP  bool // no PMP checks at all (Linux user mode)
 

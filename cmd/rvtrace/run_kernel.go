@@ -15,7 +15,8 @@ import (
 // runKernel holds the Linux kernel boot options of the run command
 // (--kernel, --initrd, --append, --dtb, --dtb-out).
 type runKernel struct {
-	kernel, initrd, appendArgs, dtb, dtbOut *string
+	kernel, initrd, appendArgs, dtb, dtbOut, drive *string
+	driveRW                                        *bool
 }
 
 // openSBIDir is where Debian's opensbi package installs the generic
@@ -30,6 +31,8 @@ func kernelFlags(fs *flag.FlagSet) *runKernel {
 		appendArgs: fs.String("append", "", "with --kernel: the kernel command line"),
 		dtb:        fs.String("dtb", "", "with --kernel: boot with this device tree `file` instead of the generated one"),
 		dtbOut:     fs.String("dtb-out", "", "with --kernel: write the device tree the kernel boots with to `file`"),
+		drive:      fs.String("drive", "", "with --kernel: a virtio-blk disk (virtio-mmio, /dev/vda) backed by this image `file`, read-only unless --drive-rw"),
+		driveRW:    fs.Bool("drive-rw", false, "with --drive: let the guest write to the disk image"),
 	}
 }
 
@@ -60,6 +63,11 @@ func (k *runKernel) load(m *sim.Machine, fs *flag.FlagSet, machine, fw string, e
 	}
 	if len(extra) > 0 {
 		return fmt.Errorf("--kernel takes no program arguments (got %q); the command line is --append", extra[0])
+	}
+	if *k.drive != "" {
+		if err := m.AttachDrive(*k.drive, *k.driveRW); err != nil {
+			return err
+		}
 	}
 	err := m.LoadKernel(sim.Kernel{Image: *k.kernel, Initrd: *k.initrd, Append: *k.appendArgs, DTB: *k.dtb,
 		Firmware: firmwarePath(fs, fw), RAMSize: ram})
