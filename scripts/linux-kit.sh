@@ -24,7 +24,7 @@
 set -euo pipefail
 
 CACHE=${RVTRACE_LINUX_CACHE:-$HOME/.cache/rvtrace/linux}
-KIT_VERSION=3 # bump when what the kit builds changes
+KIT_VERSION=5 # bump when what the kit builds changes
 FORCE=0
 for a in "$@"; do
   case $a in
@@ -160,9 +160,12 @@ for p in $deps; do
     lib*|zlib*) want+=("$p") ;;
   esac
 done
-say "downloading ${#want[@]} packages"
+say "downloading ${#want[@]} packages and linux-modules-$KVER (for virtio-blk and ext4)"
 (cd "$APT/debs" && apt-get "${aptopts[@]}" -qq download "${want[@]}" >"$APT/download.log" 2>&1) ||
   { cat "$APT/download.log" >&2; die "apt-get download failed"; }
+mkdir -p "$APT/modules"
+(cd "$APT/modules" && apt-get "${aptopts[@]}" -qq download "linux-modules-$KVER" >>"$APT/download.log" 2>&1) ||
+  { cat "$APT/download.log" >&2; die "apt-get download linux-modules-$KVER failed"; }
 
 ROOT=$CACHE/root
 rm -rf "$ROOT" "$CACHE/.done"
@@ -172,6 +175,37 @@ for deb in "$APT"/debs/*.deb; do
   dpkg-deb -x "$deb" "$ROOT"
   echo "$(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" >>"$CACHE/versions.txt.new"
 done
+# The modules a disk needs (virtio_mmio, virtio_blk, ext4 and what they
+# depend on, from modules.dep), decompressed, and the order to load them
+# in (usr/lib/modules/load, read by the init script).
+MTMP=$APT/modules/x
+rm -rf "$MTMP"
+mdeb=$(ls "$APT"/modules/*.deb)
+dpkg-deb -x "$mdeb" "$MTMP"
+echo "$(dpkg-deb -f "$mdeb" Package) $(dpkg-deb -f "$mdeb" Version)" >>"$CACHE/versions.txt.new"
+MDIR=$(ls -d "$MTMP"/usr/lib/modules/* | head -n1)
+KREL=$(basename "$MDIR")
+mkdir -p "$ROOT/usr/lib/modules/$KREL"
+: >"$ROOT/usr/lib/modules/load"
+declare -A seen=()
+add_mod() { # add_mod NAME: its dependencies (.modinfo depends=) first
+  local name=${1//-/_} path out d
+  [ -n "${seen[$name]:-}" ] && return
+  seen[$name]=1
+  path=$(find "$MDIR/kernel" \( -name "$name.ko*" -o -name "${name//_/-}.ko*" \) | head -n1)
+  [ -n "$path" ] || die "module $name not in linux-modules-$KVER"
+  out="$ROOT/usr/lib/modules/$KREL/$name.ko"
+  case $path in
+    *.ko.xz) xz -dc "$path" >"$out" ;;
+    *.ko.zst) zstd -qdc "$path" >"$out" ;;
+    *.ko.gz) gzip -dc "$path" >"$out" ;;
+    *) cp "$path" "$out" ;;
+  esac
+  for d in $(tr '\0' '\n' <"$out" | sed -n 's/^depends=//p' | tr ',' ' '); do add_mod "$d"; done
+  echo "/lib/modules/$KREL/$name.ko" >>"$ROOT/usr/lib/modules/load"
+}
+for m in virtio_mmio virtio_blk ext4; do add_mod $m; done
+rm -rf "$MTMP"
 sort -o "$CACHE/versions.txt.new" "$CACHE/versions.txt.new"
 
 # The kernel image: Debian's riscv64 vmlinuz is the Image, compressed
@@ -184,6 +218,10 @@ case $(od -An -tx1 -N4 "$VMLINUZ" | tr -d ' ') in
   fd377a58) xz -dc "$VMLINUZ" >"$CACHE/Image" ;;
   *) cp "$VMLINUZ" "$CACHE/Image" ;;
 esac
+# the kernel package's files stay out of the initramfs
+for d in "$ROOT"/usr/lib/modules/*/; do
+  rm -rf "$d"vmlinuz "$d"System.map "$d"config "$d"dtb "$d"modules.*
+done
 # Debian's System.map is a stub naming the -dbg package (1.2 GB), which
 # the kit does not fetch: the symbols come from /proc/kallsyms instead.
 
@@ -211,6 +249,11 @@ cat >"$CACHE/init" <<'EOF'
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# the disk's modules (virtio-mmio, virtio-blk, ext4), quietly, when the
+# machine has a virtio-mmio device
+if [ -f /lib/modules/load ] && /bin/busybox ls -d /proc/device-tree/soc/virtio_mmio@* >/dev/null 2>&1; then
+  for m in $(/bin/busybox cat /lib/modules/load); do /bin/busybox insmod "$m" 2>/dev/null; done
+fi
 echo "rvtrace-init: up, kernel $(/bin/busybox uname -r)"
 # The console's interrupt count: non-zero when output went through the
 # UART's interrupt path.
@@ -231,7 +274,7 @@ cp "$CACHE/init" "$ROOT/init"
 # The initramfs, without the kernel image, modules and docs.
 (
   cd "$ROOT"
-  find . \( -path ./boot -o -path ./lib/modules -o -path ./usr/lib/modules -o -path ./usr/share/doc \
+  find . \( -path ./boot -o -path ./usr/share/doc \
     -o -path ./usr/share/man -o -path ./usr/share/locale \) -prune -o -print |
     sed 's|^\./||; /^\.$/d' | LC_ALL=C sort >"$CACHE/initramfs.list"
   if command -v cpio >/dev/null 2>&1; then
@@ -246,7 +289,10 @@ mv "$CACHE/initramfs.cpio.gz.new" "$CACHE/initramfs.cpio.gz"
 # kernel unpacks the large one for about as long as it boots).
 (
   cd "$ROOT"
-  printf '%s\n' init bin usr usr/bin usr/bin/busybox usr/bin/sh proc sys dev tmp >"$CACHE/initramfs-busybox.list"
+  {
+    printf '%s\n' init bin lib usr usr/bin usr/bin/busybox usr/bin/sh proc sys dev tmp mnt usr/lib usr/lib/modules
+    find usr/lib/modules -mindepth 1
+  } >"$CACHE/initramfs-busybox.list"
   if command -v cpio >/dev/null 2>&1; then
     cpio -o -H newc --quiet <"$CACHE/initramfs-busybox.list"
   else
