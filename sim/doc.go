@@ -111,9 +111,11 @@
 //
 // # Limits
 //
-// No vector, hypervisor, compressed-FP-16, Zfh or Zicbo* extensions; no
-// PLIC (external interrupts only through the writable mip.SEIP); the UART
-// has no input; the HTIF syscall proxy implements write, exit and
+// No vector, hypervisor, compressed-FP-16, Zfh or Zicbo* extensions; the
+// PLIC, the UART's interrupt and input, and the virtio-blk disk exist on
+// the virt machine with a kernel only (LoadKernel; elsewhere external
+// interrupts come only through the writable mip.SEIP and the UART has no
+// input); no Sstc (the kernel's timer goes through SBI TIME); the HTIF syscall proxy implements write, exit and
 // getmainvars only (riscv-pk therefore boots but cannot load a payload);
 // misaligned loads and stores trap unless Config.Misaligned (they never
 // trap in Linux mode); AMOs to devices fault; the Linux emulation is single

@@ -42,7 +42,6 @@ type virtioBlk struct {
 	ready               bool
 	desc, avail, used   uint64
 	lastAvail           uint16
-	err                 error // a guest error (bad descriptor) that ends the run
 }
 
 // AttachDrive gives the virt machine a virtio-blk disk backed by path
