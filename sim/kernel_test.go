@@ -171,3 +171,91 @@ func TestKernelDrive(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelDeviceTree checks the generated tree with dtc (an independent
+// parser): it decompiles, /chosen has the command line and the initrd
+// bounds, the initrd's bytes are in RAM there, nothing overlaps the
+// kernel, and the PLIC, UART interrupt and poweroff nodes are present.
+// The decompiled tree, compiled back and given as Kernel.DTB, is the one
+// the machine boots with.
+func TestKernelDeviceTree(t *testing.T) {
+	dir := linuxKit(t)
+	dtc, err := exec.LookPath("dtc")
+	if err != nil {
+		t.Skip("dtc absent (device-tree-compiler)")
+	}
+	initrd := filepath.Join(dir, "initramfs-busybox.cpio.gz")
+	k := Kernel{Image: filepath.Join(dir, "Image"), Initrd: initrd, Append: "console=ttyS0 rdinit=/init", RAMSize: 256 << 20}
+	m, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadKernel(k); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	blob := filepath.Join(tmp, "virt.dtb")
+	if err := os.WriteFile(blob, m.DeviceTree(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(dtc, "-q", "-I", "dtb", "-O", "dts", blob).Output()
+	if err != nil {
+		t.Fatalf("dtc: %v", err)
+	}
+	dts := string(out)
+	for _, want := range []string{`bootargs = "console=ttyS0 rdinit=/init";`, `compatible = "sifive,plic-1.0.0\0riscv,plic0";`,
+		`compatible = "ns16550a";`, "interrupts = <0x0a>;", `compatible = "syscon-poweroff";`, "value = <0x5555>;",
+		"rng-seed = ", `riscv,isa-extensions = "i\0m\0a\0f\0d\0c\0`} {
+		if !strings.Contains(dts, want) {
+			t.Errorf("tree lacks %q\n%s", want, dts)
+		}
+	}
+	cell := func(name string) uint64 {
+		re := regexp.MustCompile(regexp.QuoteMeta(name) + ` = <0x([0-9a-f]+) 0x([0-9a-f]+)>;`)
+		sm := re.FindStringSubmatch(dts)
+		if sm == nil {
+			t.Fatalf("tree lacks %s", name)
+		}
+		hi, _ := strconv.ParseUint(sm[1], 16, 32)
+		lo, _ := strconv.ParseUint(sm[2], 16, 32)
+		return hi<<32 | lo
+	}
+	start, end := cell("linux,initrd-start"), cell("linux,initrd-end")
+	want, err := os.ReadFile(initrd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end-start != uint64(len(want)) {
+		t.Fatalf("initrd %#x..%#x: %d bytes, file has %d", start, end, end-start, len(want))
+	}
+	got := make([]byte, len(want))
+	if !m.ReadMem(start, got) || !bytes.Equal(got, want) {
+		t.Errorf("RAM at %#x does not hold the initrd", start)
+	}
+	img, _ := os.ReadFile(k.Image)
+	kend := uint64(0x80200000) + max(uint64(len(img)), uint64(img[16])|uint64(img[17])<<8|uint64(img[18])<<16|uint64(img[19])<<24)
+	if start < kend || m.Hart(0).Reg(11) < kend || m.Hart(0).Reg(11) >= 0x80000000+k.RAMSize {
+		t.Errorf("initrd at %#x or tree at %#x overlaps the kernel (ends %#x) or lies outside RAM", start, m.Hart(0).Reg(11), kend)
+	}
+	// round trip through dtc and back in with Kernel.DTB
+	blob2 := filepath.Join(tmp, "virt2.dtb")
+	cmd := exec.Command(dtc, "-q", "-I", "dts", "-O", "dtb", "-o", blob2)
+	cmd.Stdin = strings.NewReader(dts)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dtc: %v\n%s", err, out)
+	}
+	m2, _ := New(Config{})
+	k.DTB = blob2
+	if err := m2.LoadKernel(k); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := os.ReadFile(blob2)
+	if !bytes.Equal(m2.DeviceTree(), b2) {
+		t.Errorf("Kernel.DTB not used as given")
+	}
+	m3, _ := New(Config{})
+	k.DTB = initrd
+	if err := m3.LoadKernel(k); err == nil {
+		t.Errorf("a gzip file accepted as a device tree")
+	}
+}
