@@ -93,6 +93,12 @@ func (m *Machine) LoadKernel(k Kernel) error {
 	} else {
 		m.createHarts(64)
 		m.loaded = true
+		// Sstc with the built-in SBI, which enables it (OpenSBI 1.1 does
+		// not set menvcfg.STCE: the kernel would fault on stimecmp)
+		m.sstc = make([]uint64, len(m.harts))
+		for i := range m.sstc {
+			m.sstc[i] = ^uint64(0)
+		}
 	}
 	if m.xlen != 64 {
 		return fmt.Errorf("sim: %s: the kernel boot is RV64 only", k.Firmware)
@@ -349,8 +355,12 @@ var kernelISA = []string{"i", "m", "a", "f", "d", "c", "zicntr", "zicsr", "zifen
 // fdtCPUsKernel adds the cpus node with riscv,isa-base and
 // riscv,isa-extensions as well as the riscv,isa string.
 func (m *Machine) fdtCPUsKernel(f *fdt) {
+	exts := kernelISA
+	if m.sstc != nil {
+		exts = append(exts[:len(exts):len(exts)], "sstc")
+	}
 	isa := "rv64imafdc"
-	for _, e := range kernelISA[6:] {
+	for _, e := range exts[6:] {
 		isa += "_" + e
 	}
 	f.begin("cpus")
@@ -365,7 +375,7 @@ func (m *Machine) fdtCPUsKernel(f *fdt) {
 		f.str("compatible", "riscv")
 		f.str("riscv,isa", isa)
 		f.str("riscv,isa-base", "rv64i")
-		f.str("riscv,isa-extensions", kernelISA...)
+		f.str("riscv,isa-extensions", exts...)
 		f.str("mmu-type", "riscv,sv39")
 		f.begin("interrupt-controller")
 		f.cells("#interrupt-cells", 1)

@@ -89,6 +89,7 @@ type Machine struct {
 	input  *input     // console input (kernel.go)
 	dtb    []byte     // device tree of a kernel boot
 	virtio *virtioBlk // virtio-blk disk (virtio.go)
+	sstc   []uint64   // per hart stimecmp when Sstc is implemented (kernel boots on the built-in SBI)
 	timing timingTable
 	noPMP  bool // no PMP checks at all (Linux user mode)
 
@@ -482,6 +483,9 @@ func (m *Machine) fastForward() {
 		}
 		if h.csr.mie&(1<<irqMTI) != 0 && m.clint.mtimecmp[h.id] < best {
 			best = m.clint.mtimecmp[h.id]
+		}
+		if m.sstc != nil && h.csr.menvcfg&menvcfgSTCE != 0 && h.csr.mie&(1<<irqSTI) != 0 && m.sstc[h.id] < best {
+			best = m.sstc[h.id]
 		}
 	}
 	if m.input != nil {

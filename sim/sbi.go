@@ -126,6 +126,9 @@ func (h *Hart) fwSetup() {
 	c.mideleg = 1<<irqSSI | 1<<irqSTI | 1<<irqSEI | 1<<irqLCOF
 	c.mcounteren = 0xffffffff
 	c.scounteren = 7
+	if h.m.sstc != nil {
+		c.menvcfg |= menvcfgSTCE
+	}
 	h.writeInhibit(0xfffffff8)
 	c.mie = 0
 	h.m.clint.mtimecmp[h.id] = ^uint64(0)
