@@ -55,7 +55,8 @@ type kernelBoot struct {
 // and the initrd at the top of RAM where neither overlaps the kernel,
 // whatever its size. On the built-in SBI (no Firmware) hart 0 starts in
 // S-mode at the kernel with a0 = 0 and a1 = the tree, as OpenSBI would
-// leave it; with fw_dynamic the firmware gets the kernel's address in
+// leave it (with Sstc: menvcfg.STCE set, sstc in the tree); with
+// fw_dynamic the firmware gets the kernel's address in
 // its information structure (a2); with fw_jump, whose jump address
 // (0x80200000) and tree address (0x82200000) are built in, the kernel goes
 // above the tree's copy and a three-instruction jump at 0x80200000 leads
@@ -108,7 +109,7 @@ func (m *Machine) LoadKernel(k Kernel) error {
 	if jump {
 		kbase = fwJumpFDTAddr + fwJumpFDTSpace
 	}
-	entry, kend, err := m.loadKernelImage(k.Image, kbase)
+	entry, kend, err := m.loadKernelImage(k.Image, kbase, !jump)
 	if err != nil {
 		return err
 	}
@@ -210,8 +211,9 @@ func (m *Machine) DeviceTree() []byte { return m.dtb }
 
 // loadKernelImage loads a raw Image at base (or an ELF at its physical
 // addresses) and returns the entry point and the end of what the kernel
-// occupies.
-func (m *Machine) loadKernelImage(path string, base uint64) (entry, end uint64, err error) {
+// occupies. A raw Image goes at RAM+text_offset when useOffset is set and
+// its header gives one.
+func (m *Machine) loadKernelImage(path string, base uint64, useOffset bool) (entry, end uint64, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sim: kernel: %w", err)
@@ -249,6 +251,12 @@ func (m *Machine) loadKernelImage(path string, base uint64) (entry, end uint64, 
 	// at 56.
 	if len(b) < 64 || (string(b[48:56]) != riscvImageMagic && string(b[56:60]) != "RSC\x05") {
 		return 0, 0, fmt.Errorf("sim: %s: neither an ELF nor a RISC-V Linux Image (no magic at byte 48 or 56)", path)
+	}
+	if off := binary.LittleEndian.Uint64(b[8:]); useOffset && off != 0 {
+		if off%(2<<20) != 0 || off > 64<<20 {
+			return 0, 0, fmt.Errorf("sim: %s: text_offset %#x is not a multiple of 2 MiB below 64 MiB", path, off)
+		}
+		base = KernelRAMBase + off
 	}
 	size := binary.LittleEndian.Uint64(b[16:])
 	if size < uint64(len(b)) {
