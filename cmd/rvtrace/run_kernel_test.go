@@ -59,6 +59,13 @@ func TestCLIRunKernel(t *testing.T) {
 	if code != 0 || out != "K" {
 		t.Fatalf("--dtb: exit %d, stdout %q, stderr %s", code, out, errb)
 	}
+	// the same code as an ELF (vmlinux-like) at 0x80200000
+	elfKernel := tinyELF(t, 64, 0x80200000, []uint32{0x100002b7, 0x04b00313, 0x00628023, 0x535258b7, 0x35488893,
+		0x00000813, 0x00000513, 0x00000593, 0x00000073}, false)
+	code, out, errb = rv(t, "run", "--machine", "virt", "--kernel", elfKernel)
+	if code != 0 || out != "K" {
+		t.Fatalf("ELF kernel: exit %d, stdout %q, stderr %s", code, out, errb)
+	}
 	for _, fw := range []string{"fw_dynamic", "fw_jump"} {
 		if _, err := os.Stat(filepath.Join(openSBIDir, fw+".elf")); err != nil {
 			t.Logf("OpenSBI absent: %v", err)
