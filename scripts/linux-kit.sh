@@ -205,7 +205,7 @@ add_mod() { # add_mod NAME: its dependencies (.modinfo depends=) first
   echo "/lib/modules/$KREL/$name.ko" >>"$ROOT/usr/lib/modules/load"
 }
 for m in virtio_mmio virtio_blk ext4; do add_mod $m; done
-rm -rf "$MTMP"
+rm -rf "$MTMP" "$mdeb" # 116 MB of modules of which the kit keeps six
 sort -o "$CACHE/versions.txt.new" "$CACHE/versions.txt.new"
 
 # The kernel image: Debian's riscv64 vmlinuz is the Image, compressed
