@@ -4,9 +4,10 @@ package sim
 // specification 1.0.0, QEMU virt's layout): interrupt sources 1..plicSources-1
 // with a priority each, two contexts per hart (2h: M-mode, 2h+1:
 // S-mode) with an enable bit per source, a priority threshold and a
-// claim/complete register. Sources are level-triggered: a source whose
-// line is high becomes pending unless it is claimed; completing it lets
-// it pend again. A context's interrupt output (mip.MEIP or mip.SEIP of
+// claim/complete register. Sources are level-triggered: an unclaimed
+// source pends while its line is high (as on QEMU: a line that drops
+// before the claim withdraws the request); completing it lets it pend
+// again. A context's interrupt output (mip.MEIP or mip.SEIP of
 // its hart) is high while a pending, enabled source has a priority above
 // its threshold.
 
@@ -61,8 +62,8 @@ func (p *plic) setLevel(irq uint32, high bool) {
 		return
 	}
 	p.level.set(irq, high)
-	if high && !p.claimed.get(irq) {
-		p.pending.set(irq, true)
+	if !p.claimed.get(irq) {
+		p.pending.set(irq, high) // as QEMU's: a line that drops unclaimed no longer pends
 	}
 	p.update()
 }
