@@ -63,7 +63,9 @@ type htmlData struct {
 	HasCycles             bool
 	IPC                   string
 	FuncsRun, FuncsTotal  int
-	Traps, Gaps           uint64
+	Traps, Gaps, Suspect  uint64
+	GapList               []string
+	MoreGaps              uint64
 	TraceBytes            int64
 	BPI                   string
 	TopFunc               string
@@ -100,6 +102,7 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 	d := htmlData{
 		Title: opt.Title, Input: opt.Input, Instructions: total, Cycles: p.Cycles(), HasCycles: p.HasCycles(),
 		IPC: fmt.Sprintf("%.3f", p.IPC()), FuncsRun: len(fs), Traps: p.Traps(), Gaps: p.Gaps(),
+		Suspect: p.Suspect(), GapList: p.GapList(), MoreGaps: p.Gaps() - uint64(len(p.GapList())),
 		TraceBytes: p.TraceBytes(), BPI: fmt.Sprintf("%.3f", p.BitsPerInstruction()),
 		Bandwidth: opt.Bandwidth, BandwidthNote: opt.BandwidthNote,
 	}
@@ -292,12 +295,17 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
 <div class="card"><b>{{.IPC}}</b><span>instructions per cycle</span></div>{{end}}
 <div class="card"><b>{{.FuncsRun}}</b><span>functions executed (of {{.FuncsTotal}})</span></div>
 <div class="card"><b>{{.Traps}}</b><span>traps</span></div>
-{{if .Gaps}}<div class="card"><b class="bad">{{.Gaps}}</b><span>gaps (trace lost)</span></div>{{end}}
+{{if .Gaps}}<div class="card" id="lost"><b class="bad">{{.Gaps}} gaps, {{.Suspect}} suspect</b><span>lost: trace lost or undecodable, and instructions before it that may be wrong</span></div>{{else}}<div class="card" id="lost"><b>0</b><span>lost: no gap in the trace</span></div>{{end}}
 {{if .TraceBytes}}<div class="card"><b>{{.TraceBytes}}</b><span>trace bytes</span></div>
 <div class="card"><b>{{.BPI}}</b><span>bits per instruction</span></div>{{end}}
 <div class="card"><b>{{.CovFuncsHit}} / {{.CovFuncs}}</b><span>functions covered</span></div>
 {{if .CovLines}}<div class="card"><b>{{.CovLinesHit}} / {{.CovLines}}</b><span>source lines covered</span></div>{{end}}
 </div></section>
+
+{{if .Gaps}}<section id="gaps"><h2>Gaps</h2>
+<p class="bad">The trace has {{.Gaps}} gaps: what ran there is missing from this report, and {{.Suspect}} instructions before them may be wrong.</p>
+<ul>{{range .GapList}}<li>{{.}}</li>{{end}}</ul>{{if .MoreGaps}}<p class="muted">… and {{.MoreGaps}} more gaps.</p>{{end}}
+</section>{{end}}
 
 <section id="hot"><h2>Hot functions</h2>
 <table><thead><tr><th class="l">function</th><th class="l">self</th><th>self instr.</th><th>inclusive</th><th>calls</th>

@@ -103,6 +103,10 @@ type Profile struct {
 	events [16]uint64
 	traps  uint64
 	gaps   uint64
+	// suspect sums the gaps' Suspect counts; gapList describes the first
+	// MaxGapList gaps.
+	suspect uint64
+	gapList []string
 
 	// trace cost
 	traceSize   int64
@@ -219,6 +223,18 @@ func (p *Profile) Traps() uint64 { return p.traps }
 // Gaps returns the number of gap events (trace lost).
 func (p *Profile) Gaps() uint64 { return p.gaps }
 
+// MaxGapList bounds the gaps a Profile describes in GapList.
+const MaxGapList = 100
+
+// Suspect returns the number of instructions the gaps called suspect
+// (the sum of their flow.Event.Suspect): they are counted in the profile
+// but may be wrong.
+func (p *Profile) Suspect() uint64 { return p.suspect }
+
+// GapList describes the first MaxGapList gaps, one line each
+// (flow.DescribeGap).
+func (p *Profile) GapList() []string { return p.gapList }
+
 // EventCount returns the number of events of kind k.
 func (p *Profile) EventCount(k flow.Kind) uint64 {
 	if int(k) < len(p.events) {
@@ -262,6 +278,10 @@ func (p *Profile) Event(e *flow.Event) error {
 		st.pend, st.trapEPC, st.trapIntr = pendTrap, e.Addr, e.Interrupt
 	case flow.KindGap:
 		p.gaps++
+		p.suspect += e.Suspect
+		if len(p.gapList) < MaxGapList {
+			p.gapList = append(p.gapList, flow.DescribeGap(e))
+		}
 		st := p.state(e.Src)
 		p.unwind(st, 0)
 		st.pend = pendNone

@@ -50,9 +50,7 @@ func WriteText(w io.Writer, p *Profile, opt TextOptions) error {
 	}
 	fmt.Fprintf(bw, "functions     %d executed\n", len(fs))
 	fmt.Fprintf(bw, "traps         %d\n", p.Traps())
-	if p.Gaps() > 0 {
-		fmt.Fprintf(bw, "gaps          %d (trace lost)\n", p.Gaps())
-	}
+	writeLost(bw, p, 10)
 	if tb := p.TraceBytes(); tb > 0 {
 		fmt.Fprintf(bw, "trace         %d bytes, %.3f bits per instruction\n", tb, p.BitsPerInstruction())
 	}
@@ -128,4 +126,30 @@ func WriteTree(w io.Writer, p *Profile, minPct float64) {
 		fmt.Fprintf(w, "%6.2f%% %11d %11d %8d  %s%s%s\n", pct(n.Inclusive, total), n.Inclusive, n.Self, n.Calls,
 			strings.Repeat("  ", depth-1), n.Func.Name, trap)
 	})
+}
+
+// writeLost writes the "lost" row: the gaps (trace lost or undecodable)
+// and the suspect instructions, then the first max gaps.
+func writeLost(w io.Writer, p *Profile, max int) {
+	if p.Gaps() == 0 {
+		fmt.Fprintf(w, "lost          nothing: no gap in the trace\n")
+		return
+	}
+	gaps, insts := "gaps", "instructions"
+	if p.Gaps() == 1 {
+		gaps = "gap"
+	}
+	if p.Suspect() == 1 {
+		insts = "instruction"
+	}
+	fmt.Fprintf(w, "lost          %d %s, %d suspect %s: the profile misses what ran in the gaps\n", p.Gaps(), gaps, p.Suspect(), insts)
+	for i, g := range p.GapList() {
+		if i == max {
+			break
+		}
+		fmt.Fprintf(w, "              %s\n", g)
+	}
+	if n := p.Gaps() - uint64(min(max, len(p.GapList()))); n > 0 {
+		fmt.Fprintf(w, "              ... and %d more gaps\n", n)
+	}
 }

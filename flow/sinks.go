@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/rvtrace/rvtrace/image"
 )
@@ -15,13 +16,21 @@ import (
 // format). It walks each range through the image to find instruction
 // sizes. Events from sources other than Src are ignored when OnlySrc is
 // set.
+//
+// Where the flow has a gap, the list has a comment line "# gap at byte N
+// (message I): reason" (see DescribeGap), so that a list with lost trace
+// never reads as a complete one; the PC-list readers of package ingress
+// skip lines starting with '#'. NoGapMarks leaves them out.
 type PCWriter struct {
 	img     *image.Set
 	w       *bufio.Writer
 	c       io.Closer
 	OnlySrc bool
 	Src     uint32
-	n       uint64
+	// NoGapMarks leaves the gap comment lines out (a plain list).
+	NoGapMarks bool
+	n          uint64
+	gaps       uint64
 }
 
 // NewPCWriter returns a PC list sink writing to w with img for instruction
@@ -37,6 +46,9 @@ func NewPCWriter(w io.Writer, img *image.Set) *PCWriter {
 // Count returns the number of PCs written.
 func (p *PCWriter) Count() uint64 { return p.n }
 
+// Gaps returns the number of gaps met (marked unless NoGapMarks).
+func (p *PCWriter) Gaps() uint64 { return p.gaps }
+
 const hexDigits = "0123456789abcdef"
 
 // hexPairs[b] is the two lower-case hex digits of byte b.
@@ -47,9 +59,21 @@ var hexPairs = func() (t [256][2]byte) {
 	return
 }()
 
-// Event writes the PCs of a range.
+// Event writes the PCs of a range, or the comment line of a gap.
 func (p *PCWriter) Event(e *Event) error {
-	if e.Kind != KindRange || p.OnlySrc && e.Src != p.Src {
+	if p.OnlySrc && e.Src != p.Src {
+		return nil
+	}
+	if e.Kind == KindGap {
+		p.gaps++
+		if p.NoGapMarks {
+			return nil
+		}
+		p.w.WriteString("# ")
+		p.w.WriteString(DescribeGap(e))
+		return p.w.WriteByte('\n')
+	}
+	if e.Kind != KindRange {
 		return nil
 	}
 	pc := e.Start
@@ -176,7 +200,9 @@ func (l *Listing) Event(e *Event) error {
 	case KindTime:
 		_, err = fmt.Fprintf(l.w, "%stime %d\n", src, e.Time)
 	case KindGap:
-		_, err = fmt.Fprintf(l.w, "%sGAP at byte %d: %v\n", src, e.Offset, e.Err)
+		_, err = fmt.Fprintf(l.w, "%sGAP%s\n", src, strings.TrimPrefix(DescribeGap(e), "gap"))
+	case KindWarn:
+		_, err = fmt.Fprintf(l.w, "%sWARNING%s\n", src, strings.TrimPrefix(DescribeGap(e), "warning"))
 	case KindStop:
 		_, err = fmt.Fprintf(l.w, "%sstop (reason %d)\n", src, e.Reason)
 	case KindNotify:
@@ -265,9 +291,15 @@ func (j *JSONLines) Event(e *Event) error {
 		hex("context", e.Context)
 	case KindTime:
 		num("time", e.Time)
-	case KindGap:
+	case KindGap, KindWarn:
 		b = append(b, `,"error":`...)
 		b = strconv.AppendQuote(b, fmt.Sprint(e.Err))
+		if e.Index >= 0 {
+			num("index", uint64(e.Index))
+		}
+		if e.Suspect > 0 {
+			num("suspect", e.Suspect)
+		}
 	case KindStop:
 		num("reason", uint64(e.Reason))
 	}

@@ -29,6 +29,11 @@ type CSVOptions struct {
 	Halfwords bool
 	// Time and SIJump add the optional columns when writing.
 	Time, SIJump bool
+	// Lenient makes the reader skip malformed lines (counted: see
+	// Skipper) instead of failing with a LineError on the first. The
+	// blocks of a skipped line are lost (an ingress CSV line carries its
+	// own addresses, so the blocks around it are still right).
+	Lenient bool
 }
 
 // column kinds of the ingress CSV
@@ -49,6 +54,7 @@ type CSVSource struct {
 	pend []Block // blocks of the current line not yet returned
 	blk  Block
 	nGrp int
+	skipper
 }
 
 // NewCSVSource reads an ingress CSV from r (named name in errors). It
@@ -56,7 +62,7 @@ type CSVSource struct {
 func NewCSVSource(r io.Reader, name string, opt CSVOptions) (*CSVSource, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	s := &CSVSource{sc: sc, name: name, opt: opt}
+	s := &CSVSource{sc: sc, name: name, opt: opt, skipper: skipper{lenient: opt.Lenient}}
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -127,19 +133,12 @@ func (s *CSVSource) Next() (*Block, error) {
 		if t == "" || t[0] == '#' {
 			continue
 		}
-		fields := strings.Split(t, ",")
-		if len(fields) != len(s.cols) {
-			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", s.name, s.line, len(fields), len(s.cols))
-		}
-		for i, f := range fields {
-			v, err := parseNum(f, s.cols[i].hex)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: column %s: invalid number %q", s.name, s.line, s.cols[i].name, f)
+		if reason := s.parseLine(t); reason != "" {
+			if err := s.bad(s.name, s.line, "%s", reason); err != nil {
+				return nil, err
 			}
-			s.vals[i] = v
-		}
-		if err := s.makeBlocks(); err != nil {
-			return nil, err
+			s.pend = s.pend[:0]
+			continue
 		}
 	}
 	s.blk = s.pend[0]
@@ -147,7 +146,26 @@ func (s *CSVSource) Next() (*Block, error) {
 	return &s.blk, nil
 }
 
-func (s *CSVSource) makeBlocks() error {
+// parseLine parses one data line into s.pend, or says why it is
+// malformed.
+func (s *CSVSource) parseLine(t string) string {
+	fields := strings.Split(t, ",")
+	if len(fields) != len(s.cols) {
+		return fmt.Sprintf("%d fields, header has %d", len(fields), len(s.cols))
+	}
+	for i, f := range fields {
+		v, err := parseNum(f, s.cols[i].hex)
+		if err != nil {
+			return fmt.Sprintf("column %s: invalid number %q", s.cols[i].name, f)
+		}
+		s.vals[i] = v
+	}
+	return s.makeBlocks()
+}
+
+// makeBlocks turns the values of a line into blocks, checking each
+// against its range in the E-Trace ingress port definition.
+func (s *CSVSource) makeBlocks() string {
 	var common Block
 	groups := make([]Block, s.nGrp)
 	for i, c := range s.cols {
@@ -160,8 +178,8 @@ func (s *CSVSource) makeBlocks() error {
 		}
 		switch c.name {
 		case "itype":
-			if v > uint64(ITypeMax) {
-				return fmt.Errorf("%s:%d: itype %d out of range", s.name, s.line, v)
+			if v > uint64(ITypeMax) || IType(v) == ITypeReserved7 {
+				return fmt.Sprintf("itype %d out of range (0..15, 7 reserved)", v)
 			}
 			b.IType = IType(v)
 		case "cause":
@@ -169,30 +187,36 @@ func (s *CSVSource) makeBlocks() error {
 		case "tval":
 			b.TVal = v
 		case "priv":
-			if v > 7 {
-				return fmt.Errorf("%s:%d: priv %d out of range", s.name, s.line, v)
+			if v > 6 || v == 2 {
+				return fmt.Sprintf("priv %d out of range (0 U, 1 S, 3 M, 4 D, 5 VU, 6 VS)", v)
 			}
 			b.Priv = Priv(v)
 		case "iaddr":
+			if v&1 != 0 {
+				return fmt.Sprintf("iaddr %#x is odd: instructions are at even addresses", v)
+			}
 			b.IAddr = v
 		case "context":
 			b.Context = v
 		case "ctype":
 			if v > 3 {
-				return fmt.Errorf("%s:%d: ctype %d out of range", s.name, s.line, v)
+				return fmt.Sprintf("ctype %d out of range (0..3)", v)
 			}
 			b.CType = CType(v)
 		case "iretire":
 			if v > 1<<20 {
-				return fmt.Errorf("%s:%d: iretire %d out of range", s.name, s.line, v)
+				return fmt.Sprintf("iretire %d out of range", v)
 			}
 			b.IRetire = uint32(v)
 		case "ilastsize":
 			if v > 2 {
-				return fmt.Errorf("%s:%d: ilastsize %d out of range", s.name, s.line, v)
+				return fmt.Sprintf("ilastsize %d out of range (0..2)", v)
 			}
 			b.ILastSize = uint8(v)
 		case "sijump":
+			if v > 1 {
+				return fmt.Sprintf("sijump %d out of range (0 or 1)", v)
+			}
 			b.SIJump = v != 0
 		case "time":
 			b.Time = v
@@ -205,14 +229,14 @@ func (s *CSVSource) makeBlocks() error {
 		}
 		if !s.opt.Halfwords {
 			if g.IRetire > 1 {
-				return fmt.Errorf("%s:%d: iretire %d: more than one instruction needs the halfword form (--iretire-halfwords)", s.name, s.line, g.IRetire)
+				return fmt.Sprintf("iretire %d: more than one instruction needs the halfword form (--iretire-halfwords)", g.IRetire)
 			}
 			g.IRetire *= 1 << g.ILastSize
 		}
 		g.Cause, g.TVal, g.Priv, g.Context, g.CType, g.Time = common.Cause, common.TVal, common.Priv, common.Context, common.CType, common.Time
 		s.pend = append(s.pend, g)
 	}
-	return nil
+	return ""
 }
 
 // CSVWriter writes ingress blocks as an ingress CSV. It is an ingress Sink.
@@ -314,9 +338,12 @@ type spikeRows struct {
 	line int
 	idx  [8]int
 	xlen int
+	gap  bool // a row was skipped since the last one returned
+	skipper
 }
 
-func (p *spikeRows) where() string { return fmt.Sprintf("%s:%d", p.name, p.line) }
+func (p *spikeRows) where() string   { return fmt.Sprintf("%s:%d", p.name, p.line) }
+func (p *spikeRows) skips() *skipper { return &p.skipper }
 
 var spikeColumns = [8]string{"valid", "address", "insn", "privilege", "exception", "ecause", "tval", "interrupt"}
 
@@ -325,7 +352,7 @@ var spikeColumns = [8]string{"valid", "address", "insn", "privilege", "exception
 func NewSpikeSource(r io.Reader, name string, img *image.Set, opt PCOptions) (*PCSource, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	p := &spikeRows{sc: sc, name: name, xlen: 64}
+	p := &spikeRows{sc: sc, name: name, xlen: 64, skipper: skipper{lenient: opt.Lenient}}
 	if img != nil {
 		p.xlen = img.XLEN()
 	}
@@ -351,6 +378,42 @@ func NewSpikeSource(r io.Reader, name string, img *image.Set, opt PCOptions) (*P
 	return newRowSource(p, img, opt), nil
 }
 
+// checkSpike checks the fields of a spike CSV row against their
+// definitions and returns why they are wrong, or "".
+func (p *spikeRows) checkSpike(v *[8]uint64) string {
+	addrMax := ^uint64(0)
+	if p.xlen == 32 {
+		addrMax = 1<<32 - 1
+	}
+	switch {
+	case v[0] > 1:
+		return fmt.Sprintf("VALID=%x: want 0 or 1", v[0])
+	case v[0] == 0:
+		return "" // not a retirement: the other fields do not matter
+	case v[1] > addrMax:
+		return fmt.Sprintf("ADDRESS=%x does not fit in %d bits", v[1], p.xlen)
+	case v[1]&1 != 0:
+		return fmt.Sprintf("ADDRESS=%x is odd: instructions are at even addresses", v[1])
+	case v[2]>>32 != 0:
+		return fmt.Sprintf("INSN=%x is wider than 32 bits", v[2])
+	case v[2]&3 != 3 && v[2]>>16 != 0:
+		return fmt.Sprintf("INSN=%x: a compressed instruction (low bits not 11) has 16 bits", v[2])
+	case v[3] > 6 || v[3] == 2:
+		return fmt.Sprintf("PRIVILEGE=%x: want 0 (U), 1 (S), 3 (M), 4 (D), 5 (VU) or 6 (VS)", v[3])
+	case v[4] > 1:
+		return fmt.Sprintf("EXCEPTION=%x: want 0 or 1", v[4])
+	case v[7] > 1:
+		return fmt.Sprintf("INTERRUPT=%x: want 0 or 1", v[7])
+	case v[4] == 1 && v[7] == 1:
+		return "EXCEPTION and INTERRUPT both set"
+	case v[5]>>(p.xlen-1) != 0:
+		return fmt.Sprintf("ECAUSE=%x does not fit in %d bits (mcause without its interrupt bit)", v[5], p.xlen-1)
+	case v[6] > addrMax:
+		return fmt.Sprintf("TVAL=%x does not fit in %d bits", v[6], p.xlen)
+	}
+	return ""
+}
+
 func (p *spikeRows) next(r *row) error {
 	for p.sc.Scan() {
 		p.line++
@@ -360,20 +423,34 @@ func (p *spikeRows) next(r *row) error {
 		}
 		f := strings.Split(t, ",")
 		var v [8]uint64
+		reason := ""
 		for k, i := range p.idx {
 			if i >= len(f) {
-				return fmt.Errorf("%s: missing %s", p.where(), spikeColumns[k])
+				reason = fmt.Sprintf("missing %s (%d fields)", strings.ToUpper(spikeColumns[k]), len(f))
+				break
 			}
 			x, err := parseNum(f[i], true)
 			if err != nil {
-				return fmt.Errorf("%s: column %s: invalid number %q", p.where(), strings.ToUpper(spikeColumns[k]), f[i])
+				reason = fmt.Sprintf("column %s: invalid number %q", strings.ToUpper(spikeColumns[k]), f[i])
+				break
 			}
 			v[k] = x
+		}
+		if reason == "" {
+			reason = p.checkSpike(&v)
+		}
+		if reason != "" {
+			if err := p.bad(p.name, p.line, "%s", reason); err != nil {
+				return err
+			}
+			p.gap = true // a skipped row lost an instruction
+			continue
 		}
 		if v[0] == 0 {
 			continue // not a valid retirement
 		}
-		*r = row{pc: v[1], priv: Priv(v[3] & 7), hasPriv: true}
+		*r = row{pc: v[1], priv: Priv(v[3]), hasPriv: true, gap: p.gap}
+		p.gap = false
 		if v[2] != 0 || v[4] == 0 && v[7] == 0 {
 			r.in, r.hasIn = riscv.Decode(uint32(v[2]), p.xlen), true
 			if r.in.Class == riscv.ClassIllegal && v[4] == 0 && v[7] == 0 {
@@ -389,7 +466,7 @@ func (p *spikeRows) next(r *row) error {
 		return nil
 	}
 	if err := p.sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", p.name, err)
+		return fmt.Errorf("%s:%d: %w", p.name, p.line+1, err)
 	}
 	return io.EOF
 }
@@ -408,52 +485,77 @@ var pcseqITypes = map[string]IType{
 // per retired instruction, n the size in bytes); it needs no image since
 // the tags carry each instruction's type and size.
 type PCSeqSource struct {
-	sc    *pcScanner
-	opt   PCOptions
-	blk   Block
-	cur   uint64
-	curIT IType
-	curSz int
-	have  bool
-	done  bool
-	n     uint64
+	sc     *pcScanner
+	opt    PCOptions
+	blk    Block
+	cur    uint64
+	curIT  IType
+	curSz  int
+	have   bool
+	done   bool
+	gap    bool // a gap comment comes before cur
+	n      uint64
+	queue  Block // exception block after a gap
+	queued bool
 }
 
-// NewPCSeqSource reads a PCSEQ file from r.
+// NewPCSeqSource reads a PCSEQ file from r. A malformed line is a
+// LineError (skipped and counted with opt.Lenient); a gap comment, or a
+// skipped line, ends the block before it with an exception, so the PCs on
+// its two sides are not taken as consecutive.
 func NewPCSeqSource(r io.Reader, name string, opt PCOptions) *PCSeqSource {
 	if !opt.HasPriv {
 		opt.Priv = PrivM
 	}
-	return &PCSeqSource{sc: newPCScanner(r, name), opt: opt}
+	return &PCSeqSource{sc: newPCScanner(r, name, opt.Lenient), opt: opt}
 }
 
 // Instructions returns the number of instructions read so far.
 func (s *PCSeqSource) Instructions() uint64 { return s.n }
 
+// Skipped returns the number of malformed lines skipped (opt.Lenient).
+func (s *PCSeqSource) Skipped() uint64 { return s.sc.Skipped() }
+
+// FirstSkipped returns the first malformed lines skipped.
+func (s *PCSeqSource) FirstSkipped() []*LineError { return s.sc.FirstSkipped() }
+
 func (s *PCSeqSource) read() error {
-	pc, tag, err := s.sc.next()
-	if err == io.EOF {
-		s.done, s.have = true, false
+	for {
+		pc, tag, gap, err := s.sc.next()
+		if err == io.EOF {
+			s.done, s.have = true, false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		tag = strings.TrimSpace(tag)
+		sz, it, ok := 0, ITypeNone, len(tag) >= 2
+		if ok {
+			var err error
+			sz, err = strconv.Atoi(tag[len(tag)-1:])
+			it, ok = pcseqITypes[strings.ToUpper(tag[:len(tag)-1])]
+			ok = ok && err == nil && (sz == 2 || sz == 4)
+		}
+		if !ok {
+			if err := s.sc.bad(s.sc.name, s.sc.line, "invalid type tag %q (want L, B, BN, J, JI, C, CI or R and size 2 or 4)", tag); err != nil {
+				return err
+			}
+			s.sc.gap = true // the skipped line lost an instruction
+			continue
+		}
+		s.cur, s.curIT, s.curSz, s.have, s.gap = pc, it, sz, true, gap
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	tag = strings.TrimSpace(tag)
-	if len(tag) < 2 {
-		return fmt.Errorf("%s: missing type tag after PC", s.sc.where())
-	}
-	sz, err := strconv.Atoi(tag[len(tag)-1:])
-	it, ok := pcseqITypes[strings.ToUpper(tag[:len(tag)-1])]
-	if err != nil || !ok || (sz != 2 && sz != 4) {
-		return fmt.Errorf("%s: invalid type tag %q (want L, B, BN, J, JI, C, CI or R and size 2 or 4)", s.sc.where(), tag)
-	}
-	s.cur, s.curIT, s.curSz, s.have = pc, it, sz, true
-	return nil
 }
 
 // Next returns the next block.
 func (s *PCSeqSource) Next() (*Block, error) {
+	if s.queued {
+		s.queued = false
+		s.blk = s.queue
+		return &s.blk, nil
+	}
 	if !s.have && !s.done {
 		if err := s.read(); err != nil {
 			return nil, err
@@ -471,6 +573,27 @@ func (s *PCSeqSource) Next() (*Block, error) {
 		b.ILastSize = lastSize(uint8(sz))
 		if err := s.read(); err != nil {
 			return nil, err
+		}
+		if !s.done && s.gap {
+			// The input lost instructions here: report an exception
+			// after this one (at the next address, the PCSEQ carries no
+			// branch targets), the next PC as its handler.
+			s.gap = false
+			if s.opt.ITypeWidth == 3 {
+				it = it.To3Bit()
+			}
+			if it == ITypeNone {
+				b.IType = ITypeException
+				return b, nil
+			}
+			b.IType = it
+			expect := s.cur
+			if it == ITypeNotTaken {
+				expect = pc + uint64(sz)
+			}
+			s.queue = Block{IAddr: expect, IType: ITypeException, Priv: b.Priv}
+			s.queued = true
+			return b, nil
 		}
 		if !s.done && it == ITypeNone && s.cur != pc+uint64(sz) {
 			return nil, fmt.Errorf("%s: linear instruction at %#x followed by %#x", s.sc.where(), pc, s.cur)

@@ -28,6 +28,9 @@ type PCOptions struct {
 	// AllJumps reports direct jumps and calls as taken branches
 	// (trTeInstEnAllJumps).
 	AllJumps bool
+	// Lenient skips malformed lines (counted: see Skipper) instead of
+	// failing with a LineError on the first.
+	Lenient bool
 }
 
 // ParsePC parses one PC as written in PC lists: hexadecimal with or
@@ -44,44 +47,84 @@ func ParsePC(s string) (uint64, error) {
 }
 
 // pcScanner reads PCs (the first comma-separated field of each line) from
-// a text file, skipping blank lines and lines starting with '#'.
+// a text file, skipping blank lines and lines starting with '#'. A
+// comment starting with "gap" (decoders write "# gap at byte N ..." into
+// the PC lists they produce where the trace lost instructions) marks a
+// discontinuity before the next PC: the PCs on its two sides are not
+// consecutive instructions. So does a malformed line skipped in lenient
+// mode.
 type pcScanner struct {
 	sc   *bufio.Scanner
 	name string
 	line int
+	xlen int // PCs above 2^xlen are malformed (0: 64)
+	gap  bool
+	skipper
 }
 
-func newPCScanner(r io.Reader, name string) *pcScanner {
+func newPCScanner(r io.Reader, name string, lenient bool) *pcScanner {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return &pcScanner{sc: sc, name: name}
+	return &pcScanner{sc: sc, name: name, skipper: skipper{lenient: lenient}}
 }
 
-// next returns the next PC and the rest of its line after the first comma.
-func (p *pcScanner) next() (pc uint64, rest string, err error) {
+// isGapComment reports whether a '#' line says the trace has a gap there.
+func isGapComment(t string) bool {
+	t = strings.TrimSpace(strings.TrimLeft(t, "#"))
+	return len(t) >= 3 && strings.EqualFold(t[:3], "gap")
+}
+
+// next returns the next PC, the rest of its line after the first comma,
+// and whether a gap comment came before it.
+func (p *pcScanner) next() (pc uint64, rest string, gap bool, err error) {
 	for p.sc.Scan() {
 		p.line++
 		t := p.sc.Text()
-		if len(t) == 0 || t[0] == '#' {
+		if len(t) == 0 {
 			continue
 		}
-		f := t
+		if t[0] == '#' {
+			p.gap = p.gap || isGapComment(t)
+			continue
+		}
+		f, rest := t, ""
 		if i := strings.IndexByte(t, ','); i >= 0 {
 			f, rest = t[:i], t[i+1:]
 		}
 		if strings.TrimSpace(f) == "" {
+			if strings.TrimSpace(t) == "" {
+				continue
+			}
+			if err := p.bad(p.name, p.line, "no PC before the first comma"); err != nil {
+				return 0, "", false, err
+			}
+			p.gap = true // a skipped line lost an instruction
 			continue
 		}
 		pc, err := ParsePC(f)
-		if err != nil {
-			return 0, "", fmt.Errorf("%s:%d: invalid PC %q", p.name, p.line, f)
+		reason := ""
+		switch {
+		case err != nil:
+			reason = fmt.Sprintf("invalid PC %q", strings.TrimSpace(f))
+		case pc&1 != 0:
+			reason = fmt.Sprintf("PC %#x is odd: instructions are at even addresses", pc)
+		case p.xlen == 32 && pc>>32 != 0:
+			reason = fmt.Sprintf("PC %#x does not fit in 32 bits", pc)
 		}
-		return pc, rest, nil
+		if reason != "" {
+			if err := p.bad(p.name, p.line, "%s", reason); err != nil {
+				return 0, "", false, err
+			}
+			p.gap = true // a skipped line lost an instruction
+			continue
+		}
+		gap, p.gap = p.gap, false
+		return pc, rest, gap, nil
 	}
 	if err := p.sc.Err(); err != nil {
-		return 0, "", fmt.Errorf("%s: %w", p.name, err)
+		return 0, "", false, fmt.Errorf("%s:%d: %w", p.name, p.line+1, err)
 	}
-	return 0, "", io.EOF
+	return 0, "", false, io.EOF
 }
 
 // row is one retired (or trapping) instruction of an instruction-level
@@ -95,22 +138,25 @@ type row struct {
 	tval    uint64
 	priv    Priv
 	hasPriv bool
+	gap     bool // a gap in the input comes before this row
 }
 
 // rowReader produces rows; io.EOF at the end.
 type rowReader interface {
 	next(r *row) error
 	where() string // file:line of the last row, for errors
+	skips() *skipper
 }
 
-func (p *pcScanner) where() string { return fmt.Sprintf("%s:%d", p.name, p.line) }
+func (p *pcScanner) where() string   { return fmt.Sprintf("%s:%d", p.name, p.line) }
+func (p *pcScanner) skips() *skipper { return &p.skipper }
 
 func (p *pcScanner) nextRow(r *row) error {
-	pc, _, err := p.next()
+	pc, _, gap, err := p.next()
 	if err != nil {
 		return err
 	}
-	*r = row{pc: pc}
+	*r = row{pc: pc, gap: gap}
 	return nil
 }
 
@@ -144,12 +190,29 @@ type PCSource struct {
 
 	instructions    uint64
 	discontinuities uint64
+	gaps            uint64
 }
 
 // NewPCSource reads PCs from r (named name in errors) with the image img.
+// A malformed line is a LineError (skipped and counted with
+// opt.Lenient); a gap comment is reported as a discontinuity.
 func NewPCSource(r io.Reader, name string, img *image.Set, opt PCOptions) *PCSource {
-	return newRowSource(pcRows{newPCScanner(r, name)}, img, opt)
+	sc := newPCScanner(r, name, opt.Lenient)
+	if img != nil {
+		sc.xlen = img.XLEN()
+	}
+	return newRowSource(pcRows{sc}, img, opt)
 }
+
+// Skipped returns the number of malformed lines skipped (opt.Lenient).
+func (s *PCSource) Skipped() uint64 { return s.rows.skips().Skipped() }
+
+// FirstSkipped returns the first malformed lines skipped.
+func (s *PCSource) FirstSkipped() []*LineError { return s.rows.skips().FirstSkipped() }
+
+// Gaps returns how many gap comments of the input were reported as
+// discontinuities (they are counted in Discontinuities too).
+func (s *PCSource) Gaps() uint64 { return s.gaps }
 
 func newRowSource(rows rowReader, img *image.Set, opt PCOptions) *PCSource {
 	if !opt.HasPriv {
@@ -248,6 +311,13 @@ func (s *PCSource) Next() (*Block, error) {
 		if disc && next.trap != ITypeNone && next.pc == fall {
 			disc = false // the next instruction traps where expected
 		}
+		if !end && next.gap {
+			// The input lost instructions here: whatever the next PC,
+			// it does not follow this instruction.
+			disc = true
+			s.gaps++
+			next.gap = false
+		}
 		if disc {
 			s.discontinuities++
 			s.prevOK = false
@@ -259,7 +329,11 @@ func (s *PCSource) Next() (*Block, error) {
 			b.IType = s.fold(it)
 			b.SIJump = sij && it.Uninferable()
 			expect := fall
-			if it != ITypeNotTaken {
+			switch {
+			case it == ITypeNotTaken:
+			case it.Uninferable():
+				expect = next.pc // an indirect jump's target is not known
+			default:
 				expect = in.Target(pc)
 			}
 			s.queue = Block{IAddr: expect, IType: ITypeException, Priv: b.Priv}

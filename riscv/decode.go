@@ -219,12 +219,16 @@ func Decode(raw uint32, xlen int) Inst {
 	return decode(raw, have)
 }
 
+// ExtZfhmin must follow ExtZfh for DecodeExt's implication.
+var _ = [1]struct{}{}[ExtZfhmin-ExtZfh<<1]
+
 // DecodeExt is [Decode] for a given set of extensions.
 func DecodeExt(raw uint32, xlen int, ext Ext) Inst {
 	x := extRV64
 	if xlen == 32 {
 		x = extRV32
 	}
+	ext |= ext & ExtZfh << 1 // Zfh includes Zfhmin, the next bit
 	return decode(raw, ext&^(extRV32|extRV64)|x)
 }
 

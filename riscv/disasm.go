@@ -265,7 +265,12 @@ func fixAsm(i Inst, o *opInfo, pc uint64, mn string, args []string) (string, []s
 	case "c.lui":
 		// riscv64asm sign-extends the upper immediate past 20 bits.
 		return "lui", []string{xNames[i.Rd], "0x" + strconv.FormatUint(uint64(uint32(cImm6(x))&0xfffff), 16)}
-	case "fcvt.d.s", "fcvt.d.w", "fcvt.d.wu":
+	case "fsgnj.h", "fsgnjn.h", "fsgnjx.h":
+		// riscv64asm knows the fmv/fneg/fabs aliases for S and D only.
+		if i.Rs1 == uint8(x>>20&0x1f) {
+			return map[string]string{"fsgnj.h": "fmv.h", "fsgnjn.h": "fneg.h", "fsgnjx.h": "fabs.h"}[o.name], []string{fNames[i.Rd], fNames[i.Rs1]}
+		}
+	case "fcvt.d.s", "fcvt.d.w", "fcvt.d.wu", "fcvt.s.h":
 		// These conversions are exact: objdump prints the rounding mode
 		// only when it is not the default rne.
 		if rm := x >> 12 & 7; rm == 7 {
@@ -297,8 +302,33 @@ func handText(i Inst, o *opInfo, pc uint64) (string, bool) {
 			return "sfence.vma " + xNames[rs1], true
 		}
 		return "sfence.vma " + xNames[rs1] + "," + xNames[rs2], true
-	case "rev8", "zext.h":
+	case "rev8", "zext.h", "brev8", "zip", "unzip":
 		return o.name + " " + xNames[i.Rd] + "," + xNames[i.Rs1], true
+	case "pack", "packh", "packw", "xperm4", "xperm8":
+		return o.name + " " + xNames[i.Rd] + "," + xNames[i.Rs1] + "," + xNames[x>>20&0x1f], true
+	case "prefetch.i", "prefetch.r", "prefetch.w":
+		return o.name + " " + strconv.Itoa(int(int32(x)>>25<<5)) + "(" + xNames[i.Rs1] + ")", true
+	case "mop.r":
+		n := x>>30&1<<4 | x>>26&3<<2 | x>>20&3
+		return "mop.r." + strconv.Itoa(int(n)) + " " + xNames[i.Rd] + "," + xNames[i.Rs1], true
+	case "mop.rr":
+		n := x>>30&1<<2 | x>>26&3
+		return "mop.rr." + strconv.Itoa(int(n)) + " " + xNames[i.Rd] + "," + xNames[i.Rs1] + "," + xNames[x>>20&0x1f], true
+	case "c.mop":
+		return "c.mop." + strconv.Itoa(int(x>>7&0x1f)), true
+	case "fcvt.d.h", "fcvt.h.d":
+		// fcvt.d.h is exact: like fcvt.d.s, objdump leaves out rne
+		// rather than dyn.
+		t := o.name + " " + fNames[i.Rd] + "," + fNames[i.Rs1]
+		rm := x >> 12 & 7
+		switch {
+		case o.name == "fcvt.d.h" && rm == 7:
+			t += ",dyn"
+		case o.name == "fcvt.d.h" && rm == 0, rm == 7:
+		default:
+			t += "," + rmNames[rm]
+		}
+		return t, true
 	// HINT encodings, which riscv64asm rejects, printed as objdump does.
 	case "c.nop":
 		if imm := cImm6(x); imm != 0 {

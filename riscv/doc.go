@@ -6,8 +6,9 @@
 // # Coverage
 //
 // [Decode] knows every RV32 and RV64 instruction of I, M, A, F, D, C (Zca,
-// Zcf, Zcd), Zicsr, Zifencei, Zba, Zbb, Zbs, Zcb, Zcmp, Zcmt and the
-// privileged instructions ecall, ebreak, mret, sret, dret, wfi and
+// Zcf, Zcd), Zicsr, Zifencei, Zba, Zbb, Zbs, Zcb, Zcmp, Zcmt, Zbc, Zbkb,
+// Zbkx, Zfh, Zfhmin, Zicbom, Zicboz, Zicbop, Zicond, Zihintpause, Zimop,
+// Zcmop and the privileged instructions ecall, ebreak, mret, sret, dret, wfi and
 // sfence.vma. Anything else, including reserved compressed encodings (c.lwsp
 // with rd=x0, c.jr with rs1=x0, c.addi4spn with a zero immediate, ...),
 // encodings of the other XLEN (c.jal is c.addiw on RV64; ld is not RV32) and
@@ -57,6 +58,7 @@
 // ("lbu a0,0(a1)", "zext.b a0,a0") as later binutils do.
 //
 // The tests compare [Disasm] and [Decode] with the Debian cross binutils
-// (riscv64-linux-gnu-as/objdump) and, for Zcb, Zcmp and Zcmt, which binutils
-// 2.40 does not know, with LLVM's llvm-objdump; see testdata/gen.sh.
+// (riscv64-linux-gnu-as/objdump) and, for Zcb, Zcmp, Zcmt, Zcmop, Zicond
+// and Zimop, which binutils 2.40 does not know, with LLVM's llvm-objdump;
+// see testdata/gen.sh.
 package riscv

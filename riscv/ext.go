@@ -33,6 +33,21 @@ const (
 	ExtZcmp
 	ExtZcmt // compressed table jumps (cm.jt, cm.jalt); shares c.fsdsp's encodings like ExtZcmp
 
+	ExtZbc  // carry-less multiplication (clmul, clmulh, clmulr)
+	ExtZbkb // bit manipulation for cryptography: pack, packh, packw, brev8, zip/unzip (RV32), and Zbb's rotates, rev8, andn, orn, xnor
+	ExtZbkx // crossbar permutations (xperm4, xperm8)
+	// ExtZfh is half-precision floating point. It includes Zfhmin:
+	// DecodeExt adds ExtZfhmin when ExtZfh is set. Both need ExtF.
+	ExtZfh
+	ExtZfhmin      // minimal half precision: flh, fsh, fmv.x.h, fmv.h.x and the conversions to and from S (and D with ExtD)
+	ExtZicbom      // cache-block management (cbo.clean, cbo.flush, cbo.inval)
+	ExtZicboz      // cache-block zero (cbo.zero)
+	ExtZicbop      // cache-block prefetch hints (prefetch.i/r/w, which are ori with rd=x0 otherwise)
+	ExtZicond      // integer conditional operations (czero.eqz, czero.nez)
+	ExtZihintpause // the pause hint (a fence, which is always decoded; the bit only names the extension)
+	ExtZimop       // may-be-operations (mop.r.N, mop.rr.N)
+	ExtZcmop       // compressed may-be-operations (c.mop.N); needs ExtC
+
 	// ExtG is IMAFD (with Zicsr and Zifencei, which are always present).
 	ExtG = ExtM | ExtA | ExtF | ExtD
 	// ExtGC is G plus all of C: Zca, Zcf (meaningful on RV32 only) and Zcd.
@@ -40,15 +55,23 @@ const (
 	// ExtB is the B extension: Zba, Zbb and Zbs.
 	ExtB = ExtZba | ExtZbb | ExtZbs
 
+	// ExtLinux is the set of extensions beyond G, C and B that current
+	// Linux kernels and toolchains use and that the simulator implements:
+	// Zbc, Zbkb, Zbkx, Zfh (with Zfhmin), Zicbom, Zicboz, Zicbop, Zicond,
+	// Zihintpause, Zimop and Zcmop.
+	ExtLinux = ExtZbc | ExtZbkb | ExtZbkx | ExtZfh | ExtZfhmin | ExtZicbom | ExtZicboz | ExtZicbop |
+		ExtZicond | ExtZihintpause | ExtZimop | ExtZcmop
+
 	// ExtRV64Default is what [Decode] assumes for XLEN 64:
-	// RV64GC plus Zba, Zbb, Zbs and Zcb (rv64gc_zba_zbb_zbs_zcb).
-	ExtRV64Default = ExtGC&^ExtZcf | ExtB | ExtZcb
+	// RV64GC plus Zba, Zbb, Zbs, Zcb and ExtLinux
+	// (rv64gc_zba_zbb_zbs_zcb_zbc_zbkb_zbkx_zfh_zfhmin_zicbom_zicboz_zicbop_zicond_zihintpause_zimop_zcmop).
+	ExtRV64Default = ExtGC&^ExtZcf | ExtB | ExtZcb | ExtLinux
 	// ExtRV32Default is what [Decode] assumes for XLEN 32: RV32IMAFD with
-	// Zca and Zcf, Zba, Zbb, Zbs, Zcb, Zcmp and Zcmt
-	// (rv32imafd_zca_zcf_zba_zbb_zbs_zcb_zcmp_zcmt). Zcmp/Zcmt exclude Zcd,
-	// so c.fld, c.fsd, c.fldsp and c.fsdsp are illegal; use [DecodeExt]
-	// with ExtGC for an rv32gc core.
-	ExtRV32Default = ExtG | ExtC | ExtZcf | ExtB | ExtZcb | ExtZcmp | ExtZcmt
+	// Zca and Zcf, Zba, Zbb, Zbs, Zcb, Zcmp, Zcmt and ExtLinux
+	// (rv32imafd_zca_zcf_zba_zbb_zbs_zcb_zcmp_zcmt_zbc_...). Zcmp/Zcmt
+	// exclude Zcd, so c.fld, c.fsd, c.fldsp and c.fsdsp are illegal; use
+	// [DecodeExt] with ExtGC for an rv32gc core.
+	ExtRV32Default = ExtG | ExtC | ExtZcf | ExtB | ExtZcb | ExtZcmp | ExtZcmt | ExtLinux
 )
 
 // DefaultExt returns the extensions [Decode] and [Disasm] assume for xlen:
@@ -79,6 +102,18 @@ var extNames = []struct {
 	{"zcb", ExtZcb},
 	{"zcmp", ExtZcmp},
 	{"zcmt", ExtZcmt},
+	{"zbc", ExtZbc},
+	{"zbkb", ExtZbkb},
+	{"zbkx", ExtZbkx},
+	{"zfh", ExtZfh},
+	{"zfhmin", ExtZfhmin},
+	{"zicbom", ExtZicbom},
+	{"zicboz", ExtZicboz},
+	{"zicbop", ExtZicbop},
+	{"zicond", ExtZicond},
+	{"zihintpause", ExtZihintpause},
+	{"zimop", ExtZimop},
+	{"zcmop", ExtZcmop},
 }
 
 // String returns the extensions as the tail of an ISA string, such as
@@ -100,7 +135,9 @@ func (e Ext) String() string {
 // know are skipped, and the implications of the specifications are applied:
 // G is IMAFD plus Zicsr and Zifencei, C is Zca plus Zcf (RV32 with F) and Zcd
 // (with D), B is Zba, Zbb and Zbs, Zce is Zca, Zcb and Zcmp (plus Zcmt and,
-// on RV32 with F, Zcf), D implies F, and Zcmp/Zcmt remove Zcd.
+// on RV32 with F, Zcf), D implies F, Zfh implies Zfhmin, Zfh and Zfhmin
+// imply F, Zcmop implies Zca, Zk, Zkn and Zks imply Zbkb and Zbkx, and
+// Zcmp/Zcmt remove Zcd.
 func ParseArch(s string) (xlen int, ext Ext, err error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	switch {
@@ -148,12 +185,23 @@ func ParseArch(s string) (xlen int, ext Ext, err error) {
 			zce = true
 		case "zcd":
 			zcdExplicit = true
+		case "zk", "zkn", "zks":
+			ext |= ExtZbkb | ExtZbkx // scalar crypto (Zbkc has no bit of its own)
 		}
 		for _, n := range extNames {
 			if name == n.name && name[0] == 'z' {
 				ext |= n.ext
 			}
 		}
+	}
+	if ext&ExtZfh != 0 {
+		ext |= ExtZfhmin
+	}
+	if ext&ExtZfhmin != 0 {
+		ext |= ExtF
+	}
+	if ext&ExtZcmop != 0 {
+		ext |= ExtC
 	}
 	if c {
 		ext |= ExtC

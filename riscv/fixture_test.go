@@ -99,12 +99,16 @@ func TestFixturesFresh(t *testing.T) {
 				t.Fatal(err)
 			}
 			text := string(src)
-			if strings.Contains(text, `.include "base.inc"`) {
-				inc, err := os.ReadFile("testdata/base.inc")
+			for _, name := range []string{"base.inc", "ext.inc", "ext-llvm.inc"} {
+				dir := `.include "` + name + `"`
+				if !strings.Contains(text, dir) {
+					continue
+				}
+				inc, err := os.ReadFile(filepath.Join("testdata", name))
 				if err != nil {
 					t.Fatal(err)
 				}
-				text = strings.Replace(text, `.include "base.inc"`, string(inc), 1)
+				text = strings.Replace(text, dir, string(inc), 1)
 			}
 			lines, err := parseDump(disassemble(t, f.oracle, text, f.xlen, arch, sweepVMA))
 			if err != nil {

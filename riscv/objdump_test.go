@@ -18,20 +18,28 @@ var gnuProfiles = []struct {
 	arch string
 	ext  Ext
 }{
-	{64, "rv64gc_zba_zbb_zbs", ExtGC | ExtB},
-	{32, "rv32gc_zba_zbb_zbs", ExtGC | ExtB},
+	{64, "rv64gc_zba_zbb_zbs_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause", ExtGC | ExtB | gnuLinux},
+	{32, "rv32gc_zba_zbb_zbs_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause", ExtGC | ExtB | gnuLinux},
 }
 
-// llvmProfiles cover what binutils 2.40 does not know: Zcb, Zcmp, Zcmt.
-// Zcmp/Zcmt exclude Zcd, so the RV32 profile has F but no D.
+// gnuLinux is the part of ExtLinux that binutils 2.40 knows (not Zicond,
+// Zimop or Zcmop, which llvmProfiles cover).
+const gnuLinux = ExtLinux &^ (ExtZicond | ExtZimop | ExtZcmop)
+
+// llvmProfiles cover what binutils 2.40 does not know: Zcb, Zcmp, Zcmt,
+// Zcmop, Zicond and Zimop. Zcmp/Zcmt exclude Zcd, so the RV32 profile has
+// F but no D.
 var llvmProfiles = []struct {
 	xlen int
 	arch string
 	ext  Ext
 }{
-	{64, "+m,+a,+f,+d,+c,+zba,+zbb,+zbs,+zcb", ExtGC | ExtB | ExtZcb},
-	{32, "+m,+a,+f,+c,+zba,+zbb,+zbs,+zcb,+zcmp,+zcmt", ExtM | ExtA | ExtF | ExtC | ExtZcf | ExtB | ExtZcb | ExtZcmp | ExtZcmt},
+	{64, "+m,+a,+f,+d,+c,+zba,+zbb,+zbs,+zcb,+zcmop,+zicond,+zimop", ExtGC | ExtB | ExtZcb | llvmOnly},
+	{32, "+m,+a,+f,+c,+zba,+zbb,+zbs,+zcb,+zcmp,+zcmt,+zcmop,+zicond,+zimop", ExtM | ExtA | ExtF | ExtC | ExtZcf | ExtB | ExtZcb | ExtZcmp | ExtZcmt | llvmOnly},
 }
+
+// llvmOnly are the extensions only the LLVM profiles test.
+const llvmOnly = ExtZcmop | ExtZicond | ExtZimop
 
 func needGNU(t *testing.T) {
 	if testing.Short() {
@@ -130,6 +138,16 @@ func random32() []uint32 {
 			}
 		}
 	}
+	// MISC-MEM funct3 2 (Zicbom, Zicboz): every funct12, with rd = 0 and
+	// a random rs1, and with a random rd. ori with rd = x0 (Zicbop
+	// prefetches): every imm[4:0] with a random rest.
+	for f12 := uint32(0); f12 < 1<<12; f12++ {
+		w = append(w, f12<<20|r.Uint32()&0x000f8000|2<<12|0x0f)
+		w = append(w, f12<<20|r.Uint32()&0x000f8f80|2<<12|0x0f)
+	}
+	for lo := uint32(0); lo < 32; lo++ {
+		w = append(w, r.Uint32()&0xfe0f8000|lo<<20|6<<12|0x13)
+	}
 	// Every fence: fm, pred and succ with rd = rs1 = 0.
 	for f := uint32(0); f < 1<<12; f++ {
 		w = append(w, f<<20|0x0f)
@@ -217,10 +235,29 @@ func TestLLVMZc(t *testing.T) {
 				// binutils; the rest here.
 				if DecodeExt(l.raw, g.xlen, g.ext).Class != ClassIllegal && l.mn != "" {
 					in := DecodeExt(l.raw, p.xlen, p.ext)
-					return in.Op.row().ext&(ExtZcb|ExtZcmp|ExtZcmt) != 0
+					return in.Op.row().ext&(ExtZcb|ExtZcmp|ExtZcmt|ExtZcmop) != 0
 				}
 				return true
 			})
+		})
+	}
+}
+
+// TestLLVM32 compares the 32-bit instructions of Zicond and Zimop, which
+// binutils 2.40 does not know, and their neighbours with llvm-objdump.
+func TestLLVM32(t *testing.T) {
+	needLLVM(t)
+	var words []uint32
+	for _, w := range random32() {
+		// OP with funct7 7 (Zicond) and SYSTEM with funct3 4 (Zimop).
+		if w&0xfe00007f == 0x0e000033 || w&0x707f == 0x4073 {
+			words = append(words, w)
+		}
+	}
+	for _, p := range llvmProfiles {
+		t.Run(p.arch, func(t *testing.T) {
+			t.Parallel()
+			sweep(t, llvm, words, p.xlen, p.arch, p.ext, nil)
 		})
 	}
 }

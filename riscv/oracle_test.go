@@ -398,7 +398,7 @@ func deviation(l dumpLine, xlen int, in Inst) string {
 		switch in.Op.row().name {
 		case "fence", "fence.i":
 			return "fence with non-zero reserved fields (to be ignored by implementations)"
-		case "fcvt.d.s", "fcvt.d.w", "fcvt.d.wu":
+		case "fcvt.d.s", "fcvt.d.w", "fcvt.d.wu", "fcvt.s.h", "fcvt.d.h":
 			return "exact conversion with a rounding mode other than rne"
 		}
 	}

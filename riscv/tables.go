@@ -160,6 +160,10 @@ const (
 	mR4        = 0x0600007f // opcode, fmt (bits 26:25)
 	mExact     = 0xffffffff
 	mSfenceVMA = 0xfe007fff // sfence.vma rs1, rs2 (rd = 0, funct3 = 0)
+	mPrefetch  = 0x01f07fff // opcode, funct3, rd = 0, imm[4:0] (Zicbop)
+	mCBO       = 0xfff07fff // opcode, funct3, rd = 0, funct12 (Zicbom, Zicboz)
+	mMopR      = 0xb3c0707f // opcode, funct3, bits 31, 29:28, 25:22 (Zimop mop.r.N)
+	mMopRR     = 0xb200707f // opcode, funct3, bits 31, 29:28, 25 (Zimop mop.rr.N)
 )
 
 // i32 builds the match value of a 32-bit instruction from its opcode,
@@ -218,6 +222,11 @@ var ops = [...]opInfo{
 	{name: "slti", mask: mFunct3, match: i32(opOPIMM, 2, 0), form: fI},
 	{name: "sltiu", mask: mFunct3, match: i32(opOPIMM, 3, 0), form: fI},
 	{name: "xori", mask: mFunct3, match: i32(opOPIMM, 4, 0), form: fI},
+	// Zicbop prefetches are ori with rd = x0 and rs2 field 0, 1 or 3
+	// (imm[4:0]); without Zicbop they are ori HINTs.
+	{name: "prefetch.i", mask: mPrefetch, match: i32(opOPIMM, 6, 0) | 0<<20, form: fS, ext: ExtZicbop, dis: disHand},
+	{name: "prefetch.r", mask: mPrefetch, match: i32(opOPIMM, 6, 0) | 1<<20, form: fS, ext: ExtZicbop, dis: disHand},
+	{name: "prefetch.w", mask: mPrefetch, match: i32(opOPIMM, 6, 0) | 3<<20, form: fS, ext: ExtZicbop, dis: disHand},
 	{name: "ori", mask: mFunct3, match: i32(opOPIMM, 6, 0), form: fI},
 	{name: "andi", mask: mFunct3, match: i32(opOPIMM, 7, 0), form: fI},
 	{name: "slli", mask: mFunct7, match: i32(opOPIMM, 1, 0x00), form: fI, xlen: 32},
@@ -427,6 +436,88 @@ var ops = [...]opInfo{
 	{name: "binvi", mask: mFunct6, match: i32(opOPIMM, 1, 0x34), form: fI, ext: ExtZbs, xlen: 64},
 	{name: "bseti", mask: mFunct6, match: i32(opOPIMM, 1, 0x14), form: fI, ext: ExtZbs, xlen: 64},
 
+	// Zbc.
+	{name: "clmul", mask: mFunct7, match: i32(opOP, 1, 0x05), form: fR, ext: ExtZbc},
+	{name: "clmulr", mask: mFunct7, match: i32(opOP, 2, 0x05), form: fR, ext: ExtZbc},
+	{name: "clmulh", mask: mFunct7, match: i32(opOP, 3, 0x05), form: fR, ext: ExtZbc},
+
+	// Zbkb. Its rotates, rev8, andn, orn and xnor are Zbb's encodings:
+	// the rows repeat them for a core with Zbkb but not Zbb. pack with
+	// rs2 = x0 is Zbb's zext.h on RV32, packw's on RV64 (rows above).
+	{name: "pack", mask: mFunct7, match: i32(opOP, 4, 0x04), form: fR, ext: ExtZbkb, dis: disHand},
+	{name: "packh", mask: mFunct7, match: i32(opOP, 7, 0x04), form: fR, ext: ExtZbkb, dis: disHand},
+	{name: "packw", mask: mFunct7, match: i32(opOP32, 4, 0x04), form: fR, ext: ExtZbkb, xlen: 64, dis: disHand},
+	{name: "brev8", mask: mFunct12, match: f12(opOPIMM, 5, 0x687), form: fR2, ext: ExtZbkb, dis: disHand},
+	{name: "zip", mask: mFunct12, match: f12(opOPIMM, 1, 0x08f), form: fR2, ext: ExtZbkb, xlen: 32, dis: disHand},
+	{name: "unzip", mask: mFunct12, match: f12(opOPIMM, 5, 0x08f), form: fR2, ext: ExtZbkb, xlen: 32, dis: disHand},
+	{name: "andn", mask: mFunct7, match: i32(opOP, 7, 0x20), form: fR, ext: ExtZbkb},
+	{name: "orn", mask: mFunct7, match: i32(opOP, 6, 0x20), form: fR, ext: ExtZbkb},
+	{name: "xnor", mask: mFunct7, match: i32(opOP, 4, 0x20), form: fR, ext: ExtZbkb},
+	{name: "rev8", mask: mFunct12, match: f12(opOPIMM, 5, 0x698), form: fR2, ext: ExtZbkb, xlen: 32, dis: disHand},
+	{name: "rev8", mask: mFunct12, match: f12(opOPIMM, 5, 0x6b8), form: fR2, ext: ExtZbkb, xlen: 64},
+	{name: "rol", mask: mFunct7, match: i32(opOP, 1, 0x30), form: fR, ext: ExtZbkb},
+	{name: "ror", mask: mFunct7, match: i32(opOP, 5, 0x30), form: fR, ext: ExtZbkb},
+	{name: "rolw", mask: mFunct7, match: i32(opOP32, 1, 0x30), form: fR, ext: ExtZbkb, xlen: 64},
+	{name: "rorw", mask: mFunct7, match: i32(opOP32, 5, 0x30), form: fR, ext: ExtZbkb, xlen: 64},
+	{name: "rori", mask: mFunct7, match: i32(opOPIMM, 5, 0x30), form: fI, ext: ExtZbkb, xlen: 32},
+	{name: "rori", mask: mFunct6, match: i32(opOPIMM, 5, 0x30), form: fI, ext: ExtZbkb, xlen: 64},
+	{name: "roriw", mask: mFunct7, match: i32(opOPIMM32, 5, 0x30), form: fI, ext: ExtZbkb, xlen: 64},
+
+	// Zbkx.
+	{name: "xperm4", mask: mFunct7, match: i32(opOP, 2, 0x14), form: fR, ext: ExtZbkx, dis: disHand},
+	{name: "xperm8", mask: mFunct7, match: i32(opOP, 4, 0x14), form: fR, ext: ExtZbkx, dis: disHand},
+
+	// Zicond.
+	{name: "czero.eqz", mask: mFunct7, match: i32(opOP, 5, 0x07), form: fR, ext: ExtZicond},
+	{name: "czero.nez", mask: mFunct7, match: i32(opOP, 7, 0x07), form: fR, ext: ExtZicond},
+
+	// Zicbom and Zicboz: MISC-MEM funct3 2, rd = 0, operation in imm.
+	{name: "cbo.inval", mask: mCBO, match: f12(opMISCMEM, 2, 0x000), form: fS, ext: ExtZicbom},
+	{name: "cbo.clean", mask: mCBO, match: f12(opMISCMEM, 2, 0x001), form: fS, ext: ExtZicbom},
+	{name: "cbo.flush", mask: mCBO, match: f12(opMISCMEM, 2, 0x002), form: fS, ext: ExtZicbom},
+	{name: "cbo.zero", mask: mCBO, match: f12(opMISCMEM, 2, 0x004), form: fS, ext: ExtZicboz},
+
+	// Zimop: mop.r.N (N in bits 30, 27:26, 21:20) and mop.rr.N (N in
+	// bits 30, 27:26) in SYSTEM funct3 4.
+	{name: "mop.r", mask: mMopR, match: 0x81c04073, form: fR2, ext: ExtZimop, dis: disHand},
+	{name: "mop.rr", mask: mMopRR, match: 0x82004073, form: fR, ext: ExtZimop, dis: disHand},
+
+	// Zfhmin and Zfh (fmt 2 in bits 26:25 of OP-FP and the R4 opcodes).
+	{name: "flh", mask: mFunct3, match: i32(opLOADFP, 1, 0), form: fI, ext: ExtZfhmin | ExtF},
+	{name: "fsh", mask: mFunct3, match: i32(opSTOREFP, 1, 0), form: fS, ext: ExtZfhmin | ExtF},
+	{name: "fmv.x.h", mask: mFunct12, match: fp(0x72, 0, 0), form: fR2, ext: ExtZfhmin | ExtF},
+	{name: "fmv.h.x", mask: mFunct12, match: fp(0x7a, 0, 0), form: fR2, ext: ExtZfhmin | ExtF},
+	{name: "fcvt.s.h", mask: mFPrmRs2, match: fp(0x20, 2, 0), form: fR2, ext: ExtZfhmin | ExtF, chk: chkRM},
+	{name: "fcvt.h.s", mask: mFPrmRs2, match: fp(0x22, 0, 0), form: fR2, ext: ExtZfhmin | ExtF, chk: chkRM},
+	{name: "fcvt.d.h", mask: mFPrmRs2, match: fp(0x21, 2, 0), form: fR2, ext: ExtZfhmin | ExtD, chk: chkRM, dis: disHand},
+	{name: "fcvt.h.d", mask: mFPrmRs2, match: fp(0x22, 1, 0), form: fR2, ext: ExtZfhmin | ExtD, chk: chkRM, dis: disHand},
+	{name: "fmadd.h", mask: mR4, match: 2<<25 | opMADD, form: fR4, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fmsub.h", mask: mR4, match: 2<<25 | opMSUB, form: fR4, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fnmsub.h", mask: mR4, match: 2<<25 | opNMSUB, form: fR4, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fnmadd.h", mask: mR4, match: 2<<25 | opNMADD, form: fR4, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fadd.h", mask: mFPrm, match: fp(0x02, 0, 0), form: fR, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fsub.h", mask: mFPrm, match: fp(0x06, 0, 0), form: fR, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fmul.h", mask: mFPrm, match: fp(0x0a, 0, 0), form: fR, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fdiv.h", mask: mFPrm, match: fp(0x0e, 0, 0), form: fR, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fsqrt.h", mask: mFPrmRs2, match: fp(0x2e, 0, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fsgnj.h", mask: mFunct7, match: fp(0x12, 0, 0), form: fR, ext: ExtZfh | ExtF},
+	{name: "fsgnjn.h", mask: mFunct7, match: fp(0x12, 0, 1), form: fR, ext: ExtZfh | ExtF},
+	{name: "fsgnjx.h", mask: mFunct7, match: fp(0x12, 0, 2), form: fR, ext: ExtZfh | ExtF},
+	{name: "fmin.h", mask: mFunct7, match: fp(0x16, 0, 0), form: fR, ext: ExtZfh | ExtF},
+	{name: "fmax.h", mask: mFunct7, match: fp(0x16, 0, 1), form: fR, ext: ExtZfh | ExtF},
+	{name: "feq.h", mask: mFunct7, match: fp(0x52, 0, 2), form: fR, ext: ExtZfh | ExtF},
+	{name: "flt.h", mask: mFunct7, match: fp(0x52, 0, 1), form: fR, ext: ExtZfh | ExtF},
+	{name: "fle.h", mask: mFunct7, match: fp(0x52, 0, 0), form: fR, ext: ExtZfh | ExtF},
+	{name: "fclass.h", mask: mFunct12, match: fp(0x72, 0, 1), form: fR2, ext: ExtZfh | ExtF},
+	{name: "fcvt.w.h", mask: mFPrmRs2, match: fp(0x62, 0, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fcvt.wu.h", mask: mFPrmRs2, match: fp(0x62, 1, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fcvt.l.h", mask: mFPrmRs2, match: fp(0x62, 2, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM, xlen: 64},
+	{name: "fcvt.lu.h", mask: mFPrmRs2, match: fp(0x62, 3, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM, xlen: 64},
+	{name: "fcvt.h.w", mask: mFPrmRs2, match: fp(0x6a, 0, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fcvt.h.wu", mask: mFPrmRs2, match: fp(0x6a, 1, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM},
+	{name: "fcvt.h.l", mask: mFPrmRs2, match: fp(0x6a, 2, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM, xlen: 64},
+	{name: "fcvt.h.lu", mask: mFPrmRs2, match: fp(0x6a, 3, 0), form: fR2, ext: ExtZfh | ExtF, chk: chkRM, xlen: 64},
+
 	// C quadrant 0 (ISA manual "RVC opcode map"; Zcb rows from the Zc*
 	// specification). Compressed rows have len 2 and 16-bit masks.
 	{name: "c.addi4spn", mask: 0xe003, match: 0x0000, form: fCIW, ext: ExtC, chk: chkNZ4SPN, len: 2},
@@ -450,6 +541,7 @@ var ops = [...]opInfo{
 	{name: "c.jal", mask: 0xe003, match: 0x2001, form: fCJal, ext: ExtC, xlen: 32, class: ClassJump, dis: disHand, len: 2},
 	{name: "c.addiw", mask: 0xe003, match: 0x2001, form: fCI, ext: ExtC, xlen: 64, chk: chkRdNZ, len: 2},
 	{name: "c.li", mask: 0xe003, match: 0x4001, form: fCLi, ext: ExtC, len: 2},
+	{name: "c.mop", mask: 0xf8ff, match: 0x6081, form: fCNop, ext: ExtC | ExtZcmop, dis: disHand, len: 2},
 	{name: "c.addi16sp", mask: 0xef83, match: 0x6101, form: fCSP16, ext: ExtC, chk: chkNZ16SP, len: 2},
 	{name: "c.lui", mask: 0xe003, match: 0x6001, form: fCLi, ext: ExtC, chk: chkLui, len: 2},
 	{name: "c.srli", mask: 0xfc03, match: 0x8001, form: fCA, ext: ExtC, xlen: 32, len: 2},

@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# Installs what the tests need beyond Go: the RISC-V cross toolchain and
-# binutils (reference disassembly, building the example programs) and QEMU
-# user mode (second opinion for the simulator). Idempotent; does nothing
-# when everything is present. Needs root (or sudo) for apt-get.
+# Installs what the tests need beyond Go, then checks that every capability
+# the tests use really works (always, even when nothing had to be
+# installed), so a missing piece cannot hide behind a machine that happened
+# to have it. Exits non-zero naming what is missing.
+#
+# What the tests use (grep the *_test.go files for exec.Command/LookPath):
+#   riscv64-linux-gnu-gcc -static     C test programs (sim, image); needs the
+#                                     cross libc headers/libraries
+#                                     (libc6-dev-riscv64-cross), which
+#                                     --no-install-recommends leaves out
+#   riscv64-linux-gnu-{as,objdump,nm,readelf,addr2line}
+#                                     reference disassembly and symbols
+#   llvm-objdump-19, llvm-mc-19       Zc* disassembly oracle (riscv)
+#   qemu-riscv64                      second opinion for Linux user mode
+#   qemu-system-riscv64/-riscv32      second opinion for virtual memory
+#   OpenSBI fw_jump.elf/fw_dynamic.elf the virt machine's firmware
+#   chromium --headless               the HTML report test
+#                                     (RVTRACE_BROWSER_TESTS=0 leaves it out)
+#   staticcheck                       the lint step of scripts/test.sh
+#
+# Needs root (or sudo) for apt-get when something is missing.
 set -euo pipefail
+
+OPENSBI=/usr/lib/riscv64-linux-gnu/opensbi/generic
+BROWSER=${RVTRACE_BROWSER_TESTS:-1}
 
 need=()
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu)
+# The cross C library: without it every test that compiles a C program
+# fails with "bits/libc-header-start.h: No such file".
+[ -e /usr/riscv64-linux-gnu/include/stdio.h ] && [ -e /usr/riscv64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-riscv64-cross)
 command -v riscv64-linux-gnu-objdump >/dev/null 2>&1 || need+=(binutils-riscv64-linux-gnu)
-command -v llvm-objdump-19 >/dev/null 2>&1 || need+=(llvm-19)
+{ command -v llvm-objdump-19 && command -v llvm-mc-19; } >/dev/null 2>&1 || need+=(llvm-19)
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
-command -v qemu-system-riscv64 >/dev/null 2>&1 || need+=(qemu-system-misc)
-command -v opensbi >/dev/null 2>&1 || [ -e /usr/lib/riscv64-linux-gnu/opensbi ] || need+=(opensbi)
-if [ "${RVTRACE_BROWSER_TESTS:-1}" = 1 ]; then
-  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+{ command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
+[ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
+if [ "$BROWSER" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then
@@ -26,8 +49,79 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # staticcheck, for the lint step of scripts/test.sh
-if ! command -v staticcheck >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/staticcheck" ]; then
+SC=$(command -v staticcheck 2>/dev/null || echo "$(go env GOPATH)/bin/staticcheck")
+if [ ! -x "$SC" ]; then
   echo "install-test-deps: installing staticcheck"
-  GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 || \
-    echo "install-test-deps: staticcheck could not be installed; lint step will be skipped"
+  GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 || true
 fi
+
+# Verify every capability, whatever was installed above.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+missing=()
+fail() { missing+=("$1"); echo "install-test-deps: MISSING: $1" >&2; }
+
+cat >"$work/hello.c" <<'EOF'
+#include <stdio.h>
+int main(int argc, char **argv) { printf("hello from rv64 %d\n", argc); return 0; }
+EOF
+if ! riscv64-linux-gnu-gcc -static -O2 -o "$work/hello" "$work/hello.c" >"$work/gcc.log" 2>&1; then
+  fail "riscv64-linux-gnu-gcc -static cannot build a C program (gcc-riscv64-linux-gnu, libc6-dev-riscv64-cross): $(head -c 300 "$work/gcc.log")"
+else
+  out=$(qemu-riscv64 "$work/hello" a b 2>&1 || true)
+  [ "$out" = "hello from rv64 3" ] || fail "qemu-riscv64 does not run a static riscv64 program (qemu-user): got '$out'"
+  riscv64-linux-gnu-objdump -d "$work/hello" >"$work/hello.dis" 2>&1 || true
+  grep -q '<main>:' "$work/hello.dis" ||
+    fail "riscv64-linux-gnu-objdump -d does not disassemble (binutils-riscv64-linux-gnu)"
+  for t in as nm readelf addr2line; do
+    command -v riscv64-linux-gnu-$t >/dev/null 2>&1 || fail "riscv64-linux-gnu-$t (binutils-riscv64-linux-gnu)"
+  done
+fi
+
+# A Zcb instruction: c.lbu a0,0(a0) is the 16-bit 0x8108 (llvm-mc
+# assembles it, llvm-objdump decodes it: a 2-byte lbu, not <unknown>).
+if ! printf 'c.lbu a0, 0(a0)\n' | llvm-mc-19 -triple=riscv64 -mattr=+c,+zcb -filetype=obj -o "$work/zc.o" 2>"$work/mc.log"; then
+  fail "llvm-mc-19 cannot assemble Zcb (llvm-19): $(head -c 300 "$work/mc.log")"
+elif ! { llvm-objdump-19 -d --mattr=+c,+zcb "$work/zc.o" 2>&1 || true; } | grep -v unknown | grep -Eq '^[[:space:]]*0:[[:space:]]+81 ?08[[:space:]]+lbu'; then
+  fail "llvm-objdump-19 does not disassemble Zcb c.lbu (llvm-19)"
+fi
+
+for q in qemu-system-riscv64 qemu-system-riscv32; do
+  $q --version 2>/dev/null | grep -q 'QEMU emulator' || fail "$q --version (qemu-system-misc)"
+done
+for fw in fw_jump.elf fw_dynamic.elf; do
+  [ -s "$OPENSBI/$fw" ] || fail "OpenSBI firmware $OPENSBI/$fw (opensbi)"
+done
+
+if [ "$BROWSER" = 1 ]; then
+  chrome=$(command -v chromium || command -v chromium-browser || true)
+  if [ -z "$chrome" ]; then
+    fail "chromium (set RVTRACE_BROWSER_TESTS=0 to leave the browser test out)"
+  else
+    printf '<!doctype html><p id="x">rvtrace</p><script>document.getElementById("x").textContent="rendered"</script>\n' >"$work/t.html"
+    dom=$(timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync \
+      --user-data-dir="$work/chrome" --dump-dom "file://$work/t.html" 2>/dev/null || true)
+    case "$dom" in
+    *'>rendered<'*) ;;
+    *) fail "chromium --headless does not render a local page and run its script (chromium)" ;;
+    esac
+    timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync \
+      --user-data-dir="$work/chrome" --window-size=320,200 --screenshot="$work/shot.png" "file://$work/t.html" >/dev/null 2>&1 || true
+    [ "$(head -c 8 "$work/shot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+      fail "chromium --headless --screenshot does not write a PNG (chromium)"
+  fi
+fi
+
+if [ ! -x "$SC" ]; then
+  fail "staticcheck (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"
+elif ! "$SC" -version >/dev/null 2>&1; then
+  fail "staticcheck does not run ($SC -version)"
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-test-deps: ${#missing[@]} capabilities missing; the tests that need them would fail or skip" >&2
+  exit 1
+fi
+echo "install-test-deps: all test tools present and working"

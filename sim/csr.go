@@ -343,7 +343,7 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 	case csrScounteren:
 		c.scounteren = v & 0xffffffff
 	case csrSenvcfg:
-		c.senvcfg = v & 1
+		c.senvcfg = envcfgWrite(c.senvcfg, v)
 	case csrSscratch:
 		c.sscratch = v
 	case csrSepc:
@@ -385,7 +385,7 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 	case csrMcounteren:
 		c.mcounteren = v & 0xffffffff
 	case csrMenvcfg:
-		c.menvcfg = v & 1
+		c.menvcfg = envcfgWrite(c.menvcfg, v)
 		if h.m.sstc != nil {
 			c.menvcfg |= v & menvcfgSTCE
 		}

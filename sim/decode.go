@@ -166,6 +166,28 @@ const (
 	opFSW
 	opFLD
 	opFSD
+
+	// Extensions executed by execExt (ext.go, zfh.go).
+	opCLMUL
+	opCLMULH
+	opCLMULR
+	opPACK
+	opPACKH
+	opPACKW
+	opBREV8
+	opZIP
+	opUNZIP
+	opXPERM4
+	opXPERM8
+	opCZEROEQZ
+	opCZERONEZ
+	opCBOCLEAN
+	opCBOFLUSH
+	opCBOINVAL
+	opCBOZERO
+	opFLH
+	opFSH
+	opFPH // half precision (and fcvt.s.h, fcvt.d.h): sub-operation in fop
 )
 
 // Floating-point sub-operations (inst.fop).
@@ -201,6 +223,10 @@ const (
 	fpMSUB
 	fpNMSUB
 	fpNMADD
+	fpCVTHS // fcvt.h.s
+	fpCVTSH // fcvt.s.h
+	fpCVTHD // fcvt.h.d
+	fpCVTDH // fcvt.d.h
 )
 
 // inst is one pre-decoded instruction.
@@ -367,7 +393,7 @@ func rv32Variant(op uint8) uint8 {
 	case opLD, opLWU, opSD, opADDIW, opSLLIW, opSRLIW, opSRAIW, opADDW, opSUBW,
 		opSLLW, opSRLW, opSRAW, opMULW, opDIVW, opDIVUW, opREMW, opREMUW,
 		opADDUW, opSH1ADDUW, opSH2ADDUW, opSH3ADDUW, opSLLIUW, opCLZW, opCTZW,
-		opCPOPW, opROLW, opRORW, opRORIW, opLRD, opSCD, opAMOD:
+		opCPOPW, opROLW, opRORW, opRORIW, opLRD, opSCD, opAMOD, opPACKW:
 		return opIllegal
 	}
 	return op
@@ -493,6 +519,8 @@ func decode32(w uint32, xlen int) inst {
 				d.op = opSEXTB
 			case w>>20 == 0x605:
 				d.op = opSEXTH
+			case w>>20 == 0x08f && xlen == 32:
+				d.op = opZIP
 			case sh&^shmask != 0:
 				return ill
 			case w>>26 == 0x0a:
@@ -505,6 +533,14 @@ func decode32(w uint32, xlen int) inst {
 				return ill
 			}
 		case 5:
+			switch {
+			case w>>20 == 0x687:
+				d.op = opBREV8
+				return d
+			case w>>20 == 0x08f && xlen == 32:
+				d.op = opUNZIP
+				return d
+			}
 			if sh&^shmask != 0 {
 				return ill
 			}
@@ -649,9 +685,26 @@ func decode32(w uint32, xlen int) inst {
 			d.op = opBSET
 		case 0x24:
 			if xlen != 32 || d.rs2 != 0 {
-				return ill
+				d.op = opPACK
+				break
 			}
 			d.op = opZEXTH
+		case 0x27:
+			d.op = opPACKH
+		case 0x29:
+			d.op = opCLMUL
+		case 0x2a:
+			d.op = opCLMULR
+		case 0x2b:
+			d.op = opCLMULH
+		case 0xa2:
+			d.op = opXPERM4
+		case 0xa4:
+			d.op = opXPERM8
+		case 0x3d:
+			d.op = opCZEROEQZ
+		case 0x3f:
+			d.op = opCZERONEZ
 		default:
 			return ill
 		}
@@ -690,8 +743,9 @@ func decode32(w uint32, xlen int) inst {
 		case 0x185:
 			d.op = opRORW
 		case 0x24:
-			if d.rs2 != 0 {
-				return ill
+			if d.rs2 != 0 || xlen == 32 {
+				d.op = opPACKW // illegal on RV32, as all of OP-32
+				break
 			}
 			d.op = opZEXTH
 		default:
@@ -703,10 +757,16 @@ func decode32(w uint32, xlen int) inst {
 			d.op = opFENCE
 		case 1:
 			d.op = opFENCEI
+		case 2:
+			return decodeCBO(d, w)
 		default:
 			return ill
 		}
 	case 0x73:
+		if f3 == 4 && isMop(w) {
+			// Zimop: mop.r.N and mop.rr.N write 0 to rd.
+			return inst{op: opADDI, rd: d.rd}
+		}
 		d.imm = int64(w >> 20) // CSR number
 		switch f3 {
 		case 0:
@@ -779,6 +839,8 @@ func decode32(w uint32, xlen int) inst {
 	case 0x07:
 		d.imm = immI
 		switch f3 {
+		case 1:
+			d.op = opFLH
 		case 2:
 			d.op = opFLW
 		case 3:
@@ -789,6 +851,8 @@ func decode32(w uint32, xlen int) inst {
 	case 0x27:
 		d.imm = immS
 		switch f3 {
+		case 1:
+			d.op = opFSH
 		case 2:
 			d.op = opFSW
 		case 3:
@@ -798,7 +862,12 @@ func decode32(w uint32, xlen int) inst {
 		}
 	case 0x43, 0x47, 0x4b, 0x4f:
 		fmt2 := (w >> 25) & 3
-		if fmt2 > 1 {
+		switch fmt2 {
+		case 2:
+			d.op = opFPH
+			d.fop = [4]uint8{fpMADD, fpMSUB, fpNMSUB, fpNMADD}[(w>>2)&3]
+			return d
+		case 3:
 			return ill
 		}
 		d.op = opFP
@@ -814,9 +883,12 @@ func decode32(w uint32, xlen int) inst {
 
 func decodeFP(d inst, w, f3, f7 uint32) inst {
 	ill := inst{op: opIllegal}
+	if f7&3 == 2 || (f7 == 0x20 || f7 == 0x21) && d.rs2 == 2 {
+		return decodeFPH(d, f3, f7) // Zfh, fcvt.s.h, fcvt.d.h
+	}
 	d.op = opFP
 	d.dbl = f7&1 == 1
-	if f7&2 != 0 { // H or Q formats
+	if f7&2 != 0 { // Q format
 		return ill
 	}
 	switch f7 >> 2 {
@@ -990,6 +1062,9 @@ func decodeC(c uint16, xlen int) inst {
 				d = inst{op: opADDI, rd: 2, rs1: 2, imm: nz}
 			} else { // c.lui
 				if imm6 == 0 {
+					if rd&1 == 1 && rd < 16 {
+						return inst{op: opADDI} // Zcmop c.mop.N: a no-op
+					}
 					return ill
 				}
 				d = inst{op: opLUI, rd: rd, imm: imm6 << 12}

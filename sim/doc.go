@@ -4,7 +4,10 @@
 // # Model
 //
 // Harts implement RV64GC or RV32GC (I, M, A, F, D, C, Zicsr, Zifencei)
-// plus Zba, Zbb and Zbs, little endian, with M, S and U privilege:
+// plus Zba, Zbb, Zbs, Zbc, Zbkb, Zbkx, Zicond, Zfh and Zfhmin, Zicbom and
+// Zicboz (64-byte blocks, enabled by menvcfg/senvcfg; memory is coherent,
+// so cbo.clean/flush/inval only check access), Zicbop, Zihintpause, Zimop
+// and Zcmop (ext.go, zfh.go), little endian, with M, S and U privilege:
 // mstatus/sstatus, medeleg/mideleg delegation, direct and vectored
 // mtvec/stvec, mret/sret, wfi, exceptions with Spike's causes and tvals
 // (misaligned, access fault, illegal instruction with tval = the
@@ -111,11 +114,11 @@
 //
 // # Limits
 //
-// No vector, hypervisor, compressed-FP-16, Zfh or Zicbo* extensions; the
-// PLIC, the UART's interrupt and input, and the virtio-blk disk exist on
-// the virt machine with a kernel only (LoadKernel; elsewhere external
-// interrupts come only through the writable mip.SEIP and the UART has no
-// input); no Sstc (the kernel's timer goes through SBI TIME); the HTIF syscall proxy implements write, exit and
+// No vector, hypervisor, Zcb or other Zc* extensions beyond C; the PLIC,
+// the UART's interrupt and input, the virtio-blk disk and Sstc exist on
+// the virt machine with a kernel only (LoadKernel: Sstc with the built-in
+// SBI; elsewhere external interrupts come only through the writable
+// mip.SEIP and the UART has no input); the HTIF syscall proxy implements write, exit and
 // getmainvars only (riscv-pk therefore boots but cannot load a payload);
 // misaligned loads and stores trap unless Config.Misaligned (they never
 // trap in Linux mode); AMOs to devices fault; the Linux emulation is single

@@ -104,7 +104,7 @@ func (m *Machine) fdtCPUs(f *fdt, extISA string, clock bool) {
 	if m.xlen == 32 {
 		isa, mmu = "rv32imafdc_zicsr_zifencei_zba_zbb_zbs", "riscv,sv32"
 	}
-	isa += extISA
+	isa += isaExt + extISA
 	f.begin("cpus")
 	f.cells("#address-cells", 1)
 	f.cells("#size-cells", 0)
@@ -116,6 +116,8 @@ func (m *Machine) fdtCPUs(f *fdt, extISA string, clock bool) {
 		f.str("status", "okay")
 		f.str("compatible", "riscv")
 		f.str("riscv,isa", isa)
+		f.cells("riscv,cbom-block-size", cboBlock)
+		f.cells("riscv,cboz-block-size", cboBlock)
 		f.str("mmu-type", mmu)
 		if clock {
 			f.cells("clock-frequency", 1000000000)
@@ -201,7 +203,7 @@ func (m *Machine) installBootROM() error {
 	if m.mem.find(BootROMBase) != nil {
 		return nil
 	}
-	if err := m.mem.addRAM(BootROMBase, bootROMSize); err != nil {
+	if err := m.mem.addRAM(BootROMBase, bootROMSize, "sim: boot ROM"); err != nil {
 		return err
 	}
 	var rom []byte

@@ -66,7 +66,7 @@ func TestInstructionLimit(t *testing.T) {
 	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "instruction limit") {
 		t.Fatalf("%v", err)
 	}
-	if res.Instret < 12345 || res.Instret > 12346 {
+	if res.Instret != 12345 || !errors.Is(err, ErrInstructionLimit) {
 		t.Fatalf("stopped after %d instructions", res.Instret)
 	}
 }

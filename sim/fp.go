@@ -61,7 +61,10 @@ const (
 func (f fpFormat) signBit() uint64 { return 1 << (f.exp + f.man) }
 func (f fpFormat) expMax() uint64  { return 1<<f.exp - 1 }
 func (f fpFormat) canonNaN() uint64 {
-	if f.man == 23 {
+	switch f.man {
+	case 10:
+		return canonNaNH
+	case 23:
 		return canonNaNS
 	}
 	return canonNaND
@@ -438,6 +441,9 @@ func (f fpFormat) addFast(a, b uint64) (uint64, uint64, bool) {
 		}
 		return math.Float64bits(s), 0, true
 	}
+	if f.man != 23 {
+		return 0, 0, false // half precision: exact path
+	}
 	x, y := float64(math.Float32frombits(uint32(a))), float64(math.Float32frombits(uint32(b)))
 	if !isNormal32(x) || !isNormal32(y) {
 		return 0, 0, false
@@ -475,6 +481,9 @@ func (f fpFormat) mulFast(a, b uint64) (uint64, uint64, bool) {
 		}
 		return math.Float64bits(p), 0, true
 	}
+	if f.man != 23 {
+		return 0, 0, false // half precision: exact path
+	}
 	x, y := float64(math.Float32frombits(uint32(a))), float64(math.Float32frombits(uint32(b)))
 	p := x * y // exact
 	r := float32(p)
@@ -499,6 +508,9 @@ func (f fpFormat) divFast(a, b uint64) (uint64, uint64, bool) {
 		}
 		return math.Float64bits(q), 0, true
 	}
+	if f.man != 23 {
+		return 0, 0, false // half precision: exact path
+	}
 	x, y := float64(math.Float32frombits(uint32(a))), float64(math.Float32frombits(uint32(b)))
 	q := x / y
 	r := float32(q) // double rounding is innocuous for division (53 >= 2*24+2)
@@ -522,6 +534,9 @@ func (f fpFormat) sqrtFast(a uint64) (uint64, uint64, bool) {
 			return math.Float64bits(s), fNX, true
 		}
 		return math.Float64bits(s), 0, true
+	}
+	if f.man != 23 {
+		return 0, 0, false // half precision: exact path
 	}
 	x := float64(math.Float32frombits(uint32(a)))
 	if !isNormal32(x) {

@@ -76,7 +76,7 @@ func (m *Machine) LoadKernel(k Kernel) error {
 	}
 	m.virt = true
 	m.finisher = true
-	if err := m.mem.addRAM(KernelRAMBase, ram); err != nil {
+	if err := m.mem.addRAM(KernelRAMBase, ram, "sim: kernel RAM"); err != nil {
 		return err
 	}
 	ramEnd := uint64(KernelRAMBase) + ram
@@ -356,16 +356,18 @@ func (m *Machine) makeKernelDTB(kb *kernelBoot) []byte {
 }
 
 // kernelISA lists the extensions the simulator implements, as
-// riscv,isa-extensions names them.
+// riscv,isa-extensions names them (then those of isaExt, and sstc on the
+// built-in SBI).
 var kernelISA = []string{"i", "m", "a", "f", "d", "c", "zicntr", "zicsr", "zifencei", "zihpm",
 	"zba", "zbb", "zbs", "sscofpmf"}
 
 // fdtCPUsKernel adds the cpus node with riscv,isa-base and
 // riscv,isa-extensions as well as the riscv,isa string.
 func (m *Machine) fdtCPUsKernel(f *fdt) {
-	exts := kernelISA
+	exts := append([]string(nil), kernelISA...)
+	exts = append(exts, strings.Split(strings.TrimPrefix(isaExt, "_"), "_")...)
 	if m.sstc != nil {
-		exts = append(exts[:len(exts):len(exts)], "sstc")
+		exts = append(exts, "sstc")
 	}
 	isa := "rv64imafdc"
 	for _, e := range exts[6:] {
@@ -385,6 +387,9 @@ func (m *Machine) fdtCPUsKernel(f *fdt) {
 		f.str("riscv,isa-base", "rv64i")
 		f.str("riscv,isa-extensions", exts...)
 		f.str("mmu-type", "riscv,sv39")
+		f.cells("riscv,cbom-block-size", cboBlock)
+		f.cells("riscv,cboz-block-size", cboBlock)
+		f.cells("riscv,cbop-block-size", cboBlock)
 		f.begin("interrupt-controller")
 		f.cells("#interrupt-cells", 1)
 		f.prop("interrupt-controller", nil)

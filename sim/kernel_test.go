@@ -205,7 +205,7 @@ func TestKernelDeviceTree(t *testing.T) {
 	dts := string(out)
 	for _, want := range []string{`bootargs = "console=ttyS0 rdinit=/init";`, `compatible = "sifive,plic-1.0.0\0riscv,plic0";`,
 		`compatible = "ns16550a";`, "interrupts = <0x0a>;", `compatible = "syscon-poweroff";`, "value = <0x5555>;",
-		"rng-seed = ", `riscv,isa-extensions = "i\0m\0a\0f\0d\0c\0`, `\0sscofpmf\0sstc";`} {
+		"rng-seed = ", `riscv,isa-extensions = "i\0m\0a\0f\0d\0c\0`, `\0sscofpmf\0zbc\0`, `\0zcmop\0sstc";`, "riscv,cboz-block-size = <0x40>;"} {
 		if !strings.Contains(dts, want) {
 			t.Errorf("tree lacks %q\n%s", want, dts)
 		}

@@ -95,6 +95,9 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	var lo, hi uint64 = ^uint64(0), 0
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && p.Memsz > 0 {
+			if p.Vaddr+p.Memsz < p.Vaddr {
+				return fmt.Errorf("sim: %s: segment at %#x of %s ends beyond the address space", path, p.Vaddr, sizeString(p.Memsz))
+			}
 			lo = min(lo, p.Vaddr&^(linuxPageSize-1))
 			hi = max(hi, p.Vaddr+p.Memsz)
 		}
@@ -113,8 +116,11 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 		{mmapBase, 4 * m.cfg.RAMSize},
 		{stackTop - linuxStackSize, linuxStackSize},
 	}
-	for _, b := range m.cfg.Banks {
-		if err := m.mem.addRAM(b.Base, b.Size); err != nil {
+	for i, b := range m.cfg.Banks {
+		what := []string{fmt.Sprintf("sim: %s: segments of %s and brk heap of %s (Config.RAMSize, rvtrace run --ram)", path, sizeString(brk-lo), sizeString(heap)),
+			fmt.Sprintf("sim: %s: mmap area of 4 × %s (Config.RAMSize, rvtrace run --ram)", path, sizeString(m.cfg.RAMSize)),
+			"sim: stack"}[i]
+		if err := m.mem.addRAM(b.Base, b.Size, what); err != nil {
 			return err
 		}
 	}
@@ -142,6 +148,9 @@ func (m *Machine) LoadLinuxELF(path string, argv, envp []string) error {
 	}
 	h.priv = privU
 	h.setMstatus(h.csr.mstatus | 1<<13) // FS = Initial
+	// Linux (6.7 and later) lets programs use cbo.zero, not the other
+	// cache-block operations.
+	h.csr.menvcfg, h.csr.senvcfg = envcfgCBZE, envcfgCBZE
 	if argv == nil {
 		argv = []string{path}
 	}
@@ -322,12 +331,13 @@ func (h *Hart) linuxSyscall() {
 	l := h.lnx
 	m := h.m
 	ret := neg(eNOSYS)
+	orig, handled := nr, false
 	if h.xlen == 32 {
 		switch nr {
 		case 79, 80, 62, 113, 169: // not riscv32 system calls (or not with these structures)
 			nr = ^uint64(0)
 		case 66: // writev with 8-byte struct iovec
-			nr = ^uint64(0)
+			nr, handled = ^uint64(0), true
 			var total uint64
 			ret = 0
 			for i := uint64(0); i < a2; i++ {
@@ -523,8 +533,77 @@ func (h *Hart) linuxSyscall() {
 		m.exit(128 + int(a2&0x7f))
 		h.stop = true
 		ret = 0
+	case 179: // sysinfo
+		ret = h.sysinfo(a0)
+	default:
+		if !handled {
+			h.unsupportedSyscall(orig)
+		}
 	}
 	x[10] = h.sext32(ret)
+}
+
+// unsupportedSyscall names a system call the emulation does not implement
+// (answered ENOSYS) on Config.Diagnostics, once per number, and records
+// it for UnsupportedSyscalls.
+func (h *Hart) unsupportedSyscall(nr uint64) {
+	m := h.m
+	for _, n := range m.unsupported {
+		if n == nr {
+			return
+		}
+	}
+	m.unsupported = append(m.unsupported, nr)
+	if m.cfg.Diagnostics != nil {
+		fmt.Fprintf(m.cfg.Diagnostics, "sim: %s: unsupported system call %s at pc %#x, answered ENOSYS\n",
+			filepath.Base(m.path), SyscallName(nr, h.xlen), h.pc)
+	}
+}
+
+// UnsupportedSyscalls returns the numbers of the system calls the Linux
+// program made that the emulation does not implement (each answered
+// ENOSYS), in the order of their first call. set_robust_list is answered
+// ENOSYS on purpose, as qemu-riscv64 does, and is not listed.
+func (m *Machine) UnsupportedSyscalls() []uint64 { return m.unsupported }
+
+// sysinfo writes struct sysinfo (asm-generic layout: longs of XLEN bits).
+// The answer is deterministic and describes the emulated machine, not the
+// host (qemu-riscv64 passes the host's through): uptime is the retired
+// instruction count at 1 GHz, the clock clock_gettime reads; the loads
+// are 0; totalram is the guest RAM of the brk heap and mmap area, freeram
+// what the program has not taken of it yet; no shared, buffer, swap or
+// high memory; one process; mem_unit 1.
+func (h *Hart) sysinfo(addr uint64) uint64 {
+	l := h.lnx
+	w := uint64(h.xlen / 8)
+	total := (l.brkEnd - l.brkStart) + (l.mmapEnd - linuxMmapStart(h))
+	free := (l.brkEnd - l.brk) + (l.mmapEnd - l.mmapNext)
+	size := 64
+	if w == 8 {
+		size = 112
+	}
+	b := make([]byte, size)
+	put := func(off, v uint64) {
+		if w == 8 {
+			binary.LittleEndian.PutUint64(b[off:], v)
+		} else {
+			binary.LittleEndian.PutUint32(b[off:], uint32(min(v, 1<<32-1)))
+		}
+	}
+	put(0, h.instret/1e9)                      // uptime
+	put(4*w, total)                            // totalram (after loads[3])
+	put(5*w, free)                             // freeram
+	binary.LittleEndian.PutUint16(b[10*w:], 1) // procs
+	binary.LittleEndian.PutUint32(b[13*w:], 1) // mem_unit
+	return writeOr(h.m, addr, b)
+}
+
+// linuxMmapStart returns the base of the mmap area.
+func linuxMmapStart(h *Hart) uint64 {
+	if h.xlen == 32 {
+		return linuxMmapBase32
+	}
+	return linuxMmapBase
 }
 
 func writeOr(m *Machine, addr uint64, b []byte) uint64 {
@@ -624,7 +703,9 @@ func (h *Hart) sysWrite(fd, buf, n uint64) uint64 {
 	if !ok {
 		return neg(eFAULT)
 	}
-	_, _ = w.Write(b)
+	if _, err := w.Write(b); err != nil {
+		return errnoOr(0, err) // as the kernel: ENOSPC on a full disk, EPIPE...
+	}
 	return n
 }
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/rvtrace/rvtrace/ingress"
 )
@@ -33,16 +35,25 @@ type Config struct {
 	Harts int
 	// RAMSize is the size of each default RAM bank (default 64 MiB).
 	RAMSize uint64
+	// MaxRAM bounds the guest RAM of all banks together (default
+	// DefaultMaxRAM, 16 GiB): a bank beyond it is refused with a
+	// RAMLimitError before any host memory is reserved.
+	MaxRAM uint64
 	// Banks replaces the default RAM banks (0x20000000 and 0x80000000,
 	// RAMSize each). Segments of the ELF outside every bank get a bank of
 	// their own.
 	Banks []Bank
-	// MaxInstret ends the run with an error once the harts together have
-	// retired more instructions (0: no limit).
+	// MaxInstret ends the run with an error (cause ErrInstructionLimit)
+	// once the harts together have retired exactly this many
+	// instructions (0: no limit).
 	MaxInstret uint64
 	// Stdout and Stderr receive the guest's console output (HTIF
 	// syscalls, UART, Linux write). Nil discards it.
 	Stdout, Stderr io.Writer
+	// Diagnostics receives the simulator's own messages about the run
+	// that are not errors, such as the Linux system calls it does not
+	// implement (one line per call number). Nil discards them.
+	Diagnostics io.Writer
 	// Mode is the ingress block mode (default Coalesced).
 	Mode BlockMode
 	// Quantum is the number of instructions a hart runs before the next
@@ -110,13 +121,16 @@ type Machine struct {
 
 	loaded      bool
 	done        bool
-	exitInstret uint64 // instructions retired when the exit was written
+	stop        atomic.Bool // Stop was called
+	exitInstret uint64      // instructions retired when the exit was written
 	exitCode    int
 	err         error
 
 	entry uint64
 	xlen  int
 	path  string
+
+	unsupported []uint64 // Linux system calls answered ENOSYS, in order
 }
 
 // HartStats are the counters of one hart at the end of a run.
@@ -169,6 +183,7 @@ func New(cfg Config) (*Machine, error) {
 	m := &Machine{cfg: cfg, nPMP: max(cfg.PMPEntries, 0), quantum: uint64(cfg.Quantum), timeDiv: uint64(cfg.TimeDivider),
 		timing: cfg.Timing.table()}
 	m.mem.m = m
+	m.mem.limit = cfg.MaxRAM
 	m.stdout, m.stderr = cfg.Stdout, cfg.Stderr
 	if m.stdout == nil {
 		m.stdout = io.Discard
@@ -306,10 +321,22 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 			banks = []Bank{{0x20000000, m.cfg.RAMSize}, {0x80000000, m.cfg.RAMSize}}
 		}
 		for _, b := range banks {
-			if err := m.mem.addRAM(b.Base, b.Size); err != nil {
+			what := fmt.Sprintf("sim: RAM bank of %s (Config.RAMSize/Banks, rvtrace run --ram)", sizeString(b.Size))
+			if err := m.mem.addRAM(b.Base, b.Size, what); err != nil {
 				return err
 			}
 		}
+	}
+	return m.loadProgs(f, path, physical)
+}
+
+// loadProgs copies the PT_LOAD segments of f (the file path) to RAM,
+// mapping banks for those outside every bank. Segment sizes are checked
+// against the file and the RAM limit before anything is allocated.
+func (m *Machine) loadProgs(f *elf.File, path string, physical bool) error {
+	var fileSize uint64 = ^uint64(0)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		fileSize = uint64(st.Size())
 	}
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD || p.Memsz == 0 {
@@ -319,15 +346,30 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 		if !physical {
 			addr = p.Vaddr
 		}
-		if err := m.ensureRAM(addr, p.Memsz); err != nil {
+		seg := fmt.Sprintf("sim: %s: segment at %#x of %s", path, addr, sizeString(p.Memsz))
+		if p.Filesz > p.Memsz {
+			return fmt.Errorf("%s: file size %#x larger than its memory size", seg, p.Filesz)
+		}
+		if p.Off > fileSize || p.Filesz > fileSize-p.Off {
+			return fmt.Errorf("%s: bytes %#x+%#x lie beyond the end of the file (%d bytes)", seg, p.Off, p.Filesz, fileSize)
+		}
+		if addr+p.Memsz < addr || m.xlen == 32 && addr+p.Memsz > 1<<32 {
+			return fmt.Errorf("%s: ends beyond the %d-bit address space", seg, m.xlen)
+		}
+		if err := m.ensureRAM(addr, p.Memsz, seg); err != nil {
 			return err
 		}
-		data := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(data, 0); err != nil && p.Filesz > 0 {
-			return fmt.Errorf("sim: %s: reading segment at %#x: %w", path, addr, err)
-		}
-		if !m.mem.write(addr, data) {
-			return fmt.Errorf("sim: %s: segment at %#x does not fit in RAM", path, addr)
+		// Copy in chunks straight from the file: no buffer of the
+		// segment's size.
+		buf := make([]byte, min(p.Filesz, 1<<20))
+		for off := uint64(0); off < p.Filesz; off += uint64(len(buf)) {
+			chunk := buf[:min(uint64(len(buf)), p.Filesz-off)]
+			if _, err := p.ReadAt(chunk, int64(off)); err != nil {
+				return fmt.Errorf("%s: reading it: %w", seg, err)
+			}
+			if !m.mem.write(addr+off, chunk) {
+				return fmt.Errorf("%s: does not fit in RAM", seg)
+			}
 		}
 		// bss is already zero
 	}
@@ -336,12 +378,16 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 	return nil
 }
 
-// ensureRAM maps a bank for [addr, addr+n) when it is not all RAM yet.
-func (m *Machine) ensureRAM(addr, n uint64) error {
+// ensureRAM maps a bank for [addr, addr+n) when it is not all RAM yet;
+// what names the segment in errors.
+func (m *Machine) ensureRAM(addr, n uint64, what string) error {
 	if m.mem.ramSlice(addr, n) != nil {
 		return nil
 	}
 	const mb = 1 << 20
+	if addr+n < addr || addr+n+mb-1 < addr+n {
+		return fmt.Errorf("%s: wraps around the address space", what)
+	}
 	lo := addr &^ (mb - 1)
 	hi := (addr + n + mb - 1) &^ (mb - 1)
 	// trim against existing banks
@@ -354,10 +400,25 @@ func (m *Machine) ensureRAM(addr, n uint64) error {
 		}
 	}
 	if hi <= lo {
-		return fmt.Errorf("sim: cannot map RAM for %#x+%#x", addr, n)
+		return fmt.Errorf("%s: cannot map RAM for %#x+%#x", what, addr, n)
 	}
-	return m.mem.addRAM(lo, hi-lo)
+	return m.mem.addRAM(lo, hi-lo, what)
 }
+
+// ErrStopped is the cause (errors.Is) of the GuestError Run returns when
+// Stop ended the run.
+var ErrStopped = errors.New("sim: stopped by the host")
+
+// ErrInstructionLimit is the cause (errors.Is) of the GuestError Run
+// returns when the harts retired Config.MaxInstret instructions.
+var ErrInstructionLimit = errors.New("sim: instruction limit reached")
+
+// Stop asks Run to end at the next boundary between quanta (at most
+// Config.Quantum instructions later), as if the program had stopped
+// there: the ingress sinks are closed, so encoders write their end
+// message, and Run returns a GuestError whose cause is ErrStopped. It is
+// safe to call from another goroutine (a signal handler).
+func (m *Machine) Stop() { m.stop.Store(true) }
 
 // ReadMem reads guest physical memory (RAM only).
 func (m *Machine) ReadMem(pa uint64, b []byte) bool { return m.mem.read(pa, b) }
@@ -374,6 +435,15 @@ func (m *Machine) Run() (res Result, err error) {
 		return res, errors.New("sim: no program loaded")
 	}
 	for !m.done {
+		if m.stop.Load() {
+			h := m.harts[m.cur]
+			raw, size := h.peekInst(h.pc)
+			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size), Msg: "stopped by the host", Err: ErrStopped}
+			m.done = true
+			break
+		}
+		// The host answers a tohost write (an exit at the very last
+		// instruction allowed included) before the limit applies.
 		if m.htif && !m.cfg.HTIFImmediate {
 			if v, _ := m.mem.read64(m.tohost); v != 0 {
 				m.mem.write64(m.tohost, 0)
@@ -382,15 +452,16 @@ func (m *Machine) Run() (res Result, err error) {
 				continue
 			}
 		}
-		m.idle()
-		m.deliverFromhost()
-		if m.cfg.MaxInstret != 0 && m.totalInstret() > m.cfg.MaxInstret && !m.done {
+		if m.cfg.MaxInstret != 0 && m.totalInstret() >= m.cfg.MaxInstret {
 			h := m.harts[m.cur]
 			raw, size := h.peekInst(h.pc)
 			m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
-				Msg: fmt.Sprintf("instruction limit %d exceeded", m.cfg.MaxInstret)}
+				Msg: fmt.Sprintf("instruction limit %d reached (the instruction shown was not executed)", m.cfg.MaxInstret), Err: ErrInstructionLimit}
 			m.done = true
+			break
 		}
+		m.idle()
+		m.deliverFromhost()
 	}
 	for _, h := range m.harts {
 		if cerr := h.tr.close(); cerr != nil && m.err == nil {
@@ -434,7 +505,7 @@ func (m *Machine) idle() {
 	}
 	q := m.quantum
 	if m.cfg.MaxInstret != 0 {
-		left := m.cfg.MaxInstret + 1 - min(m.totalInstret(), m.cfg.MaxInstret+1)
+		left := m.cfg.MaxInstret - min(m.totalInstret(), m.cfg.MaxInstret)
 		q = max(min(q, left), 1)
 	}
 	if !h.booted {

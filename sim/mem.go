@@ -3,7 +3,10 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 const (
@@ -52,6 +55,48 @@ type tlbEntry struct {
 type memory struct {
 	regions []*region
 	m       *Machine
+	total   uint64 // bytes of RAM mapped
+	limit   uint64 // bound on total (Config.MaxRAM)
+}
+
+// DefaultMaxRAM is the default bound on the guest RAM of a machine (all
+// banks together): 16 GiB. Guest RAM is never allowed above the host's
+// RAM plus swap either (the operating system would refuse to reserve it). RAM is reserved from the host lazily (the
+// host's pages are only touched when the guest writes them), so the bound
+// is not the memory a run uses but a guard against a size no program
+// needs, such as a corrupt ELF segment of a terabyte; Config.MaxRAM
+// (rvtrace run --max-ram) raises it.
+const DefaultMaxRAM = 16 << 30
+
+// RAMLimitError reports guest RAM that would exceed Config.MaxRAM.
+type RAMLimitError struct {
+	What        string // what asked for the RAM
+	Base, Size  uint64 // the bank refused
+	Total       uint64 // guest RAM already mapped
+	Limit       uint64
+	LimitSource string // how to raise the limit
+}
+
+func (e *RAMLimitError) Error() string {
+	return fmt.Sprintf("%s: RAM bank %#x of %s would make %s of guest RAM, above the limit of %s (%s)",
+		e.What, e.Base, sizeString(e.Size), sizeString(e.Total+e.Size), sizeString(e.Limit), e.LimitSource)
+}
+
+// sizeString writes n bytes with a binary unit when it is a whole number
+// of them.
+func sizeString(n uint64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{60, "EiB"}, {50, "PiB"}, {40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (mm *memory) find(pa uint64) *region {
@@ -63,19 +108,39 @@ func (mm *memory) find(pa uint64) *region {
 	return nil
 }
 
-// addRAM maps a RAM bank (page aligned). Overlapping banks are merged by
-// refusing the overlap.
-func (mm *memory) addRAM(base, size uint64) error {
+// addRAM maps a RAM bank (page aligned) for what (named in errors).
+// Overlapping banks are merged by refusing the overlap. The bank's host
+// memory is reserved, not touched: Go maps fresh zeroed pages from the
+// operating system, which provides them when first written.
+func (mm *memory) addRAM(base, size uint64, what string) error {
 	base &^= pageMask
+	if size > ^uint64(0)-pageMask {
+		return fmt.Errorf("%s: bad RAM bank %#x+%#x", what, base, size)
+	}
 	size = (size + pageMask) &^ pageMask
+	if size == 0 || base+size < base {
+		return fmt.Errorf("%s: bad RAM bank %#x+%#x", what, base, size)
+	}
+	limit := mm.limit
+	if limit == 0 {
+		limit = DefaultMaxRAM
+	}
+	if size > limit || mm.total+size > limit {
+		return &RAMLimitError{What: what, Base: base, Size: size, Total: mm.total, Limit: limit,
+			LimitSource: "Config.MaxRAM, rvtrace run --max-ram"}
+	}
+	// Above the host's RAM and swap, the operating system refuses the
+	// reservation and the Go runtime would die of it.
+	if host := hostMemory(); host != 0 && mm.total+size > host {
+		return &RAMLimitError{What: what, Base: base, Size: size, Total: mm.total, Limit: host,
+			LimitSource: "the host's RAM and swap"}
+	}
 	for _, r := range mm.regions {
 		if base < r.base+r.size && r.base < base+size {
-			return fmt.Errorf("sim: RAM bank %#x+%#x overlaps %#x+%#x", base, size, r.base, r.size)
+			return fmt.Errorf("%s: RAM bank %#x+%#x overlaps %#x+%#x", what, base, size, r.base, r.size)
 		}
 	}
-	if size == 0 || base+size < base {
-		return fmt.Errorf("sim: bad RAM bank %#x+%#x", base, size)
-	}
+	mm.total += size
 	n := size >> pageShift
 	mm.regions = append(mm.regions, &region{base: base, size: size, mem: make([]byte, size),
 		dec: make([]*decPage, n), flags: make([]uint8, n)})
@@ -174,4 +239,25 @@ func (mm *memory) watch(pa uint64) {
 			h.flushWTLB()
 		}
 	}
+}
+
+// hostMemory returns the host's RAM plus swap in bytes (Linux
+// /proc/meminfo MemTotal + SwapTotal), or 0 when unknown.
+func hostMemory() uint64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var total uint64
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && (f[0] == "MemTotal:" || f[0] == "SwapTotal:") && f[2] == "kB" {
+			n, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			total += n << 10
+		}
+	}
+	return total
 }

@@ -248,6 +248,9 @@ func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 
 // writesX reports whether d writes integer register rd.
 func writesX(d *inst) bool {
+	if d.op >= opCLMUL {
+		return extWritesX(d) // ext.go
+	}
 	switch d.op {
 	case opBEQ, opBNE, opBLT, opBGE, opBLTU, opBGEU, opSB, opSH, opSW, opSD, opFSW, opFSD,
 		opFLW, opFLD, opFENCE, opFENCEI, opECALL, opEBREAK, opMRET, opSRET, opWFI, opSFENCEVMA:
@@ -277,11 +280,11 @@ func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
 			if rd != 0 {
 				err = t.RegWrite(h.id, tarmac.RegX+tarmac.Reg(rd), h.Reg(int(rd)))
 			}
-		case d.op == opFLW || d.op == opFLD || d.op == opFP:
+		case d.op == opFLW || d.op == opFLD || d.op == opFP || extWritesF(d):
 			err = t.RegWrite(h.id, tarmac.RegF+tarmac.Reg(rd), h.f[rd])
 		}
 	}
-	if err == nil && (d.op == opFP) && h.csr.fflags != o.fflag {
+	if err == nil && (d.op == opFP || d.op == opFPH) && h.csr.fflags != o.fflag {
 		err = t.RegWrite(h.id, tarmac.RegCSR+csrFflags, h.csr.fflags)
 	}
 	o.fflag = h.csr.fflags

@@ -134,6 +134,9 @@ func (h *Hart) execSlow(d *inst, pc, npc uint64) (uint64, uint8, bool) {
 		}
 		return npc, 0, true
 	}
+	if d.op >= opCLMUL {
+		return h.execExt(d, npc) // ext.go
+	}
 	h.illegal(d)
 	return 0, 0, false
 }

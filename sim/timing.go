@@ -83,5 +83,5 @@ func classOf(d *inst) uint8 {
 		opCSRRW, opCSRRS, opCSRRC, opCSRRWI, opCSRRSI, opCSRRCI:
 		return clSystem
 	}
-	return clALU
+	return extClassOf(d)
 }

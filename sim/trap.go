@@ -287,8 +287,12 @@ type GuestError struct {
 	Cause uint64 // exception cause (interrupt bit 63), when a trap
 	TVal  uint64
 	Msg   string
-	XLEN  int // the hart's register width, for the disassembly (0: 64)
+	XLEN  int   // the hart's register width, for the disassembly (0: 64)
+	Err   error // the cause, when a sentinel says it (ErrStopped, ErrInstructionLimit)
 }
+
+// Unwrap returns the cause.
+func (e *GuestError) Unwrap() error { return e.Err }
 
 func (e *GuestError) Error() string {
 	bits := "bits unavailable"

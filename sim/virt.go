@@ -47,20 +47,8 @@ func (m *Machine) LoadFirmware(fw, payload string) error {
 	if f.Machine != elf.EM_RISCV {
 		return fmt.Errorf("sim: %s: not a RISC-V ELF", payload)
 	}
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_LOAD || p.Memsz == 0 {
-			continue
-		}
-		if err := m.ensureRAM(p.Paddr, p.Memsz); err != nil {
-			return err
-		}
-		data := make([]byte, p.Memsz)
-		if _, err := p.ReadAt(data[:p.Filesz], 0); err != nil && p.Filesz > 0 {
-			return fmt.Errorf("sim: %s: %w", payload, err)
-		}
-		if !m.mem.write(p.Paddr, data) {
-			return fmt.Errorf("sim: %s: segment at %#x does not fit in RAM", payload, p.Paddr)
-		}
+	if err := m.loadProgs(f, payload, true); err != nil {
+		return err
 	}
 	if strings.Contains(strings.ToLower(fw), "dynamic") {
 		var b []byte

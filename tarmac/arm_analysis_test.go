@@ -11,16 +11,20 @@ import (
 	"github.com/rvtrace/rvtrace/image"
 )
 
-// armELF builds a minimal AArch64 ELF executable with a text segment at
-// 0x80000 and function symbols, standing in for the ELF of a Fast Models
-// run (the symbols are what the analyses need from it).
-func armELF(t *testing.T, syms []struct {
+// elfSym is a function symbol of armELF.
+type elfSym struct {
 	name       string
 	addr, size uint64
-}) []byte {
+}
+
+// armELF builds a minimal AArch64 ELF executable with a text segment of
+// textSize zero bytes at textAddr and function symbols, standing in for
+// the ELF of a Fast Models run (the symbols are what the analyses need
+// from it).
+func armELF(t *testing.T, textAddr, textSize uint64, syms []elfSym) []byte {
 	t.Helper()
 	le := binary.LittleEndian
-	const textOff, textAddr, textSize = 0x1000, 0x80000, 0x1000
+	const textOff = 0x1000
 	// string tables
 	strtab := []byte{0}
 	var symtab bytes.Buffer
@@ -37,7 +41,7 @@ func armELF(t *testing.T, syms []struct {
 	}
 	shstr := []byte("\x00.symtab\x00.strtab\x00.shstrtab\x00.text\x00")
 	name := func(n string) uint32 { return uint32(bytes.Index(shstr, []byte(n+"\x00"))) }
-	symOff := uint64(textOff + textSize)
+	symOff := textOff + textSize
 	strOff := symOff + uint64(symtab.Len())
 	shstrOff := strOff + uint64(len(strtab))
 	shOff := (shstrOff + uint64(len(shstr)) + 7) &^ 7
@@ -92,10 +96,7 @@ func armELF(t *testing.T, syms []struct {
 // with an ELF: call tree, flat profile and folded stacks agree with the
 // trace.
 func TestArmAnalyses(t *testing.T) {
-	elfBytes := armELF(t, []struct {
-		name       string
-		addr, size uint64
-	}{{"_start", 0x80000, 0x14}, {"func", 0x80014, 0x1c}, {"el3_vector", 0x80400, 0x10}})
+	elfBytes := armELF(t, 0x80000, 0x1000, []elfSym{{"_start", 0x80000, 0x14}, {"func", 0x80014, 0x1c}, {"el3_vector", 0x80400, 0x10}})
 	img := image.NewSet()
 	if err := img.AddELFReader("fvp.axf", bytes.NewReader(elfBytes)); err != nil {
 		t.Fatal(err)

@@ -3,9 +3,11 @@ package tarmac
 import (
 	"bytes"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
 // tarmacText writes the calls program's run as Tarmac.
@@ -51,4 +53,37 @@ func BenchmarkWriteTarmac(b *testing.B) {
 	}
 	w.Close()
 	b.ReportMetric(float64(len(pcs))*float64(b.N)/b.Elapsed().Seconds(), "insts/s")
+}
+
+// BenchmarkReadArmTarmac measures reading a real Arm Tarmac trace (gem5's,
+// from the corpus) record by record, and decoding it into the flow.
+func BenchmarkReadArmTarmac(b *testing.B) {
+	text, err := os.ReadFile(corpus.Path(b, "tarmac/calculator-aarch64-gem5.tarmac"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("records", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r := NewReader(bytes.NewReader(text), "b")
+			for {
+				if _, err := r.Next(); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("flow", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			var c flow.Counter
+			if err := NewDecoder(NewReader(bytes.NewReader(text), "b"), Options{}).Flow(&c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

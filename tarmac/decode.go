@@ -15,8 +15,8 @@ type Options struct {
 	// record does not name it (the iset "RV32" and "RV64" do); 0 means 64.
 	XLEN int
 	// Lenient makes the Decoder skip malformed lines instead of failing;
-	// [Decoder.Skipped] counts them and [Decoder.FirstError] keeps the
-	// first one.
+	// [Decoder.Skipped] counts them and [Decoder.Errors] keeps the first
+	// few.
 	Lenient bool
 }
 
@@ -41,7 +41,7 @@ type Decoder struct {
 	eof      bool
 	hasTime  bool
 	skipped  int
-	firstErr error
+	errs     []error
 	onBlock  func(b *ingress.Block, src int) error
 }
 
@@ -60,7 +60,33 @@ type cpuState struct {
 	priv     ingress.Priv
 	ctx      uint64
 	time     uint64
+	// Arm call detection: the last value written to the link register
+	// and the number of instructions since (lrAge), capped at
+	// lrCallWindow, which also marks "no recent write".
+	lr    uint64
+	lrAge int
+	// popsLR is set when the last instruction reads the stack (an
+	// epilogue "LDP x29,x30,[sp],#16", "POP {r4,pc}"): a link register
+	// it writes is the caller's return address being restored, not a
+	// call being set up.
+	popsLR bool
 }
+
+// lrCallWindow and lrCallSlack define an Arm call made without a
+// branch-with-link instruction ("LDR lr,=ret; B func", "MOV lr,pc; BX
+// r3", "LDR x30,...; B func"): a taken jump within lrCallWindow
+// instructions after a write of the link register, none of them a
+// transfer of control, that left in the link register an address
+// within lrCallSlack bytes of the jump's own fall-through address. These
+// are the values tarmac-trace-utilities' call detection uses. Unlike
+// that tool, which keeps such a call only when a return to the address
+// comes later, the decoder streams: it ignores link register values
+// loaded from the stack (an epilogue restoring the caller's return
+// address before a tail call).
+const (
+	lrCallWindow = 8
+	lrCallSlack  = 64
+)
 
 // instInfo is one instruction record, waiting for its successor to know
 // how it left.
@@ -73,6 +99,8 @@ type instInfo struct {
 	priv     ingress.Priv
 	context  uint64
 	line     int64
+	arm      bool // an Arm instruction (A, T, X, O)
+	thumb    bool
 }
 
 // outBlock is a finished block and what the flow conversion needs to know
@@ -101,8 +129,22 @@ func NewDecoder(r *Reader, opt Options) *Decoder {
 // Skipped returns the number of malformed lines skipped in Lenient mode.
 func (d *Decoder) Skipped() int { return d.skipped }
 
-// FirstError returns the first malformed line skipped in Lenient mode.
-func (d *Decoder) FirstError() error { return d.firstErr }
+// FirstError returns the first malformed line skipped in Lenient mode
+// (a *SyntaxError), or nil.
+func (d *Decoder) FirstError() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs[0]
+}
+
+// MaxKeptErrors is the number of errors of skipped lines that
+// [Decoder.Errors] keeps.
+const MaxKeptErrors = 5
+
+// Errors returns the errors (*SyntaxError) of the first MaxKeptErrors
+// malformed lines skipped in Lenient mode.
+func (d *Decoder) Errors() []error { return d.errs }
 
 // Src returns the source (CPU) number of the block returned last by Next:
 // the number in the CPU's name ("cpu2" is 2), or the order in which CPUs
@@ -146,8 +188,8 @@ func (d *Decoder) step() error {
 		var se *SyntaxError
 		if d.opt.Lenient && errors.As(err, &se) {
 			d.skipped++
-			if d.firstErr == nil {
-				d.firstErr = err
+			if len(d.errs) < MaxKeptErrors {
+				d.errs = append(d.errs, err)
 			}
 			return nil
 		}
@@ -196,6 +238,11 @@ func cpuNumber(name string) (uint32, bool) {
 }
 
 func (d *Decoder) inst(rec *Record) {
+	if rec.FetchFailed {
+		// Not executed, and its opcode is unknown: the exception that
+		// follows (a prefetch abort) tells where execution went.
+		return
+	}
 	c := d.cpu(rec.CPU)
 	size := rec.OpcodeBytes
 	if size == 0 {
@@ -203,7 +250,8 @@ func (d *Decoder) inst(rec *Record) {
 	}
 	var k ctl
 	var priv ingress.Priv
-	if isArmISet(rec.ISet) {
+	arm := isArmISet(rec.ISet)
+	if arm {
 		k = classifyArm(rec.ISet, rec.Opcode, rec.OpcodeBytes, rec.Disasm)
 		priv = armPriv(rec.Mode)
 	} else {
@@ -220,11 +268,33 @@ func (d *Decoder) inst(rec *Record) {
 	info := instInfo{
 		addr: rec.Addr, size: size, ctl: k, executed: rec.Executed,
 		time: rec.Time, priv: priv, context: c.context, line: int64(rec.Line),
+		arm: arm, thumb: rec.ISet == "T",
 	}
 	if c.havePrev {
 		d.finishPrev(c, info.addr, true)
 	}
 	c.prev, c.havePrev = info, true
+	if c.lrAge < lrCallWindow {
+		c.lrAge++
+	}
+	c.popsLR = arm && readsStack(rec.Disasm)
+}
+
+// readsStack reports whether an Arm instruction's disassembly loads
+// from the stack: a POP, or an address based on sp.
+func readsStack(d []byte) bool {
+	if len(d) >= 3 && (d[0] == 'P' || d[0] == 'p') && (d[1] == 'O' || d[1] == 'o') && (d[2] == 'P' || d[2] == 'p') {
+		return true
+	}
+	for i := 0; i+2 < len(d); i++ {
+		if d[i] == '[' && (d[i+1] == 's' || d[i+1] == 'S') && (d[i+2] == 'p' || d[i+2] == 'P') {
+			return true
+		}
+		if (d[i] == 's' || d[i] == 'S') && (d[i+1] == 'p' || d[i+1] == 'P') && d[i+2] == '!' {
+			return true // LDM sp!,{...}
+		}
+	}
+	return false
 }
 
 // finishPrev adds the waiting instruction of c to its block, now that
@@ -236,6 +306,10 @@ func (d *Decoder) finishPrev(c *cpuState, next uint64, hasNext bool) {
 	p := c.prev
 	c.havePrev = false
 	it := itypeOf(p.ctl, p.executed, p.addr, p.size, next, hasNext)
+	if p.arm && hasNext && next != p.addr+uint64(p.size) {
+		it = c.armCall(it, p)
+		c.lrAge = lrCallWindow // a transfer of control
+	}
 	b := &c.blk.b
 	if c.inBlk && (p.addr != b.NextAddr() || p.time != b.Time || p.priv != b.Priv || p.context != b.Context) {
 		d.flushBlock(c, p.addr, true)
@@ -279,12 +353,17 @@ func (d *Decoder) flushBlock(c *cpuState, next uint64, hasNext bool) {
 
 // event handles E records: traps end the block of their CPU.
 func (d *Decoder) event(rec *Record) {
+	if rec.Tag == "E" && !rec.HasAddr {
+		// A named event without an address (DebugEvent_..., a signal
+		// of an RTL trace): no trap.
+		return
+	}
 	c := d.cpu(rec.CPU)
 	desc := rec.EventDesc
 	switch {
 	case strings.Contains(desc, "ModeChange"):
 		return
-	case strings.Contains(desc, "Reset"):
+	case containsFold(desc, "reset"), desc == GapEventDesc: // CoreEvent_Reset, CoreEvent_RESET, ES EXC Reset; a gap
 		d.finishPrev(c, 0, false)
 		d.flushBlock(c, 0, false)
 		return
@@ -317,6 +396,17 @@ func (d *Decoder) event(rec *Record) {
 	d.flushBlock(c, 0, false)
 }
 
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// in any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // lastPriv is the privilege of the last instruction seen on c.
 func (c *cpuState) lastPriv() ingress.Priv {
 	if c.inBlk {
@@ -341,12 +431,49 @@ func eventCause(rec *Record) (interrupt bool, cause uint64, riscv bool) {
 // dialect.
 const causeInterruptBit = 0x80000000
 
-// reg tracks the registers that the blocks carry: the context.
+// armCall turns a taken Arm jump into a call when the link register was
+// just set to its return address (see lrCallWindow).
+func (c *cpuState) armCall(it ingress.IType, p instInfo) ingress.IType {
+	if c.lrAge >= lrCallWindow {
+		return it
+	}
+	ret := p.addr + uint64(p.size)
+	if p.thumb {
+		ret |= 1
+	}
+	if d := c.lr - ret; d >= lrCallSlack && -d > lrCallSlack {
+		return it
+	}
+	switch it {
+	case ingress.ITypeDirectJump, ingress.ITypeTaken:
+		return ingress.ITypeDirectCall
+	case ingress.ITypeIndirectJump:
+		return ingress.ITypeIndirectCall
+	}
+	return it
+}
+
+// reg tracks the registers that the blocks carry, the context, and the
+// link register of Arm traces (for armCall).
 func (d *Decoder) reg(rec *Record) {
-	switch strings.ToLower(rec.Reg) {
-	case "scontext", "mcontext", "hcontext", "contextidr", "contextidr_el1", "contextidr_el2":
+	name := rec.Reg
+	for _, s := range [...]string{"scontext", "mcontext", "hcontext", "contextidr", "contextidr_el1", "contextidr_el2"} {
+		if strings.EqualFold(name, s) {
+			c := d.cpu(rec.CPU)
+			c.context = rec.Value
+			return
+		}
+	}
+	if k := strings.IndexByte(name, '_'); k > 0 {
+		name = name[:k] // banked: r14_svc, LR_SVC
+	}
+	if strings.EqualFold(name, "lr") || strings.EqualFold(name, "r14") || strings.EqualFold(name, "x30") {
 		c := d.cpu(rec.CPU)
-		c.context = rec.Value
+		if c.popsLR {
+			c.lrAge = lrCallWindow
+		} else {
+			c.lr, c.lrAge = rec.Value, 0
+		}
 	}
 }
 
@@ -369,18 +496,21 @@ func riscvPriv(mode string) ingress.Priv {
 	return ingress.PrivM
 }
 
-// armPriv maps an Arm mode ("EL1h_n", "svc_s", "usr", "thread") to the
+// armPriv maps an Arm mode ("EL1h_n", "svc_s", "usr", "thread", "thrd_s")
+// to the
 // nearest RISC-V privilege: EL0 and user modes are U, EL1/EL2 and the
 // other AArch32 modes S, EL3 and monitor mode M.
 func armPriv(mode string) ingress.Priv {
-	m := strings.ToLower(mode)
+	m := mode
 	if k := strings.IndexByte(m, '_'); k >= 0 {
 		m = m[:k]
 	}
+	is := func(s string) bool { return strings.EqualFold(m, s) }
+	el := func(n byte) bool { return len(m) >= 3 && strings.EqualFold(m[:2], "el") && m[2] == n }
 	switch {
-	case strings.HasPrefix(m, "el0"), m == "usr", m == "thread":
+	case el('0'), is("usr"), is("thread"), is("thrd"):
 		return ingress.PrivU
-	case strings.HasPrefix(m, "el3"), m == "mon", m == "handler":
+	case el('3'), is("mon"), is("handler"):
 		return ingress.PrivM
 	}
 	return ingress.PrivS
@@ -406,7 +536,7 @@ func (d *Decoder) Flow(sink flow.Sink) error {
 		if err != nil {
 			return err
 		}
-		ob := d.cur
+		ob := &d.cur // valid until the next call of Next
 		if d.onBlock != nil {
 			if err := d.onBlock(&ob.b, int(ob.src)); err != nil {
 				return err
@@ -422,7 +552,7 @@ func (d *Decoder) Flow(sink flow.Sink) error {
 				return err
 			}
 		}
-		c.pending, c.havePend = ob, true
+		c.pending, c.havePend = *ob, true
 	}
 	for _, c := range d.cpus {
 		if c.havePend {

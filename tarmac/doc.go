@@ -5,6 +5,11 @@
 //
 // # The RISC-V dialect
 //
+// Tarmac is Arm's format and has no RISC-V definition; the RISC-V
+// dialect is rvtrace's own mapping of it, described here, which other
+// tools read as Tarmac only as far as they accept its instruction-set
+// and mode fields.
+//
 // Every record is one line "<time> <scale> <cpu> <tag> ...", with the
 // time in decimal (the simulator's clock, or the last timestamp of a
 // decoded trace, 0 when the trace has none), the scale "clk" and the CPU
@@ -46,6 +51,17 @@
 //	    privileged specification's name of the cause
 //	    (Exception_IllegalInstruction, Interrupt_MachineTimer; see
 //	    CauseName). The handler's first instruction follows.
+//	E <offset> <suspect> <index> TraceGap
+//	    A gap in a trace written from a decoded flow: trace was lost or
+//	    could not be decoded there, so the instructions before and after
+//	    it are not consecutive. It follows the grammar of the E record
+//	    (value, value1, number, description): offset is the byte offset
+//	    in the trace of the message or packet where the gap was found (16
+//	    hex digits, 8 for RV32), suspect the number of instructions
+//	    before it that may be wrong (8 hex digits), index the message or
+//	    packet index (8 hex digits); an unknown offset or index is all f.
+//	    The description is GapEventDesc. A reader that does not know it
+//	    sees an event record; rvtrace's reader ends the flow there.
 //
 // From a simulator ([Tracer]) the Writer writes all of these; from a
 // decoded trace (the Writer as a flow.Sink) it writes what a trace knows:
@@ -58,22 +74,69 @@
 // # Reading
 //
 // [Reader] returns the records of a Tarmac file one line at a time in
-// either dialect, and in the variants Arm tools write: with or without
-// timestamp, unit and CPU; IT/IS instruction records and the ES/LD/ST
-// style of older tools (continuation lines without timestamp, "BR
-// (target)" branch records, LD/ST records giving a window of memory with
-// dots for the bytes not accessed, "ES EXC" events); R records with wide
-// or split values; MR/MW/MU records with paddr and attributes; E records.
-// Cache, TLB, table walk, bus and signal records, headers and lines with
-// unknown tags are returned as KindOther, so nothing is lost.
+// either dialect, in the forms Arm tools write them (tested against the
+// traces of Fast Models, gem5 and the Arm RTL Tarmac modules that
+// tarmac-trace-utilities ships, and against that tool's own parse of its
+// parser tests):
+//
+//   - Lines with or without timestamp ("0 clk", "17000 ns", "271ns",
+//     "10.356000us", which reads as 10356000 ps), unit and component
+//     ("cpu0"); lines without one inherit them from the line before.
+//   - Instructions: IT/IS (IF reads as IT) "(id) addr opcode iset mode :
+//     disasm", with vaddr:paddr addresses and their _NS/_S suffixes and
+//     the second paddr of a T32 instruction ("0000815c:00000000815c_NS,
+//     00000000815e_NS"); "IT (addr) opcode ..." without an address
+//     field; the RTL forms "IT (addr:id) addr opcode T16 disasm" and
+//     "IT (addr:id) addr opcode A : disasm"; the implicit-Thumb form of
+//     M-profile RTL "IT addr opcode disasm" (no instruction set: read as
+//     T); the ES style "ES (addr:opcode) iset mode: disasm", with CCFAIL
+//     for a failed condition and an opcode of dashes for a failed fetch.
+//   - Program flow: FD/FI, and "BR (target) iset" of the ES style.
+//   - Registers: "R name value", the value in one or more words, split by
+//     spaces, colons or underscores, any width (SVE Z and P registers),
+//     with unknown digits ("-" for lanes not written, "x"), a bank before
+//     or after it ("R R1 (USR)", "R SCTLR (AARCH32)", "R r13 20001fff
+//     (MSP)"), a bit range ("R V0<127:64>"), the flags of a status
+//     register after it ("R cpsr 20000000 __C_"); the R records Fast
+//     Models writes for system operations ("R DC CISW", IC, TLBI, AT).
+//   - Memory: MR/MW<size>{X|T|L}, MU<size>_<op>, MR16/MW16 with the data
+//     in one or two words, data of "x" digits (unknown), "(ABORTED)"
+//     accesses, the RTL forms (MSW4___D, MNR4O__I, "MNW4____ (addr:id)",
+//     R08/W04 with an optional X word); the LD/ST records of the ES style,
+//     a 16-byte window with dots for the bytes not accessed and "#" for
+//     unknown ones, and their continuation lines (a base address aligned
+//     under the one of the line before). A coprocessor transfer
+//     ("MCW4___R (addr:id) TRANSFER data") is kept as KindOther.
+//   - Events: "E value {mode} {value1} number desc", named events
+//     without an address ("E DebugEvent_HaltingDebugState 00000000", "E
+//     HRESETn 0"), and "ES EXC [n] name", "ES Reset" and "EXC [n] name"
+//     of the ES style.
+//   - Kept as KindOther: CADI ("CADI E simulation_stopped" ends Fast
+//     Models traces), SIGNAL, CACHE, TTW, TTU, TLB, WALKCACHE, P,
+//     INFO_EXCEPTION_REASON and bus records, the "Tarmac Text Rev 3t"
+//     header, and comments: lines starting with '#'.
+//
+// Every other line is an error: a line that is none of these forms, or
+// that has a known tag and a malformed field, is reported as a
+// *SyntaxError naming the file and line and saying why, and the Reader
+// goes on with the next line. [CountRecords] counts the records of a file
+// by tag and kind; [Sniff] tells a Tarmac file (and an Arm one) from its
+// first lines.
 //
 // [Decoder] turns records into ingress-port blocks (an ingress.Source, so
 // a Tarmac file from another simulator can be encoded as N-Trace or
 // E-Trace) or into the decoded flow (so every analysis runs on it). It
-// classifies RISC-V instructions by decoding their opcode and Arm ones by
-// their A64 opcode or their A32/T32 disassembly, and tells taken from not
-// taken by the address of the next instruction of the same CPU.
+// stops at the first malformed line, or with Options.Lenient skips it,
+// counts it ([Decoder.Skipped]) and keeps the first few errors
+// ([Decoder.Errors]). It classifies RISC-V instructions by decoding their
+// opcode and Arm ones by their A64 opcode or their A32/T32 disassembly,
+// and tells taken from not taken by the address of the next instruction
+// of the same CPU. An Arm jump taken right after the link register was
+// set to its return address is a call (the "LDR lr,=ret; B func" and
+// "MOV lr,pc; BX r3" idioms), as tarmac-trace-utilities' call detection
+// has it. Instructions whose fetch failed, and named events without an
+// address, do not enter the flow.
 //
-// Malformed lines are reported as *SyntaxError naming the file and line;
-// no input makes the reader panic.
+// No input makes the reader panic, and memory is bounded (a line longer
+// than 1 MiB is an error).
 package tarmac

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
 // FuzzReader feeds arbitrary text to the Reader and the Decoder (both
@@ -17,6 +18,11 @@ import (
 //	go test -run XXX -fuzz FuzzReader ./tarmac
 func FuzzReader(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.tarmac")
+	if d := corpus.Dir(); d != "" {
+		// tarmac-trace-utilities' parser tests: one line per corner of
+		// the grammar.
+		files = append(files, filepath.Join(d, "tarmac", "parsertest.txt"), filepath.Join(d, "tarmac", "parsertest-implicit-thumb.txt"))
+	}
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
 		f.Add(b)

@@ -242,7 +242,7 @@ range 0x206..0x206 n=1 end=direct-jump
 	}
 }
 
-func TestSyntaxErrors(t *testing.T) {
+func TestTarmacSyntaxErrors(t *testing.T) {
 	bad := []string{
 		"1 clk cpu0 IT (x) 0000 00000000 O EL3h_s : NOP",
 		"1 clk cpu0 IT (1) zz 00000000 O EL3h_s : NOP",
@@ -255,6 +255,24 @@ func TestSyntaxErrors(t *testing.T) {
 		"1 clk cpu0 E",
 		"LD 1000 ........",
 		"99999999999999999999999 clk cpu0 IT (1) 1000 00000013 RV64 M : nop",
+		// Lines that are no Tarmac record, and malformed fields of the
+		// forms the strict reader added.
+		"this is not a tarmac line",
+		"1 clk cpu0 FOO 1234",
+		"1 clk",
+		"1.5.3 us R x0 1",
+		"1 clk cpu0 R X0 0000000000000001 junk",
+		"1 clk cpu0 R X0<12:0> 0001",
+		"1 clk cpu0 MR4 1000 00000001 00000002",
+		"1 clk cpu0 MR4 1000 (BROKEN)",
+		"1 clk cpu0 IT (1) 1000 00000013 Q M : nop",
+		"1 clk cpu0 IT (1) 1000 00000013 RV64 M nop",
+		"1 clk cpu0 E 1000 zz CoreEvent_X",
+		"1 clk cpu0 E 1000 00000001 Core-Event",
+		"1 clk cpu0 ES (1000:zzzz) A svc: MOV r0,r0",
+		"BR (xyz) A",
+		"ST 1000 00000000 00000000",
+		"LD 1000 ........ ........ ........ ....zz..",
 	}
 	for _, line := range bad {
 		r := NewReader(strings.NewReader("0 clk cpu0 R X0 0\n"+line+"\n"), "bad.tarmac")

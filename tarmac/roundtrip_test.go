@@ -146,13 +146,25 @@ func compareBlocks(t *testing.T, got, want []ingress.Block) {
 	}
 }
 
-// TestRoundTripBlocks writes simulator blocks as Tarmac (the Writer as an
+// TestTarmacRoundTripBlocks writes simulator blocks as Tarmac (the Writer as an
 // ingress.Sink) and reads them back: the same blocks.
-func TestRoundTripBlocks(t *testing.T) {
+func TestTarmacRoundTripBlocks(t *testing.T) {
 	img, pcs := loadCalls(t)
 	blocks := simBlocks(t, img, pcs)
+	// Without disassembly, instruction records end with the colon.
+	var nd bytes.Buffer
+	w := NewWriter(&nd, img, WriterOptions{NoDisasm: true})
+	for i := range blocks {
+		if err := w.Block(&blocks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	compareBlocks(t, readBlocks(t, nd.Bytes()), blocks)
 	var buf bytes.Buffer
-	w := NewWriter(&buf, img, WriterOptions{})
+	w = NewWriter(&buf, img, WriterOptions{})
 	for i := range blocks {
 		if err := w.Block(&blocks[i]); err != nil {
 			t.Fatal(err)
@@ -168,10 +180,10 @@ func TestRoundTripBlocks(t *testing.T) {
 	}
 }
 
-// TestRoundTripTracer drives the Writer as a simulator would (Tracer: an
+// TestTarmacRoundTripTracer drives the Writer as a simulator would (Tracer: an
 // Inst per instruction, register writes and memory accesses after it,
 // Trap before the handler) and reads the blocks back.
-func TestRoundTripTracer(t *testing.T) {
+func TestTarmacRoundTripTracer(t *testing.T) {
 	img, pcs := loadCalls(t)
 	blocks := simBlocks(t, img, pcs)
 	var buf bytes.Buffer
@@ -226,9 +238,9 @@ func TestRoundTripTracer(t *testing.T) {
 	}
 }
 
-// TestFlowWriter writes a decoded flow (ranges, a time, a trap) and reads
+// TestTarmacFlowWriter writes a decoded flow (ranges, a time, a trap) and reads
 // it back as the same flow.
-func TestFlowWriter(t *testing.T) {
+func TestTarmacFlowWriter(t *testing.T) {
 	img, pcs := loadCalls(t)
 	blocks := simBlocks(t, img, pcs)
 	// Flow from the blocks, via Tarmac once (the reference), then the
@@ -272,11 +284,11 @@ func TestFlowWriter(t *testing.T) {
 	}
 }
 
-// TestRoundTripSimulator takes the ingress blocks rvtrace's simulator
+// TestTarmacRoundTripSimulator takes the ingress blocks rvtrace's simulator
 // reported for calls.elf ("rvtrace run --linux --ingress", stored in
 // testdata/calls-sim.ingress.csv.gz), writes them as Tarmac and reads
 // them back: the same blocks, field for field.
-func TestRoundTripSimulator(t *testing.T) {
+func TestTarmacRoundTripSimulator(t *testing.T) {
 	img, _ := loadCalls(t)
 	f, err := os.Open("testdata/calls-sim.ingress.csv.gz")
 	if err != nil {

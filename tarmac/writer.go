@@ -480,8 +480,9 @@ func (w *Writer) fetch(addr uint64) (uint32, uint8) {
 // Event writes the records of a flow event (flow.Sink): instruction
 // records for the instructions of a range (read from the image), program
 // flow records for its taken branches and jumps, an event record for a
-// trap. Time events set the time of the records that follow; context
-// events write the context register. Other events write nothing.
+// trap, a TraceGap event record for a gap. Time events set the time of
+// the records that follow; context events write the context register.
+// Other events write nothing.
 func (w *Writer) Event(e *flow.Event) error {
 	h := int(e.Src)
 	ho := w.hart(h)
@@ -519,10 +520,33 @@ func (w *Writer) Event(e *flow.Event) error {
 			return err
 		}
 		return w.writeTrap(h, ho, e.Interrupt, e.Cause, e.Addr, e.TVal, ho.priv)
-	case flow.KindGap, flow.KindSync, flow.KindStop:
+	case flow.KindGap:
+		ho.havePrev = false
+		return w.writeGap(h, ho, e)
+	case flow.KindSync, flow.KindStop:
 		ho.havePrev = false
 	}
 	return nil
+}
+
+// GapEventDesc is the event description of the E record that marks a gap
+// in a Tarmac trace written from a decoded flow (see the package
+// documentation).
+const GapEventDesc = "TraceGap"
+
+// writeGap writes the E record of a gap:
+// "E <offset> <suspect> <index> TraceGap".
+func (w *Writer) writeGap(h int, ho *hartOut, e *flow.Event) error {
+	w.prefix(h, ho.time)
+	w.buf = append(w.buf, "E "...)
+	w.appendHex(uint64(e.Offset), w.addrDigits())
+	w.buf = append(w.buf, ' ')
+	w.appendHex(e.Suspect, 8)
+	w.buf = append(w.buf, ' ')
+	w.appendHex(uint64(e.Index), 8)
+	w.buf = append(w.buf, ' ')
+	w.buf = append(w.buf, GapEventDesc...)
+	return w.line()
 }
 
 // Close flushes the output (and closes the file set by SetCloser).

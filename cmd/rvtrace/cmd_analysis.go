@@ -34,7 +34,7 @@ func init() {
 			return analysis.WriteHTML(w, p, analysis.ReportOptions{})
 		})})
 	registerOutput(&output{flag: "chrome", help: "write function spans as Chrome trace-event JSON (Perfetto) to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
@@ -53,30 +53,27 @@ func init() {
 type profileSink struct {
 	*analysis.Profile
 	path  string
+	w     io.WriteCloser
 	write func(io.Writer, *analysis.Profile) error
 }
 
-func profileOutput(write func(io.Writer, *analysis.Profile) error) func(string, *image.Set) (flow.Sink, error) {
-	return func(path string, img *image.Set) (flow.Sink, error) {
+func profileOutput(write func(io.Writer, *analysis.Profile) error) func(string, *image.Set, outputOpts) (flow.Sink, error) {
+	return func(path string, img *image.Set, _ outputOpts) (flow.Sink, error) {
 		// Fail now, not at the end of a long run, if the file cannot be
 		// created.
 		w, err := createOutput(path)
 		if err != nil {
 			return nil, err
 		}
-		w.Close()
-		return &profileSink{Profile: analysis.New(img, analysis.Options{}), path: path, write: write}, nil
+		return &profileSink{Profile: analysis.New(img, analysis.Options{}), path: path, w: w, write: write}, nil
 	}
 }
 
 func (s *profileSink) Close() error {
 	s.Profile.Close()
-	w, err := createOutput(s.path)
-	if err != nil {
-		return err
-	}
+	w := s.w
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = s.write(bw, s.Profile)
+	err := s.write(bw, s.Profile)
 	if e := bw.Flush(); err == nil {
 		err = e
 	}
@@ -97,14 +94,16 @@ var profileCmd = &command{
 INPUT is one of:
   TRACE.tarmac        a Tarmac trace (RISC-V dialect, or Arm: IT/IS/ES, R, MR/MW, E...),
                       optionally gzipped (.gz); --protocol tarmac forces it
-  TRACE               an N-Trace or E-Trace capture (--protocol, default ntrace)
+  TRACE               an N-Trace or E-Trace capture (--protocol, default auto:
+                      told from the trace's first bytes, as for rvtrace decode)
   --pcs FILE, --pcseq FILE, --ingress FILE.csv, --spike-csv FILE
                       an instruction trace (PC list, ingress port capture)
 
 The text profile goes to standard output (or -o FILE); the analysis outputs
 (--folded, --pprof, --chrome, --lcov, --html, --tarmac ...) can be added.
 Every address is shown with its symbol; line numbers need DWARF (-g).
-
+The "lost" row gives the gaps of the trace and the suspect instructions.
+` + integrityUsage + `
 Examples:
   rvtrace profile --image prog.elf prog.nex
   rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
@@ -121,8 +120,9 @@ var reportCmd = &command{
 
 INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
 (--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
-network: open it in any browser.
-
+network: open it in any browser. Its summary has a "lost" card and, when the
+trace has gaps, a list of them.
+` + integrityUsage + `
 Examples:
   rvtrace report --image prog.elf prog.nex -o prog.html
   rvtrace report --image prog.elf prog.tarmac -o prog.html --title "prog on core 0"
@@ -132,6 +132,11 @@ Examples:
 
 // analysisArgs are the flags profile and report share.
 type analysisArgs struct {
+	pc         *protoChoice
+	config     decoderConfigFn
+	df         *decodeFlags
+	check      flowCheck
+	skipped    int
 	loadImage  func() (*image.Set, error)
 	openSource func(img *image.Set, rest []string) (flowSourceFn, error)
 	outputs    func(img *image.Set) (flow.Sink, error)
@@ -151,20 +156,19 @@ type flowSourceFn struct {
 	arm  bool // the input is an Arm Tarmac trace
 }
 
-func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
-	a := &analysisArgs{}
-	fs.String("protocol", "", "protocol of TRACE: tarmac, or a trace protocol ("+protocolNames()+"); default from the file name, else ntrace")
+// addAnalysisFlags registers the flags profile and report share, with the
+// decoder flags of protocol p (none when p is nil: --protocol tarmac).
+func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysisArgs {
+	a := &analysisArgs{pc: pc}
+	protocolFlag(fs, "tarmac, ")
 	a.loadImage = imageFlags(fs)
 	openIngress := sourceFlags(fs)
-	pname := protocolFromArgs(args)
-	var decode func(r io.Reader, name string, img *image.Set, sink flow.Sink) error
-	if pname != "tarmac" {
-		if p := protocols[pname]; p != nil && p.decoder != nil {
-			decode = p.decoder(fs)
-		}
+	if pc.p != nil {
+		a.df = addDecodeFlags(fs)
+		a.config = pc.p.decoder(fs)
 	}
 	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V Tarmac records whose iset does not say")
-	lenient := fs.Bool("lenient", false, "skip malformed Tarmac lines instead of stopping at the first")
+	lenient := lenientFlag(fs) // shared with the ingress inputs
 	a.out = fs.String("o", "-", "output `file`")
 	a.progress = fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
 	a.portBits = fs.String("port-bits", "1,2,4,8,16,32", "trace port widths for the bandwidth table, comma separated")
@@ -172,6 +176,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 	a.coreMHz = fs.Float64("core-mhz", 1000, "core clock in MHz (bandwidth needed)")
 	a.ipc = fs.Float64("ipc", 0, "instructions per core cycle for the bandwidth (default: from timestamps, else 1)")
 	a.outputs = extraOutputFlags(fs)
+	given := protocolGiven(args)
 	a.openSource = func(img *image.Set, rest []string) (flowSourceFn, error) {
 		ingressGiven := false
 		for _, n := range []string{"pcs", "pcseq", "ingress", "spike-csv"} {
@@ -205,11 +210,11 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs, --pcseq, --ingress, --spike-csv")
 		}
 		name := rest[0]
-		isTarmac := pname == "tarmac" || strings.Contains(strings.ToLower(name), ".tarmac") ||
-			(protocolGiven(args) == "" && sniffTarmac(name))
-		if !isTarmac && decode == nil {
-			return flowSourceFn{}, fmt.Errorf("unknown protocol %q (known: tarmac, %s)", pname, protocolNames())
+		if err := noteInput(name); err != nil { // before any output is created
+			return flowSourceFn{}, err
 		}
+		isTarmac := pc.p == nil || strings.Contains(strings.ToLower(name), ".tarmac") ||
+			((given == "" || given == "auto") && sniffTarmac(name))
 		if !isTarmac && len(img.Segments()) == 0 {
 			return flowSourceFn{}, fmt.Errorf("decoding %s needs the program image (--image PROG.elf)", name)
 		}
@@ -237,85 +242,51 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string) (*analysisArgs, error) {
 				r = prog
 				defer prog.Done()
 			}
-			if strings.HasSuffix(name, ".gz") {
-				zr, err := gzip.NewReader(r)
-				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				r = zr
-			}
 			if isTarmac {
+				if strings.HasSuffix(name, ".gz") {
+					zr, err := gzip.NewReader(r)
+					if err != nil {
+						return fmt.Errorf("%s: %w", name, err)
+					}
+					r = zr
+				}
 				d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmac.Options{XLEN: *xlen, Lenient: *lenient})
 				err := d.Flow(sink)
-				if d.Skipped() > 0 {
-					fmt.Fprintf(stderr, "%s: %d malformed lines skipped (first: %v)\n", name, d.Skipped(), d.FirstError())
-				}
+				a.skipped = d.Skipped()
+				reportSkipped(name, d.Skipped(), d.Errors())
 				return err
 			}
-			if prof != nil && size > 0 && !strings.HasSuffix(name, ".gz") {
+			if prof != nil && size > 0 && !isGzipFile(name) {
 				prof.SetTraceSize(size)
 			}
-			if err := decode(bufio.NewReaderSize(r, 1<<20), name, img, sink); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			return nil
+			return decodeTrace(pc, a.config, a.df, name, r, img, sink)
 		}
 		return fsrc, nil
 	}
-	return a, nil
+	return a
 }
 
-// sniffTarmac reports whether the file starts like a Tarmac text trace.
-func sniffTarmac(name string) bool {
-	r := peekRecords(name, 20)
-	return r.records > 0 && r.records >= r.lines/2
+// analysisProtocol resolves --protocol for profile and report: tarmac
+// (no decoder flags), a trace protocol, or auto.
+func analysisProtocol(args []string, register func(fs *flag.FlagSet, pc *protoChoice) *analysisArgs) (*protoChoice, error) {
+	if protocolGiven(args) == "tarmac" {
+		return &protoChoice{}, nil
+	}
+	return resolveProtocol(args, func(fs *flag.FlagSet, p *protocol) decoderConfigFn {
+		return register(fs, &protoChoice{p: p}).config
+	})
 }
 
-// sniffArm reports whether a Tarmac file holds Arm instruction records.
-func sniffArm(name string) bool { return peekRecords(name, 2000).arm }
-
-type peekResult struct {
-	lines, records int
-	arm            bool
-}
-
-func peekRecords(name string, n int) peekResult {
-	var res peekResult
+// isGzipFile reports whether the file starts with the gzip magic bytes.
+func isGzipFile(name string) bool {
 	f, err := os.Open(name)
 	if err != nil {
-		return res
+		return false
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(name, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return res
-		}
-		r = zr
-	}
-	tr := tarmac.NewReader(io.LimitReader(r, 1<<20), name)
-	for res.lines < n {
-		rec, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		res.lines++
-		if err != nil {
-			continue
-		}
-		if rec.Kind != tarmac.KindOther {
-			res.records++
-		}
-		if rec.Kind == tarmac.KindInst {
-			switch rec.ISet {
-			case "A", "T", "X", "O":
-				res.arm = true
-				return res
-			}
-		}
-	}
-	return res
+	var b [2]byte
+	n, _ := io.ReadFull(f, b[:])
+	return n == 2 && b[0] == 0x1f && b[1] == 0x8b
 }
 
 func showProgress(mode string) bool {
@@ -338,19 +309,27 @@ func extraOutputFlags(fs *flag.FlagSet) func(img *image.Set) (flow.Sink, error) 
 		path *string
 	}
 	var opts []opt
+	var noMarks *bool
 	for _, o := range outputs {
 		if fs.Lookup(o.flag) != nil {
 			continue
 		}
 		opts = append(opts, opt{o, fs.String(o.flag, "", o.help)})
+		if o.flag == "pcs" {
+			noMarks = gapMarksFlag(fs)
+		}
 	}
 	return func(img *image.Set) (flow.Sink, error) {
 		var sinks []flow.Sink
+		var oo outputOpts
+		if noMarks != nil {
+			oo.noGapMarks = *noMarks
+		}
 		for _, x := range opts {
 			if *x.path == "" {
 				continue
 			}
-			s, err := x.o.open(*x.path, img)
+			s, err := x.o.open(*x.path, img, oo)
 			if err != nil {
 				for _, s := range sinks {
 					s.Close()
@@ -398,6 +377,7 @@ func (a *analysisArgs) analyse(rest []string) (*analysis.Profile, *image.Set, st
 	if extra != nil {
 		sink = flow.Multi(prof, extra)
 	}
+	sink = a.check.wrap(sink, img, a.df)
 	rerr := src.run(sink, prof)
 	cerr := sink.Close()
 	if rerr != nil {
@@ -405,6 +385,9 @@ func (a *analysisArgs) analyse(rest []string) (*analysis.Profile, *image.Set, st
 	}
 	if cerr != nil {
 		return nil, nil, "", cerr
+	}
+	if prof.Instructions() == 0 && a.check.integ.Gaps == 0 && a.skipped == 0 {
+		return nil, nil, "", fmt.Errorf("%s: no instructions: an empty input, or not a trace", src.name)
 	}
 	return prof, img, src.name, nil
 }
@@ -440,16 +423,33 @@ func (a *analysisArgs) bandwidth(p *analysis.Profile) ([]analysis.Bandwidth, str
 	return out, note, nil
 }
 
+// profileOpts are the flags of the profile command.
+type profileOpts struct {
+	*analysisArgs
+	funcs, lines *int
+	tree         *bool
+	treeMin      *float64
+}
+
+func profileCmdFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *profileOpts {
+	o := &profileOpts{analysisArgs: addAnalysisFlags(fs, args, pc)}
+	o.funcs = fs.Int("funcs", 30, "functions in the flat profile (-1: all)")
+	o.lines = fs.Int("lines", 20, "source lines in the line profile (-1: none)")
+	o.tree = fs.Bool("tree", false, "print the call tree")
+	o.treeMin = fs.Float64("tree-min", 0.5, "leave call tree nodes under this percentage of the instructions out")
+	return o
+}
+
 func runProfile(args []string) error {
-	fs := newFlagSet(profileCmd)
-	a, err := addAnalysisFlags(fs, args)
+	pc, err := analysisProtocol(args, func(fs *flag.FlagSet, pc *protoChoice) *analysisArgs {
+		return profileCmdFlags(fs, args, pc).analysisArgs
+	})
 	if err != nil {
 		return err
 	}
-	funcs := fs.Int("funcs", 30, "functions in the flat profile (-1: all)")
-	lines := fs.Int("lines", 20, "source lines in the line profile (-1: none)")
-	tree := fs.Bool("tree", false, "print the call tree")
-	treeMin := fs.Float64("tree-min", 0.5, "leave call tree nodes under this percentage of the instructions out")
+	fs := newFlagSet(profileCmd)
+	o := profileCmdFlags(fs, args, pc)
+	a, funcs, lines, tree, treeMin := o.analysisArgs, o.funcs, o.lines, o.tree, o.treeMin
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -482,17 +482,46 @@ func runProfile(args []string) error {
 	if e := w.Close(); err == nil {
 		err = e
 	}
-	return err
-}
-
-func runReport(args []string) error {
-	fs := newFlagSet(reportCmd)
-	a, err := addAnalysisFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	title := fs.String("title", "", "report title (default: the input's name)")
-	funcs := fs.Int("funcs", 25, "hot functions listed")
+	return a.report(name)
+}
+
+// report prints the integrity summary of the input and returns
+// exitError{3} when the flow had gaps or skipped lines.
+func (a *analysisArgs) report(name string) error {
+	err := a.check.report(name)
+	if err == nil && a.skipped > 0 {
+		return exitError{3}
+	}
+	return err
+}
+
+// reportOpts are the flags of the report command.
+type reportOpts struct {
+	*analysisArgs
+	title *string
+	funcs *int
+}
+
+func reportCmdFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *reportOpts {
+	o := &reportOpts{analysisArgs: addAnalysisFlags(fs, args, pc)}
+	o.title = fs.String("title", "", "report title (default: the input's name)")
+	o.funcs = fs.Int("funcs", 25, "hot functions listed")
+	return o
+}
+
+func runReport(args []string) error {
+	pc, err := analysisProtocol(args, func(fs *flag.FlagSet, pc *protoChoice) *analysisArgs {
+		return reportCmdFlags(fs, args, pc).analysisArgs
+	})
+	if err != nil {
+		return err
+	}
+	fs := newFlagSet(reportCmd)
+	o := reportCmdFlags(fs, args, pc)
+	a, title, funcs := o.analysisArgs, o.title, o.funcs
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -528,8 +557,9 @@ func runReport(args []string) error {
 	if e := w.Close(); err == nil {
 		err = e
 	}
-	if err == nil {
-		fmt.Fprintf(stderr, "%s: %d instructions, %d functions\n", *a.out, p.Instructions(), len(p.FuncStats()))
+	if err != nil {
+		return err
 	}
-	return err
+	fmt.Fprintf(stderr, "%s: %d instructions, %d functions\n", *a.out, p.Instructions(), len(p.FuncStats()))
+	return a.report(name)
 }

@@ -2,11 +2,16 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rvtrace/rvtrace/analysis"
@@ -24,6 +29,15 @@ var runCmd = &command{
 Runs a bare-metal (HTIF) or, with --linux, a static Linux user-mode program.
 The console goes to stdout, a summary to stderr, and the exit code is the
 program's.
+
+SIGINT (Ctrl-C) or SIGTERM stops the run within a few thousand
+instructions: the trace encoders write their end message (N-Trace
+ProgTraceCorrelation, E-Trace's final packet) and every output is flushed,
+so the files decode cleanly up to where the run stopped; the exit code is
+then 130 (SIGINT) or 143 (SIGTERM), as shells report it. A second signal
+kills at once. --max-instret N stops the same way after exactly N
+instructions, with exit code 1. A failed write to any output, standard
+output included, is an error naming it (exit code 1).
 
 Examples:
   rvtrace run prog.elf
@@ -75,10 +89,11 @@ func runRun(args []string) error {
 	out := fs.String("o", "", "trace output `file` (with --trace)")
 	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`")
 	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
-	maxInstret := fs.Uint64("max-instret", 0, "stop with an error after N retired instructions (0: no limit)")
+	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
 	harts := fs.Int("harts", 1, "number of harts")
 	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
 	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
+	maxRAM := fs.String("max-ram", "16G", "refuse guest RAM (all banks together) above this size: a guard against corrupt ELF segments and typing mistakes (RAM is reserved lazily, only what the guest writes is used)")
 	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
@@ -119,7 +134,7 @@ func runRun(args []string) error {
 	if *trace != "" && *out == "" {
 		return fmt.Errorf("--trace needs -o OUT")
 	}
-	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr,
+	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
 	if *per || *csvOut != "" {
 		// The ingress CSV is written in the reference flow's
@@ -134,8 +149,16 @@ func runRun(args []string) error {
 		}
 		cfg.RAMSize = n
 	}
+	if n, err := parseSize(*maxRAM); err != nil {
+		return fmt.Errorf("--max-ram: %v", err)
+	} else {
+		cfg.MaxRAM = n
+	}
 	if !*linux {
 		cfg.Args = progArgs
+	}
+	if err := noteInput(prog); err != nil {
+		return err
 	}
 	m, err := sim.New(cfg)
 	if err != nil {
@@ -262,9 +285,33 @@ func runRun(args []string) error {
 			return w.Close()
 		})
 	}
+	// SIGINT and SIGTERM stop the simulator at the next quantum, so that
+	// the encoders write their end message and every output is flushed:
+	// the trace decodes cleanly up to there. A second signal kills.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value // the signal that stopped the run
+	stopWatch := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			got.Store(s)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			m.Stop()
+		case <-stopWatch:
+		}
+	}()
 	start := time.Now()
 	res, runErr := m.Run()
 	elapsed := time.Since(start)
+	signal.Stop(sigs)
+	close(stopWatch)
+	if s, ok := got.Load().(os.Signal); ok && errors.Is(runErr, sim.ErrStopped) {
+		code := 128 + int(s.(syscall.Signal))
+		runErr = codeError{code, fmt.Errorf("stopped by %v after %d instructions; the outputs hold everything up to there", s, res.Instret)}
+	} else if errors.Is(runErr, sim.ErrInstructionLimit) {
+		runErr = fmt.Errorf("%w; the outputs hold the first %d instructions", runErr, res.Instret)
+	}
 	for _, c := range closers {
 		if err := c(); err != nil && runErr == nil {
 			runErr = err
@@ -320,19 +367,24 @@ func useAsync(v string, fs *flag.FlagSet) bool {
 	return costly
 }
 
-// parseSize parses 64M, 1G, 4096, 0x1000.
+// parseSize parses 64M, 1G, 1T, 4096, 0x1000.
 func parseSize(s string) (uint64, error) {
-	mult := uint64(1)
+	if s == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	mult, num := uint64(1), s
 	switch strings.ToUpper(s[len(s)-1:]) {
 	case "K":
-		mult, s = 1<<10, s[:len(s)-1]
+		mult, num = 1<<10, s[:len(s)-1]
 	case "M":
-		mult, s = 1<<20, s[:len(s)-1]
+		mult, num = 1<<20, s[:len(s)-1]
 	case "G":
-		mult, s = 1<<30, s[:len(s)-1]
+		mult, num = 1<<30, s[:len(s)-1]
+	case "T":
+		mult, num = 1<<40, s[:len(s)-1]
 	}
-	n, err := strconv.ParseUint(s, 0, 64)
-	if err != nil {
+	n, err := strconv.ParseUint(num, 0, 64)
+	if err != nil || n > ^uint64(0)/mult {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil

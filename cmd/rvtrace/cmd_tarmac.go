@@ -18,7 +18,7 @@ import (
 
 func init() {
 	registerOutput(&output{flag: "tarmac", help: "write the flow as a Tarmac trace (RISC-V dialect) to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
@@ -40,13 +40,20 @@ var tarmacCmd = &command{
   rvtrace tarmac --image PROG.elf --write OUT.tarmac (--pcs FILE | --pcseq FILE | --ingress FILE.csv | --spike-csv FILE)
 
 The first form reads a Tarmac trace (the RISC-V dialect rvtrace writes, or
-an Arm one: Fast Models IT/IS, the ES/LD/ST style, with or without CPU and
-timestamp unit; gzipped when named .gz) and reports its records, instructions
-and blocks. Malformed lines stop it with FILE:LINE (--lenient skips them).
+an Arm one as Fast Models, gem5 and Arm RTL write it: IT/IS, the ES/LD/ST
+style, with or without CPU and timestamp unit; gzipped when named .gz) and
+reports its blocks and traps; --records counts its records by tag
+and kind instead. A line that is no Tarmac record stops it with FILE:LINE
+and the reason; --lenient skips such lines, and reports how many and the
+first few on stderr.
 --blocks writes the ingress-port blocks it rebuilds as an ingress CSV
 (iretire in halfwords, with time: read it back with --iretire-halfwords); the
 flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
 --flow, --jsonl, --tarmac) analyse or convert it.
+
+Exit status of the first form: 0 when every line was read, 3 when --lenient
+skipped malformed lines, 1 on an error (a malformed line without --lenient,
+an empty file).
 
 The second form encodes the Tarmac trace (of another simulator) into
 N-Trace or E-Trace with the protocol's encoder options.
@@ -81,9 +88,9 @@ func runTarmac(args []string) error {
 	out := fs.String("o", "", "encoded trace output `file` (with --protocol)")
 	write := fs.String("write", "", "write Tarmac from the instruction trace input to `file`")
 	blocksOut := fs.String("blocks", "", "write the ingress blocks as an ingress CSV `file`")
-	records := fs.Bool("records", false, "print the number of records of each tag")
+	records := fs.Bool("records", false, "print the number of records of each tag and kind")
 	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V records whose iset does not say")
-	lenient := fs.Bool("lenient", false, "skip malformed lines instead of stopping at the first")
+	lenient := lenientFlag(fs) // shared with the ingress inputs
 	noDisasm := fs.Bool("no-disasm", false, "with --write: leave the disassembly out (faster, smaller)")
 	progress := fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
 	openOutputs := extraOutputFlags(fs)
@@ -109,7 +116,7 @@ func runTarmac(args []string) error {
 	}
 	name := rest[0]
 	if *records {
-		return countRecords(name)
+		return countRecords(name, *lenient)
 	}
 	in, err := openInput(name)
 	if err != nil {
@@ -139,10 +146,12 @@ func runTarmac(args []string) error {
 		return err
 	}
 	cnt := &flow.Counter{}
-	all := flow.Sink(cnt)
+	counted := flow.Sink(cnt)
 	if sink != nil {
-		all = flow.Multi(sink, cnt)
+		counted = flow.Multi(sink, cnt)
 	}
+	var check flowCheck
+	all := check.wrap(counted, img, nil)
 	var blocks uint64
 	var closers []func() error
 	var csvw *ingress.CSVWriter
@@ -213,59 +222,95 @@ func runTarmac(args []string) error {
 	if cerr != nil {
 		return cerr
 	}
-	line := fmt.Sprintf("%s: %d instructions in %d ingress blocks, %d traps", name, cnt.Instructions, blocks, cnt.Traps)
-	if d.Skipped() > 0 {
-		line += fmt.Sprintf(", %d malformed lines skipped (first: %v)", d.Skipped(), d.FirstError())
+	if blocks == 0 && cnt.Instructions == 0 && cnt.Traps == 0 {
+		return fmt.Errorf("%s: no instruction or event records: an empty file, or not a Tarmac trace", name)
 	}
-	fmt.Fprintln(stderr, line)
-	return nil
+	fmt.Fprintf(stderr, "%s: %d ingress blocks, %d traps\n", name, blocks, cnt.Traps)
+	reportSkipped(name, d.Skipped(), d.Errors())
+	if err := check.report(name); err != nil || d.Skipped() == 0 {
+		return err
+	}
+	return exitError{3}
 }
 
-// countRecords prints the number of records of each tag of a Tarmac file.
-func countRecords(name string) error {
+// openTarmac opens a Tarmac file, gunzipping it when its name ends in
+// .gz.
+func openTarmac(name string) (io.Reader, io.Closer, error) {
 	in, err := openInput(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !strings.HasSuffix(name, ".gz") {
+		return in, in, nil
+	}
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		in.Close()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return zr, in, nil
+}
+
+// countRecords prints the number of records of each tag and kind of a
+// Tarmac file.
+func countRecords(name string, lenient bool) error {
+	r, closer, err := openTarmac(name)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	var r io.Reader = in
-	if strings.HasSuffix(name, ".gz") {
-		zr, err := gzip.NewReader(in)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		r = zr
+	defer closer.Close()
+	c, err := tarmac.CountRecords(tarmac.NewReader(r, name), lenient)
+	if err != nil {
+		return err
 	}
-	tr := tarmac.NewReader(r, name)
-	counts := map[string]int{}
-	kinds := map[string]string{}
-	for {
-		rec, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		tag := rec.Tag
+	fmt.Fprintf(stdout, "%-12s %-6s %s\n", "tag", "kind", "records")
+	for _, t := range c.Counts {
+		tag := t.Tag
 		if tag == "" {
 			tag = "(untagged)"
 		}
-		counts[tag]++
-		kinds[tag] = rec.Kind.String()
+		fmt.Fprintf(stdout, "%-12s %-6s %d\n", tag, t.Kind, t.Records)
 	}
-	tags := make([]string, 0, len(counts))
-	for t := range counts {
-		tags = append(tags, t)
-	}
-	sort.Slice(tags, func(i, j int) bool {
-		return counts[tags[i]] > counts[tags[j]] || counts[tags[i]] == counts[tags[j]] && tags[i] < tags[j]
-	})
-	fmt.Fprintf(stdout, "%-12s %-6s %s\n", "tag", "kind", "records")
-	for _, t := range tags {
-		fmt.Fprintf(stdout, "%-12s %-6s %d\n", t, kinds[t], counts[t])
+	reportSkipped(name, c.Skipped, c.Errors)
+	if c.Skipped > 0 {
+		return exitError{3} // as the decoding forms: lines were skipped
 	}
 	return nil
+}
+
+// reportSkipped tells on stderr how many malformed lines --lenient
+// skipped, and the first few.
+func reportSkipped(name string, skipped int, errs []error) {
+	if skipped == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "%s: %d malformed lines skipped (--lenient); the first %d:\n", name, skipped, len(errs))
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "  %v\n", e)
+	}
+}
+
+// sniffTarmac reports whether the file starts like a Tarmac text trace.
+func sniffTarmac(name string) bool { return sniffFile(name).Tarmac }
+
+// sniffArm reports whether a Tarmac file holds Arm instruction records.
+func sniffArm(name string) bool { return sniffFile(name).Arm }
+
+func sniffFile(name string) tarmac.SniffResult {
+	f, err := os.Open(name)
+	if err != nil {
+		return tarmac.SniffResult{}
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return tarmac.SniffResult{}
+		}
+		r = zr
+	}
+	return tarmac.Sniff(r)
 }
 
 // writeTarmac writes Tarmac from an ingress input.

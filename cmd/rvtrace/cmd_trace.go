@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	tproto "github.com/rvtrace/rvtrace/protocol"
 )
 
 var encodeCmd = &command{
@@ -30,10 +33,19 @@ Examples:
 var decodeCmd = &command{
 	name:    "decode",
 	summary: "decode N-Trace or E-Trace bytes with the program image back to the instruction flow",
-	usage: `Usage: rvtrace decode --protocol ntrace|etrace --image PROG.elf TRACE [outputs]
+	usage: `Usage: rvtrace decode [--protocol auto|ntrace|etrace] --image PROG.elf TRACE [outputs]
 
-Outputs (any number; without one, a summary is printed): --pcs, --flow, --jsonl and the analysis outputs.
+Outputs (any number; without one, only the summary is printed): --pcs, --flow,
+--jsonl and the analysis outputs.
 
+--protocol auto (the default) tells N-Trace from E-Trace by the first bytes of
+the trace: the protocol whose decoder follows the image through them. A trace
+that does not fit the protocol, its options or the image is refused with what
+it looks like instead ("looks like E-Trace; use --protocol etrace", "messages
+carry a SRC field: --src-bits 2"). A gzip-compressed trace is decompressed.
+The options listed below are N-Trace's; 'rvtrace decode --protocol etrace -h'
+lists E-Trace's. With auto, options of either protocol may be given.
+` + integrityUsage + `
 Examples:
   rvtrace decode --protocol ntrace --image prog.elf prog.nex --pcs decoded.txt
   rvtrace decode --image prog.elf prog.nex --preset best --flow -
@@ -43,13 +55,35 @@ Examples:
 var dumpCmd = &command{
 	name:    "dump",
 	summary: "list the messages or packets of a trace file with all their fields",
-	usage: `Usage: rvtrace dump --protocol ntrace|etrace TRACE [--bytes] [--stats]
+	usage: `Usage: rvtrace dump [--protocol auto|ntrace|etrace] TRACE [--bytes] [--stats]
+
+--protocol auto (the default) dumps the trace as the protocol whose messages
+its first bytes parse best as.
 
 Examples:
   rvtrace dump prog.nex
   rvtrace dump --bytes prog.nex | less
 `,
 }
+
+// integrityUsage is the part of the usage of every decoding command that
+// says how it reports lost trace.
+const integrityUsage = `
+Every decoded result is right or flagged. On stderr a summary line gives the
+instructions, gaps, suspect instructions (decoded before a gap since the last
+point known good: they may be wrong) and lost spans (trace the encoder or the
+capture lost), then the first gaps with byte offset, message index and reason.
+The outputs mark the gaps too: a '# gap at byte N (message I): reason' line in
+PC lists (--no-gap-marks leaves it out), a GAP line in --flow, a gap object in
+--jsonl, a TraceGap E record in --tarmac, a lost row in profiles and reports.
+--strict withholds the suspect instructions instead of writing them.
+--allow-truncated accepts a circular-buffer capture, which may start without
+a sync and end without the end message.
+
+Exit status: 0 when the trace decoded completely, 3 when it decoded with gaps,
+1 when it could not be decoded (empty, no sync, not this protocol...), 2 for
+wrong usage.
+`
 
 func init() {
 	encodeCmd.run = runEncode
@@ -149,17 +183,35 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// decodeOpts are the flags of the decode command.
+type decodeOpts struct {
+	loadImage   func() (*image.Set, error)
+	openOutputs func(img *image.Set) (flow.Sink, error)
+	onlySrc     *int
+	config      decoderConfigFn
+	df          *decodeFlags
+}
+
+func decodeCmdFlags(fs *flag.FlagSet, p *protocol) *decodeOpts {
+	protocolFlag(fs, "")
+	o := &decodeOpts{}
+	o.loadImage = imageFlags(fs)
+	o.openOutputs = outputFlags(fs)
+	o.onlySrc = fs.Int("src", -1, "decode only the messages of this trace source (SRC field value); default all")
+	o.df = addDecodeFlags(fs)
+	o.config = p.decoder(fs)
+	return o
+}
+
 func runDecode(args []string) error {
-	fs := newFlagSet(decodeCmd)
-	fs.String("protocol", "ntrace", "trace protocol: "+protocolNames())
-	p, err := lookupProtocol(protocolFromArgs(args))
+	pc, err := resolveProtocol(args, func(fs *flag.FlagSet, p *protocol) decoderConfigFn {
+		return decodeCmdFlags(fs, p).config
+	})
 	if err != nil {
 		return err
 	}
-	loadImage := imageFlags(fs)
-	openOutputs := outputFlags(fs)
-	onlySrc := fs.Int("src", -1, "decode only the messages of this trace source (SRC field value); default all")
-	decode := p.decoder(fs)
+	fs := newFlagSet(decodeCmd)
+	o := decodeCmdFlags(fs, pc.p)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -167,7 +219,7 @@ func runDecode(args []string) error {
 	if len(rest) != 1 {
 		return fmt.Errorf("give exactly one trace file to decode")
 	}
-	img, err := loadImage()
+	img, err := o.loadImage()
 	if err != nil {
 		return err
 	}
@@ -179,43 +231,67 @@ func runDecode(args []string) error {
 		return err
 	}
 	defer in.Close()
-	sink, err := openOutputs(img)
+	sink, err := o.openOutputs(img)
 	if err != nil {
 		return err
 	}
 	cnt := &flow.Counter{}
-	all := flow.Sink(cnt)
+	out := flow.Sink(cnt)
 	if sink != nil {
-		all = flow.Multi(sink, cnt)
+		out = flow.Multi(sink, cnt)
 	}
-	if *onlySrc >= 0 {
-		all = flow.OnlySrc(all, uint32(*onlySrc))
+	var check flowCheck
+	all := check.wrap(out, img, o.df)
+	if *o.onlySrc >= 0 {
+		all = flow.OnlySrc(all, uint32(*o.onlySrc))
 	}
-	derr := decode(bufio.NewReaderSize(in, 1<<20), rest[0], img, all)
+	derr := decodeTrace(pc, o.config, o.df, rest[0], in, img, all)
 	cerr := all.Close()
 	if derr != nil {
-		return fmt.Errorf("%s: %w", rest[0], derr)
+		return derr
 	}
 	if cerr != nil {
 		return cerr
 	}
-	fmt.Fprintf(stderr, "%s: %d instructions in %d ranges, %d traps, %d syncs, %d gaps\n", rest[0],
-		cnt.Instructions, cnt.Ranges, cnt.Traps, cnt.Events[flow.KindSync], cnt.Gaps)
-	if cnt.Gaps > 0 {
-		return exitError{3}
-	}
-	return nil
+	fmt.Fprintf(stderr, "%s: %d ranges, %d traps, %d syncs\n", rest[0], cnt.Ranges, cnt.Traps, cnt.Events[flow.KindSync])
+	return check.report(rest[0])
 }
 
 func runDump(args []string) error {
-	fs := newFlagSet(dumpCmd)
-	fs.String("protocol", "ntrace", "trace protocol: "+protocolNames())
-	p, err := lookupProtocol(protocolFromArgs(args))
-	if err != nil {
-		return err
+	given := protocolGiven(args)
+	auto := given == "" || given == "auto"
+	p := protocols["ntrace"]
+	if !auto {
+		var err error
+		if p, err = lookupProtocol(given); err != nil {
+			return err
+		}
 	}
-	dump := p.dumper(fs)
-	out := fs.String("o", "-", "output `file`")
+	type dumpAlt struct {
+		p      *protocol
+		config func() (*tproto.Config, error)
+	}
+	var alts []dumpAlt
+	register := func(fs *flag.FlagSet, p *protocol) (func() (*tproto.Config, error), *string) {
+		protocolFlag(fs, "")
+		dump := p.dumper(fs)
+		return dump, fs.String("o", "-", "output `file`")
+	}
+	if auto {
+		for _, q := range sortedProtocols() {
+			fs := flag.NewFlagSet("", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			c, _ := register(fs, q)
+			if _, err := parseFlags(fs, args); err == nil {
+				alts = append(alts, dumpAlt{q, c})
+			}
+		}
+		if len(alts) == 1 {
+			p = alts[0].p
+		}
+	}
+	fs := newFlagSet(dumpCmd)
+	config, out := register(fs, p)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -223,16 +299,45 @@ func runDump(args []string) error {
 	if len(rest) != 1 {
 		return fmt.Errorf("give exactly one trace file to dump")
 	}
-	in, err := openInput(rest[0])
+	f, err := openInput(rest[0])
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer f.Close()
+	in, err := tproto.NewInput(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", rest[0], err)
+	}
+	if auto && len(alts) > 1 {
+		merged := &tproto.Config{}
+		byName := map[string]func() (*tproto.Config, error){}
+		for _, a := range alts {
+			c, err := a.config()
+			if err != nil {
+				continue
+			}
+			byName[a.p.name] = a.config
+			switch a.p.name {
+			case "ntrace":
+				merged.NTrace = c.NTrace
+			case "etrace":
+				merged.ETrace = c.ETrace
+			}
+		}
+		lib, _ := tproto.Guess(in, merged)
+		if c := byName[lib.Name()]; c != nil {
+			p, config = protocols[lib.Name()], c
+		}
+	}
+	cfg, err := config()
+	if err != nil {
+		return err
+	}
 	w, err := createOutput(*out)
 	if err != nil {
 		return err
 	}
-	if err := dump(bufio.NewReaderSize(in, 1<<20), rest[0], w); err != nil {
+	if err := p.lib.Dump(in.R, w, cfg); err != nil {
 		w.Close()
 		return fmt.Errorf("%s: %w", rest[0], err)
 	}

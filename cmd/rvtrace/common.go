@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -28,6 +27,9 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 	return func() (*image.Set, error) {
 		img := image.NewSet()
 		for _, e := range elfs {
+			if err := noteInput(e); err != nil {
+				return nil, err
+			}
 			if err := img.AddELF(e); err != nil {
 				return nil, err
 			}
@@ -40,6 +42,9 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 			addr, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(r[i+1:], "0x"), "0X"), 16, 64)
 			if err != nil {
 				return nil, fmt.Errorf("--raw %s: invalid hex address %q", r, r[i+1:])
+			}
+			if err := noteInput(r[:i]); err != nil {
+				return nil, err
 			}
 			if err := img.AddRaw(r[:i], addr); err != nil {
 				return nil, err
@@ -70,55 +75,119 @@ func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Clos
 	spike := fs.String("spike-csv", "", "input: spike CSV `file` (VALID,ADDRESS,INSN,PRIVILEGE,EXCEPTION,ECAUSE,TVAL,INTERRUPT)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port) instead of merged straight-line blocks")
 	half := fs.Bool("iretire-halfwords", false, "ingress CSV iretire counts halfwords (multiple-retirement form), not instructions")
+	lenient := lenientFlag(fs)
 	return func(img *image.Set) (ingress.Source, io.Closer, error) {
-		n := 0
-		for _, s := range []string{*pcs, *pcseq, *csv, *spike} {
-			if s != "" {
-				n++
-			}
-		}
-		if n != 1 {
-			return nil, nil, fmt.Errorf("give exactly one input: --pcs, --pcseq, --ingress or --spike-csv")
-		}
-		opt := ingress.PCOptions{PerInstruction: *per}
-		var name string
-		for _, s := range []string{*pcs, *pcseq, *csv, *spike} {
-			if s != "" {
-				name = s
-			}
-		}
-		f, err := openInput(name)
+		src, c, err := openSource(img, *pcs, *pcseq, *csv, *spike, *per, *half, *lenient)
 		if err != nil {
 			return nil, nil, err
 		}
-		switch {
-		case *pcs != "":
-			if len(img.Segments()) == 0 {
-				f.Close()
-				return nil, nil, fmt.Errorf("--pcs needs the program image (--image PROG.elf)")
-			}
-			return ingress.NewPCSource(f, name, img, opt), f, nil
-		case *pcseq != "":
-			return ingress.NewPCSeqSource(f, name, opt), f, nil
-		case *csv != "":
-			s, err := ingress.NewCSVSource(f, name, ingress.CSVOptions{Halfwords: *half})
-			if err != nil {
-				f.Close()
-				return nil, nil, err
-			}
-			return s, f, nil
+		if sk, ok := src.(ingress.Skipper); ok {
+			c = skipReporter{c, sk}
 		}
-		var im *image.Set
-		if len(img.Segments()) > 0 {
-			im = img
+		return src, c, nil
+	}
+}
+
+// boolFlag is a flag.Value for a bool that several registrations share.
+type boolFlag bool
+
+func (b *boolFlag) String() string {
+	if b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(bool(*b))
+}
+
+func (b *boolFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	*b = boolFlag(v)
+	return err
+}
+
+func (b *boolFlag) IsBoolFlag() bool { return true }
+
+// lenientFlag registers --lenient on fs, or returns the one already
+// registered: one flag serves every text reader of a command (Tarmac, PC
+// list, PCSEQ, ingress CSV, spike CSV).
+func lenientFlag(fs *flag.FlagSet) *bool {
+	if f := fs.Lookup("lenient"); f != nil {
+		if b, ok := f.Value.(*boolFlag); ok {
+			return (*bool)(b)
 		}
-		s, err := ingress.NewSpikeSource(f, name, im, opt)
+	}
+	b := new(bool)
+	fs.Var((*boolFlag)(b), "lenient", "skip malformed lines of text inputs (Tarmac, PC list, PCSEQ, ingress CSV, spike CSV) instead of stopping "+
+		"at the first with FILE:LINE; the number skipped and the first few are reported on stderr")
+	return b
+}
+
+// skipReporter reports on stderr the lines a lenient reader skipped when
+// the input is closed.
+type skipReporter struct {
+	io.Closer
+	sk ingress.Skipper
+}
+
+func (r skipReporter) Close() error {
+	if n := r.sk.Skipped(); n > 0 {
+		first := r.sk.FirstSkipped()
+		fmt.Fprintf(stderr, "rvtrace: --lenient: %d malformed lines skipped; the first %d:\n", n, len(first))
+		for _, e := range first {
+			fmt.Fprintf(stderr, "  %v\n", e)
+		}
+	}
+	return r.Closer.Close()
+}
+
+// openSource opens the one ingress input given.
+func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenient bool) (ingress.Source, io.Closer, error) {
+	n := 0
+	for _, s := range []string{pcs, pcseq, csv, spike} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, nil, fmt.Errorf("give exactly one input: --pcs, --pcseq, --ingress or --spike-csv")
+	}
+	opt := ingress.PCOptions{PerInstruction: per, Lenient: lenient}
+	var name string
+	for _, s := range []string{pcs, pcseq, csv, spike} {
+		if s != "" {
+			name = s
+		}
+	}
+	f, err := openInput(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case pcs != "":
+		if len(img.Segments()) == 0 {
+			f.Close()
+			return nil, nil, fmt.Errorf("--pcs needs the program image (--image PROG.elf)")
+		}
+		return ingress.NewPCSource(f, name, img, opt), f, nil
+	case pcseq != "":
+		return ingress.NewPCSeqSource(f, name, opt), f, nil
+	case csv != "":
+		s, err := ingress.NewCSVSource(f, name, ingress.CSVOptions{Halfwords: half, Lenient: lenient})
 		if err != nil {
 			f.Close()
 			return nil, nil, err
 		}
 		return s, f, nil
 	}
+	var im *image.Set
+	if len(img.Segments()) > 0 {
+		im = img
+	}
+	s, err := ingress.NewSpikeSource(f, name, im, opt)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return s, f, nil
 }
 
 // pump feeds every block of src to sink and returns how many there were.
@@ -140,37 +209,19 @@ func pump(src ingress.Source, sink ingress.Sink) (uint64, error) {
 	}
 }
 
-func openInput(name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
-	}
-	return os.Open(name)
-}
-
-// createOutput opens name for writing ("-" is standard output, which is
-// not closed).
-func createOutput(name string) (io.WriteCloser, error) {
-	if name == "-" {
-		return nopWriteCloser{stdout}, nil
-	}
-	return os.Create(name)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 func init() {
 	registerOutput(&output{flag: "pcs", help: "write the decoded instruction addresses, one per line, to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
 			}
-			return flow.NewPCWriter(w, img), nil
+			pw := flow.NewPCWriter(w, img)
+			pw.NoGapMarks = opt.noGapMarks
+			return pw, nil
 		}})
 	registerOutput(&output{flag: "flow", help: "write a readable listing of the decoded flow to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err
@@ -178,7 +229,7 @@ func init() {
 			return flow.NewListing(w, img), nil
 		}})
 	registerOutput(&output{flag: "jsonl", help: "write the decoded flow as JSON lines to `file`",
-		open: func(path string, img *image.Set) (flow.Sink, error) {
+		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
 				return nil, err

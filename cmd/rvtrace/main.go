@@ -35,6 +35,16 @@ var errUsage = errors.New("usage")
 // exitError carries a program's exit code through main.
 type exitError struct{ code int }
 
+// codeError is an error reported on stderr with a given exit code (a run
+// stopped by a signal exits 128+signal number, as shells report it).
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e codeError) Error() string { return e.err.Error() }
+func (e codeError) Unwrap() error { return e.err }
+
 func (e exitError) Error() string { return fmt.Sprintf("exit code %d", e.code) }
 
 func main() { os.Exit(mainWith(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -62,8 +72,24 @@ func mainWith(args []string, out, errw io.Writer) int {
 		fmt.Fprintf(errw, "rvtrace: unknown command %q (see rvtrace help)\n", args[0])
 		return 2
 	}
+	stdout = startFiles(out)
 	err := c.run(args[1:])
+	code := exitCode(errw, c.name, err)
+	// A failed write or close of any output (standard output included)
+	// is an error even when the command finished.
+	for _, e := range finishFiles(err) {
+		fmt.Fprintf(errw, "rvtrace %s: %v\n", c.name, e)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// exitCode reports err on errw and returns the exit code for it.
+func exitCode(errw io.Writer, name string, err error) int {
 	var ee exitError
+	var ce codeError
 	switch {
 	case err == nil:
 		return 0
@@ -73,8 +99,11 @@ func mainWith(args []string, out, errw io.Writer) int {
 		return 2
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ce):
+		fmt.Fprintf(errw, "rvtrace %s: %v\n", name, err)
+		return ce.code
 	}
-	fmt.Fprintf(errw, "rvtrace %s: %v\n", c.name, err)
+	fmt.Fprintf(errw, "rvtrace %s: %v\n", name, err)
 	return 1
 }
 

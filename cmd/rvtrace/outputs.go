@@ -17,7 +17,19 @@ type output struct {
 	help string
 	// open creates the sink writing to path ("-" is standard output). img
 	// is the program image (never nil, possibly empty).
-	open func(path string, img *image.Set) (flow.Sink, error)
+	open func(path string, img *image.Set, opt outputOpts) (flow.Sink, error)
+}
+
+// outputOpts are the options of the outputs that some of them read.
+type outputOpts struct {
+	// noGapMarks leaves the "# gap at byte N" comment lines out of PC
+	// lists (--no-gap-marks).
+	noGapMarks bool
+}
+
+// gapMarksFlag registers --no-gap-marks when fs has the --pcs output.
+func gapMarksFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("no-gap-marks", false, "write plain PC lists: no '# gap at byte N (message I): reason' comment line where the flow has a gap")
 }
 
 var outputs []*output
@@ -31,6 +43,7 @@ func registerOutput(o *output) { outputs = append(outputs, o) }
 func outputFlags(fs *flag.FlagSet, skip ...string) func(img *image.Set) (flow.Sink, error) {
 	paths := make([]*string, len(outputs))
 	empty := ""
+	var noMarks *bool
 outer:
 	for i, o := range outputs {
 		for _, s := range skip {
@@ -40,14 +53,21 @@ outer:
 			}
 		}
 		paths[i] = fs.String(o.flag, "", o.help)
+		if o.flag == "pcs" {
+			noMarks = gapMarksFlag(fs)
+		}
 	}
 	return func(img *image.Set) (flow.Sink, error) {
 		var sinks []flow.Sink
+		var opt outputOpts
+		if noMarks != nil {
+			opt.noGapMarks = *noMarks
+		}
 		for i, o := range outputs {
 			if *paths[i] == "" {
 				continue
 			}
-			s, err := o.open(*paths[i], img)
+			s, err := o.open(*paths[i], img, opt)
 			if err != nil {
 				for _, s := range sinks {
 					s.Close()

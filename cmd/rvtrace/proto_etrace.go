@@ -4,13 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/rvtrace/rvtrace/etrace"
-	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	tproto "github.com/rvtrace/rvtrace/protocol"
 )
 
 func init() {
@@ -50,6 +49,9 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			return c, err
 		}
 		if *config != "" {
+			if err := noteInput(*config); err != nil {
+				return c, err
+			}
 			if err := etrace.LoadConfig(*config, &c.Params); err != nil {
 				return c, err
 			}
@@ -98,17 +100,15 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		if err != nil {
 			return nil, err
 		}
-		if img != nil && len(img.Segments()) == 0 {
-			img = nil
-		}
-		enc, err := etrace.NewEncoder(w, cfg, img)
+		sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
 		if err != nil {
 			return nil, err
 		}
-		if *csvOut == "" {
-			return enc, nil
+		enc, ok := sink.(*etrace.Encoder)
+		if !ok || *csvOut == "" {
+			return sink, nil
 		}
-		f, err := os.Create(*csvOut)
+		f, err := createOutput(*csvOut)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 // etraceCSVSink closes the CSV file with the encoder.
 type etraceCSVSink struct {
 	*etrace.Encoder
-	f   *os.File
+	f   io.WriteCloser
 	cw  *etrace.CSVWriter
 	err *error
 }
@@ -145,40 +145,31 @@ func (s *etraceCSVSink) Close() error {
 	return err
 }
 
-func etraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
+func etraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 	cfgf := etraceConfigFlags(fs)
 	csvIn := fs.Bool("csv", false, "the trace is a te_inst CSV file (default for names ending in .te_inst)")
-	return func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
+	return func(name string) (*tproto.Config, func(tproto.Decoder), error) {
 		cfg, err := cfgf()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		d, err := etrace.NewDecoder(cfg, img, sink)
-		if err != nil {
-			return err
-		}
-		if *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv") {
-			return d.DecodeCSV(r)
-		}
-		return d.DecodeReader(r)
+		csv := *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv")
+		c := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
+		c.ETrace, c.ETraceCSV = cfg, csv
+		return c, nil, nil
 	}
 }
 
-func etraceDumperFlags(fs *flag.FlagSet) func(r io.Reader, name string, w io.Writer) error {
+func etraceDumperFlags(fs *flag.FlagSet) func() (*tproto.Config, error) {
 	cfgf := etraceConfigFlags(fs)
 	toCSV := fs.Bool("to-csv", false, "write the packets as the reference flow's te_inst CSV instead of a listing")
-	return func(r io.Reader, name string, w io.Writer) error {
+	return func() (*tproto.Config, error) {
 		cfg, err := cfgf()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if *toCSV {
-			return etrace.ToCSV(r, &cfg, w)
-		}
-		st, err := etrace.Dump(r, &cfg, w)
-		if err == nil && st.Errors > 0 {
-			return fmt.Errorf("%d errors", st.Errors)
-		}
-		return err
+		c := &tproto.Config{ETrace: cfg}
+		c.Dump.CSV = *toCSV
+		return c, nil
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/ntrace"
+	tproto "github.com/rvtrace/rvtrace/protocol"
 )
 
 func init() {
@@ -115,67 +115,50 @@ func ntraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		if err != nil {
 			return nil, err
 		}
-		if img != nil && c.XLEN == 0 {
-			c.XLEN = img.XLEN()
-		}
 		if src > 0 {
 			c.SrcID = uint32(src)
 		}
-		return ntrace.NewEncoder(w, c)
+		return protocols["ntrace"].lib.NewEncoder(w, img, &tproto.Config{NTrace: c})
 	}
 }
 
-func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
+func ntraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 	cfgOf := ntraceConfigFlags(fs)
 	stats := fs.Bool("stats", false, "print message statistics on stderr")
 	jvt := fs.String("jvt", "", "base `address` of the Zcmt jump table (the jvt CSR), for cm.jt/cm.jalt; default: the image's __jvt_base$ symbol")
-	return func(r io.Reader, name string, img *image.Set, sink flow.Sink) error {
+	return func(name string) (*tproto.Config, func(tproto.Decoder), error) {
 		c, err := cfgOf()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		dc := ntrace.DecoderConfigFrom(c)
-		dc.Wire.XLEN = img.XLEN()
+		cfg := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
+		cfg.NTrace = c
 		if *jvt != "" {
-			if dc.JVT, err = strconv.ParseUint(*jvt, 0, 64); err != nil {
-				return fmt.Errorf("--jvt %q: want an address", *jvt)
+			if cfg.JVT, err = strconv.ParseUint(*jvt, 0, 64); err != nil {
+				return nil, nil, fmt.Errorf("--jvt %q: want an address", *jvt)
 			}
-		} else if a, ok := img.Lookup("__jvt_base$"); ok {
-			dc.JVT = a
 		}
-		d := ntrace.NewDecoder(img, sink, dc)
-		err = d.Decode(r)
-		if *stats {
-			printNtraceStats(d.Stats())
+		after := func(d tproto.Decoder) {
+			if s, ok := d.(interface{ Stats() *ntrace.Stats }); ok && *stats {
+				tproto.WriteNTraceStats(stderr, s.Stats())
+			}
 		}
-		return err
+		return cfg, after, nil
 	}
 }
 
-func ntraceDumperFlags(fs *flag.FlagSet) func(r io.Reader, name string, w io.Writer) error {
+func ntraceDumperFlags(fs *flag.FlagSet) func() (*tproto.Config, error) {
 	srcBits := fs.Int("src-bits", 0, "trTeSrcBits of the trace (0 = no SRC field)")
 	ext := fs.Bool("extend-addr-msb", false, "address fields use trTeInstExtendAddrMSB")
 	xlen := fs.Int("xlen", 64, "XLEN of the traced hart (for address extension)")
 	byBytes := fs.Bool("bytes", false, "one line per byte with MDO/MSEO bits, like the reference dump")
 	stats := fs.Bool("stats", false, "print statistics after the listing")
-	return func(r io.Reader, name string, w io.Writer) error {
-		st, err := ntrace.Dump(r, w, ntrace.DumpOptions{Bytes: *byBytes,
-			Wire: ntrace.WireConfig{SrcBits: *srcBits, ExtendAddrMSB: *ext, XLEN: *xlen}})
-		if *stats && st != nil {
-			printNtraceStats(st)
+	return func() (*tproto.Config, error) {
+		cfg := &tproto.Config{NTrace: ntrace.Config{SrcBits: *srcBits, ExtendAddrMSB: *ext, XLEN: *xlen}}
+		cfg.Dump.Bytes = *byBytes
+		if *stats {
+			cfg.Dump.Stats = stderr
 		}
-		return err
-	}
-}
-
-func printNtraceStats(st *ntrace.Stats) {
-	fmt.Fprintf(stderr, "%d bytes, %d messages, %d idle bytes, %d malformed\n", st.Bytes, st.Messages, st.Idles, st.Errors)
-	for tc := 0; tc < 64; tc++ {
-		if st.ByTCode[tc] > 0 {
-			fmt.Fprintf(stderr, "  %-24s %8d messages %9d bytes\n", ntrace.TCode(tc), st.ByTCode[tc], st.BytesByTCode[tc])
-		}
-	}
-	if st.Instructions > 0 {
-		fmt.Fprintf(stderr, "  %d instructions, %.3f bits/instruction\n", st.Instructions, st.BitsPerInstruction())
+		return cfg, nil
 	}
 }

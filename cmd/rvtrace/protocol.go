@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,30 +11,45 @@ import (
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	tproto "github.com/rvtrace/rvtrace/protocol"
 )
 
-// protocol is what the encode, decode, dump and run commands need from a
-// trace protocol. Each protocol registers one in its own file (proto_*.go).
-// Each hook registers the protocol's own options on the flag set it is
-// given and returns a constructor that is called after the flags are
-// parsed.
+// protocol maps the command-line flags of one trace protocol onto the
+// typed configuration of package protocol, which holds the encoders,
+// decoders and dumps. Each protocol registers one in its own file
+// (proto_*.go). Each hook registers the protocol's own options on the
+// flag set it is given and returns a constructor that is called after the
+// flags are parsed.
 type protocol struct {
 	name    string
 	summary string
+	lib     tproto.Protocol
 	// encoder: an ingress sink that writes encoded trace to w. img is the
 	// program image when one was given (nil otherwise); src is the trace
 	// source (hart) number the encoder is for.
 	encoder func(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
-	// decoder: decodes the trace read from r (named name in messages) with
-	// the program image into the flow sink.
-	decoder func(fs *flag.FlagSet) func(r io.Reader, name string, img *image.Set, sink flow.Sink) error
-	// dumper: writes a readable listing of the packets or messages in r.
-	dumper func(fs *flag.FlagSet) func(r io.Reader, name string, w io.Writer) error
+	// decoder: the decoder's configuration for the trace named name, and
+	// what to do with the decoder once it has decoded (print statistics).
+	decoder func(fs *flag.FlagSet) decoderConfigFn
+	// dumper: the dump's configuration.
+	dumper func(fs *flag.FlagSet) func() (*tproto.Config, error)
 }
+
+// decoderConfigFn returns the decoder configuration for the trace named
+// name, and a function to call with the decoder after decoding (nil when
+// there is nothing to do).
+type decoderConfigFn func(name string) (*tproto.Config, func(tproto.Decoder), error)
 
 var protocols = map[string]*protocol{}
 
-func registerProtocol(p *protocol) { protocols[p.name] = p }
+func registerProtocol(p *protocol) {
+	lib, err := tproto.Lookup(p.name)
+	if err != nil {
+		panic(err)
+	}
+	p.lib = lib
+	protocols[p.name] = p
+}
 
 func protocolNames() string {
 	var n []string
@@ -42,6 +58,14 @@ func protocolNames() string {
 	}
 	sort.Strings(n)
 	return strings.Join(n, ", ")
+}
+
+func sortedProtocols() []*protocol {
+	var out []*protocol
+	for _, n := range strings.Split(protocolNames(), ", ") {
+		out = append(out, protocols[n])
+	}
+	return out
 }
 
 // lookupProtocol finds the protocol a --protocol flag names.
@@ -76,4 +100,192 @@ func protocolGiven(args []string) string {
 		}
 	}
 	return ""
+}
+
+// protoChoice is the protocol a decoding command decodes with: one named
+// by --protocol, or, with --protocol auto (the default), the one the trace
+// looks like among those whose flags parse the command line.
+type protoChoice struct {
+	auto bool
+	// p is the protocol whose flags the command registers.
+	p *protocol
+	// alts are, with auto, the protocols whose flags parse the
+	// arguments, with their decoder configurations.
+	alts []altDecoder
+}
+
+type altDecoder struct {
+	p      *protocol
+	config decoderConfigFn
+}
+
+// resolveProtocol reads --protocol from args before the flags are
+// registered. register registers every flag of the command for protocol
+// p and returns its decoder configuration; with auto it is called once
+// per protocol on a scratch flag set to see which protocols' flags parse
+// the command line.
+func resolveProtocol(args []string, register func(fs *flag.FlagSet, p *protocol) decoderConfigFn) (*protoChoice, error) {
+	given := protocolGiven(args)
+	if given != "" && given != "auto" {
+		p, err := lookupProtocol(given)
+		if err != nil {
+			return nil, err
+		}
+		return &protoChoice{p: p}, nil
+	}
+	pc := &protoChoice{auto: true}
+	for _, p := range sortedProtocols() {
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		cfg := register(fs, p)
+		if _, err := parseFlags(fs, args); err != nil && !errors.Is(err, flag.ErrHelp) {
+			continue
+		}
+		pc.alts = append(pc.alts, altDecoder{p, cfg})
+	}
+	pc.p = protocols["ntrace"]
+	for _, a := range pc.alts {
+		if a.p.name == "ntrace" {
+			return pc, nil
+		}
+	}
+	if len(pc.alts) > 0 {
+		pc.p = pc.alts[0].p
+	}
+	return pc, nil
+}
+
+// protocolFlag registers --protocol, with auto as its default.
+func protocolFlag(fs *flag.FlagSet, extra string) {
+	fs.String("protocol", "auto", "trace protocol: auto (from the trace's first bytes), "+extra+protocolNames())
+}
+
+// mismatchError words a protocol.MismatchError with the flags that fix it.
+func mismatchError(name string, err error) error {
+	var me *tproto.MismatchError
+	if !errors.As(err, &me) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	switch {
+	case me.LooksLike != "":
+		return fmt.Errorf("%s: looks like %s; use --protocol %s", name, tproto.DisplayName(protocols[me.LooksLike].lib), me.LooksLike)
+	case me.SrcBits > 0:
+		return fmt.Errorf("%s: messages carry a SRC field: --src-bits %d", name, me.SrcBits)
+	case me.SrcBits == 0:
+		return fmt.Errorf("%s: messages carry no SRC field: leave out --src-bits", name)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// decodeFlags are the flags every decoding command shares.
+type decodeFlags struct {
+	strict     *bool
+	allowTrunc *bool
+}
+
+func addDecodeFlags(fs *flag.FlagSet) *decodeFlags {
+	return &decodeFlags{
+		strict: fs.Bool("strict", false, "withhold the suspect instructions a gap calls into doubt instead of writing them"),
+		allowTrunc: fs.Bool("allow-truncated", false,
+			"the trace is a circular-buffer capture: it may start without a sync and end without its end message"),
+	}
+}
+
+// flowCheck is the integrity tally of a decoding command and its chain of
+// sinks.
+type flowCheck struct {
+	integ  flow.Integrity
+	strict bool
+}
+
+// wrap returns the sink the decoder feeds: the tally, then sink (behind
+// flow.Strict with --strict). Closing it closes sink.
+func (c *flowCheck) wrap(sink flow.Sink, img *image.Set, df *decodeFlags) flow.Sink {
+	if sink == nil {
+		return &c.integ
+	}
+	if df != nil && *df.strict {
+		c.strict = true
+		sink = flow.Strict(sink, img)
+	}
+	return flow.Multi(&c.integ, sink)
+}
+
+// report prints the summary line and the first gaps on stderr, and
+// returns exitError{3} when the flow has gaps.
+func (c *flowCheck) report(name string) error {
+	fmt.Fprintf(stderr, "%s: %s\n", name, c.integ.Summary(c.strict))
+	for _, l := range c.integ.Details() {
+		fmt.Fprintf(stderr, "  %s\n", l)
+	}
+	if !c.integ.Clean() {
+		return exitError{3}
+	}
+	return nil
+}
+
+// decodeTrace decodes the trace read from r (named name) with the program
+// image into sink, which it does not close: the protocol chosen (or, with
+// auto, detected from the trace's first bytes), checked against the
+// start of the trace first.
+func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name string, r io.Reader, img *image.Set, sink flow.Sink) error {
+	in, err := tproto.NewInput(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if in.Gzip {
+		fmt.Fprintf(stderr, "%s: gzip-compressed: decompressing (byte offsets count decompressed bytes)\n", name)
+	}
+	p := pc.p
+	cfg, after, err := config(name)
+	if err != nil {
+		return err
+	}
+	if df != nil {
+		cfg.Decode.AllowTruncated = *df.allowTrunc
+	}
+	if pc.auto && len(pc.alts) > 1 {
+		cfgs := map[string]*tproto.Config{}
+		afters := map[string]func(tproto.Decoder){}
+		merged := *cfg
+		for _, a := range pc.alts {
+			c, af, err := a.config(name)
+			if err != nil {
+				continue
+			}
+			cfgs[a.p.name], afters[a.p.name] = c, af
+			switch a.p.name {
+			case "ntrace":
+				merged.NTrace, merged.JVT = c.NTrace, c.JVT
+			case "etrace":
+				merged.ETrace, merged.ETraceCSV = c.ETrace, c.ETraceCSV
+			}
+		}
+		lib, err := tproto.Detect(in, img, &merged)
+		if err != nil {
+			return mismatchError(name, err)
+		}
+		p = protocols[lib.Name()]
+		cfg, after = cfgs[p.name], afters[p.name]
+		if cfg == nil {
+			cfg = &merged
+		}
+		if df != nil {
+			cfg.Decode.AllowTruncated = *df.allowTrunc
+		}
+	} else if err := tproto.Check(p.lib, in, img, cfg); err != nil {
+		return mismatchError(name, err)
+	}
+	d, err := p.lib.NewDecoder(img, sink, cfg)
+	if err != nil {
+		return err
+	}
+	err = d.Decode(in.R)
+	if after != nil {
+		after(d)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }

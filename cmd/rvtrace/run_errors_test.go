@@ -104,9 +104,9 @@ func TestRunBadPrograms(t *testing.T) {
 		{"load from address 0, Linux", 64, true, []uint32{0x00000513, 0x00053583}, false, nil,
 			[]string{"pc 0x10104", "instruction 00053583 (ld a1,0(a0))", "load access fault (tval 0x0)", "SIGSEGV"}},
 		{"endless loop", 64, false, []uint32{0x0000006f}, false, []string{"--max-instret", "1000"},
-			[]string{"pc 0x80000100", "instruction 0000006f (j 0x80000100)", "instruction limit 1000 exceeded"}},
+			[]string{"pc 0x80000100", "instruction 0000006f (j 0x80000100)", "instruction limit 1000 reached"}},
 		{"endless loop, Linux", 64, true, []uint32{0x0000006f}, false, []string{"--max-instret", "1000"},
-			[]string{"pc 0x10100", "instruction 0000006f (j 0x10100)", "instruction limit 1000 exceeded"}},
+			[]string{"pc 0x10100", "instruction 0000006f (j 0x10100)", "instruction limit 1000 reached"}},
 		// RV32: c.flwsp fa0,0(sp) with FS off (c.ldsp on RV64)
 		{"compressed FP with FS off, RV32", 32, false, []uint32{0x6502}, true, nil,
 			[]string{"pc 0x80000100", "instruction 6502 (flw fa0,0(sp))", "illegal instruction"}},

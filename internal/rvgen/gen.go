@@ -8,7 +8,8 @@
 // quiet and signalling NaNs, badly NaN-boxed singles), runs a random
 // sequence of instructions (RV32/RV64 I, M, A, F, D, Zba, Zbb, Zbs, the
 // compressed forms the assembler picks, forward branches and jumps, the FP
-// CSRs), then writes its memory window and its register dump to standard
+// CSRs; with Config.Ext also Zbc, Zbkb, Zbkx and Zfh), then writes its
+// memory window and its register dump to standard
 // output with write(2). After the last case the program exits with code 0.
 //
 // One integer register per case, the base, points to the case's memory
@@ -42,6 +43,26 @@ type Config struct {
 	Cases int    // number of cases (default 1)
 	First int    // index of the first case (cases are numbered First, First+1, ...)
 	Insts int    // random instructions per case (default 200)
+	// Ext adds the extensions qemu 7.2 knows beyond RV64GC/RV32GC with
+	// Zba/Zbb/Zbs: Zbc, Zbkb, Zbkx and Zfh (see ExtMarch and ExtCPU).
+	// Programs without Ext are the same as before it existed.
+	Ext bool
+}
+
+// ExtMarch is what Config.Ext adds to the -march option.
+const ExtMarch = "_zbc_zbkb_zbkx_zfh"
+
+// ExtCPU returns the qemu -cpu option that Config.Ext programs need.
+func ExtCPU(xlen int) string {
+	return fmt.Sprintf("rv%d,zbc=true,zbkb=true,zbkx=true,Zfh=true", xlen)
+}
+
+// MarchFor returns the -march option of cfg's programs.
+func MarchFor(cfg Config) string {
+	if cfg.Ext {
+		return March(cfg.XLEN) + ExtMarch
+	}
+	return March(cfg.XLEN)
 }
 
 // DumpSize is the number of bytes a case writes.
@@ -157,6 +178,7 @@ func Generate(cfg Config) string {
 	data.WriteString("\t.data\n")
 	for c := cfg.First; c < cfg.First+cfg.Cases; c++ {
 		g := newGen(cfg.XLEN, cfg.Seed, c)
+		g.ext = cfg.Ext
 		g.emitCase(&text, &data, cfg.Insts)
 	}
 	text.WriteString("\tli a0, 0\n\tli a7, 93\n\tecall\n")
@@ -166,10 +188,11 @@ func Generate(cfg Config) string {
 type gen struct {
 	r     *rand.Rand
 	xlen  int
-	xb    int // bytes per integer register
-	c     int // case index
-	base  int // register holding the window address
-	busy  int // a register the current item must not write (0: none)
+	ext   bool // Config.Ext
+	xb    int  // bytes per integer register
+	c     int  // case index
+	base  int  // register holding the window address
+	busy  int  // a register the current item must not write (0: none)
 	out   *strings.Builder
 	label int
 	// pending forward labels: emitted when their countdown reaches 0
@@ -207,6 +230,14 @@ func (g *gen) emitCase(text, data *strings.Builder, n int) {
 	fv := make([]uint64, 32)
 	for i := range fv {
 		fv[i] = g.fpValue()
+	}
+	if g.ext {
+		// half of the FP registers hold NaN-boxed halves
+		for i := range fv {
+			if g.r.IntN(2) == 0 {
+				fv[i] = 0xffffffffffff0000 | uint64(g.f16())
+			}
+		}
 	}
 	fcsr := uint64(g.r.IntN(5))<<5 | uint64(g.r.IntN(32))
 	mem := make([]byte, WindowSize)

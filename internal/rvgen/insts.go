@@ -112,6 +112,10 @@ var (
 // item emits one random instruction (a few for some: the set-up of an
 // edge case, an address computation, an LR/SC pair).
 func (g *gen) item() {
+	if g.ext && g.r.IntN(4) == 0 {
+		g.extItem()
+		return
+	}
 	switch n := g.r.IntN(100); {
 	case n < 22:
 		g.aluRR()
@@ -667,4 +671,122 @@ func (g *gen) loop() {
 	g.emit("addi %s, %s, -1", x(c), x(c))
 	g.emit("bnez %s, %s", x(c), top)
 	g.busy = 0
+}
+
+// Extensions of Config.Ext.
+
+var (
+	extRR64 = []string{"clmul", "clmulh", "clmulr", "pack", "packh", "packw", "xperm4", "xperm8"}
+	extRR32 = []string{"clmul", "clmulh", "clmulr", "pack", "packh", "xperm4", "xperm8"}
+	extR64  = []string{"brev8"}
+	extR32  = []string{"brev8", "zip", "unzip"}
+)
+
+// extItem emits an instruction of Zbc, Zbkb, Zbkx or Zfh.
+func (g *gen) extItem() {
+	switch n := g.r.IntN(10); {
+	case n < 3:
+		ops := extRR64
+		if g.xlen == 32 {
+			ops = extRR32
+		}
+		g.emit("%s %s, %s, %s", pick(g, ops), x(g.rd()), x(g.rs()), x(g.rs()))
+	case n < 4:
+		ops := extR64
+		if g.xlen == 32 {
+			ops = extR32
+		}
+		g.emit("%s %s, %s", pick(g, ops), x(g.rd()), x(g.rs()))
+	default:
+		g.half()
+	}
+}
+
+// half emits a Zfh instruction.
+func (g *gen) half() {
+	fd, fs1, fs2, fs3 := g.fr(), g.fr(), g.fr(), g.fr()
+	switch n := g.r.IntN(100); {
+	case n < 16:
+		op := pick(g, []string{"fadd", "fsub", "fmul", "fdiv"})
+		g.emit("%s.h %s, %s, %s%s", op, f(fd), f(fs1), f(fs2), g.rmSuffix())
+	case n < 20:
+		g.emit("fsqrt.h %s, %s%s", f(fd), f(fs1), g.rmSuffix())
+	case n < 30:
+		op := pick(g, []string{"fmadd", "fmsub", "fnmsub", "fnmadd"})
+		g.emit("%s.h %s, %s, %s, %s%s", op, f(fd), f(fs1), f(fs2), f(fs3), g.rmSuffix())
+	case n < 38:
+		op := pick(g, []string{"fsgnj", "fsgnjn", "fsgnjx", "fmin", "fmax"})
+		g.emit("%s.h %s, %s, %s", op, f(fd), f(fs1), f(fs2))
+	case n < 45:
+		op := pick(g, []string{"feq", "flt", "fle"})
+		g.emit("%s.h %s, %s, %s", op, x(g.rd()), f(fs1), f(fs2))
+	case n < 48:
+		g.emit("fclass.h %s, %s", x(g.rd()), f(fs1))
+	case n < 58:
+		ops := []string{"w", "wu", "l", "lu"}
+		if g.xlen == 32 {
+			ops = ops[:2]
+		}
+		g.emit("fcvt.%s.h %s, %s%s", pick(g, ops), x(g.rd()), f(fs1), g.rmSuffix())
+	case n < 66:
+		ops := []string{"w", "wu", "l", "lu"}
+		if g.xlen == 32 {
+			ops = ops[:2]
+		}
+		g.emit("fcvt.h.%s %s, %s%s", pick(g, ops), f(fd), x(g.rs()), g.rmSuffix())
+	case n < 76:
+		// conversions between H and S or D; fcvt.s.h and fcvt.d.h are
+		// exact, so any valid rounding mode may be encoded
+		switch g.r.IntN(4) {
+		case 0:
+			g.emit("fcvt.h.s %s, %s%s", f(fd), f(fs1), g.rmSuffix())
+		case 1:
+			g.emit("fcvt.h.d %s, %s%s", f(fd), f(fs1), g.rmSuffix())
+		case 2:
+			g.emit(".insn r 0x53, %d, 0x20, %s, %s, x2", g.rmField(), f(fd), f(fs1)) // fcvt.s.h
+		default:
+			g.emit(".insn r 0x53, %d, 0x21, %s, %s, x2", g.rmField(), f(fd), f(fs1)) // fcvt.d.h
+		}
+	case n < 86:
+		if g.r.IntN(2) == 0 {
+			g.emit("fmv.x.h %s, %s", x(g.rd()), f(fs1))
+		} else {
+			g.emit("fmv.h.x %s, %s", f(fd), x(g.rs()))
+		}
+	default:
+		off := g.offset(2)
+		if g.r.IntN(2) == 0 {
+			g.emit("flh %s, %d(%s)", f(fd), off, x(g.base))
+		} else {
+			g.emit("fsh %s, %d(%s)", f(fs1), off, x(g.base))
+		}
+	}
+}
+
+// f16Specials are binary16 edge cases: zeros, infinities, NaNs (quiet,
+// signalling, with payloads), the smallest and largest subnormals and
+// normals, one and values near the integer conversion limits.
+var f16Specials = []uint16{0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7d00, 0x7c01, 0x7fff,
+	0x0001, 0x8001, 0x03ff, 0x0400, 0x8400, 0x7bff, 0xfbff, 0x3c00, 0xbc00, 0x3800, 0x3e00, 0x4100}
+
+// f16 returns a binary16 value: edge cases, small integers and halves,
+// or random bits.
+func (g *gen) f16() uint16 {
+	r := g.r
+	switch r.IntN(4) {
+	case 0:
+		return f16Specials[r.IntN(len(f16Specials))]
+	case 1:
+		// small integers and halves (exact conversions, ties)
+		v := float32(r.IntN(201)-100) / 2
+		b := math.Float32bits(v)
+		if v == 0 {
+			return uint16(b >> 16)
+		}
+		// exact in binary16: rebias the exponent, keep 10 bits
+		e := int(b>>23&0xff) - 127 + 15
+		return uint16(b>>16&0x8000) | uint16(e)<<10 | uint16(b>>13&0x3ff)
+	default:
+		return uint16(r.Uint32())
+	}
 }

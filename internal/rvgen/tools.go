@@ -30,7 +30,15 @@ func Tools(xlen int) (cc, qemu string, err error) {
 // Build assembles and links the assembly file src into the static
 // program out.
 func Build(cc, src, out string, xlen int) error {
-	cmd := exec.Command(cc, "-march="+March(xlen), "-mabi="+Mabi(xlen), "-static", "-nostdlib",
+	return BuildConfig(cc, src, out, Config{XLEN: xlen})
+}
+
+// BuildConfig is Build for the programs of cfg (its XLEN and Ext).
+func BuildConfig(cc, src, out string, cfg Config) error {
+	if cfg.XLEN != 32 {
+		cfg.XLEN = 64
+	}
+	cmd := exec.Command(cc, "-march="+MarchFor(cfg), "-mabi="+Mabi(cfg.XLEN), "-static", "-nostdlib",
 		"-Wl,--build-id=none", "-o", out, src)
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
@@ -42,7 +50,21 @@ func Build(cc, src, out string, xlen int) error {
 // QEMU runs a program under qemu user mode with an empty environment and
 // returns its standard output and exit code.
 func QEMU(qemu, prog string) ([]byte, int, error) {
-	cmd := exec.Command(qemu, prog)
+	return QEMUConfig(qemu, prog, Config{})
+}
+
+// QEMUConfig is QEMU for a program of cfg: with Config.Ext it selects a
+// CPU with the extensions (ExtCPU).
+func QEMUConfig(qemu, prog string, cfg Config) ([]byte, int, error) {
+	var args []string
+	if cfg.Ext {
+		xlen := cfg.XLEN
+		if xlen != 32 {
+			xlen = 64
+		}
+		args = append(args, "-cpu", ExtCPU(xlen))
+	}
+	cmd := exec.Command(qemu, append(args, prog)...)
 	cmd.Env = []string{}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

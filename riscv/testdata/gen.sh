@@ -2,8 +2,8 @@
 # gen.sh regenerates the disassembler fixtures (*.dump) of package riscv
 # from the assembly sources in this directory, with the Debian cross
 # binutils (apt-get install binutils-riscv64-linux-gnu) for the base ISA and
-# LLVM 17 or later (apt-get install llvm-19) for Zcb, Zcmp and Zcmt, which
-# binutils 2.40 does not know. Run it from anywhere; "go generate" in the
+# LLVM 17 or later (apt-get install llvm-19) for Zcb, Zcmp, Zcmt, Zicond,
+# Zimop and Zcmop, which binutils 2.40 does not know. Run it from anywhere; "go generate" in the
 # package runs it too. The test TestFixturesFresh checks that the committed
 # fixtures are what these tools print today.
 #
@@ -45,5 +45,9 @@ llvm() {
 
 gnu rv64 64 rv64gc_zba_zbb_zbs
 gnu rv32 32 rv32gc_zba_zbb_zbs
+gnu ext-rv64 64 rv64gc_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause
+gnu ext-rv32 32 rv32gc_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause
+llvm ext-llvm-rv64 64 +m,+a,+f,+d,+c,+zicond,+zimop,+zcmop rv64gc_zicond_zimop_zcmop
+llvm ext-llvm-rv32 32 +m,+a,+f,+d,+c,+zicond,+zimop,+zcmop rv32gc_zicond_zimop_zcmop
 llvm zc-rv32 32 +m,+a,+f,+c,+zba,+zbb,+zbs,+zcb,+zcmp,+zcmt rv32imafc_zba_zbb_zbs_zcb_zcmp_zcmt
 llvm zc-rv64 64 +m,+a,+f,+d,+c,+zba,+zbb,+zbs,+zcb rv64gc_zba_zbb_zbs_zcb

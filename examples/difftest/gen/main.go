@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./examples/difftest/gen [-xlen 64] [-seed 1] [-n 100] [-cases 10] [-insts 200] [-minimize]
+//	go run ./examples/difftest/gen [-xlen 64] [-seed 1] [-n 100] [-cases 10] [-insts 200] [-ext] [-minimize]
 //	go run ./examples/difftest/gen -record examples/difftest -seed 1 -n 3   # write .elf and .qemu files
 //	go run ./examples/difftest/gen -S -seed 7                                # print a program's source
 //
@@ -34,9 +34,10 @@ func main() {
 	record := flag.String("record", "", "write each program's ELF and qemu output to `dir` (no comparison)")
 	minimize := flag.Bool("minimize", false, "shorten a failing case to the first instruction that differs")
 	keep := flag.String("keep", "", "copy the sources of failing programs to `dir`")
+	ext := flag.Bool("ext", false, "also generate Zbc, Zbkb, Zbkx and Zfh instructions (qemu -cpu with those extensions)")
 	flag.Parse()
 	if *printSrc {
-		fmt.Print(rvgen.Generate(rvgen.Config{XLEN: *xlen, Seed: *seed, Cases: *cases, Insts: *insts}))
+		fmt.Print(rvgen.Generate(rvgen.Config{XLEN: *xlen, Seed: *seed, Cases: *cases, Insts: *insts, Ext: *ext}))
 		return
 	}
 	cc, qemu, err := rvgen.Tools(*xlen)
@@ -50,7 +51,7 @@ func main() {
 	defer os.RemoveAll(tmp)
 	failures := 0
 	for s := *seed; s < *seed+uint64(*n); s++ {
-		cfg := rvgen.Config{XLEN: *xlen, Seed: s, Cases: *cases, Insts: *insts}
+		cfg := rvgen.Config{XLEN: *xlen, Seed: s, Cases: *cases, Insts: *insts, Ext: *ext}
 		if *record != "" {
 			if err := recordProgram(*record, tmp, cc, qemu, cfg); err != nil {
 				fatal(err)
@@ -98,10 +99,10 @@ func compare(dir, cc, qemu string, cfg rvgen.Config) (msg, src string, err error
 	if err := os.WriteFile(base+".S", []byte(src), 0o644); err != nil {
 		return "", src, err
 	}
-	if err := rvgen.Build(cc, base+".S", base, cfg.XLEN); err != nil {
+	if err := rvgen.BuildConfig(cc, base+".S", base, cfg); err != nil {
 		return "", src, err
 	}
-	want, wantCode, err := rvgen.QEMU(qemu, base)
+	want, wantCode, err := rvgen.QEMUConfig(qemu, base, cfg)
 	if err != nil {
 		return "", src, err
 	}
@@ -189,10 +190,10 @@ func recordProgram(dir, tmp, cc, qemu string, cfg rvgen.Config) error {
 	if err := os.WriteFile(src, []byte(rvgen.Generate(cfg)), 0o644); err != nil {
 		return err
 	}
-	if err := rvgen.Build(cc, src, name+".elf", cfg.XLEN); err != nil {
+	if err := rvgen.BuildConfig(cc, src, name+".elf", cfg); err != nil {
 		return err
 	}
-	out, code, err := rvgen.QEMU(qemu, name+".elf")
+	out, code, err := rvgen.QEMUConfig(qemu, name+".elf", cfg)
 	if err != nil {
 		return err
 	}

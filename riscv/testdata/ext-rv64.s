@@ -1,0 +1,2 @@
+# objdump fixture (see gen.sh and ext.inc)
+.include "ext.inc"
