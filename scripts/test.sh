@@ -20,6 +20,9 @@ SC=$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")
 echo "== staticcheck"
 "$SC" ./...
 
+echo "== Linux kit (Debian kernel and initramfs for the kernel boot tests)"
+bash scripts/linux-kit.sh >/dev/null || echo "linux-kit failed: the kernel boot tests will skip"
+
 echo "== go test"
 go test -count=1 -timeout 40m ./...
 

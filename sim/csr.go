@@ -20,6 +20,7 @@ const (
 	csrSie           = 0x104
 	csrStvec         = 0x105
 	csrScounteren    = 0x106
+	csrStimecmp      = 0x14D
 	csrSenvcfg       = 0x10A
 	csrSscratch      = 0x140
 	csrSepc          = 0x141
@@ -196,6 +197,11 @@ func (h *Hart) csrRead(n uint32) (uint64, bool) {
 		return c.stvec, true
 	case csrScounteren:
 		return c.scounteren, true
+	case csrStimecmp:
+		if !h.sstcAllowed() {
+			return 0, false
+		}
+		return h.m.sstc[h.id], true
 	case csrSenvcfg:
 		return c.senvcfg, true
 	case csrSscratch:
@@ -380,6 +386,16 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		c.mcounteren = v & 0xffffffff
 	case csrMenvcfg:
 		c.menvcfg = envcfgWrite(c.menvcfg, v)
+		if h.m.sstc != nil {
+			c.menvcfg |= v & menvcfgSTCE
+		}
+		h.stop = true // may enable the Sstc timer interrupt
+	case csrStimecmp:
+		if !h.sstcAllowed() {
+			return false
+		}
+		h.m.sstc[h.id] = v
+		h.stop = true // may raise or clear STIP
 	case csrMscratch:
 		c.mscratch = v
 	case csrMepc:
@@ -412,4 +428,16 @@ func (h *Hart) setMstatus(v uint64) {
 	if (old^nv)&(mstatusMPRV|mstatusSUM|mstatusMXR|mstatusMPP) != 0 {
 		h.flushTLB()
 	}
+}
+
+// menvcfgSTCE enables Sstc's stimecmp (menvcfg bit 63).
+const menvcfgSTCE = 1 << 63
+
+// sstcAllowed reports whether the hart may access stimecmp (Sstc present;
+// from S-mode only with menvcfg.STCE and mcounteren.TM).
+func (h *Hart) sstcAllowed() bool {
+	if h.m.sstc == nil || h.xlen != 64 {
+		return false
+	}
+	return h.priv == privM || h.priv == privS && h.csr.menvcfg&menvcfgSTCE != 0 && h.csr.mcounteren&2 != 0
 }

@@ -20,10 +20,18 @@ type clint struct {
 	msip     []uint32
 }
 
-// uart is a 16550 with no input: writes to THR go to the console.
+// uart is a 16550: writes to THR go to the console, input comes from
+// Config.Stdin one byte at a time (the receive FIFO holds what the guest
+// has not read; the host feeds the next byte when it is empty, so piped
+// input arrives as if typed). Its interrupt (source irqUART of the PLIC)
+// is high while received data is available with IER.ERBFI set, or the
+// transmitter is empty with IER.ETBEI set and the THRE interrupt not yet
+// acknowledged (by reading IIR or writing THR).
 type uart struct {
 	out                          io.Writer
 	ier, lcr, mcr, scr, dll, dlm uint8
+	rx                           []byte // receive FIFO
+	thre                         bool   // THRE interrupt pending
 }
 
 func (m *Machine) devRead(h *Hart, pa, size uint64) (uint64, bool) {
@@ -34,7 +42,18 @@ func (m *Machine) devRead(h *Hart, pa, size uint64) (uint64, bool) {
 		if size != 1 {
 			return 0, false
 		}
-		return uint64(m.uart.read(pa - UARTBase)), true
+		v := m.uart.read(pa - UARTBase)
+		m.uartLine(h)
+		return uint64(v), true
+	case m.plic.eip != nil && pa-PLICBase < plicSize:
+		if size != 4 || pa&3 != 0 {
+			return 0, false
+		}
+		v := m.plic.read(pa - PLICBase)
+		h.stop = true // a claim may lower the hart's line
+		return uint64(v), true
+	case m.virtio != nil && pa-VirtioBase < virtioSize:
+		return m.virtioRead(pa-VirtioBase, size)
 	case m.finisher && pa-FinisherBase < finisherSize:
 		return 0, true
 	case m.trace.has(pa):
@@ -54,7 +73,19 @@ func (m *Machine) devWrite(h *Hart, pa, size, v uint64) bool {
 			return false
 		}
 		m.uart.write(pa-UARTBase, uint8(v))
+		m.uartLine(h)
 		return true
+	case m.plic.eip != nil && pa-PLICBase < plicSize:
+		if size != 4 || pa&3 != 0 {
+			return false
+		}
+		m.plic.write(pa-PLICBase, uint32(v))
+		h.stop = true
+		return true
+	case m.virtio != nil && pa-VirtioBase < virtioSize:
+		ok := m.virtioWrite(h, pa-VirtioBase, size, v)
+		h.stop = true
+		return ok
 	case m.finisher && pa-FinisherBase < finisherSize:
 		m.finisherWrite(h, pa-FinisherBase, v)
 		return true
@@ -62,6 +93,18 @@ func (m *Machine) devWrite(h *Hart, pa, size, v uint64) bool {
 		return m.traceWrite(h, pa, size, v)
 	}
 	return false
+}
+
+// uartLine passes the UART's interrupt line to the PLIC (h: the hart
+// whose access changed it, which then checks its interrupts).
+func (m *Machine) uartLine(h *Hart) {
+	if m.plic.eip == nil {
+		return
+	}
+	m.plic.setLevel(irqUART, m.uart.irq())
+	if h != nil {
+		h.stop = true
+	}
 }
 
 // reg64 reads size bytes at byte offset off of a 64-bit register.
@@ -124,26 +167,56 @@ func (c *clint) write(off, size, v uint64) bool {
 	return true
 }
 
+// irq reports the UART's interrupt line.
+func (u *uart) irq() bool {
+	return u.ier&1 != 0 && len(u.rx) > 0 || u.ier&2 != 0 && u.thre
+}
+
+// iir is the interrupt identification register: FIFOs enabled, the
+// highest-priority pending interrupt (received data, then THRE).
+func (u *uart) iir() uint8 {
+	switch {
+	case u.ier&1 != 0 && len(u.rx) > 0:
+		return 0xc4
+	case u.ier&2 != 0 && u.thre:
+		return 0xc2
+	}
+	return 0xc1
+}
+
 func (u *uart) read(off uint64) uint8 {
 	switch off {
 	case 0:
 		if u.lcr&0x80 != 0 {
 			return u.dll
 		}
-		return 0 // no input
+		if len(u.rx) == 0 {
+			return 0
+		}
+		b := u.rx[0]
+		u.rx = u.rx[1:]
+		return b
 	case 1:
 		if u.lcr&0x80 != 0 {
 			return u.dlm
 		}
 		return u.ier
 	case 2:
-		return 0xc1 // IIR: FIFOs enabled, no interrupt pending
+		v := u.iir()
+		if v == 0xc2 {
+			u.thre = false // reading IIR acknowledges THRE
+		}
+		return v
 	case 3:
 		return u.lcr
 	case 4:
 		return u.mcr
 	case 5:
-		return 0x60 // LSR: transmitter empty, no data ready
+		v := uint8(0x60) // LSR: transmitter empty
+		if len(u.rx) > 0 {
+			v |= 1 // data ready
+		}
+		return v
 	case 6:
 		return 0xb0 // MSR: DCD, DSR, CTS
 	case 7:
@@ -157,14 +230,24 @@ func (u *uart) write(off uint64, v uint8) {
 	case 0:
 		if u.lcr&0x80 != 0 {
 			u.dll = v
-		} else if u.out != nil {
-			_, _ = u.out.Write([]byte{v})
+		} else {
+			if u.out != nil {
+				_, _ = u.out.Write([]byte{v})
+			}
+			u.thre = true // sent at once: the transmitter is empty again
 		}
 	case 1:
 		if u.lcr&0x80 != 0 {
 			u.dlm = v
 		} else {
+			if v&2 != 0 && u.ier&2 == 0 {
+				u.thre = true // enabling ETBEI with THR empty interrupts
+			}
 			u.ier = v & 0x0f
+		}
+	case 2: // FCR
+		if v&2 != 0 {
+			u.rx = u.rx[:0]
 		}
 	case 3:
 		u.lcr = v

@@ -125,9 +125,11 @@
 //
 // # Limits
 //
-// No vector, hypervisor, Zcb or other Zc* extensions beyond C; no
-// PLIC (external interrupts only through the writable mip.SEIP); the UART
-// has no input; the HTIF syscall proxy implements write, exit and
+// No vector, hypervisor, Zcb or other Zc* extensions beyond C; the PLIC,
+// the UART's interrupt and input, the virtio-blk disk and Sstc exist on
+// the virt machine with a kernel only (LoadKernel: Sstc with the built-in
+// SBI; elsewhere external interrupts come only through the writable
+// mip.SEIP and the UART has no input); the HTIF syscall proxy implements write, exit and
 // getmainvars only (riscv-pk therefore boots but cannot load a payload);
 // misaligned loads and stores succeed unless Config.MisalignedTrap (they
 // never trap in Linux mode); AMOs to devices fault; the Linux emulation is single

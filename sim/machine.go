@@ -106,6 +106,11 @@ type Machine struct {
 	harts  []*Hart
 	clint  clint
 	uart   uart
+	plic   plic       // virt machine with a kernel (kernel.go)
+	input  *input     // console input (kernel.go)
+	dtb    []byte     // device tree of a kernel boot
+	virtio *virtioBlk // virtio-blk disk (virtio.go)
+	sstc   []uint64   // per hart stimecmp when Sstc is implemented (kernel boots on the built-in SBI)
 	timing timingTable
 	noPMP  bool // no PMP checks at all (Linux user mode)
 
@@ -567,6 +572,9 @@ func (m *Machine) idle() {
 	if m.cur == len(m.harts) {
 		m.cur = 0
 		m.clint.mtime += m.quantum / m.timeDiv
+		if m.input != nil {
+			m.feedInput(0)
+		}
 	}
 }
 
@@ -629,6 +637,18 @@ func (m *Machine) fastForward() {
 		}
 		if h.csr.mie&(1<<irqMTI) != 0 && m.clint.mtimecmp[h.id] < best {
 			best = m.clint.mtimecmp[h.id]
+		}
+		if m.sstc != nil && h.csr.menvcfg&menvcfgSTCE != 0 && h.csr.mie&(1<<irqSTI) != 0 && m.sstc[h.id] < best {
+			best = m.sstc[h.id]
+		}
+	}
+	if m.input != nil {
+		var ticks uint64
+		if best != ^uint64(0) && best > m.clint.mtime {
+			ticks = best - m.clint.mtime
+		}
+		if m.idleInput(best != ^uint64(0), ticks) {
+			return
 		}
 	}
 	if best == ^uint64(0) {

@@ -126,6 +126,12 @@ func (h *Hart) fwSetup() {
 	c.mideleg = 1<<irqSSI | 1<<irqSTI | 1<<irqSEI | 1<<irqLCOF
 	c.mcounteren = 0xffffffff
 	c.scounteren = 7
+	// as OpenSBI does for a priv 1.12 hart with Zicbom/Zicboz: cbo.* in
+	// S-mode (cbo.inval invalidates)
+	c.menvcfg = envcfgCBIE | envcfgCBCFE | envcfgCBZE
+	if h.m.sstc != nil {
+		c.menvcfg |= menvcfgSTCE
+	}
 	h.writeInhibit(0xfffffff8)
 	c.mie = 0
 	h.m.clint.mtimecmp[h.id] = ^uint64(0)

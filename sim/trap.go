@@ -22,6 +22,12 @@ func (h *Hart) pendingInterrupts() uint64 {
 			p |= 1 << irqMSI
 		}
 	}
+	if h.m.plic.eip != nil {
+		p |= h.m.plic.eip[h.id] // external interrupt lines
+	}
+	if h.m.sstc != nil && h.csr.menvcfg&menvcfgSTCE != 0 && cl.mtime >= h.m.sstc[h.id] {
+		p |= 1 << irqSTI // Sstc
+	}
 	return p
 }
 

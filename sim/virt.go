@@ -80,23 +80,7 @@ func (m *Machine) makeVirtDTB() []byte {
 	f.end()
 	m.fdtCPUs(f, "_sscofpmf", false)
 	m.fdtMemory(f, true)
-	f.begin("pmu")
-	f.str("compatible", "riscv,pmu")
-	var evSel, evCtr []uint32
-	for i := 1; i < pmu.NumDense; i++ {
-		sel := pmu.Selector(i)
-		if !pmu.Supported(i) || sel >= pmu.RawBase {
-			continue
-		}
-		evSel = append(evSel, uint32(sel), 0, uint32(sel))
-	}
-	const hpm = 0xfffffff8
-	evCtr = append(evCtr, 1, 1, hpm|1, 2, 2, hpm|4, 3, 10, hpm,
-		uint32(pmu.CacheEvent(0, 0, 0)), uint32(pmu.CacheEvent(pmu.CacheBPU, pmu.OpPrefetch, pmu.ResultMiss)), hpm)
-	f.cells("riscv,event-to-mhpmevent", evSel...)
-	f.cells("riscv,event-to-mhpmcounters", evCtr...)
-	f.cells("riscv,raw-event-to-mhpmcounters", 0, pmu.RawBase, 0xffffffff, 0xffffffe0, hpm)
-	f.end()
+	m.fdtPMU(f)
 	f.begin("soc")
 	f.cells("#address-cells", 2)
 	f.cells("#size-cells", 2)
@@ -115,4 +99,26 @@ func (m *Machine) makeVirtDTB() []byte {
 	f.end()
 	f.end()
 	return f.blob()
+}
+
+// fdtPMU adds the riscv,pmu node OpenSBI reads (see the package comment
+// above).
+func (m *Machine) fdtPMU(f *fdt) {
+	f.begin("pmu")
+	f.str("compatible", "riscv,pmu")
+	var evSel, evCtr []uint32
+	for i := 1; i < pmu.NumDense; i++ {
+		sel := pmu.Selector(i)
+		if !pmu.Supported(i) || sel >= pmu.RawBase {
+			continue
+		}
+		evSel = append(evSel, uint32(sel), 0, uint32(sel))
+	}
+	const hpm = 0xfffffff8
+	evCtr = append(evCtr, 1, 1, hpm|1, 2, 2, hpm|4, 3, 10, hpm,
+		uint32(pmu.CacheEvent(0, 0, 0)), uint32(pmu.CacheEvent(pmu.CacheBPU, pmu.OpPrefetch, pmu.ResultMiss)), hpm)
+	f.cells("riscv,event-to-mhpmevent", evSel...)
+	f.cells("riscv,event-to-mhpmcounters", evCtr...)
+	f.cells("riscv,raw-event-to-mhpmcounters", 0, pmu.RawBase, 0xffffffff, 0xffffffe0, hpm)
+	f.end()
 }

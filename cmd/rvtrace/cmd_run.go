@@ -53,6 +53,7 @@ Examples:
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
+  rvtrace run --machine virt --kernel Image --initrd initramfs.cpio.gz --append "console=ttyS0 rdinit=/init"
 `,
 }
 
@@ -100,6 +101,7 @@ func runRun(args []string) error {
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
 	pp := pmuFlags(fs)
+	kf := kernelFlags(fs)
 	openOutputs := outputFlags(fs, "pcs")
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
 	var p *protocol
@@ -121,6 +123,9 @@ func runRun(args []string) error {
 	rest := fs.Args()
 	if *pp.events {
 		return listEvents(stdout)
+	}
+	if *kf.kernel != "" {
+		rest = append([]string{*kf.kernel}, rest...)
 	}
 	if len(rest) == 0 {
 		fs.Usage()
@@ -169,7 +174,9 @@ func runRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *linux {
+	if *kf.kernel != "" {
+		err = kf.load(m, fs, *pp.machine, *pp.fw, progArgs, cfg.RAMSize)
+	} else if *linux {
 		err = m.LoadLinuxELF(prog, append([]string{prog}, progArgs...), nil)
 	} else if fw, ferr := pp.load(m, prog); fw || ferr != nil {
 		err = ferr
@@ -180,7 +187,7 @@ func runRun(args []string) error {
 		return err
 	}
 	img := image.NewSet()
-	if err := img.AddELF(prog); err != nil {
+	if err := kf.addImage(img, prog); err != nil {
 		return err
 	}
 	if err := pp.attach(m, img); err != nil {

@@ -47,7 +47,7 @@ func pmuFlags(fs *flag.FlagSet) *runPMU {
 			"(e.g. OUT.pb.gz; go tool pprof -top -sample_index=l1d_miss OUT.pb.gz; sample types: "+strings.Join(pmu.PprofSampleTypes, ", ")+")"),
 		tarmac:  fs.String("tarmac-full", "", "write a full Tarmac trace (instructions, registers, memory, traps) of the run to `file`"),
 		machine: fs.String("machine", "bare", "bare: M-mode program with HTIF; sbi: S-mode program on the simulator's SBI firmware; virt: OpenSBI (--firmware) and an S-mode payload"),
-		fw:      fs.String("firmware", defaultOpenSBI, "M-mode firmware of --machine virt (fw_jump.elf or fw_dynamic.elf)"),
+		fw:      fs.String("firmware", defaultOpenSBI, "M-mode firmware of --machine virt (fw_jump.elf or fw_dynamic.elf; with --kernel the simulator's own SBI unless this is given)"),
 	}
 }
 
