@@ -18,6 +18,8 @@
 #   chromium --headless               the HTML report test
 #                                     (RVTRACE_BROWSER_TESTS=0 leaves it out)
 #   staticcheck                       the lint step of scripts/test.sh
+#   pprof (standalone)                pprof -disasm through binutils' objdump
+#                                     (analysis TestPprofDisasmObjdump)
 #
 # Needs root (or sudo) for apt-get when something is missing.
 set -euo pipefail
@@ -53,6 +55,14 @@ SC=$(command -v staticcheck 2>/dev/null || echo "$(go env GOPATH)/bin/staticchec
 if [ ! -x "$SC" ]; then
   echo "install-test-deps: installing staticcheck"
   GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 || true
+fi
+
+# the standalone pprof, whose -disasm runs the RISC-V objdump (go tool
+# pprof uses Go's own disassembler instead)
+PP=$(command -v pprof 2>/dev/null || echo "$(go env GOPATH)/bin/pprof")
+if [ ! -x "$PP" ]; then
+  echo "install-test-deps: installing pprof"
+  GOFLAGS=-mod=mod go install github.com/google/pprof@v0.0.0-20260906184651-6331bc6350fe >/dev/null 2>&1 || true
 fi
 
 # Verify every capability, whatever was installed above.
@@ -118,6 +128,12 @@ if [ ! -x "$SC" ]; then
   fail "staticcheck (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"
 elif ! "$SC" -version >/dev/null 2>&1; then
   fail "staticcheck does not run ($SC -version)"
+fi
+
+if [ ! -x "$PP" ]; then
+  fail "pprof (go install github.com/google/pprof@v0.0.0-20260906184651-6331bc6350fe)"
+elif ! "$PP" -h >/dev/null 2>&1; then
+  fail "pprof does not run ($PP -h)"
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
