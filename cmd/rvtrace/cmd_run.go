@@ -192,6 +192,7 @@ func runRun(args []string) error {
 	if err := img.AddELF(prog); err != nil {
 		return err
 	}
+	pp.linux = *linux
 	if err := pp.attach(m, img); err != nil {
 		return err
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,5 +47,77 @@ func TestRunDetectsLinux(t *testing.T) {
 	code, out, errs = rv(t, "run", "../../examples/demo/demo.elf")
 	if code != 0 || !strings.HasPrefix(out, "demo: sorted=1") || strings.Contains(errs, "Linux") {
 		t.Errorf("bare-metal demo: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// The --pmu table of a Linux user-mode run agrees with --pmu-json count
+// for count, and the TLB events (no address translation in Linux user
+// mode) read <not supported> in both instead of 0; a bare-metal run
+// counts them.
+func TestRunPMUTableNotSupported(t *testing.T) {
+	cc, err := exec.LookPath("riscv64-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("riscv64-linux-gnu-gcc not installed")
+	}
+	dir := t.TempDir()
+	src, prog := filepath.Join(dir, "p.c"), filepath.Join(dir, "p")
+	os.WriteFile(src, []byte("int main(void){volatile int s=0;for(int i=0;i<1000;i++)s+=i;return 0;}\n"), 0o644)
+	if b, err := exec.Command(cc, "-static", "-O2", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	for _, c := range []struct {
+		prog  string
+		tlbOK bool
+	}{{prog, false}, {"../../examples/demo/demo.elf", true}} {
+		js := filepath.Join(dir, "counts.json")
+		code, _, table := rv(t, "run", "-q", "--pmu", "--pmu-json", js, c.prog)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.prog, code, table)
+		}
+		data, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Harts []struct {
+				Events       map[string]uint64 `json:"events"`
+				NotSupported []string          `json:"not_supported"`
+			} `json:"harts"`
+		}
+		if err := json.Unmarshal(data, &rep); err != nil || len(rep.Harts) != 1 {
+			t.Fatalf("%s: %v %s", c.prog, err, data)
+		}
+		rows := 0
+		for _, l := range strings.Split(table, "\n") {
+			f := strings.Fields(l)
+			if len(f) < 2 || strings.HasPrefix(l, " Performance") || strings.Contains(l, "seconds") {
+				continue
+			}
+			rows++
+			if f[0] == "<not" {
+				name := f[2]
+				if _, ok := rep.Harts[0].Events[name]; ok || !slices.Contains(rep.Harts[0].NotSupported, name) {
+					t.Errorf("%s: %s <not supported> in the table but not in the JSON", c.prog, name)
+				}
+				if c.tlbOK || !strings.Contains(name, "TLB") {
+					t.Errorf("%s: %s not supported", c.prog, name)
+				}
+				continue
+			}
+			n, err := strconv.ParseUint(strings.ReplaceAll(f[0], ",", ""), 10, 64)
+			if err != nil {
+				t.Errorf("%s: row %q", c.prog, l)
+				continue
+			}
+			if want, ok := rep.Harts[0].Events[f[1]]; !ok || want != n {
+				t.Errorf("%s: %s = %d in the table, %d (%v) in the JSON", c.prog, f[1], n, want, ok)
+			}
+			if !c.tlbOK && strings.Contains(f[1], "TLB") {
+				t.Errorf("%s: %s counted as %d in Linux user mode", c.prog, f[1], n)
+			}
+		}
+		if rows < 20 {
+			t.Errorf("%s: %d rows in\n%s", c.prog, rows, table)
+		}
 	}
 }
