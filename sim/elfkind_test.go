@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,5 +95,31 @@ func TestLinuxABINote(t *testing.T) {
 		if got := linuxABINote(c.data, bo); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A guest error names the symbols of its addresses when given a
+// formatter: the pc, and the tval of a fault whose tval is an address.
+func TestGuestErrorSymbols(t *testing.T) {
+	sym := func(a uint64) string {
+		if a >= 0x1000 && a < 0x1100 {
+			return fmt.Sprintf("%#x <boom+%#x>", a, a-0x1000)
+		}
+		return fmt.Sprintf("%#x", a)
+	}
+	e := &GuestError{PC: 0x1012, Raw: 0, Size: 4, Cause: causeLoadAccess, TVal: 0x1040,
+		Msg: "load access fault (tval 0x1040): SIGSEGV", FormatAddr: sym}
+	want := "pc 0x1012 <boom+0x12>: instruction 00000000"
+	if got := e.Error(); !strings.Contains(got, want) || !strings.HasSuffix(got, "load access fault (tval 0x1040 <boom+0x40>): SIGSEGV") {
+		t.Errorf("got %q", got)
+	}
+	// an illegal instruction's tval is its bits, not an address
+	e.Cause, e.TVal, e.Msg = causeIllegal, 0x1050, "illegal instruction (tval 0x1050): SIGILL"
+	if got := e.Error(); !strings.HasSuffix(got, "(tval 0x1050): SIGILL") {
+		t.Errorf("got %q", got)
+	}
+	e.FormatAddr = nil
+	if got := e.Error(); !strings.Contains(got, "pc 0x1012: ") {
+		t.Errorf("without symbols: %q", got)
 	}
 }

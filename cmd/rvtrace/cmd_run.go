@@ -316,6 +316,10 @@ func runRun(args []string) error {
 	}()
 	start := time.Now()
 	res, runErr := m.Run()
+	var guestErr *sim.GuestError
+	if errors.As(runErr, &guestErr) {
+		guestErr.FormatAddr = img.FormatAddr
+	}
 	elapsed := time.Since(start)
 	signal.Stop(sigs)
 	close(stopWatch)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,5 +121,48 @@ func TestRunPMUTableNotSupported(t *testing.T) {
 		if rows < 20 {
 			t.Errorf("%s: %d rows in\n%s", c.prog, rows, table)
 		}
+	}
+}
+
+// A guest fault names the function it happened in, at the address the
+// ELF's symbol table gives.
+func TestRunFaultSymbol(t *testing.T) {
+	cc, err := exec.LookPath("riscv64-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("riscv64-linux-gnu-gcc not installed")
+	}
+	dir := t.TempDir()
+	src, prog := filepath.Join(dir, "p.c"), filepath.Join(dir, "p")
+	os.WriteFile(src, []byte("__attribute__((noinline)) void boom(int x){if(x)__asm__ volatile(\"nop\\n.word 0\");}\nint main(int c,char**v){boom(c);return 0;}\n"), 0o644)
+	if b, err := exec.Command(cc, "-static", "-O2", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	f, err := elf.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var boom uint64
+	for _, s := range syms {
+		if s.Name == "boom" {
+			boom = s.Value
+		}
+	}
+	if boom == 0 {
+		t.Fatal("no symbol boom")
+	}
+	code, _, errs := rv(t, "run", "-q", prog)
+	if code == 0 {
+		t.Fatalf("illegal instruction ran: %s", errs)
+	}
+	m := regexp.MustCompile(`pc (0x[0-9a-f]+) <boom\+(0x[0-9a-f]+)>: instruction 0000 .*illegal instruction`).FindStringSubmatch(errs)
+	if m == nil {
+		t.Fatalf("no symbolized pc in %q", errs)
+	}
+	pc, _ := strconv.ParseUint(m[1], 0, 64)
+	off, _ := strconv.ParseUint(m[2], 0, 64)
+	if pc != boom+off {
+		t.Errorf("pc %#x is not boom (%#x) + %#x", pc, boom, off)
 	}
 }
