@@ -142,6 +142,9 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 		if f.Func.File != "" {
 			hf.Where = fmt.Sprintf("%s:%d", filepath.Base(f.Func.File), f.Func.Line)
 		}
+		if f.Func.ID == 0 {
+			hf.Name = p.UnknownLabel()
+		}
 		d.Funcs = append(d.Funcs, hf)
 	}
 	if len(fs) > 0 {
