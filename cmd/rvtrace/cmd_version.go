@@ -65,7 +65,9 @@ func printVersion(w io.Writer, bi *debug.BuildInfo, ok bool) error {
 		if dirty {
 			line += "+dirty"
 		}
-	} else {
+	} else if v == "(devel)" || v == "(unknown)" {
+		// a release (go install ...@vX) is its tag; a checkout's build
+		// without stamping says so rather than nothing
 		line += " (no VCS revision recorded)"
 	}
 	if at != "" {

@@ -34,6 +34,13 @@ func TestVersionLine(t *testing.T) {
 	if want := "rvtrace (devel) (no VCS revision recorded) go1.26.8\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
+	// A module-proxy build of a release has its tag and no VCS stamp.
+	b.Reset()
+	bi.Main.Version = "v0.3.1"
+	printVersion(&b, bi, true)
+	if want := "rvtrace v0.3.1 go1.26.8\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
 	b.Reset()
 	printVersion(&b, nil, false)
 	if !strings.Contains(b.String(), "no build information") {
