@@ -1,12 +1,15 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +25,10 @@ type ReportOptions struct {
 	Bandwidth []Bandwidth
 	// BandwidthNote explains the assumptions (core clock, IPC).
 	BandwidthNote string
+	// FlameCallOrder lays the callees of each flame-graph frame out in
+	// the order they were first called (an icicle of time) instead of by
+	// weight, heaviest first.
+	FlameCallOrder bool
 }
 
 // flame graph geometry
@@ -63,6 +70,8 @@ type htmlData struct {
 	HasCycles             bool
 	IPC                   string
 	FuncsRun, FuncsTotal  int
+	NoFile, NoFileHit     int    // functions without a source file (not in the coverage table)
+	Unknown               uint64 // instructions outside every symbol
 	Traps, Gaps, Suspect  uint64
 	GapList               []string
 	MoreGaps              uint64
@@ -101,12 +110,24 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 	fs := p.FuncStats()
 	d := htmlData{
 		Title: opt.Title, Input: opt.Input, Instructions: total, Cycles: p.Cycles(), HasCycles: p.HasCycles(),
-		IPC: fmt.Sprintf("%.3f", p.IPC()), FuncsRun: len(fs), Traps: p.Traps(), Gaps: p.Gaps(),
+		IPC: fmt.Sprintf("%.3f", p.IPC()), Traps: p.Traps(), Gaps: p.Gaps(),
 		Suspect: p.Suspect(), GapList: p.GapList(), MoreGaps: p.Gaps() - uint64(len(p.GapList())),
 		TraceBytes: p.TraceBytes(), BPI: fmt.Sprintf("%.3f", p.BitsPerInstruction()),
 		Bandwidth: opt.Bandwidth, BandwidthNote: opt.BandwidthNote,
 	}
-	d.FuncsTotal = len(p.Funcs()) - 1
+	// The summary counts the functions of the image as the coverage
+	// does: those that executed an instruction, [unknown] apart.
+	c := p.Coverage()
+	d.FuncsRun, d.FuncsTotal = c.FuncsHit, len(c.Funcs)
+	for _, fc := range c.Funcs {
+		if fc.Func.File == "" {
+			d.NoFile++
+			if fc.Hit() {
+				d.NoFileHit++
+			}
+		}
+	}
+	d.Unknown = p.FuncStat(p.Funcs()[0]).Self
 	var maxSelf uint64
 	for _, f := range fs {
 		maxSelf = max(maxSelf, f.Self)
@@ -121,12 +142,15 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 		if f.Func.File != "" {
 			hf.Where = fmt.Sprintf("%s:%d", filepath.Base(f.Func.File), f.Func.Line)
 		}
+		if f.Func.ID == 0 {
+			hf.Name = p.UnknownLabel()
+		}
 		d.Funcs = append(d.Funcs, hf)
 	}
 	if len(fs) > 0 {
 		d.TopFunc = fs[0].Func.Name
 	}
-	d.Flame, d.FlameHeight = flameSVG(p)
+	d.Flame, d.FlameHeight = flameSVG(p, opt.FlameCallOrder)
 	for i, l := range p.LineStats() {
 		if i >= 20 {
 			break
@@ -142,7 +166,7 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 	}
 	for _, m := range msgs {
 		d.Msgs = append(d.Msgs, htmlBar{Label: m.Kind, Pct: pct(m.Bits, maxBits),
-			Value: fmt.Sprintf("%d messages, %d bytes", m.Count, (m.Bits+7)/8)})
+			Value: fmt.Sprintf("%s messages, %s bytes", Thousands(m.Count), Thousands((m.Bits+7)/8))})
 	}
 	costs := append([]FuncStat(nil), fs...)
 	sort.SliceStable(costs, func(i, j int) bool { return costs[i].TraceBytes > costs[j].TraceBytes })
@@ -159,11 +183,10 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 			bpi = float64(f.TraceBytes) * 8 / float64(f.Self)
 		}
 		d.Costs = append(d.Costs, htmlBar{Label: f.Func.Name, Pct: pct(f.TraceBytes, maxCost),
-			Value: fmt.Sprintf("%d bytes, %.2f bits/instruction", f.TraceBytes, bpi)})
+			Value: fmt.Sprintf("%s bytes, %.2f bits/instruction", Thousands(f.TraceBytes), bpi)})
 	}
 	d.HasTrace = d.TraceBytes > 0 || len(d.Msgs) > 0 || len(d.Costs) > 0
 	// coverage
-	c := p.Coverage()
 	d.CovFuncs, d.CovFuncsHit = len(c.Funcs), c.FuncsHit
 	d.CovLines, d.CovLinesHit = c.LinesFound, c.LinesHit
 	for _, f := range c.Files {
@@ -186,8 +209,9 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 	return reportTmpl.Execute(w, d)
 }
 
-// flameSVG draws the call tree as a flame graph (root at the bottom).
-func flameSVG(p *Profile) (template.HTML, int) {
+// flameSVG draws the call tree as a flame graph (root at the bottom), the
+// callees of each frame by weight, heaviest first, or in call order.
+func flameSVG(p *Profile, callOrder bool) (template.HTML, int) {
 	total := p.root.Inclusive
 	if total == 0 {
 		return "", 0
@@ -199,9 +223,17 @@ func flameSVG(p *Profile) (template.HTML, int) {
 	}
 	var rects []item
 	maxDepth := 0
+	children := func(n *Node) []*Node {
+		if callOrder {
+			return n.Children
+		}
+		cs := slices.Clone(n.Children)
+		slices.SortStableFunc(cs, func(a, b *Node) int { return cmp.Compare(b.Inclusive, a.Inclusive) })
+		return cs
+	}
 	var stack []item
 	x := 0.0
-	for _, c := range p.root.Children {
+	for _, c := range children(p.root) {
 		stack = append(stack, item{c, x, 0})
 		x += float64(c.Inclusive) / float64(total) * flameWidth
 	}
@@ -215,7 +247,7 @@ func flameSVG(p *Profile) (template.HTML, int) {
 		rects = append(rects, it)
 		maxDepth = max(maxDepth, it.depth)
 		cx := it.x
-		for _, c := range it.n.Children {
+		for _, c := range children(it.n) {
 			stack = append(stack, item{c, cx, it.depth + 1})
 			cx += float64(c.Inclusive) / float64(total) * flameWidth
 		}
@@ -235,9 +267,9 @@ func flameSVG(p *Profile) (template.HTML, int) {
 		if r.n.Trap {
 			trap = " [trap]"
 		}
-		fmt.Fprintf(&b, `<g class="fr" data-x="%.3f" data-w="%.3f"><title>%s%s: %d instructions (%.2f%%), %d self, %d calls</title>`+
+		fmt.Fprintf(&b, `<g class="fr" data-x="%.3f" data-w="%.3f"><title>%s%s: %s instructions (%.2f%%), %s self, %s calls</title>`+
 			`<rect x="%.3f" y="%.1f" width="%.3f" height="%.1f" fill="hsl(%d,85%%,58%%)"/><text x="%.3f" y="%.1f">%s</text></g>`,
-			r.x, w, name, trap, r.n.Inclusive, pct(r.n.Inclusive, total), r.n.Self, r.n.Calls,
+			r.x, w, name, trap, Thousands(r.n.Inclusive), pct(r.n.Inclusive, total), Thousands(r.n.Self), Thousands(r.n.Calls),
 			r.x, y, w, flameRow-1, hue, r.x+3, y+12, name)
 	}
 	b.WriteString(`</svg>`)
@@ -246,6 +278,17 @@ func flameSVG(p *Profile) (template.HTML, int) {
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct": func(f float64) string { return fmt.Sprintf("%.2f%%", f) },
+	"num": func(v any) string {
+		switch n := v.(type) {
+		case uint64:
+			return Thousands(n)
+		case int:
+			return Thousands(uint64(n))
+		case int64:
+			return Thousands(uint64(n))
+		}
+		return fmt.Sprint(v)
+	},
 	"mbps": func(v float64) string {
 		switch {
 		case v >= 1e9:
@@ -290,16 +333,16 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
 <header><h1>{{.Title}}</h1>{{if .Input}}<p>{{.Input}}</p>{{end}}</header>
 <main>
 <section id="summary"><h2>Run summary</h2><div class="cards">
-<div class="card"><b id="instructions">{{.Instructions}}</b><span>instructions</span></div>
-{{if .HasCycles}}<div class="card"><b>{{.Cycles}}</b><span>cycles (time units)</span></div>
+<div class="card"><b id="instructions">{{num .Instructions}}</b><span>instructions</span></div>
+{{if .HasCycles}}<div class="card"><b>{{num .Cycles}}</b><span>cycles (time units)</span></div>
 <div class="card"><b>{{.IPC}}</b><span>instructions per cycle</span></div>{{end}}
-<div class="card"><b>{{.FuncsRun}}</b><span>functions executed (of {{.FuncsTotal}})</span></div>
-<div class="card"><b>{{.Traps}}</b><span>traps</span></div>
-{{if .Gaps}}<div class="card" id="lost"><b class="bad">{{.Gaps}} gaps, {{.Suspect}} suspect</b><span>lost: trace lost or undecodable, and instructions before it that may be wrong</span></div>{{else}}<div class="card" id="lost"><b>0</b><span>lost: no gap in the trace</span></div>{{end}}
-{{if .TraceBytes}}<div class="card"><b>{{.TraceBytes}}</b><span>trace bytes</span></div>
+<div class="card"><b id="funcs-run">{{num .FuncsRun}}</b><span>functions executed (of <span id="funcs-total">{{num .FuncsTotal}}</span>)</span></div>
+{{if .Unknown}}<div class="card"><b>{{num .Unknown}}</b><span>instructions outside every symbol ([unknown])</span></div>{{end}}
+<div class="card"><b>{{num .Traps}}</b><span>traps</span></div>
+{{if .Gaps}}<div class="card" id="lost"><b class="bad">{{num .Gaps}} gaps, {{num .Suspect}} suspect</b><span>lost: trace lost or undecodable, and instructions before it that may be wrong</span></div>{{else}}<div class="card" id="lost"><b>0</b><span>lost: no gap in the trace</span></div>{{end}}
+{{if .TraceBytes}}<div class="card"><b>{{num .TraceBytes}}</b><span>trace bytes</span></div>
 <div class="card"><b>{{.BPI}}</b><span>bits per instruction</span></div>{{end}}
-<div class="card"><b>{{.CovFuncsHit}} / {{.CovFuncs}}</b><span>functions covered</span></div>
-{{if .CovLines}}<div class="card"><b>{{.CovLinesHit}} / {{.CovLines}}</b><span>source lines covered</span></div>{{end}}
+{{if .CovLines}}<div class="card"><b>{{num .CovLinesHit}} / {{num .CovLines}}</b><span>source lines covered</span></div>{{end}}
 </div></section>
 
 {{if .Gaps}}<section id="gaps"><h2>Gaps</h2>
@@ -311,7 +354,7 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
 <table><thead><tr><th class="l">function</th><th class="l">self</th><th>self instr.</th><th>inclusive</th><th>calls</th>
 {{if .HasCycles}}<th>self cycles</th><th>incl. cycles</th>{{end}}{{if .HasTrace}}<th>trace bytes</th>{{end}}<th class="l">source</th></tr></thead><tbody>
 {{range .Funcs}}<tr><td class="l">{{.Name}}</td><td class="l bar"><i style="width:{{printf "%.1f" .BarPct}}%"></i><span>{{pct .SelfPct}}</span></td>
-<td>{{.Self}}</td><td>{{.Incl}}</td><td>{{.Calls}}</td>{{if $.HasCycles}}<td>{{.SelfCyc}}</td><td>{{.InclCyc}}</td>{{end}}{{if $.HasTrace}}<td>{{.TraceByt}}</td>{{end}}<td class="l muted">{{.Where}}</td></tr>
+<td>{{num .Self}}</td><td>{{num .Incl}}</td><td>{{num .Calls}}</td>{{if $.HasCycles}}<td>{{num .SelfCyc}}</td><td>{{num .InclCyc}}</td>{{end}}{{if $.HasTrace}}<td>{{num .TraceByt}}</td>{{end}}<td class="l muted">{{.Where}}</td></tr>
 {{end}}</tbody></table>{{if .MoreFuncs}}<p class="muted">… and {{.MoreFuncs}} more functions.</p>{{end}}
 </section>
 
@@ -322,7 +365,7 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
 
 {{if .Lines}}<section id="lines"><h2>Hot source lines</h2>
 <table><thead><tr><th class="l">line</th><th class="l">function</th><th>instructions</th><th>share</th></tr></thead><tbody>
-{{range .Lines}}<tr><td class="l">{{.Where}}</td><td class="l">{{.Func}}</td><td>{{.Insts}}</td><td>{{pct .Pct}}</td></tr>{{end}}
+{{range .Lines}}<tr><td class="l">{{.Where}}</td><td class="l">{{.Func}}</td><td>{{num .Insts}}</td><td>{{pct .Pct}}</td></tr>{{end}}
 </tbody></table></section>{{end}}
 
 <section id="trace-stats"><h2>Trace statistics</h2>
@@ -341,8 +384,9 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
 </section>
 
 <section id="coverage"><h2>Coverage</h2>
+<p id="cov-funcs"><b>{{num .CovFuncsHit}}</b> of <b>{{num .CovFuncs}}</b> functions executed{{if .NoFile}} ({{num .NoFileHit}} of {{num .NoFile}} without source file, not listed below){{end}}.</p>
 {{if .Cov}}<table><thead><tr><th class="l">source file</th><th>functions</th><th>lines</th><th class="l">line coverage</th><th class="l">functions not run</th></tr></thead><tbody>
-{{range .Cov}}<tr><td class="l">{{.File}}</td><td>{{.FuncsHit}} / {{.Funcs}}</td><td>{{.LinesHit}} / {{.Lines}}</td>
+{{range .Cov}}<tr><td class="l">{{.File}}</td><td>{{num .FuncsHit}} / {{num .Funcs}}</td><td>{{num .LinesHit}} / {{num .Lines}}</td>
 <td class="l bar"><i style="width:{{printf "%.1f" .LinePct}}%;background:#3ca050"></i><span>{{pct .LinePct}}</span></td><td class="l">{{range $i, $m := .Missed}}{{if $i}}, {{end}}{{$m}}{{end}}</td></tr>{{end}}
 </tbody></table>{{else}}<p class="muted">No source files (the image has no DWARF line information).</p>{{end}}
 </section>
@@ -369,7 +413,10 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
       var nx = (x - x0) * k, nw = w * k, r = g.querySelector('rect'), t = g.querySelector('text');
       var vis = nx + nw > 0.01 && nx < W - 0.01;
       g.style.display = vis ? '' : 'none';
-      r.setAttribute('x', nx); r.setAttribute('width', nw); t.setAttribute('x', nx + 3);
+      // clip to the view: an ancestor of the zoomed frame spans it all,
+      // its label at the left edge, readable
+      var cx = Math.max(nx, 0), cw = Math.min(nx + nw, W) - cx;
+      r.setAttribute('x', cx); r.setAttribute('width', Math.max(cw, 0)); t.setAttribute('x', cx + 3);
     });
     fit();
   }
@@ -390,9 +437,32 @@ th{background:#eef1f6;font-weight:600}td.l,th.l{text-align:left}tr:nth-child(eve
     status.textContent = e.target.value ? n + ' frames match' : 'click a frame to zoom';
   });
   fit();
+  // report.html#zoom=NAME opens zoomed to the first frame of NAME
+  var m = /^#zoom=(.+)$/.exec(location.hash);
+  if (m) {
+    var name = decodeURIComponent(m[1]);
+    frames.some(function(g){
+      if (g.querySelector('text').getAttribute('data-full') !== name) return false;
+      g.dispatchEvent(new MouseEvent('click')); return true;
+    });
+  }
   document.body.setAttribute('data-rendered', 'yes');
   document.body.setAttribute('data-frames', String(frames.length));
 })();
 </script>
 </body></html>
 `
+
+// Thousands formats n with a comma between groups of three digits
+// ("1,234,567").
+func Thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -44,6 +45,8 @@ type results struct {
 	addrs []AddrStat // sorted by address
 	funcs []FuncStat // by function ID
 	lines []LineStat
+	// first and last address of the instructions outside every symbol
+	unknownLo, unknownHi uint64
 }
 
 func (p *Profile) results() *results {
@@ -85,6 +88,12 @@ func (p *Profile) results() *results {
 	}
 	for _, a := range r.addrs {
 		fs := &r.funcs[p.syms.lookup(a.Addr).ID]
+		if fs.Func.ID == 0 {
+			if fs.Self == 0 {
+				r.unknownLo = a.Addr
+			}
+			r.unknownHi = a.Addr
+		}
 		fs.Self += a.Insts
 		fs.SelfCycles += a.Cycles
 	}
@@ -199,6 +208,25 @@ func (p *Profile) FuncStats() []FuncStat {
 		return cmp.Compare(a.Func.Name, b.Func.Name)
 	})
 	return out
+}
+
+// UnknownSpan returns the first and the last address of the
+// instructions outside every symbol (the [unknown] stand-in), ok false
+// when there are none. The addresses between need not all have run.
+func (p *Profile) UnknownSpan() (first, last uint64, ok bool) {
+	r := p.results()
+	return r.unknownLo, r.unknownHi, r.funcs[0].Self > 0
+}
+
+// UnknownLabel is "[unknown]" followed by the span of its addresses, as
+// the reports show the stand-in ("[unknown] 0x100-0x1fe"), or just
+// "[unknown]" when nothing ran outside the symbols.
+func (p *Profile) UnknownLabel() string {
+	lo, hi, ok := p.UnknownSpan()
+	if !ok {
+		return unknownName
+	}
+	return fmt.Sprintf("%s %#x-%#x", unknownName, lo, hi)
 }
 
 // FuncStat returns the flat profile of one function.

@@ -77,7 +77,11 @@ func WriteText(w io.Writer, p *Profile, opt TextOptions) error {
 		if trace {
 			fmt.Fprintf(bw, " %12d", f.TraceBytes)
 		}
-		fmt.Fprintf(bw, "  %s", f.Func.Name)
+		name := f.Func.Name
+		if f.Func.ID == 0 {
+			name = p.UnknownLabel()
+		}
+		fmt.Fprintf(bw, "  %s", name)
 		if f.Func.File != "" {
 			fmt.Fprintf(bw, " (%s:%d)", filepath.Base(f.Func.File), f.Func.Line)
 		}

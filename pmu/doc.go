@@ -19,7 +19,10 @@
 // general and cache events and the Raw* selector for raw events. Events
 // lists them all ("rvtrace run --pmu-events"). Not modelled, and so
 // reported as not supported: the NUMA node events, writes and prefetches
-// of the L1I, ITLB and BPU, prefetches of the DTLB.
+// of the L1I, ITLB and BPU, prefetches of the DTLB. Report and
+// HartCounts (the --pmu table and JSON) list as not supported, never as
+// 0, the events a run cannot count: every model event without a model,
+// the TLB events without address translation (Linux user mode).
 //
 // Meanings: cycles is mcycle, the timing model's cycles including the
 // stalls below; ref-cycles equals cycles (the core clock is fixed);

@@ -53,6 +53,9 @@ func (etraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Deco
 
 func (etraceProto) Dump(r io.Reader, w io.Writer, cfg *Config) error {
 	c := cfg.ETrace
+	if cfg.Dump.Symbolize != nil {
+		return ErrNoDumpSymbols
+	}
 	if cfg.Dump.CSV {
 		return etrace.ToCSV(r, &c, w)
 	}

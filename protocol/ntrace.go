@@ -56,7 +56,17 @@ func (ntraceProto) Dump(r io.Reader, w io.Writer, cfg *Config) error {
 	if wire.XLEN == 0 {
 		wire.XLEN = 64
 	}
+	var sw *symWriter
+	if cfg.Dump.Symbolize != nil && !cfg.Dump.Bytes {
+		sw = &symWriter{w: w, sym: cfg.Dump.Symbolize}
+		w = sw
+	}
 	st, err := ntrace.Dump(r, w, ntrace.DumpOptions{Bytes: cfg.Dump.Bytes, Wire: wire})
+	if sw != nil {
+		if ferr := sw.flush(); err == nil {
+			err = ferr
+		}
+	}
 	if cfg.Dump.Stats != nil && st != nil {
 		WriteNTraceStats(cfg.Dump.Stats, st)
 	}

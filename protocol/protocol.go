@@ -19,6 +19,7 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -68,7 +69,15 @@ type DumpOptions struct {
 	// Stats, when not nil, receives statistics after the listing
 	// (N-Trace: messages and bytes by TCODE).
 	Stats io.Writer
+	// Symbolize, when not nil, names the function an address is in
+	// ("main+0x10", "" for none): the N-Trace listing shows it after
+	// every full address. E-Trace dumps refuse it (ErrNoDumpSymbols):
+	// their address fields are not full addresses.
+	Symbolize func(addr uint64) string
 }
+
+// ErrNoDumpSymbols is the error of an E-Trace dump asked for symbols.
+var ErrNoDumpSymbols = errors.New("symbols in the E-Trace listing are not supported (its address fields are differential or shifted, not full addresses): decode with --image instead")
 
 // DefaultConfig returns a Config with each protocol's defaults: N-Trace in
 // HTM mode, E-Trace 2.0 in its default configuration.

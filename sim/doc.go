@@ -27,7 +27,9 @@
 // and MINH/SINH/UINH bits of mhpmevent, scountovf and the local
 // counter-overflow interrupt (mip bit 13, delegable): see hpm.go. The
 // events come from the event model of package pmu (SetEventModel);
-// without it only cycles and instructions count.
+// without it only cycles and instructions count, and the SBI PMU's
+// counter_config_matching refuses the other events with
+// SBI_ERR_NOT_SUPPORTED rather than counting them as 0.
 //
 // # Firmware
 //

@@ -63,6 +63,17 @@ func sbiEventSel(eventIdx, data uint64) (dense, fw int, supported, valid bool) {
 	return 0, 0, false, false
 }
 
+// countsEvent reports whether the hart can count dense hardware event d:
+// cycles and instructions always, the other events only with an event
+// model.
+func (h *Hart) countsEvent(d int) bool {
+	switch d {
+	case denseCycles, denseInstr, denseRef:
+		return true
+	}
+	return h.obs != nil && h.obs.model != nil
+}
+
 // hwStarted reports whether hardware counter i counts.
 func (h *Hart) hwStarted(i int) bool { return h.csr.mcountinhibit>>uint(i)&1 == 0 }
 
@@ -142,6 +153,11 @@ func (h *Hart) sbiConfigMatching(base, mask, flags, eventIdx, data uint64) (int6
 	dense, _, supported, valid := sbiEventSel(eventIdx, data)
 	supported = supported && valid
 	isFW := pmu.EventIdx(eventIdx).Type() == pmu.TypeFirmware
+	if supported && !isFW && !h.countsEvent(dense) {
+		// an event only the event model counts, and there is none: a
+		// counter would read 0 whatever happens (SBI: "not supported")
+		supported = false
+	}
 	ctr := -1
 	if flags&sbiCfgSkipMatch != 0 {
 		if base >= sbiNumCounters || f.event[base] == sbiNoEvent {

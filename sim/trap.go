@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 )
 
 // maxTrapsNoRetire is how many traps in a row with no instruction retired
@@ -288,6 +289,16 @@ type GuestError struct {
 	Msg   string
 	XLEN  int   // the hart's register width, for the disassembly (0: 64)
 	Err   error // the cause, when a sentinel says it (ErrStopped, ErrInstructionLimit)
+	// FormatAddr, when set, formats the addresses of the message with
+	// their symbols ("0x80000010 <main+0x10>", image.Set.FormatAddr).
+	FormatAddr func(addr uint64) string
+}
+
+// addrCauses are the exceptions whose tval is an address.
+var addrCauses = map[uint64]bool{
+	causeFetchMisaligned: true, causeFetchAccess: true, causeLoadMisaligned: true, causeLoadAccess: true,
+	causeStoreMisaligned: true, causeStoreAccess: true, causeFetchPageFault: true, causeLoadPageFault: true,
+	causeStorePageFault: true, causeBreakpoint: true,
 }
 
 // Unwrap returns the cause.
@@ -305,7 +316,15 @@ func (e *GuestError) Error() string {
 	if dis != "" {
 		bits += " (" + dis + ")"
 	}
-	return fmt.Sprintf("sim: hart %d: pc %#x: %s: %s", e.Hart, e.PC, bits, e.Msg)
+	pc, msg := fmt.Sprintf("%#x", e.PC), e.Msg
+	if e.FormatAddr != nil {
+		pc = e.FormatAddr(e.PC)
+		if e.Cause>>63 == 0 && addrCauses[e.Cause] {
+			tval := fmt.Sprintf("(tval %#x)", e.TVal)
+			msg = strings.Replace(msg, tval, "(tval "+e.FormatAddr(e.TVal)+")", 1)
+		}
+	}
+	return fmt.Sprintf("sim: hart %d: pc %s: %s: %s", e.Hart, pc, bits, msg)
 }
 
 func (h *Hart) trapLoopError() error {

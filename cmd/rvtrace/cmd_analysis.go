@@ -189,9 +189,11 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 	given := protocolGiven(args)
 	a.openSource = func(img *image.Set, rest []string) (flowSourceFn, error) {
 		ingressGiven := false
+		ingressName := "ingress input"
 		for _, n := range []string{"pcs", "pcseq", "ingress", "spike-csv"} {
 			if f := fs.Lookup(n); f != nil && f.Value.String() != "" {
 				ingressGiven = true
+				ingressName = f.Value.String()
 			}
 		}
 		switch {
@@ -200,7 +202,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 			if err != nil {
 				return flowSourceFn{}, err
 			}
-			return flowSourceFn{name: "ingress input", run: func(sink flow.Sink, _ *analysis.Profile) error {
+			return flowSourceFn{name: ingressName, run: func(sink flow.Sink, _ *analysis.Profile) error {
 				defer closer.Close()
 				bf := analysis.NewBlockFlow(img, nopCloseSink{sink})
 				for {
@@ -511,14 +513,16 @@ func (a *analysisArgs) report(name string) error {
 // reportOpts are the flags of the report command.
 type reportOpts struct {
 	*analysisArgs
-	title *string
-	funcs *int
+	title      *string
+	funcs      *int
+	flameOrder *string
 }
 
 func reportCmdFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *reportOpts {
 	o := &reportOpts{analysisArgs: addAnalysisFlags(fs, args, pc)}
 	o.title = fs.String("title", "", "report title (default: the input's name)")
 	o.funcs = fs.Int("funcs", 25, "hot functions listed")
+	o.flameOrder = fs.String("flame-order", "weight", "flame graph callees: weight (heaviest first) or time (call order: an icicle of time)")
 	return o
 }
 
@@ -538,6 +542,9 @@ func runReport(args []string) error {
 	}
 	if *a.out == "-" {
 		return fmt.Errorf("give the report file with -o REPORT.html")
+	}
+	if *o.flameOrder != "weight" && *o.flameOrder != "time" {
+		return fmt.Errorf("--flame-order %q: want weight or time", *o.flameOrder)
 	}
 	p, img, name, err := a.analyse(rest)
 	if err != nil {
@@ -560,7 +567,8 @@ func runReport(args []string) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = analysis.WriteHTML(bw, p, analysis.ReportOptions{Title: t, Input: input, Funcs: *funcs, Bandwidth: rows, BandwidthNote: note})
+	err = analysis.WriteHTML(bw, p, analysis.ReportOptions{Title: t, Input: input, Funcs: *funcs, Bandwidth: rows, BandwidthNote: note,
+		FlameCallOrder: *o.flameOrder == "time"})
 	if e := bw.Flush(); err == nil {
 		err = e
 	}

@@ -26,7 +26,11 @@ var runCmd = &command{
 	summary: "run a RISC-V program on the simulator, optionally tracing it live",
 	usage: `Usage: rvtrace run [options] PROG.elf [args...]
 
-Runs a bare-metal (HTIF) or, with --linux, a static Linux user-mode program.
+Runs a bare-metal (HTIF) or a static Linux user-mode program, telling them
+apart from the ELF: a tohost symbol makes it bare-metal; the Linux OS ABI,
+a GNU ABI-tag note, an interpreter or dynamic section, or an entry point
+below the simulator's RAM make it Linux (a note on stderr says so).
+--linux forces Linux user mode, --linux=false bare metal.
 The console goes to stdout, a summary to stderr, and the exit code is the
 program's.
 
@@ -44,7 +48,8 @@ Examples:
   rvtrace run --pcs prog.pcs prog.elf
   rvtrace run --ingress prog.csv prog.elf
   rvtrace run --trace ntrace --preset best -o prog.nex prog.elf
-  rvtrace run --linux --trace ntrace -o hello.nex hello arg1 arg2
+  rvtrace run --trace ntrace -o hello.nex hello arg1 arg2
+  rvtrace run --linux=false prog.elf
   rvtrace run --harts 4 --trace ntrace -o mt.nex mt-matmul.riscv
   rvtrace run --pmu coremark.riscv
   rvtrace run --pmu-json counts.json --pmu-model l1d=16K/4/64,prefetch prog.elf
@@ -94,7 +99,7 @@ func runRun(args []string) error {
 	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
 	ram := fs.String("ram", "", "size of each RAM bank, e.g. 64M or 1G (default 64M)")
 	maxRAM := fs.String("max-ram", "16G", "refuse guest RAM (all banks together) above this size: a guard against corrupt ELF segments and typing mistakes (RAM is reserved lazily, only what the guest writes is used)")
-	linux := fs.Bool("linux", false, "run a static Linux user-mode program (system calls emulated)")
+	linux := fs.Bool("linux", false, "run as a static Linux user-mode program (system calls emulated); --linux=false runs it bare-metal (default: told from the ELF)")
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
@@ -164,11 +169,25 @@ func runRun(args []string) error {
 	} else {
 		cfg.MaxRAM = n
 	}
-	if !*linux {
-		cfg.Args = progArgs
-	}
 	if err := noteInput(prog); err != nil {
 		return err
+	}
+	linuxSet := false
+	fs.Visit(func(f *flag.Flag) { linuxSet = linuxSet || f.Name == "linux" || f.Name == "machine" })
+	if !linuxSet {
+		kind, why, err := sim.ClassifyELF(prog)
+		if err != nil {
+			return err
+		}
+		if kind == sim.LinuxUser {
+			*linux = true
+			if !*quiet {
+				fmt.Fprintf(stderr, "rvtrace run: %s: Linux user-mode program (%s); --linux=false runs it bare-metal\n", prog, why)
+			}
+		}
+	}
+	if !*linux {
+		cfg.Args = progArgs
 	}
 	m, err := sim.New(cfg)
 	if err != nil {
@@ -190,6 +209,7 @@ func runRun(args []string) error {
 	if err := kf.addImage(img, prog); err != nil {
 		return err
 	}
+	pp.linux = *linux
 	if err := pp.attach(m, img); err != nil {
 		return err
 	}
@@ -313,6 +333,10 @@ func runRun(args []string) error {
 	}()
 	start := time.Now()
 	res, runErr := m.Run()
+	var guestErr *sim.GuestError
+	if errors.As(runErr, &guestErr) {
+		guestErr.FormatAddr = img.FormatAddr
+	}
 	elapsed := time.Since(start)
 	signal.Stop(sigs)
 	close(stopWatch)

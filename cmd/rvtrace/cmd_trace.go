@@ -63,6 +63,7 @@ its first bytes parse best as.
 Examples:
   rvtrace dump prog.nex
   rvtrace dump --bytes prog.nex | less
+  rvtrace dump --image prog.elf prog.nex   # full addresses as [0x80000024 <_start+0x24>]
 `,
 }
 
@@ -275,7 +276,37 @@ func runDump(args []string) error {
 	register := func(fs *flag.FlagSet, p *protocol) (func() (*tproto.Config, error), *string) {
 		protocolFlag(fs, "")
 		dump := p.dumper(fs)
-		return dump, fs.String("o", "-", "output `file`")
+		var elfs multiFlag
+		fs.Var(&elfs, "image", "program ELF `file` whose symbols name the full addresses of the N-Trace listing (repeatable)")
+		return func() (*tproto.Config, error) {
+			c, err := dump()
+			if err != nil || len(elfs) == 0 {
+				return c, err
+			}
+			if c.Dump.Bytes {
+				return nil, fmt.Errorf("--image: the --bytes listing shows no full addresses to name")
+			}
+			img := image.NewSet()
+			for _, e := range elfs {
+				if err := noteInput(e); err != nil {
+					return nil, err
+				}
+				if err := img.AddELF(e); err != nil {
+					return nil, err
+				}
+			}
+			c.Dump.Symbolize = func(a uint64) string {
+				name, off, ok := img.Symbolize(a)
+				switch {
+				case !ok:
+					return ""
+				case off == 0:
+					return name
+				}
+				return fmt.Sprintf("%s+%#x", name, off)
+			}
+			return c, nil
+		}, fs.String("o", "-", "output `file`")
 	}
 	if auto {
 		for _, q := range sortedProtocols() {

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -67,6 +68,9 @@ func mainWith(args []string, out, errw io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	c := commands[args[0]]
 	if c == nil {
 		fmt.Fprintf(errw, "rvtrace: unknown command %q (see rvtrace help)\n", args[0])
@@ -121,15 +125,27 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'rvtrace COMMAND -h' for the options and examples of a command.")
 }
 
-// newFlagSet returns a flag set for subcommand c whose usage text shows the
-// command's summary, usage lines and examples, then the flags.
+// newFlagSet returns a flag set for subcommand c. Asked for (-h), its usage
+// text shows the command's summary, usage lines and examples, then the
+// flags; a wrong flag prints one line naming it and the hint to run
+// "rvtrace CMD -h", not the whole help.
 func newFlagSet(c *command) *flag.FlagSet {
 	fs := flag.NewFlagSet("rvtrace "+c.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package writes a parse error's line to the output, then
+	// calls Usage: the line is caught here to tell the two cases apart.
+	var failed bytes.Buffer
+	fs.SetOutput(&failed)
 	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "%s\n\n%s\nOptions:\n", c.summary, strings.TrimRight(c.usage, "\n")+"\n")
+		if failed.Len() > 0 {
+			fmt.Fprintf(stderr, "rvtrace %s: %s\nRun 'rvtrace %s -h' for the options.\n",
+				c.name, strings.TrimSpace(failed.String()), c.name)
+			failed.Reset()
+			return
+		}
+		fmt.Fprintf(stderr, "%s\n\n%s\nOptions:\n", c.summary, strings.TrimRight(c.usage, "\n")+"\n")
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(&failed)
 	}
 	return fs
 }

@@ -29,6 +29,7 @@ type runPMU struct {
 	machine *string
 	fw      *string
 
+	linux  bool // Linux user mode: no address translation to count TLB events in
 	models []*pmu.Model
 	prof   *pmu.Profile
 	tw     *tarmac.Writer
@@ -122,30 +123,6 @@ func (p *runPMU) attach(m *sim.Machine, img *image.Set) error {
 	return nil
 }
 
-// pmuReport is the JSON form of the counts.
-type pmuReport struct {
-	Seconds float64     `json:"seconds"`
-	MIPS    float64     `json:"mips"`
-	Harts   []pmuHart   `json:"harts"`
-	Model   *pmu.Config `json:"model,omitempty"`
-}
-
-type pmuHart struct {
-	Hart         int               `json:"hart"`
-	Instructions uint64            `json:"instructions"`
-	Cycles       uint64            `json:"cycles"`
-	IPC          float64           `json:"ipc"`
-	Events       map[string]uint64 `json:"events,omitempty"`
-	Firmware     map[string]uint64 `json:"firmware,omitempty"`
-}
-
-func ratio(a, b uint64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
 // finish writes the table, the JSON and the profile, and closes the
 // Tarmac writer.
 func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image.Set) error {
@@ -161,21 +138,21 @@ func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image
 	if !p.modelOn() {
 		return firstErr
 	}
-	rep := pmuReport{Seconds: secs, MIPS: float64(res.Instret) / secs / 1e6}
+	rep := pmu.Report{Seconds: secs, MIPS: float64(res.Instret) / secs / 1e6}
 	cfg := p.models[0].Config()
 	rep.Model = &cfg
+	var unsupported []int
+	if p.linux {
+		// Linux user mode runs without address translation: the TLBs
+		// see nothing a real run would.
+		unsupported = pmu.TLBEvents()
+	}
 	for h, hs := range res.Harts {
-		ph := pmuHart{Hart: h, Instructions: hs.Instret, Cycles: hs.Cycles, IPC: ratio(hs.Instret, hs.Cycles),
-			Events: map[string]uint64{}}
+		var model *pmu.Model
 		if h < len(p.models) {
-			for i := 1; i < pmu.NumDense; i++ {
-				if !pmu.Supported(i) {
-					continue
-				}
-				ph.Events[pmu.DenseName(i)] = p.models[h].Total(i)
-			}
-			ph.Events["cycles"], ph.Events["instructions"], ph.Events["ref-cycles"] = hs.Cycles, hs.Instret, hs.Cycles
+			model = p.models[h]
 		}
+		ph := pmu.NewHartCounts(h, hs.Instret, hs.Cycles, model, unsupported)
 		if fc := m.FirmwareCounts(h); fc != nil {
 			ph.Firmware = map[string]uint64{}
 			for c, n := range fc {
@@ -185,7 +162,7 @@ func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image
 		rep.Harts = append(rep.Harts, ph)
 	}
 	if *p.table {
-		keep(writePMUTable(stderr, rep))
+		keep(rep.WriteTable(stderr))
 	}
 	if *p.json != "" {
 		w, err := createOutput(*p.json)
@@ -221,52 +198,4 @@ func (p *runPMU) finish(m *sim.Machine, res sim.Result, secs float64, img *image
 		keep(err)
 	}
 	return firstErr
-}
-
-// writePMUTable prints the perf-stat-like summary.
-func writePMUTable(w io.Writer, rep pmuReport) error {
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	for _, h := range rep.Harts {
-		e := h.Events
-		fmt.Fprintf(tw, "\n Performance counter stats for hart %d:\t\t\t\n\n", h.Hart)
-		line := func(name string, v uint64, note string) {
-			fmt.Fprintf(tw, "%d\t  %s\t  %s\t\n", v, name, note)
-		}
-		pct := func(a, b uint64, what string) string {
-			if b == 0 {
-				return ""
-			}
-			return fmt.Sprintf("# %6.2f%% %s", 100*ratio(a, b), what)
-		}
-		line("cycles", h.Cycles, "")
-		line("instructions", h.Instructions, fmt.Sprintf("# %6.2f insn per cycle", h.IPC))
-		line("stalled-cycles-frontend", e["stalled-cycles-frontend"], pct(e["stalled-cycles-frontend"], h.Cycles, "frontend cycles idle"))
-		line("stalled-cycles-backend", e["stalled-cycles-backend"], pct(e["stalled-cycles-backend"], h.Cycles, "backend cycles idle"))
-		line("branches", e["branches"], "")
-		line("branch-misses", e["branch-misses"], pct(e["branch-misses"], e["branches"], "of all branches"))
-		line("L1-icache-loads", e["L1-icache-loads"], "")
-		line("L1-icache-load-misses", e["L1-icache-load-misses"], pct(e["L1-icache-load-misses"], e["L1-icache-loads"], "of all L1-icache accesses"))
-		line("L1-dcache-loads", e["L1-dcache-loads"], "")
-		line("L1-dcache-load-misses", e["L1-dcache-load-misses"], pct(e["L1-dcache-load-misses"], e["L1-dcache-loads"], "of all L1-dcache loads"))
-		line("L1-dcache-stores", e["L1-dcache-stores"], "")
-		line("L1-dcache-store-misses", e["L1-dcache-store-misses"], pct(e["L1-dcache-store-misses"], e["L1-dcache-stores"], "of all L1-dcache stores"))
-		line("cache-references", e["cache-references"], "")
-		line("cache-misses", e["cache-misses"], pct(e["cache-misses"], e["cache-references"], "of all cache refs"))
-		line("dTLB-loads", e["dTLB-loads"], "")
-		line("dTLB-load-misses", e["dTLB-load-misses"], pct(e["dTLB-load-misses"], e["dTLB-loads"], "of all dTLB loads"))
-		line("iTLB-loads", e["iTLB-loads"], "")
-		line("iTLB-load-misses", e["iTLB-load-misses"], pct(e["iTLB-load-misses"], e["iTLB-loads"], "of all iTLB loads"))
-		line("bus-cycles", e["bus-cycles"], "")
-		for _, n := range []string{"loads", "stores", "calls", "returns", "exceptions", "interrupts"} {
-			line(n, e[n], "")
-		}
-		for c := 0; c < pmu.NumFirmwareEvents; c++ {
-			n := pmu.FirmwareName(c)
-			if v := h.Firmware[n]; v != 0 {
-				line(n, v, "")
-			}
-		}
-	}
-	fmt.Fprintf(tw, "\n%.6f\t  seconds simulated at %.1f M instructions/s\t\t\n\n", rep.Seconds, rep.MIPS)
-	return tw.Flush()
 }

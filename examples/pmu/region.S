@@ -3,8 +3,8 @@
  *
  * It configures a counter for instructions (event 2) and one for
  * branches (event 5, all control transfers: the simulator counts them
- * with its event model only, else 0; skipped when the firmware does not
- * support the event), both inhibited in
+ * with its event model only, and refuses the event without it; skipped
+ * when the firmware does not support the event), both inhibited in
  * M-mode, starts them with one counter_start call, runs the region
  * (region_start up to and including the counter_stop ecall at
  * region_end: calls, loops, loads and stores, multiplications, an SBI
