@@ -341,10 +341,19 @@ func trimSpaces(b []byte) []byte {
 // entry returns the fields of pc cached in cache, formatting them on a miss. It
 // returns nil when pc holds no instruction in the image.
 func (s *Script) entry(cache []scriptEntry, pc uint64) *scriptEntry {
-	c := &cache[((pc>>1)*0x9e3779b97f4a7c15)>>(64-scriptCacheBits)]
-	if c.valid && c.pc == pc {
-		return c
+	// Two-way set associative, sets indexed by address so that
+	// straight-line code fills consecutive sets: a miss moves the
+	// entry of way 0 to way 1 and fills way 0 (with way 1's buffer).
+	set := cache[(pc>>1)&(1<<(scriptCacheBits-1)-1)*2:]
+	set = set[:2]
+	if set[0].valid && set[0].pc == pc {
+		return &set[0]
 	}
+	if set[1].valid && set[1].pc == pc {
+		return &set[1]
+	}
+	set[0], set[1] = set[1], set[0]
+	c := &set[0]
 	in := s.img.InstPtr(pc)
 	if in == nil || in.Len == 0 {
 		return nil

@@ -113,7 +113,9 @@ func Select(next Sink, sel Selector, img *image.Set) *Selection {
 	return s
 }
 
-// Selection is the sink Select returns: a Sink and a MessageObserver.
+// Selection is the sink Select returns. It is not a MessageObserver:
+// message statistics do not pass through it, since the trace cost per
+// instruction of a selection would be wrong.
 type Selection struct {
 	next Sink
 	ix   Indexer
@@ -159,14 +161,6 @@ func (s *Selection) state(src uint32) *selSrc {
 	}
 	s.srcs = append(s.srcs, selSrc{src: src})
 	return &s.srcs[len(s.srcs)-1]
-}
-
-// Message forwards the decoder's message statistics to next: they count
-// trace bytes, which a selection does not select.
-func (s *Selection) Message(kind string, offset int64, bits int) {
-	if o, ok := s.next.(MessageObserver); ok {
-		o.Message(kind, offset, bits)
-	}
 }
 
 func (s *Selection) inRanges(a uint64) bool {
