@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -324,5 +325,50 @@ func TestCLIProfileSelected(t *testing.T) {
 	}
 	if !strings.Contains(out, "selection     selected") {
 		t.Errorf("profile of a selection does not say so:\n%s", out[:min(len(out), 400)])
+	}
+}
+
+// TestCLIJSONLinesSymbols checks the idx, sym and srcline members of the
+// JSON-lines ranges against the PC list and nm.
+func TestCLIJSONLinesSymbols(t *testing.T) {
+	elf, nex, pcs := t1(t)
+	syms := nmSyms(t, elf)
+	code, out, e := rv(t, "decode", "--image", elf, nex, "--jsonl", "-")
+	if code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	var idx uint64
+	checked := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Kind, Start, Sym, Srcline string
+			N, Idx                    uint64
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if r.Kind != "range" {
+			continue
+		}
+		start, _ := strconv.ParseUint(strings.TrimPrefix(r.Start, "0x"), 16, 64)
+		if r.Idx != idx || pcs[idx] != start || r.Srcline == "" {
+			t.Fatalf("%s: want idx %d at %#x, with a srcline", l, idx, pcs[idx])
+		}
+		idx += r.N
+		for n, s := range syms {
+			if start >= s[0] && start < s[1] && s[1]-s[0] > 2 {
+				want := n
+				if start != s[0] {
+					want += "+0x" + strconv.FormatUint(start-s[0], 16)
+				}
+				if r.Sym != want {
+					t.Errorf("%s: sym %s, nm gives %s", l, r.Sym, want)
+				}
+				checked++
+			}
+		}
+	}
+	if idx != uint64(len(pcs)) || checked < 1000 {
+		t.Errorf("%d instructions in ranges (want %d), %d symbols checked", idx, len(pcs), checked)
 	}
 }
