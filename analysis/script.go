@@ -146,14 +146,21 @@ type Script struct {
 	last ScriptField // the last column, which is not padded
 
 	has    [numScriptFields]bool
+	plan   []planItem
+	groups int
 	static bool // some field needs the per-address cache
 	ipW    int
 	symW   int
 
 	index uint64
 	lines uint64
-	srcs  []scriptSrc
-	cur   *scriptSrc
+	// appendIdx's digits of idxVal, from idxDigits[idxFrom]
+	idxDigits [20]byte
+	idxFrom   int
+	idxVal    uint64
+	idxOK     bool
+	srcs      []scriptSrc
+	cur       *scriptSrc
 
 	cache     []scriptEntry
 	lastCache []scriptEntry // --ranges: the last instructions
@@ -178,7 +185,29 @@ type scriptEntry struct {
 	len                     uint8
 	class                   riscv.Class
 	symEnd, lineEnd, insEnd int32
-	buf                     []byte
+	// grpEnd[g] is the end in buf of the rendering of static group g
+	// (which starts where group g-1, or insn, ends), grpPend the padding
+	// owed after it.
+	grpEnd  [maxGroups]int32
+	grpPend [maxGroups]uint8
+	buf     []byte
+}
+
+// maxGroups bounds the static groups: runs of consecutive fields that
+// only depend on the address (ip, sym, srcline, insn), each rendered once
+// per address with its padding, in one piece.
+const maxGroups = 4
+
+// planItem is a column of a line: a field, or a static group.
+type planItem struct {
+	f     ScriptField
+	group int8 // -1: the field f; else the static group
+	first int  // the group's fields are opt.Fields[first:end]
+	end   int
+}
+
+func staticField(f ScriptField) bool {
+	return f == FieldIP || f == FieldSym || f == FieldSrcline || f == FieldInsn
 }
 
 const (
@@ -216,6 +245,21 @@ func NewScript(w io.Writer, img *image.Set, opt ScriptOptions) *Script {
 		}
 	}
 	s.symW = min(s.symW, 40)
+	fs := opt.Fields
+	for i := 0; i < len(fs); {
+		if opt.Ranges || !staticField(fs[i]) {
+			s.plan = append(s.plan, planItem{f: fs[i], group: -1})
+			i++
+			continue
+		}
+		j := i
+		for j < len(fs) && staticField(fs[j]) {
+			j++
+		}
+		s.plan = append(s.plan, planItem{f: fs[j-1], group: int8(s.groups), first: i, end: j})
+		s.groups++
+		i = j
+	}
 	return s
 }
 
@@ -390,6 +434,37 @@ func (s *Script) entry(cache []scriptEntry, pc uint64) *scriptEntry {
 		b = append(b, riscv.Disasm(raw, pc, s.img.XLEN())...)
 	}
 	c.insEnd = int32(len(b))
+	for _, it := range s.plan {
+		if it.group < 0 {
+			continue
+		}
+		pend := 0
+		for k, f := range s.opt.Fields[it.first:it.end] {
+			if k > 0 {
+				b = append(b, spaces[:pend+1]...)
+			}
+			start := len(b)
+			w := 0
+			switch f {
+			case FieldIP:
+				b = appendHex(b, pc, s.ipW)
+			case FieldSym:
+				b = append(b, b[:c.symEnd]...)
+				w = s.symW
+			case FieldSrcline:
+				b = append(b, b[c.symEnd:c.lineEnd]...)
+				w = lineW
+			case FieldInsn:
+				b = append(b, b[c.lineEnd:c.insEnd]...)
+				w = insnW
+			}
+			pend = max(0, w-(len(b)-start))
+		}
+		if it.f == s.last {
+			pend = 0
+		}
+		c.grpEnd[it.group], c.grpPend[it.group] = int32(len(b)), uint8(pend)
+	}
 	c.buf = b
 	return c
 }
@@ -417,6 +492,44 @@ const hexDigits = "0123456789abcdef"
 // spaces pads columns (no column is wider).
 const spaces = "                                                                "
 
+// appendIdx appends the index column. The decimal digits of the last
+// index are kept and counted up in place, since indexes mostly follow
+// each other.
+func (s *Script) appendIdx(b []byte) []byte {
+	d := &s.idxDigits
+	if !s.idxOK || s.index != s.idxVal+1 {
+		s.idxVal, s.idxOK = s.index, true
+		*d = [20]byte{}
+		v := s.index
+		i := len(d)
+		for {
+			i--
+			d[i] = byte('0' + v%10)
+			v /= 10
+			if v == 0 {
+				break
+			}
+		}
+		s.idxFrom = i
+	} else {
+		s.idxVal++
+		i := len(d) - 1
+		for ; d[i] == '9'; i-- {
+			d[i] = '0'
+		}
+		if d[i] == 0 {
+			d[i] = '1'
+		} else {
+			d[i]++
+		}
+		s.idxFrom = min(s.idxFrom, i)
+	}
+	if n := idxW - (len(d) - s.idxFrom); n > 0 {
+		b = append(b, spaces[:n]...)
+	}
+	return append(b, d[s.idxFrom:]...)
+}
+
 // appendHex appends v in lower-case hex, zero-padded to w digits (at
 // most 16).
 func appendHex(b []byte, v uint64, w int) []byte {
@@ -438,9 +551,34 @@ func appendHex(b []byte, v uint64, w int) []byte {
 // trailing spaces.
 func (s *Script) line(b []byte, st *scriptSrc, e *flow.Event, pc uint64, c *scriptEntry, lastInRange bool, lastC *scriptEntry) []byte {
 	pend := 0
-	for i, f := range s.opt.Fields {
+	for i, it := range s.plan {
 		if i > 0 {
 			pend++
+		}
+		f := it.f
+		if it.group >= 0 {
+			if c == nil {
+				// No instruction there: the address alone.
+				b = append(b, spaces[:min(pend, len(spaces))]...)
+				pend = 0
+				if s.has[FieldIP] {
+					b = appendHex(b, pc, s.ipW)
+				}
+				continue
+			}
+			g := it.group
+			from := c.insEnd
+			if g > 0 {
+				from = c.grpEnd[g-1]
+			}
+			for pend > len(spaces) {
+				b = append(b, spaces...)
+				pend -= len(spaces)
+			}
+			b = append(b, spaces[:pend]...)
+			b = append(b, c.buf[from:c.grpEnd[g]]...)
+			pend = int(c.grpPend[g])
+			continue
 		}
 		var text []byte
 		switch f {
@@ -472,7 +610,7 @@ func (s *Script) line(b []byte, st *scriptSrc, e *flow.Event, pc uint64, c *scri
 		w := 0
 		switch f {
 		case FieldIdx:
-			b = appendDec(b, s.index, idxW)
+			b = s.appendIdx(b)
 		case FieldTime:
 			if st.hasTime {
 				b = appendDec(b, st.time, timeW)
