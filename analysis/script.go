@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -140,7 +139,8 @@ type ScriptOptions struct {
 // does not allocate once the addresses it shows are in the cache.
 type Script struct {
 	img  *image.Set
-	w    *bufio.Writer
+	w    io.Writer
+	buf  []byte // output not yet written to w
 	c    io.Closer
 	opt  ScriptOptions
 	last ScriptField // the last column, which is not padded
@@ -228,7 +228,7 @@ func NewScript(w io.Writer, img *image.Set, opt ScriptOptions) *Script {
 	if opt.Fields == nil {
 		opt.Fields = DefaultScriptFields
 	}
-	s := &Script{img: img, w: bufio.NewWriterSize(w, 1<<20), opt: opt, cache: make([]scriptEntry, 1<<scriptCacheBits)}
+	s := &Script{img: img, w: w, buf: make([]byte, 0, 1<<20), opt: opt, cache: make([]scriptEntry, 1<<scriptCacheBits)}
 	for _, f := range opt.Fields {
 		s.has[f] = true
 	}
@@ -330,8 +330,8 @@ func (s *Script) header() {
 	} else {
 		b = append([]byte("# "), b...)
 	}
-	s.w.Write(b)
-	s.w.WriteByte('\n')
+	s.buf = append(s.buf, b...)
+	s.buf = append(s.buf, '\n')
 }
 
 func (s *Script) width(f ScriptField) int {
@@ -493,13 +493,14 @@ const hexDigits = "0123456789abcdef"
 const spaces = "                                                                "
 
 // appendIdx appends the index column. The decimal digits of the last
-// index are kept and counted up in place, since indexes mostly follow
-// each other.
+// index, right-aligned in spaces, are kept and counted up in place, since
+// indexes mostly follow each other; a ten-column index is copied as one
+// array (no call).
 func (s *Script) appendIdx(b []byte) []byte {
 	d := &s.idxDigits
 	if !s.idxOK || s.index != s.idxVal+1 {
 		s.idxVal, s.idxOK = s.index, true
-		*d = [20]byte{}
+		copy(d[:], spaces)
 		v := s.index
 		i := len(d)
 		for {
@@ -517,12 +518,18 @@ func (s *Script) appendIdx(b []byte) []byte {
 		for ; d[i] == '9'; i-- {
 			d[i] = '0'
 		}
-		if d[i] == 0 {
+		if d[i] == ' ' {
 			d[i] = '1'
 		} else {
 			d[i]++
 		}
 		s.idxFrom = min(s.idxFrom, i)
+	}
+	if s.idxFrom >= len(d)-idxW && cap(b)-len(b) >= idxW {
+		n := len(b)
+		b = b[:n+idxW]
+		*(*[idxW]byte)(b[n:]) = *(*[idxW]byte)(d[len(d)-idxW:])
+		return b
 	}
 	if n := idxW - (len(d) - s.idxFrom); n > 0 {
 		b = append(b, spaces[:n]...)
@@ -688,7 +695,7 @@ func (s *Script) Event(e *flow.Event) error {
 	case flow.KindTime:
 		st.time, st.hasTime = e.Time, true
 	case flow.KindTrap:
-		b := s.w.AvailableBuffer()
+		b := s.buf
 		b = append(b, "TRAP "...)
 		if e.Interrupt {
 			b = append(b, "interrupt"...)
@@ -711,20 +718,23 @@ func (s *Script) Event(e *flow.Event) error {
 			b = append(b, " handler 0x"...)
 			b = appendHex(b, e.Target, 1)
 		}
-		b = append(b, '\n')
-		_, err := s.w.Write(b)
-		return err
+		s.buf = append(b, '\n')
+		return s.room()
 	case flow.KindGap:
-		s.w.WriteString("GAP")
-		s.w.WriteString(strings.TrimPrefix(flow.DescribeGap(e), "gap"))
-		return s.w.WriteByte('\n')
+		s.buf = append(s.buf, "GAP"...)
+		s.buf = append(s.buf, strings.TrimPrefix(flow.DescribeGap(e), "gap")...)
+		s.buf = append(s.buf, '\n')
+		return s.room()
 	case flow.KindWarn:
-		s.w.WriteString("WARNING")
-		s.w.WriteString(strings.TrimPrefix(flow.DescribeGap(e), "warning"))
-		return s.w.WriteByte('\n')
+		s.buf = append(s.buf, "WARNING"...)
+		s.buf = append(s.buf, strings.TrimPrefix(flow.DescribeGap(e), "warning")...)
+		s.buf = append(s.buf, '\n')
+		return s.room()
 	case flow.KindStop:
-		_, err := fmt.Fprintf(s.w, "STOP reason %d\n", e.Reason)
-		return err
+		s.buf = append(s.buf, "STOP reason "...)
+		s.buf = strconv.AppendUint(s.buf, uint64(e.Reason), 10)
+		s.buf = append(s.buf, '\n')
+		return s.room()
 	}
 	return nil
 }
@@ -743,31 +753,22 @@ func (s *Script) rangeLines(e *flow.Event, st *scriptSrc) error {
 				lc = s.entry(s.lastCache, e.Last)
 			}
 		}
-		if s.w.Available() < 4096 {
-			if err := s.w.Flush(); err != nil {
-				return err
-			}
-		}
-		b := s.line(s.w.AvailableBuffer(), st, e, e.Start, c, true, lc)
+		s.buf = s.line(s.buf, st, e, e.Start, c, true, lc)
 		s.index += e.N
 		s.lines++
-		_, err := s.w.Write(b)
-		return err
+		return s.room()
 	}
 	pc := e.Start
 	for i := uint64(0); i < e.N; i++ {
-		if s.w.Available() < 4096 {
-			if err := s.w.Flush(); err != nil {
-				return err
-			}
-		}
 		last := i+1 == e.N
 		c := s.entry(s.cache, pc)
-		b := s.line(s.w.AvailableBuffer(), st, e, pc, c, last, c)
+		s.buf = s.line(s.buf, st, e, pc, c, last, c)
 		s.index++
 		s.lines++
-		if _, err := s.w.Write(b); err != nil {
-			return err
+		if len(s.buf) > scriptFlushAt {
+			if err := s.flush(); err != nil {
+				return err
+			}
 		}
 		if last {
 			break
@@ -781,12 +782,38 @@ func (s *Script) rangeLines(e *flow.Event, st *scriptSrc) error {
 	return nil
 }
 
+// scriptFlushAt is the fill of the output buffer (1 MiB) past which it is
+// written out; lines are appended to it without a bound check, so the
+// margin bounds a line (a longer one only grows the buffer).
+const scriptFlushAt = 1<<20 - 8192
+
+// room writes the buffer out when it is nearly full.
+func (s *Script) room() error {
+	if len(s.buf) > scriptFlushAt {
+		return s.flush()
+	}
+	return nil
+}
+
+// flush writes the buffer out.
+func (s *Script) flush() error {
+	if len(s.buf) == 0 || s.err != nil {
+		return s.err
+	}
+	_, err := s.w.Write(s.buf)
+	s.buf = s.buf[:0]
+	if err != nil {
+		s.err = err
+	}
+	return err
+}
+
 // Close flushes the output (and closes the closer set by SetCloser).
 func (s *Script) Close() error {
 	if !s.hdr {
 		s.header()
 	}
-	err := s.w.Flush()
+	err := s.flush()
 	if s.c != nil {
 		if cerr := s.c.Close(); err == nil {
 			err = cerr

@@ -293,7 +293,7 @@ func benchScript(b *testing.B, opt ScriptOptions, toFile bool) {
 	for i := 0; i < b.N; i++ {
 		if i%8 == 0 {
 			// keep the file small: rewrite it from the start
-			s.w.Flush()
+			s.flush()
 			f.Seek(0, 0)
 		}
 		for j := range evs {
@@ -302,7 +302,7 @@ func benchScript(b *testing.B, opt ScriptOptions, toFile bool) {
 			}
 		}
 	}
-	if err := s.w.Flush(); err != nil {
+	if err := s.flush(); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
