@@ -89,7 +89,8 @@ type Indexer interface {
 //     has an unknown privilege and context and is not kept when Privs or
 //     HasContext is set (Unknown counts them).
 //   - Traps, stops and notify events pass when the instruction before
-//     them in their source was kept, or, with Ranges, when the address
+//     them in their source was kept (with Sample: passed the other
+//     selectors, sampled or not), or, with Ranges, when the address
 //     they name (the trap's EPC or handler, the notify address) is in a
 //     range.
 //   - From and To are about position: instructions count from 0 in the
@@ -137,12 +138,11 @@ type Selection struct {
 }
 
 type selSrc struct {
-	src        uint32
-	priv       ingress.Priv
-	ctx        uint64
-	known      bool // priv and ctx known
-	prevKept   bool // the last instruction of the source was kept
-	everPassed bool
+	src      uint32
+	priv     ingress.Priv
+	ctx      uint64
+	known    bool // priv and ctx known
+	prevKept bool // the last instruction of the source was kept
 }
 
 // Selected returns the number of instructions passed on (samples with
@@ -309,6 +309,9 @@ func (s *Selection) rangeEvent(e *Event, st *selSrc) error {
 		idx := s.index
 		s.index++
 		k := s.keepInst(pc, idx)
+		// Traps and stops go with the instruction before them when it
+		// passed the selectors, sampled or not.
+		st.prevKept = k
 		if k && sel.Sample > 1 {
 			s.sampled++
 			k = s.sampled%sel.Sample == 0
@@ -346,7 +349,6 @@ func (s *Selection) rangeEvent(e *Event, st *selSrc) error {
 				return err
 			}
 		}
-		st.prevKept = k
 		pc = next
 	}
 	return nil

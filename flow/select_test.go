@@ -36,14 +36,13 @@ func selCode() (*image.Set, []uint64, map[uint64]uint64) {
 
 // selInst is one executed instruction with what the selector tests.
 type selInst struct {
-	pc, idx  uint64 // idx: index among the instructions of its selection of sources
-	src      uint32
-	priv     ingress.Priv
-	ctx      uint64
-	known    bool
-	time     uint64
-	hasTime  bool
-	afterGap bool
+	pc      uint64
+	src     uint32
+	priv    ingress.Priv
+	ctx     uint64
+	known   bool
+	time    uint64
+	hasTime bool
 }
 
 type selRecorder struct{ evs []Event }
@@ -75,9 +74,9 @@ func expand(t *testing.T, evs []Event, sizes map[uint64]uint64) []uint64 {
 
 // selFlow builds a two-source flow with context, time, trap and gap
 // events, and the per-instruction truth.
-func selFlow(addrs []uint64) ([]Event, []selInst) {
-	var evs []Event
-	var insts []selInst
+//
+// trapPrev is the index in insts of the instruction before the trap.
+func selFlow(addrs []uint64) (evs []Event, insts []selInst, trapPrev int) {
 	type st struct {
 		priv  ingress.Priv
 		ctx   uint64
@@ -108,6 +107,7 @@ func selFlow(addrs []uint64) ([]Event, []selInst) {
 	rng(0, 3, 20)
 	rng(1, 10, 9)
 	clock(100)
+	trapPrev = len(insts) - 9 - 1 // before src 1's range
 	evs = append(evs, Event{Kind: KindTrap, Src: 0, Addr: addrs[30], Target: addrs[50], HasTarget: true, Offset: -1, Index: -1})
 	ctx(0, ingress.PrivU, 2)
 	rng(0, 50, 31)
@@ -119,12 +119,12 @@ func selFlow(addrs []uint64) ([]Event, []selInst) {
 	rng(0, 100, 40)
 	clock(300)
 	rng(0, 7, 70)
-	return evs, insts
+	return evs, insts, trapPrev
 }
 
 func TestSelect(t *testing.T) {
 	img, addrs, sizes := selCode()
-	evs, insts := selFlow(addrs)
+	evs, insts, trapPrev := selFlow(addrs)
 	lo, hi := addrs[12], addrs[60] // cuts ranges
 	for _, c := range []struct {
 		name string
@@ -159,9 +159,13 @@ func TestSelect(t *testing.T) {
 			var want []uint64
 			var idx uint64
 			n := 0
-			for _, in := range insts {
+			wantTrap := false
+			for i, in := range insts {
 				if c.sel.HasSrc && in.src != c.sel.Src {
 					continue
+				}
+				if i == trapPrev {
+					wantTrap = c.keep(in, idx)
 				}
 				if c.keep(in, idx) {
 					n++
@@ -191,14 +195,26 @@ func TestSelect(t *testing.T) {
 			if s.Selected() != uint64(len(want)) {
 				t.Errorf("Selected() = %d, want %d", s.Selected(), len(want))
 			}
-			gaps := 0
+			for _, r := range c.sel.Ranges {
+				wantTrap = wantTrap || r.Contains(addrs[30]) || r.Contains(addrs[50])
+			}
+			if c.sel.HasSrc && c.sel.Src != 0 {
+				wantTrap = false
+			}
+			gaps, traps := 0, 0
 			for _, e := range rec.evs {
 				if e.Kind == KindGap {
 					gaps++
 				}
+				if e.Kind == KindTrap {
+					traps++
+				}
 				if e.Kind == KindRange && c.sample > 0 && (e.N != 1 || e.End != ingress.ITypeNone) {
 					t.Errorf("sample %v is not one instruction without end type", e.String())
 				}
+			}
+			if (traps == 1) != wantTrap || traps > 1 {
+				t.Errorf("%d traps passed, want the trap to pass: %v", traps, wantTrap)
 			}
 			if gaps != 1 {
 				t.Errorf("%d gaps passed, want 1 (gaps always pass)", gaps)
