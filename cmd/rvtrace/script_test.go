@@ -372,3 +372,101 @@ func TestCLIJSONLinesSymbols(t *testing.T) {
 		t.Errorf("%d instructions in ranges (want %d), %d symbols checked", idx, len(pcs), checked)
 	}
 }
+
+// TestCLISelectPrivContext encodes a trace whose privilege and context
+// change (rows of the ingress CSV rewritten to S mode, context 5) and
+// checks --priv and --ctx against the rows, and the TRAP lines of script.
+func TestCLISelectPrivContext(t *testing.T) {
+	elf, _, pcs := t1(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.pcs")
+	var lines []string
+	for _, pc := range pcs[:3000] {
+		lines = append(lines, "0x"+strconv.FormatUint(pc, 16))
+	}
+	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	csv := filepath.Join(dir, "in.csv")
+	if code, _, e := rv(t, "convert", "--image", elf, "--pcs", in, "--per-instruction", "--to-ingress", csv); code != 0 {
+		t.Fatalf("convert: %s", e)
+	}
+	data, _ := os.ReadFile(csv)
+	rows := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if !strings.HasPrefix(rows[0], "itype_0,cause,tval,priv,iaddr_0,context,") || len(rows) != 3001 {
+		t.Fatalf("unexpected ingress CSV: %q, %d rows", rows[0], len(rows))
+	}
+	// Privilege changes where a trap is taken (as on a real hart): the
+	// instruction before each change (a linear one, so that the trap only
+	// adds an exception) ends with an exception, and instructions lo..hi-1
+	// run in S mode, context 5. Row i+1 is instruction i.
+	linearFrom := func(i int) int {
+		for ; strings.Split(rows[i+1], ",")[0] != "0"; i++ {
+		}
+		return i
+	}
+	lo := linearFrom(999) + 1
+	hi := linearFrom(1699) + 1
+	inS := func(i int) bool { return i >= lo && i < hi }
+	for i := range 3000 {
+		f := strings.Split(rows[i+1], ",")
+		if f[0] == "1" || f[0] == "2" {
+			t.Fatalf("row %d is a trap: %s", i+1, rows[i+1])
+		}
+		if inS(i) {
+			f[3], f[5] = "1", "5"
+		}
+		if i == lo-1 || i == hi-1 {
+			f[0] = "1" // exception after this instruction
+		}
+		rows[i+1] = strings.Join(f, ",")
+	}
+	os.WriteFile(csv, []byte(strings.Join(rows, "\n")+"\n"), 0o644)
+	nex := filepath.Join(dir, "t.nex")
+	if code, _, e := rv(t, "encode", "--ingress", csv, "--context", "-o", nex); code != 0 {
+		t.Fatalf("encode: %s", e)
+	}
+	out := filepath.Join(dir, "out.pcs")
+	decode := func(args ...string) []uint64 {
+		t.Helper()
+		code, _, e := rv(t, append([]string{"decode", "--image", elf, nex, "--pcs", out}, args...)...)
+		if code != 0 {
+			t.Fatalf("decode %v: exit %d: %s", args, code, e)
+		}
+		return readPCs(t, out)
+	}
+	var wantS, wantM []uint64
+	for i, pc := range pcs[:3000] {
+		if inS(i) {
+			wantS = append(wantS, pc)
+		} else {
+			wantM = append(wantM, pc)
+		}
+	}
+	samePCs(t, "--priv S", decode("--priv", "S"), wantS)
+	samePCs(t, "--ctx 5", decode("--ctx", "5"), wantS)
+	samePCs(t, "--priv M", decode("--priv", "M"), wantM)
+	samePCs(t, "--priv U,M --ctx 0", decode("--priv", "U,M", "--ctx", "0"), wantM)
+	// The listing's priv and ctx columns.
+	code, list, e := rv(t, "script", "--image", elf, nex, "-F", "idx,priv,ctx", "--no-header")
+	if code != 0 {
+		t.Fatalf("script: exit %d: %s", code, e)
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+		f := strings.Fields(l)
+		i, err := strconv.Atoi(f[0])
+		if err != nil { // TRAP, STOP
+			continue
+		}
+		want := "M 0x0"
+		if inS(i) {
+			want = "S 0x5"
+		}
+		if f[1]+" "+f[2] != want {
+			t.Fatalf("line %q: want %s", l, want)
+		}
+		n++
+	}
+	if n != 3000 || strings.Count(list, "TRAP exception") != 2 {
+		t.Errorf("%d instruction lines and %d TRAP lines, want 3000 and 2", n, strings.Count(list, "TRAP exception"))
+	}
+}
