@@ -470,3 +470,57 @@ func TestCLISelectPrivContext(t *testing.T) {
 		t.Errorf("%d instruction lines and %d TRAP lines, want 3000 and 2", n, strings.Count(list, "TRAP exception"))
 	}
 }
+
+// scriptIPs reads the ip column (the second) of a default listing.
+func scriptIPs(t *testing.T, path string) []uint64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []uint64
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		if _, err := strconv.Atoi(f[0]); err != nil {
+			continue // header, TRAP, STOP
+		}
+		v, err := strconv.ParseUint(f[1], 16, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestCLIScriptOutputAndTarmac checks decode --script and the selectors
+// of the tarmac command.
+func TestCLIScriptOutputAndTarmac(t *testing.T) {
+	elf, nex, pcs := t1(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.script")
+	if code, _, e := rv(t, "decode", "--image", elf, nex, "--script", out, "--from", "500", "--to", "2500"); code != 0 {
+		t.Fatalf("decode --script: exit %d: %s", code, e)
+	}
+	samePCs(t, "decode --script --from --to", scriptIPs(t, out), pcs[500:2500])
+
+	in := filepath.Join(dir, "in.pcs")
+	var lines []string
+	for _, pc := range pcs[:20000] {
+		lines = append(lines, "0x"+strconv.FormatUint(pc, 16))
+	}
+	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	tm := filepath.Join(dir, "t.tarmac")
+	if code, _, e := rv(t, "tarmac", "--image", elf, "--pcs", in, "--write", tm); code != 0 {
+		t.Fatalf("tarmac --write: %s", e)
+	}
+	if code, _, e := rv(t, "tarmac", "--image", elf, tm, "--script", out, "--sample", "13", "--from", "7"); code != 0 {
+		t.Fatalf("tarmac --script: exit %d: %s", code, e)
+	}
+	var want []uint64
+	for i := 7; i < 20000; i++ {
+		if (i-7+1)%13 == 0 {
+			want = append(want, pcs[i])
+		}
+	}
+	samePCs(t, "tarmac --sample --from", scriptIPs(t, out), want)
+}
