@@ -101,6 +101,9 @@ type Indexer interface {
 //   - A range cut by the selection is passed as the pieces kept; a piece
 //     that does not end where the range ends has no end type and no
 //     target.
+//   - Ranges are passed without their byte offset (Offset -1), so that
+//     sinks do not share the trace's bytes among the selected
+//     instructions only: the trace cost of a part of a flow is unknown.
 //
 // With Sample, every sample is a range of one instruction with no end type
 // and no target: flat counts stay right (times Sample) but call and
@@ -298,7 +301,9 @@ func (s *Selection) rangeEvent(e *Event, st *selSrc) error {
 		if s.ix != nil {
 			s.ix.SetIndex(first)
 		}
-		return s.next.Event(e)
+		s.piece = *e
+		s.piece.Offset = -1
+		return s.next.Event(&s.piece)
 	}
 	// Walk the range, one instruction at a time.
 	sel := &s.sel
@@ -329,7 +334,7 @@ func (s *Selection) rangeEvent(e *Event, st *selSrc) error {
 		if k {
 			if !open {
 				s.piece = *e
-				s.piece.Start, s.piece.N = pc, 0
+				s.piece.Start, s.piece.N, s.piece.Offset = pc, 0, -1
 				pieceFirst = idx
 				open = true
 			}

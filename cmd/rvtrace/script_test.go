@@ -316,6 +316,9 @@ func TestCLIProfileSelected(t *testing.T) {
 		t.Fatalf("profile: exit %d: %s", code, e)
 	}
 	want := "instructions  " + strconv.Itoa(len(pcs)/100) + "\n"
+	if strings.Contains(out, "bits per instruction") {
+		t.Errorf("a sampled profile shows a trace cost per instruction:\n%s", out)
+	}
 	if !strings.Contains(out, "sampled:") || !strings.Contains(out, want) {
 		t.Errorf("sampled profile header:\n%s\nwant a sampled line and %q", out[:min(len(out), 400)], want)
 	}
