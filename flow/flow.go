@@ -176,7 +176,8 @@ type MessageObserver interface {
 }
 
 // Multi returns a sink that passes every event to each of sinks in order.
-// It is a MessageObserver that forwards to those of sinks that are.
+// It is a MessageObserver and an Indexer that forwards to those of sinks
+// that are.
 func Multi(sinks ...Sink) Sink { return multi(sinks) }
 
 type multi []Sink
@@ -194,6 +195,15 @@ func (m multi) Message(kind string, offset int64, bits int) {
 	for _, s := range m {
 		if o, ok := s.(MessageObserver); ok {
 			o.Message(kind, offset, bits)
+		}
+	}
+}
+
+// SetIndex forwards to those of the sinks that are Indexers.
+func (m multi) SetIndex(i uint64) {
+	for _, s := range m {
+		if x, ok := s.(Indexer); ok {
+			x.SetIndex(i)
 		}
 	}
 }

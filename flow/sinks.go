@@ -223,10 +223,44 @@ func (l *Listing) Close() error {
 }
 
 // JSONLines is a sink that writes one JSON object per event.
+//
+// With an image (SetImage), range objects also carry "idx", the index of
+// their first instruction in the flow (from 0; as Select counts them when
+// the flow is selected: JSONLines is an Indexer), "sym" and "srcline", the
+// symbol+offset and DWARF file:line of their first instruction, and
+// "last_sym"; trap objects carry the "sym" of their address.
 type JSONLines struct {
-	w   *bufio.Writer
-	c   io.Closer
-	buf []byte
+	w     *bufio.Writer
+	c     io.Closer
+	buf   []byte
+	img   *image.Set
+	index uint64
+}
+
+// SetImage makes range and trap objects carry symbols and source lines
+// from img.
+func (j *JSONLines) SetImage(img *image.Set) { j.img = img }
+
+// SetIndex sets the index of the first instruction of the next range.
+func (j *JSONLines) SetIndex(i uint64) { j.index = i }
+
+// appendSym appends the "key":"sym+0xoff" member for a ("?" when no
+// symbol contains it).
+func (j *JSONLines) appendSym(b []byte, key string, a uint64) []byte {
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	name, off, ok := j.img.Symbolize(a)
+	if !ok {
+		return append(b, `"?"`...)
+	}
+	b = strconv.AppendQuote(b, name)
+	if off == 0 {
+		return b
+	}
+	b = append(b[:len(b)-1], "+0x"...)
+	b = strconv.AppendUint(b, off, 16)
+	return append(b, '"')
 }
 
 // NewJSONLines returns a JSON-lines sink on w.
@@ -272,6 +306,21 @@ func (j *JSONLines) Event(e *Event) error {
 		if e.HasTarget {
 			hex("next", e.Target)
 		}
+		if j.img != nil {
+			num("idx", j.index)
+			j.index += e.N
+			b = j.appendSym(b, "sym", e.Start)
+			b = append(b, `,"srcline":`...)
+			if file, line, ok := j.img.Line(e.Start); ok {
+				b = strconv.AppendQuote(b, file)
+				b = append(b[:len(b)-1], ':')
+				b = strconv.AppendInt(b, int64(line), 10)
+				b = append(b, '"')
+			} else {
+				b = append(b, `"?"`...)
+			}
+			b = j.appendSym(b, "last_sym", e.Last)
+		}
 	case KindTrap:
 		hex("addr", e.Addr)
 		hex("handler", e.Target)
@@ -280,6 +329,9 @@ func (j *JSONLines) Event(e *Event) error {
 		if e.HasCause {
 			hex("cause", e.Cause)
 			hex("tval", e.TVal)
+		}
+		if j.img != nil {
+			b = j.appendSym(b, "sym", e.Addr)
 		}
 	case KindSync, KindNotify:
 		hex("addr", e.Addr)

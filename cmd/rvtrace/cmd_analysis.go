@@ -113,7 +113,10 @@ The text profile goes to standard output (or -o FILE); the analysis outputs
 (--folded, --pprof, --chrome, --lcov, --html, --tarmac ...) can be added.
 Every address is shown with its symbol; line numbers need DWARF (-g).
 The "lost" row gives the gaps of the trace and the suspect instructions.
-` + integrityUsage + `
+With a selector, the profile is of the selection (said on its "selection"
+line) and has no trace cost; with --sample N every count is a number of
+samples, each standing for N instructions.
+` + selectUsage + integrityUsage + `
 Examples:
   rvtrace profile --image prog.elf prog.nex
   rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
@@ -131,8 +134,9 @@ var reportCmd = &command{
 INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
 (--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
 network: open it in any browser. Its summary has a "lost" card and, when the
-trace has gaps, a list of them.
-` + integrityUsage + `
+trace has gaps, a list of them. With a selector, the report is of the
+selection, which its title says.
+` + selectUsage + integrityUsage + `
 Examples:
   rvtrace report --image prog.elf prog.nex -o prog.html
   rvtrace report --image prog.elf prog.tarmac -o prog.html --title "prog on core 0"
@@ -156,6 +160,8 @@ type analysisArgs struct {
 	portMHz    *float64
 	coreMHz    *float64
 	ipc        *float64
+	sel        *selectOpts
+	selection  *selection
 }
 
 // flowSourceFn runs a whole input into a sink; size is the input's size in
@@ -185,6 +191,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 	a.portMHz = fs.Float64("port-mhz", 100, "trace port clock in MHz")
 	a.coreMHz = fs.Float64("core-mhz", 1000, "core clock in MHz (bandwidth needed)")
 	a.ipc = fs.Float64("ipc", 0, "instructions per core cycle for the bandwidth (default: from timestamps, else 1)")
+	a.sel = selectFlags(fs)
 	a.outputs = extraOutputFlags(fs)
 	given := protocolGiven(args)
 	a.openSource = func(img *image.Set, rest []string) (flowSourceFn, error) {
@@ -268,7 +275,9 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 				reportSkipped(name, d.Skipped(), d.Errors())
 				return err
 			}
-			if prof != nil && size > 0 && !isGzipFile(name) {
+			// Trace bytes per instruction only mean something for the
+			// whole flow, not a selection of it.
+			if prof != nil && size > 0 && !isGzipFile(name) && a.selection == nil {
 				prof.SetTraceSize(size)
 			}
 			return decodeTrace(pc, a.config, a.df, name, r, img, sink)
@@ -389,6 +398,10 @@ func (a *analysisArgs) analyse(rest []string) (*analysis.Profile, *image.Set, st
 	if extra != nil {
 		sink = flow.Multi(prof, extra)
 	}
+	if sink, a.selection, err = a.sel.wrap(sink, img); err != nil {
+		sink.Close()
+		return nil, nil, "", err
+	}
 	sink = a.check.wrap(sink, img, a.df)
 	rerr := src.run(sink, prof)
 	cerr := sink.Close()
@@ -398,7 +411,7 @@ func (a *analysisArgs) analyse(rest []string) (*analysis.Profile, *image.Set, st
 	if cerr != nil {
 		return nil, nil, "", cerr
 	}
-	if prof.Instructions() == 0 && a.check.integ.Gaps == 0 && a.skipped == 0 {
+	if prof.Instructions() == 0 && a.check.integ.Gaps == 0 && a.skipped == 0 && a.selection == nil {
 		return nil, nil, "", fmt.Errorf("%s: no instructions: an empty input, or not a trace", src.name)
 	}
 	return prof, img, src.name, nil
@@ -476,6 +489,9 @@ func runProfile(args []string) error {
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "input         %s\n", name)
+	if a.selection != nil {
+		fmt.Fprintf(bw, "selection     %s\n", a.selection.note())
+	}
 	err = analysis.WriteText(bw, p, analysis.TextOptions{Funcs: *funcs, Lines: *lines, Tree: *tree, TreeMin: *treeMin})
 	if err == nil {
 		if rows, note, e := a.bandwidth(p); e != nil {
@@ -503,6 +519,7 @@ func runProfile(args []string) error {
 // report prints the integrity summary of the input and returns
 // exitError{3} when the flow had gaps or skipped lines.
 func (a *analysisArgs) report(name string) error {
+	a.selection.report(name)
 	err := a.check.report(name)
 	if err == nil && a.skipped > 0 {
 		return exitError{3}
@@ -561,6 +578,9 @@ func runReport(args []string) error {
 	t := *title
 	if t == "" {
 		t = "rvtrace report: " + name
+	}
+	if a.selection != nil {
+		t += " (" + a.selection.note() + ")"
 	}
 	w, err := createOutput(*a.out)
 	if err != nil {

@@ -51,6 +51,10 @@ first few on stderr.
 flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
 --flow, --jsonl, --tarmac) analyse or convert it.
 
+The selectors (--src, --priv, --ctx, --from, --to, --range, --symbol,
+--sample) choose what the flow outputs of the first form see; the ingress
+blocks of --blocks and of the second form are not selected.
+
 Exit status of the first form: 0 when every line was read, 3 when --lenient
 skipped malformed lines, 1 on an error (a malformed line without --lenient,
 an empty file).
@@ -93,6 +97,7 @@ func runTarmac(args []string) error {
 	lenient := lenientFlag(fs) // shared with the ingress inputs
 	noDisasm := fs.Bool("no-disasm", false, "with --write: leave the disassembly out (faster, smaller)")
 	progress := fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
+	selOpts := selectFlags(fs)
 	openOutputs := extraOutputFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -149,6 +154,11 @@ func runTarmac(args []string) error {
 	counted := flow.Sink(cnt)
 	if sink != nil {
 		counted = flow.Multi(sink, cnt)
+	}
+	counted, sel, err := selOpts.wrap(counted, img)
+	if err != nil {
+		counted.Close()
+		return err
 	}
 	var check flowCheck
 	all := check.wrap(counted, img, nil)
@@ -227,6 +237,7 @@ func runTarmac(args []string) error {
 	}
 	fmt.Fprintf(stderr, "%s: %d ingress blocks, %d traps\n", name, blocks, cnt.Traps)
 	reportSkipped(name, d.Skipped(), d.Errors())
+	sel.report(name)
 	if err := check.report(name); err != nil || d.Skipped() == 0 {
 		return err
 	}

@@ -45,7 +45,7 @@ it looks like instead ("looks like E-Trace; use --protocol etrace", "messages
 carry a SRC field: --src-bits 2"). A gzip-compressed trace is decompressed.
 The options listed below are N-Trace's; 'rvtrace decode --protocol etrace -h'
 lists E-Trace's. With auto, options of either protocol may be given.
-` + integrityUsage + `
+` + selectUsage + integrityUsage + `
 Examples:
   rvtrace decode --protocol ntrace --image prog.elf prog.nex --pcs decoded.txt
   rvtrace decode --image prog.elf prog.nex --preset best --flow -
@@ -188,7 +188,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 type decodeOpts struct {
 	loadImage   func() (*image.Set, error)
 	openOutputs func(img *image.Set) (flow.Sink, error)
-	onlySrc     *int
+	sel         *selectOpts
 	config      decoderConfigFn
 	df          *decodeFlags
 }
@@ -198,7 +198,7 @@ func decodeCmdFlags(fs *flag.FlagSet, p *protocol) *decodeOpts {
 	o := &decodeOpts{}
 	o.loadImage = imageFlags(fs)
 	o.openOutputs = outputFlags(fs)
-	o.onlySrc = fs.Int("src", -1, "decode only the messages of this trace source (SRC field value); default all")
+	o.sel = selectFlags(fs)
 	o.df = addDecodeFlags(fs)
 	o.config = p.decoder(fs)
 	return o
@@ -241,11 +241,15 @@ func runDecode(args []string) error {
 	if sink != nil {
 		out = flow.Multi(sink, cnt)
 	}
+	out, sel, err := o.sel.wrap(out, img)
+	if err != nil {
+		if sink != nil {
+			sink.Close()
+		}
+		return err
+	}
 	var check flowCheck
 	all := check.wrap(out, img, o.df)
-	if *o.onlySrc >= 0 {
-		all = flow.OnlySrc(all, uint32(*o.onlySrc))
-	}
 	derr := decodeTrace(pc, o.config, o.df, rest[0], in, img, all)
 	cerr := all.Close()
 	if derr != nil {
@@ -255,6 +259,7 @@ func runDecode(args []string) error {
 		return cerr
 	}
 	fmt.Fprintf(stderr, "%s: %d ranges, %d traps, %d syncs\n", rest[0], cnt.Ranges, cnt.Traps, cnt.Events[flow.KindSync])
+	sel.report(rest[0])
 	return check.report(rest[0])
 }
 

@@ -234,6 +234,8 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return flow.NewJSONLines(w), nil
+			j := flow.NewJSONLines(w)
+			j.SetImage(img)
+			return j, nil
 		}})
 }
