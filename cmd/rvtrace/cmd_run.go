@@ -174,7 +174,7 @@ func runRun(args []string) error {
 	}
 	linuxSet := false
 	fs.Visit(func(f *flag.Flag) { linuxSet = linuxSet || f.Name == "linux" || f.Name == "machine" })
-	if !linuxSet {
+	if !linuxSet && *kf.kernel == "" {
 		kind, why, err := sim.ClassifyELF(prog)
 		if err != nil {
 			return err
