@@ -16,11 +16,18 @@ import (
 // DecoderConfig is what the decoder must know about the encoder's
 // configuration: the wire format (SRC width, ExtendAddrMSB, XLEN) and
 // whether direct jumps were reported as taken branches. Everything else
-// (mode, implicit returns, sequential jumps, repeated history, timestamps)
-// is recognised from the messages themselves.
+// (implicit returns, sequential jumps, repeated history, timestamps) is
+// recognised from the messages themselves; the mode may be given or
+// learned.
 type DecoderConfig struct {
 	Wire     WireConfig
 	AllJumps bool
+	// Mode is the trace mode (BTM or HTM) when known. 0 learns it for
+	// each source from the first message that shows it (a HIST field:
+	// HTM; a DirectBranch: BTM). Once it is known, a message of the
+	// other mode and, in HTM, a conditional branch walked without a HIST
+	// bit are inconsistencies (gaps).
+	Mode Mode
 	// StackDepth bounds the decoder's return-address stack; it must be
 	// at least the encoder's. 0 means 1024, enough for every mode.
 	StackDepth int
@@ -34,6 +41,17 @@ type DecoderConfig struct {
 	// let a few bytes describe billions of instructions; this bounds the
 	// work a hostile or corrupt trace can cause.
 	MaxInstructions uint64
+	// Sources lists the SRC values of the encoders sharing the trace: a
+	// message with another SRC is a gap in every source (its SRC field
+	// is corrupt, or the configuration is wrong). nil accepts any SRC.
+	Sources []uint32
+	// VendorMessages says the encoder emits vendor-defined messages
+	// (TCODE 56..62, ResourceFull RCODE 8..15) that carry no program
+	// flow: they are then skipped with a warning. By default such a
+	// message in a synchronised source is a gap: N-Trace leaves their
+	// meaning to the vendor and warns that one may be a corrupt capture,
+	// so the decoder cannot know the flow did not depend on it.
+	VendorMessages bool
 	// Decode holds the options every protocol's decoder shares.
 	Decode decode.Options
 }
@@ -42,72 +60,123 @@ type DecoderConfig struct {
 // DecoderConfig.MaxInstructions is reached.
 var ErrTooManyInstructions = errors.New("instruction limit reached")
 
-// Limits of the specification ("Maximum Field Sizes"), enforced by the
-// decoder so that a corrupt field cannot ask for an unbounded walk.
+// Limits of the specification ("Maximum Field Sizes"), and the hard
+// bounds the decoder keeps so that a corrupt field cannot ask for an
+// unbounded walk.
 const (
-	maxICNT    = 1<<24 - 1 // NTRACE_MAX_ICNT is 22 bits; a block may overshoot it
-	maxHRepeat = 1<<18 - 1 // NTRACE_MAX_HREPEAT
-	maxBCnt    = 1<<18 - 1 // NTRACE_MAX_BCNT
+	maxICNTSpec = 1<<22 - 1 // NTRACE_MAX_ICNT: beyond it a value is used with a warning
+	maxICNT     = 1<<32 - 1 // hard bound on one I-CNT value (and on the walk a message may ask for)
+	maxHRepeat  = 1<<18 - 1 // NTRACE_MAX_HREPEAT
+	maxBCnt     = 1<<18 - 1 // NTRACE_MAX_BCNT
+	maxHist     = 1<<32 - 1 // NTRACE_MAX_HIST: 32 bits with the stop bit
 )
 
 // DecoderConfigFrom returns the decoder configuration matching an encoder
 // configuration.
 func DecoderConfigFrom(c Config) DecoderConfig {
-	return DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps}
+	return DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode}
 }
 
 // Decoder reconstructs the instruction flow from N-Trace messages and the
 // program image (N-Trace chapter 11, "Decoding Algorithm Principles"),
 // writing flow events to a sink. Messages of each SRC value are decoded
 // independently; events carry the SRC in Event.Src.
+//
+// Integrity comes first (see package decode): every gap is a flow.KindGap
+// event whose Err is a *decode.Error with the byte offset and index of the
+// message. Every synchronising message met while its source is already
+// synchronised is a checkpoint: where the message semantics make them
+// comparable (a sync on linear code, a taken direct branch), the address
+// the decoder reached must be the F-ADDR it states, or a gap with
+// decode.ErrCheckpoint counts the instructions emitted since the last
+// point known good as Suspect and decoding resumes at F-ADDR. A trace must
+// start with a sync and end each source with ProgTraceCorrelation, unless
+// DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
-	cfg   DecoderConfig
-	img   *image.Set
-	sink  flow.Sink
-	obs   flow.MessageObserver // the sink, when it counts messages
-	xlen  int
-	srcs  map[uint64]*srcState
-	one   *srcState // fast path: the state of the last SRC seen
-	oneID uint64
-	ev    flow.Event
-	rev   flow.Event // range events: only the range fields are ever set
-	runs  [runCacheSize]runCacheEntry
-	st    Stats
-	cur   *Message // message being handled (for error offsets)
+	cfg     DecoderConfig
+	img     *image.Set
+	sink    flow.Sink
+	obs     flow.MessageObserver // the sink, when it counts messages
+	xlen    int
+	srcs    map[uint64]*srcState
+	order   []*srcState // sources in the order they appeared
+	one     *srcState   // fast path: the state of the last SRC seen
+	oneID   uint64
+	ev      flow.Event
+	rev     flow.Event // range events: only the range fields are ever set
+	runs    [runCacheSize]runCacheEntry
+	st      Stats
+	cur     *Message // message being handled (for error offsets)
+	curIdx  int64    // its index in the trace
+	index   int64    // messages (and malformed byte runs) read so far
+	anySync bool     // some source has synchronised
+	cutMsg  bool     // the trace ends inside a message
+	pcKnown bool     // the last walk ended at an inferred address (s.pc)
 }
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id      uint32
-	synced  bool
-	pc      uint64 // next instruction to execute
-	addr    uint64 // reference for U-ADDR
-	icntAcc int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used    int64  // halfwords walked since the last I-CNT field
-	stack   []uint64
-	sp      int // entries in stack (ring: top at (base+sp-1)%len)
-	base    int
-	last    Message // last branch message, for RepeatBranch
-	haveBr  bool
-	time    uint64
-	hasTime bool
-	priv    ingress.Priv
-	prevIn  *riscv.Inst // last instruction walked (sequential jumps)
-	prevPC  uint64
-	prevOK  bool
+	id        uint32
+	synced    bool // decoding: s.pc is known
+	seen      bool // has synchronised at least once
+	ended     bool // ended cleanly by ProgTraceCorrelation
+	lost      bool // in a reported gap: skip to the next sync
+	mode      Mode // trace mode, given or learned (0: not known yet)
+	ts        bool // messages carry TSTAMP (learned at each sync)
+	sinceGood uint64
+	pc        uint64 // next instruction to execute
+	addr      uint64 // reference for U-ADDR
+	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used      int64  // halfwords walked since the last I-CNT field
+	stack     []uint64
+	sp        int // entries in stack (ring: top at (base+sp-1)%len)
+	base      int
+	last      Message // last branch message, for RepeatBranch
+	haveBr    bool
+	time      uint64
+	hasTime   bool
+	priv      ingress.Priv
+	prevIn    *riscv.Inst // last instruction walked (sequential jumps)
+	prevPC    uint64
+	prevOK    bool
+	// a FIFO overflow reported by an Error message, waiting for the sync
+	// that resumes the trace
+	ovPending bool
+	ovErr     decode.Error
+	ovPC      uint64
+	ovPCKnown bool
 }
 
-// NewDecoder returns a decoder writing the flow to sink.
-func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) *Decoder {
+// NewDecoder returns a decoder writing the flow to sink, or an error when
+// cfg is not valid.
+func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, error) {
+	if img == nil || sink == nil {
+		return nil, errors.New("ntrace: NewDecoder needs an image and a sink")
+	}
 	if cfg.Wire.XLEN == 0 {
 		cfg.Wire.XLEN = img.XLEN()
 	}
-	if cfg.StackDepth <= 0 {
+	switch {
+	case cfg.Wire.XLEN != 32 && cfg.Wire.XLEN != 64:
+		return nil, fmt.Errorf("ntrace: XLEN must be 32 or 64, not %d", cfg.Wire.XLEN)
+	case cfg.Wire.SrcBits < 0 || cfg.Wire.SrcBits > 12:
+		return nil, fmt.Errorf("ntrace: trTeSrcBits must be 0..12, not %d", cfg.Wire.SrcBits)
+	case cfg.Mode != 0 && cfg.Mode != BTM && cfg.Mode != HTM:
+		return nil, fmt.Errorf("ntrace: trace mode must be BTM (3) or HTM (6), not %d", cfg.Mode)
+	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
+		return nil, fmt.Errorf("ntrace: decoder stack depth must be 0..%d, not %d", 1<<20, cfg.StackDepth)
+	}
+	for _, id := range cfg.Sources {
+		if cfg.Wire.SrcBits == 0 && id != 0 || cfg.Wire.SrcBits > 0 && uint64(id) >= 1<<cfg.Wire.SrcBits {
+			return nil, fmt.Errorf("ntrace: source %d does not fit in %d SRC bits", id, cfg.Wire.SrcBits)
+		}
+	}
+	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
 	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
 	d.obs, _ = sink.(flow.MessageObserver)
-	return d
+	return d, nil
 }
 
 // Stats returns counts of what was decoded so far.
@@ -115,8 +184,12 @@ func (d *Decoder) Stats() *Stats { return &d.st }
 
 // Decode reads every message from r and decodes it. Malformed bytes and
 // inconsistencies between trace and image are reported to the sink as
-// gaps and decoding goes on from the next sync message; Decode returns an
-// error only when reading fails or the sink returns one.
+// gaps and decoding goes on from the next sync message. At the end, a
+// source whose trace does not end with ProgTraceCorrelation is a gap with
+// decode.ErrTruncated (unless AllowTruncated). Decode returns an error when
+// reading fails, when the sink returns one, and as a *decode.Error when the
+// input is empty (decode.ErrEmpty) or holds no sync message at all
+// (decode.ErrNoSync).
 func (d *Decoder) Decode(r io.Reader) error {
 	rd := NewReader(r, d.cfg.Wire)
 	var m Message
@@ -126,9 +199,17 @@ func (d *Decoder) Decode(r io.Reader) error {
 			if err == io.EOF {
 				break
 			}
-			if fe, ok := err.(*FormatError); ok {
+			var fe *FormatError
+			if errors.As(err, &fe) {
 				d.st.Errors++
-				if err := d.gapAll(fe.Offset, err); err != nil {
+				idx := d.index
+				d.index++
+				if fe.EOF {
+					d.cutMsg = true // the trace was cut: reported at the end
+					continue
+				}
+				if err := d.gapAll(&decode.Error{Offset: fe.Offset, Index: idx,
+					Err: fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg)}); err != nil {
 					return err
 				}
 				continue
@@ -140,24 +221,83 @@ func (d *Decoder) Decode(r io.Reader) error {
 		}
 	}
 	d.st.Idles = rd.Idles()
-	return nil
+	return d.end(rd.Offset())
 }
 
-// gapAll reports a gap in every source (a malformed message cannot be
-// attributed to one).
-func (d *Decoder) gapAll(off int64, err error) error {
-	for _, s := range d.srcs {
-		if s.synced {
-			if e := d.gap(s, off, err); e != nil {
-				return e
+// end reports what the end of the trace tells: sources cut short, an
+// overflow never resumed, an empty trace or one without any sync.
+func (d *Decoder) end(total int64) error {
+	if total == 0 {
+		return &decode.Error{Offset: 0, Index: -1, Err: decode.ErrEmpty}
+	}
+	if !d.anySync {
+		return &decode.Error{Offset: -1, Index: -1,
+			Err: fmt.Errorf("%w: %d bytes, %d messages", decode.ErrNoSync, total, d.index)}
+	}
+	for _, s := range d.order {
+		switch {
+		case s.ovPending:
+			if err := d.overflowGap(s, "the trace ends before it resumes"); err != nil {
+				return err
+			}
+		case s.synced && !d.cfg.Decode.AllowTruncated:
+			how := "the last message is complete"
+			if d.cutMsg {
+				how = "the last message is cut short"
+			}
+			if err := d.gapNoSuspect(s, &decode.Error{Offset: total, Index: d.index,
+				Err: fmt.Errorf("%w: source %d stops after %#x at byte %d (%s)", decode.ErrTruncated, s.id,
+					s.pc, total, how)}); err != nil {
+				return err
 			}
 		}
 	}
-	if len(d.srcs) == 0 {
-		d.ev = flow.Event{Kind: flow.KindGap, Offset: off, Err: err}
-		return d.sink.Event(&d.ev)
-	}
 	return nil
+}
+
+// failure is an inconsistency found while handling the current message; it
+// becomes a gap.
+type failure struct{ e *decode.Error }
+
+func (f *failure) Error() string { return f.e.Error() }
+
+// fail returns a failure of the current message with cause and detail.
+func (d *Decoder) fail(cause error, format string, args ...any) error {
+	return &failure{d.errAt(cause, format, args...)}
+}
+
+// errAt returns a decode error located at the current message.
+func (d *Decoder) errAt(cause error, format string, args ...any) *decode.Error {
+	e := &decode.Error{Offset: -1, Index: -1, Err: fmt.Errorf("%w: %s", cause, fmt.Sprintf(format, args...))}
+	if d.cur != nil {
+		e.Offset, e.Index, e.What = d.cur.Offset, d.curIdx, d.cur.TCode.String()
+	}
+	return e
+}
+
+func (d *Decoder) inconsistent(format string, args ...any) error {
+	return d.fail(decode.ErrInconsistent, format, args...)
+}
+
+// gapAll reports a gap in every synchronised source (a malformed message,
+// or one with an unknown SRC, cannot be attributed to one).
+func (d *Decoder) gapAll(e *decode.Error) error {
+	any, lost := false, false
+	for _, s := range d.order {
+		if s.synced {
+			any = true
+			if err := d.gap(s, e); err != nil {
+				return err
+			}
+		}
+		lost = lost || s.lost
+	}
+	if any || lost || !d.anySync && d.cfg.Decode.AllowTruncated {
+		return nil // inside a gap already, or before the start of a circular buffer
+	}
+	d.st.Gaps++
+	d.ev = flow.Event{Kind: flow.KindGap, Offset: e.Offset, Index: e.Index, Err: e}
+	return d.sink.Event(&d.ev)
 }
 
 // runCacheSize is the number of entries of the decoder's direct-mapped
@@ -184,15 +324,12 @@ func (d *Decoder) run(pc uint64) (*image.Run, error) {
 	return r, nil
 }
 
-// decodeError is an inconsistency between the trace and the image.
-type decodeError struct {
-	msg string
-}
-
-func (e *decodeError) Error() string { return e.msg }
-
-func inconsistent(format string, args ...any) error {
-	return &decodeError{fmt.Sprintf(format, args...)}
+// walkErr turns a failure to form a run at pc into a gap cause.
+func (d *Decoder) walkErr(pc uint64, err error) error {
+	if !d.img.Contains(pc) {
+		return d.fail(decode.ErrOutsideImage, "the flow reaches %#x, outside every image", pc)
+	}
+	return d.inconsistent("at %#x: %v", pc, err)
 }
 
 func (d *Decoder) state(src uint64) *srcState {
@@ -201,65 +338,148 @@ func (d *Decoder) state(src uint64) *srcState {
 	}
 	s := d.srcs[src]
 	if s == nil {
-		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth)}
+		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode}
 		d.srcs[src] = s
+		d.order = append(d.order, s)
 	}
 	d.one, d.oneID = s, src
 	return s
 }
 
-// Message decodes one message.
+// Message decodes one message (Decode calls it for each message read).
 func (d *Decoder) Message(m *Message) error {
+	d.curIdx = d.index
+	d.index++
 	d.st.count(m)
 	if d.obs != nil {
 		d.obs.Message(m.TCode.String(), m.Offset, m.Size*8)
 	}
-	s := d.state(m.Get(FieldSRC))
 	d.cur = m
-	err := d.limits(m)
-	if err == nil {
-		err = d.handle(s, m)
+	src := m.Get(FieldSRC)
+	if d.cfg.Sources != nil && !d.knownSource(src) {
+		return d.gapAll(d.errAt(decode.ErrUnknownSource, "SRC %d is none of the configured sources %v", src,
+			d.cfg.Sources))
 	}
+	s := d.state(src)
+	err := d.handle(s, m)
 	if err == nil {
 		return nil
 	}
-	if de, ok := err.(*decodeError); ok {
-		return d.gap(s, m.Offset, fmt.Errorf("message %s at byte %d: %v", m.TCode, m.Offset, de))
+	if f, ok := err.(*failure); ok {
+		return d.gap(s, f.e)
 	}
 	return err
 }
 
-// limits rejects field values beyond the specification's maxima.
-func (d *Decoder) limits(m *Message) error {
-	switch {
-	case m.Get(FieldICNT) > maxICNT:
-		return inconsistent("I-CNT %d exceeds the N-Trace maximum", m.Get(FieldICNT))
-	case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT && m.Get(FieldRDATA) > maxICNT:
-		return inconsistent("ResourceFull I-CNT %d exceeds the N-Trace maximum", m.Get(FieldRDATA))
-	case m.Get(FieldHREPEAT) > maxHRepeat:
-		return inconsistent("HREPEAT %d exceeds NTRACE_MAX_HREPEAT", m.Get(FieldHREPEAT))
-	case m.Get(FieldBCNT) > maxBCnt:
-		return inconsistent("B-CNT %d exceeds NTRACE_MAX_BCNT", m.Get(FieldBCNT))
+func (d *Decoder) knownSource(src uint64) bool {
+	for _, id := range d.cfg.Sources {
+		if uint64(id) == src {
+			return true
+		}
+	}
+	return false
+}
+
+// limits checks field values against the specification's maxima and the
+// decoder's hard bounds. An I-CNT beyond NTRACE_MAX_ICNT is used, with a
+// warning.
+func (d *Decoder) limits(s *srcState, m *Message) error {
+	icnt := m.Get(FieldICNT)
+	if m.TCode == TCodeResourceFull {
+		switch m.Get(FieldRCODE) {
+		case RCodeICNT:
+			icnt = m.Get(FieldRDATA)
+			if icnt == 0 {
+				return d.fail(decode.ErrMalformed, "ResourceFull reports a full I-CNT of 0")
+			}
+		case RCodeHist, RCodeHistRepeat:
+			if h := m.Get(FieldRDATA); h < 2 || h > maxHist {
+				return d.fail(decode.ErrMalformed, "ResourceFull HIST %#x has no history bit or more than 32 bits", h)
+			}
+			if m.Get(FieldRCODE) == RCodeHistRepeat && (m.Get(FieldHREPEAT) == 0 || m.Get(FieldHREPEAT) > maxHRepeat) {
+				return d.fail(decode.ErrMalformed, "HREPEAT %d is outside 1..NTRACE_MAX_HREPEAT", m.Get(FieldHREPEAT))
+			}
+		}
+	}
+	if m.Present(FieldHIST) {
+		if h := m.Get(FieldHIST); h == 0 || h > maxHist {
+			return d.fail(decode.ErrMalformed, "HIST %#x has no stop bit or more than 32 bits", h)
+		}
+	}
+	if m.TCode == TCodeRepeatBranch && (m.Get(FieldBCNT) == 0 || m.Get(FieldBCNT) > maxBCnt) {
+		return d.fail(decode.ErrMalformed, "B-CNT %d is outside 1..NTRACE_MAX_BCNT", m.Get(FieldBCNT))
+	}
+	if icnt > maxICNTSpec {
+		if icnt > maxICNT {
+			return d.fail(decode.ErrMalformed, "I-CNT %d is beyond the decoder's bound of %d", icnt, uint64(maxICNT))
+		}
+		d.st.OverlongICNT++
+		return d.warn(s, fmt.Errorf("I-CNT %d exceeds the N-Trace maximum (22 bits, %d); used as it is", icnt,
+			maxICNTSpec))
 	}
 	return nil
 }
 
-// gap reports lost synchronisation and waits for the next sync message.
-func (d *Decoder) gap(s *srcState, off int64, err error) error {
-	s.synced = false
-	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: off, Err: err}
+// warn reports something the user should know that lost no trace.
+func (d *Decoder) warn(s *srcState, err error) error {
+	d.st.Warnings++
+	e := &decode.Error{Offset: d.cur.Offset, Index: d.curIdx, What: d.cur.TCode.String(), Err: err}
+	d.ev = flow.Event{Kind: flow.KindWarn, Src: s.id, Offset: e.Offset, Index: e.Index, Err: e, Priv: s.priv}
 	return d.sink.Event(&d.ev)
+}
+
+// gap reports lost synchronisation, with the instructions emitted since
+// the last point known good as suspect, and waits for the next sync.
+func (d *Decoder) gap(s *srcState, e *decode.Error) error {
+	n := s.sinceGood
+	if !s.synced {
+		n = 0
+	}
+	return d.gapWith(s, e, n)
+}
+
+// gapWith sends the gap event with Suspect n and marks the source lost.
+func (d *Decoder) gapWith(s *srcState, e *decode.Error, n uint64) error {
+	s.synced, s.lost, s.sinceGood = false, true, 0
+	d.st.Gaps++
+	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
+		Priv: s.priv}
+	return d.sink.Event(&d.ev)
+}
+
+func (d *Decoder) gapNoSuspect(s *srcState, e *decode.Error) error { return d.gapWith(s, e, 0) }
+
+// overflowGap reports the span an Error message announced, from where the
+// flow stopped to where it resumes (resume describes it).
+func (d *Decoder) overflowGap(s *srcState, resume string) error {
+	s.ovPending = false
+	e := s.ovErr
+	from := "an unknown address (the source was not being decoded)"
+	if s.ovPCKnown {
+		from = fmt.Sprintf("%#x", s.ovPC)
+	}
+	e.Err = fmt.Errorf("%w: %v: the flow stops after %s; %s", decode.ErrOverflow, e.Err, from, resume)
+	return d.gapNoSuspect(s, &e)
 }
 
 func (d *Decoder) handle(s *srcState, m *Message) error {
 	if !m.TCode.Known() {
-		return nil // vendor and reserved messages carry no program flow
+		return d.unknown(s, m)
 	}
 	if m.TCode.IsSync() {
 		return d.sync(s, m)
 	}
 	if !s.synced {
-		return nil // waiting for a sync message
+		return d.unsynced(s, m)
+	}
+	if m.Present(FieldTSTAMP) != s.ts {
+		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
+	}
+	if err := d.checkMode(s, m); err != nil {
+		return err
+	}
+	if err := d.limits(s, m); err != nil {
+		return err
 	}
 	switch m.TCode {
 	case TCodeOwnership:
@@ -269,11 +489,16 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
 		if !s.haveBr {
-			return inconsistent("RepeatBranch without a previous branch message")
+			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
 		n := m.Get(FieldBCNT)
 		rep := s.last
 		rep.Has &^= 1 << FieldTSTAMP // the repeat's own TSTAMP applies once
+		work := rep.Get(FieldICNT) + uint64(bits.Len64(rep.Get(FieldHIST)))
+		if n*work > maxICNT {
+			return d.fail(decode.ErrMalformed, "B-CNT %d repeats of a message of I-CNT %d exceed the decoder's bound", n,
+				rep.Get(FieldICNT))
+		}
 		for i := uint64(0); i < n; i++ {
 			if err := d.branchMsg(s, &rep); err != nil {
 				return err
@@ -281,7 +506,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.timestamp(s, m)
 	case TCodeResourceFull:
-		switch m.Get(FieldRCODE) {
+		switch rc := m.Get(FieldRCODE); rc {
 		case RCodeICNT:
 			s.icntAcc += int64(m.Get(FieldRDATA))
 		case RCodeHist:
@@ -296,7 +521,13 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				}
 			}
 		default:
-			// reserved and vendor resource codes: nothing to do
+			if rc >= 8 && d.cfg.VendorMessages {
+				if err := d.warn(s, fmt.Errorf("vendor-defined ResourceFull RCODE=%d skipped", rc)); err != nil {
+					return err
+				}
+				break
+			}
+			return d.fail(decode.ErrSkipped, "ResourceFull with reserved or vendor RCODE=%d: the flow may depend on it", rc)
 		}
 		return d.timestamp(s, m)
 	case TCodeProgTraceCorrelation:
@@ -311,15 +542,126 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.timestamp(s, m); err != nil {
 			return err
 		}
-		s.synced = false
+		s.synced, s.ended = false, true
 		d.ev = flow.Event{Kind: flow.KindStop, Src: s.id, Reason: uint32(m.Get(FieldEVCODE)), Offset: m.Offset,
 			Addr: s.pc, Priv: s.priv}
 		return d.sink.Event(&d.ev)
 	case TCodeError:
-		s.synced = false
-		d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: m.Offset,
-			Err: fmt.Errorf("Error message ETYPE=%d ECODE=%#x: trace lost", m.Get(FieldETYPE), m.Get(FieldECODE))}
-		return d.sink.Event(&d.ev)
+		d.errorMessage(s, m, true)
+		return nil
+	}
+	return nil
+}
+
+func presence(b bool) string {
+	if b {
+		return "present"
+	}
+	return "absent"
+}
+
+// errorMessage records an Error message (FIFO overflow): the source is
+// lost until the sync that resumes it, where the gap is reported.
+func (d *Decoder) errorMessage(s *srcState, m *Message, pcKnown bool) {
+	d.st.Overflows++
+	if !s.ovPending {
+		s.ovPending = true
+		s.ovErr = decode.Error{Offset: m.Offset, Index: d.curIdx, What: m.TCode.String(),
+			Err: fmt.Errorf("Error message ETYPE=%d ECODE=%#x", m.Get(FieldETYPE), m.Get(FieldECODE))}
+		s.ovPC, s.ovPCKnown = s.pc, pcKnown
+	}
+	s.synced, s.lost, s.ended = false, true, false
+}
+
+// unknown handles a message with a reserved or vendor-defined TCODE.
+func (d *Decoder) unknown(s *srcState, m *Message) error {
+	vendor := m.TCode >= TCodeVendorFirst && m.TCode <= TCodeVendorLast
+	if vendor && d.cfg.VendorMessages {
+		return d.warn(s, fmt.Errorf("vendor-defined message %s skipped", m.TCode))
+	}
+	if !s.synced {
+		return d.unsynced(s, m)
+	}
+	kind := "reserved"
+	if vendor {
+		kind = "vendor-defined"
+	}
+	return d.fail(decode.ErrSkipped, "%s TCODE %d: the message is skipped and the flow may depend on it", kind, m.TCode)
+}
+
+// unsynced handles a non-sync message of a source that is not being
+// decoded.
+func (d *Decoder) unsynced(s *srcState, m *Message) error {
+	switch {
+	case s.lost:
+		if m.TCode == TCodeError {
+			d.errorMessage(s, m, false)
+		}
+		return nil
+	case !s.seen && !s.ended && m.TCode == TCodeProgTraceCorrelation && m.Get(FieldICNT) == 0:
+		s.ended = true // "Trace starts disabled" (Corner Cases)
+		return nil
+	case !s.seen && !s.ended:
+		if d.cfg.Decode.AllowTruncated {
+			return nil // a circular buffer starts anywhere: decode from the first sync
+		}
+		// The message may belong to a source being decoded whose SRC
+		// field is corrupt.
+		e := d.errAt(decode.ErrSkipped, "message of source %d before its first sync message: the trace before it was lost",
+			s.id)
+		for _, o := range d.order {
+			if o != s && o.synced {
+				if err := d.gap(o, e); err != nil {
+					return err
+				}
+			}
+		}
+		return d.gapNoSuspect(s, e)
+	case m.TCode == TCodeError:
+		// After the end: the message that stopped the trace may have been
+		// lost ("Error Message" in the specification).
+		d.errorMessage(s, m, true)
+		return nil
+	default:
+		return d.gapNoSuspect(s, d.errAt(decode.ErrSkipped,
+			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id))
+	}
+}
+
+// checkMode checks that a message belongs to the source's trace mode, and
+// learns the mode from it when it is not known.
+func (d *Decoder) checkMode(s *srcState, m *Message) error {
+	var want Mode
+	switch m.TCode {
+	case TCodeDirectBranch, TCodeDirectBranchSync:
+		want = BTM
+	case TCodeIndirectBranchHist, TCodeIndirectBranchHistSync:
+		want = HTM
+	case TCodeResourceFull:
+		if rc := m.Get(FieldRCODE); rc == RCodeHist || rc == RCodeHistRepeat {
+			want = HTM
+		}
+	case TCodeProgTraceCorrelation:
+		switch m.Get(FieldCDF) {
+		case 0:
+			want = BTM
+		case 1:
+			want = HTM
+		default:
+			return d.fail(decode.ErrMalformed, "reserved CDF=%d", m.Get(FieldCDF))
+		}
+	default:
+		return nil
+	}
+	if want == 0 {
+		return nil
+	}
+	if s.mode == 0 {
+		s.mode = want
+		return nil
+	}
+	if s.mode != want {
+		return d.inconsistent("%s message (%s) in a %s trace", m.TCode, want, s.mode)
 	}
 	return nil
 }
@@ -355,6 +697,9 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		return err
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
+	if !d.img.Contains(target) {
+		return d.fail(decode.ErrOutsideImage, "U-ADDR gives the target %#x, outside every image", target)
+	}
 	s.addr = target
 	if err := d.jumpTo(s, target, bt, m); err != nil {
 		return err
@@ -384,39 +729,53 @@ func (d *Decoder) jumpTo(s *srcState, target uint64, btype uint64, m *Message) e
 	return nil
 }
 
-// sync handles the four messages with SYNC and F-ADDR.
+// sync handles the four messages with SYNC and F-ADDR. Met while the
+// source is being decoded, the message first completes the flow up to it
+// and is a checkpoint; then it (re)starts decoding at F-ADDR.
 func (d *Decoder) sync(s *srcState, m *Message) error {
 	faddr := m.Get(FieldFADDR) << 1
 	if d.xlen == 32 {
 		faddr &= 1<<32 - 1
 	}
-	bt := m.Get(FieldBTYPE)
-	if s.synced {
-		if m.Present(FieldHIST) {
-			if err := d.hist(s, m.Get(FieldHIST)); err != nil {
+	reason := m.Get(FieldSYNC)
+	wasSynced := s.synced
+	switch {
+	case s.synced:
+		if err := d.syncFlow(s, m, faddr, reason); err != nil {
+			f, ok := err.(*failure)
+			if !ok {
+				return err
+			}
+			if err := d.gap(s, f.e); err != nil {
 				return err
 			}
 		}
-		kind := endSync
-		switch {
-		case m.TCode == TCodeDirectBranchSync:
-			kind = endTaken
-		case bt != BTypeIndirect:
-			kind = endTrap
-		case m.TCode == TCodeIndirectBranchSync || m.TCode == TCodeIndirectBranchHistSync:
-			kind = endSync // an indirect jump, or a sync on linear code
-		}
-		if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
+	case s.ovPending:
+		if err := d.overflowGap(s, fmt.Sprintf("it resumes at %#x with the %s at byte %d (message %d, SYNC=%d)",
+			faddr, m.TCode, m.Offset, d.curIdx, reason)); err != nil {
 			return err
 		}
-		if bt != BTypeIndirect {
-			if err := d.jumpTo(s, faddr, bt, m); err != nil {
-				return err
-			}
+	case s.ended && d.cfg.Mode == 0:
+		s.mode = 0 // the trace may have been reconfigured while off
+	}
+	if !wasSynced {
+		if err := d.limits(s, m); err != nil {
+			return d.gap(s, err.(*failure).e)
+		}
+	}
+	if !d.img.Contains(faddr) {
+		return d.gap(s, d.errAt(decode.ErrOutsideImage, "F-ADDR %#x is outside every image", faddr))
+	}
+	if !s.synced {
+		s.sinceGood = 0 // a fresh start is a point known good
+		if err := d.checkMode(s, m); err != nil {
+			return d.gapNoSuspect(s, err.(*failure).e)
 		}
 	}
 	// Full reset of the state, as the encoder did.
-	s.synced = true
+	s.synced, s.seen, s.lost, s.ended = true, true, false, false
+	d.anySync = true
+	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
 	s.sp = 0
@@ -425,7 +784,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	if m.Present(FieldTSTAMP) {
 		s.time, s.hasTime = m.Get(FieldTSTAMP), true
 	}
-	d.ev = flow.Event{Kind: flow.KindSync, Src: s.id, Addr: faddr, Reason: uint32(m.Get(FieldSYNC)),
+	d.ev = flow.Event{Kind: flow.KindSync, Src: s.id, Addr: faddr, Reason: uint32(reason),
 		Offset: m.Offset, Priv: s.priv}
 	if err := d.sink.Event(&d.ev); err != nil {
 		return err
@@ -434,6 +793,56 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		d.ev = flow.Event{Kind: flow.KindTime, Src: s.id, Time: s.time, Offset: m.Offset}
 		return d.sink.Event(&d.ev)
 	}
+	return nil
+}
+
+// syncFlow completes the flow up to a sync message met while decoding and
+// checks the address it states against the one reached.
+func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error {
+	switch reason {
+	case SyncFIFORestart:
+		return d.fail(decode.ErrOverflow, "restart after a FIFO overflow (SYNC=7) with no Error message before it: trace was lost before %#x", faddr)
+	case SyncDebugExit, SyncTraceEnable:
+		return d.inconsistent("SYNC=%d (%s) while the trace runs (no ProgTraceCorrelation before it)", reason,
+			syncNames[reason])
+	}
+	if m.Present(FieldTSTAMP) != s.ts {
+		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's previous sync message",
+			presence(m.Present(FieldTSTAMP)))
+	}
+	if err := d.checkMode(s, m); err != nil {
+		return err
+	}
+	if err := d.limits(s, m); err != nil {
+		return err
+	}
+	if m.Present(FieldHIST) {
+		if err := d.hist(s, m.Get(FieldHIST)); err != nil {
+			return err
+		}
+	}
+	bt := m.Get(FieldBTYPE)
+	kind := endSync
+	switch {
+	case m.TCode == TCodeDirectBranchSync:
+		kind = endTaken
+	case bt != BTypeIndirect:
+		kind = endTrap
+	}
+	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
+		return err
+	}
+	if kind == endTrap {
+		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
+	}
+	if !d.pcKnown || reason == SyncReset || reason == SyncPowerUp {
+		return nil // an uninferable jump or a reset: F-ADDR is news
+	}
+	d.st.Checkpoints++
+	if s.pc != faddr {
+		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
+	}
+	s.sinceGood = 0
 	return nil
 }
 
@@ -448,6 +857,9 @@ func (d *Decoder) timestamp(s *srcState, m *Message) error {
 
 func (d *Decoder) ownership(s *srcState, m *Message) error {
 	format, p, ctx := ParseProcess(m.Get(FieldPROCESS))
+	if format == 1 || p == ingress.Priv(2) {
+		return d.fail(decode.ErrMalformed, "PROCESS %#x has a reserved FORMAT or privilege encoding", m.Get(FieldPROCESS))
+	}
 	s.priv = p
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
 		Reason: uint32(format)}
@@ -484,6 +896,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
+	s.sinceGood += uint64(n)
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
@@ -493,7 +906,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 // hist consumes the branch outcomes of a HIST value (stop bit first).
 func (d *Decoder) hist(s *srcState, h uint64) error {
 	if h == 0 {
-		return inconsistent("HIST field without stop bit")
+		return d.inconsistent("HIST field without stop bit")
 	}
 	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
@@ -509,14 +922,17 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 	for guard := 0; ; guard++ {
 		if guard > 1<<16 {
-			return inconsistent("no branch found for a HIST bit after %d runs", guard)
+			return d.inconsistent("no branch found for a HIST bit after %d runs", guard)
 		}
 		r, err := d.run(s.pc)
 		if err != nil {
-			return inconsistent("walking for a HIST bit from %#x: %v", s.pc, err)
+			return d.walkErr(s.pc, err)
 		}
 		last := &r.Last
 		s.used += int64(r.Halfwords)
+		if s.used-s.icntAcc > maxICNT {
+			return d.fail(decode.ErrMalformed, "HIST bits walk more than %d halfwords beyond the I-CNT reported", uint64(maxICNT))
+		}
 		if d.isHistInst(last) {
 			next := last.Next(r.LastAddr)
 			it := ingress.ITypeNotTaken
@@ -532,7 +948,7 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 					}
 				}
 			} else if last.Class == riscv.ClassJump {
-				return inconsistent("direct jump at %#x reported as not taken", r.LastAddr)
+				return d.inconsistent("direct jump at %#x reported as not taken", r.LastAddr)
 			}
 			if d.xlen == 32 {
 				next &= 1<<32 - 1
@@ -594,28 +1010,28 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 		if it.Pops() {
 			t, ok := s.pop()
 			if !ok {
-				return 0, it, inconsistent("return at %#x with no call on the stack (trace and image disagree)", pc)
+				return 0, it, d.inconsistent("return at %#x with no call on the stack (trace and image disagree)", pc)
 			}
 			if it.Pushes() {
 				s.push(last.Next(pc))
 			}
 			return t, it, nil
 		}
-		return 0, it, inconsistent("indirect jump at %#x passed without a message (trace and image disagree)", pc)
+		return 0, it, d.inconsistent("indirect jump at %#x passed without a message (trace and image disagree)", pc)
 	case riscv.ClassTableJump:
 		it := ingress.ITypeOf(*last, true)
 		t, err := d.tableTarget(last)
 		if err != nil {
-			return 0, it, inconsistent("table jump at %#x: %v", pc, err)
+			return 0, it, d.inconsistent("table jump at %#x: %v", pc, err)
 		}
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
 		return t, it, nil
 	case riscv.ClassTrapReturn:
-		return 0, ingress.ITypeTrapReturn, inconsistent("trap return at %#x passed without a message", pc)
+		return 0, ingress.ITypeTrapReturn, d.inconsistent("trap return at %#x passed without a message", pc)
 	}
-	return 0, ingress.ITypeNone, inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, pc)
+	return 0, ingress.ITypeNone, d.inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, pc)
 }
 
 // tableTarget reads the target of a Zcmt table jump from the jump table
@@ -674,8 +1090,13 @@ func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp *riscv.Inst) (uint64,
 func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
+	d.pcKnown = true
 	if rem < 0 {
-		return inconsistent("I-CNT %d is smaller than the %d halfwords its history covers", icnt, -rem+int64(icnt))
+		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
+			icnt, -rem+int64(icnt))
+	}
+	if rem > maxICNT {
+		return d.fail(decode.ErrMalformed, "I-CNT fields add up to %d halfwords, beyond the decoder's bound", rem)
 	}
 	for rem > 0 {
 		r, err := d.run(s.pc)
@@ -686,6 +1107,10 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		}
 		rem -= int64(r.Halfwords)
 		last := &r.Last
+		if s.mode == HTM && d.isHistInst(last) && (rem > 0 || kind != endTrap) {
+			return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
+				riscv.Disasm(last.Raw, r.LastAddr, d.xlen), r.LastAddr)
+		}
 		if rem == 0 {
 			return d.lastInst(s, r, last, kind)
 		}
@@ -700,12 +1125,12 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		s.pc = next
 	}
 	if kind == endTaken {
-		return inconsistent("DirectBranch with I-CNT=0 after its history")
+		return d.inconsistent("DirectBranch with I-CNT=0 after its history")
 	}
 	if kind == endIndirect {
 		// I-CNT ends exactly after the previous walk: the jump was the
 		// instruction that ended it (a HIST branch cannot be a jump).
-		return inconsistent("indirect branch message with no instruction for its jump")
+		return d.inconsistent("indirect branch message with no instruction for its jump")
 	}
 	return nil
 }
@@ -722,18 +1147,18 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	for rem > 0 {
 		in := d.img.InstPtr(pc)
 		if in == nil {
-			return inconsistent("address %#x is outside the program image", pc)
+			return d.fail(decode.ErrOutsideImage, "the flow reaches %#x, outside every image", pc)
 		}
 		if in.Len == 0 {
-			return inconsistent("reserved instruction encoding at %#x", pc)
+			return d.inconsistent("reserved instruction encoding at %#x", pc)
 		}
 		hw := int64(in.Len / 2)
 		if hw > rem {
-			return inconsistent("I-CNT ends inside the %d-byte instruction at %#x", in.Len, pc)
+			return d.inconsistent("I-CNT ends inside the %d-byte instruction at %#x", in.Len, pc)
 		}
 		if in.Class != riscv.ClassLinear && in.Class != riscv.ClassECall && in.Class != riscv.ClassEBreak &&
 			in.Class != riscv.ClassIllegal && hw != rem {
-			return inconsistent("control-flow instruction at %#x inside a straight run", pc)
+			return d.inconsistent("control-flow instruction at %#x inside a straight run", pc)
 		}
 		rem -= hw
 		n++
@@ -742,19 +1167,23 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 		pc = d.mask(pc + uint64(in.Len))
 	}
 	if last.Class == riscv.ClassIllegal && kind != endTrap {
-		return inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, lastPC)
+		return d.inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, lastPC)
 	}
 	if last.Class != riscv.ClassLinear && last.Class != riscv.ClassECall && last.Class != riscv.ClassEBreak &&
 		last.Class != riscv.ClassIllegal {
 		// cannot happen: a run ends at the first control-flow instruction
-		return inconsistent("unexpected control flow at %#x", lastPC)
+		return d.inconsistent("unexpected control flow at %#x", lastPC)
 	}
 	switch kind {
 	case endTaken:
-		return inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", lastPC)
+		return d.inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", lastPC)
 	case endIndirect:
-		// A custom instruction changing the flow is traced as an
-		// indirect jump (N-Trace "Custom Instructions").
+		// Only a custom (or unknown) instruction changing the flow is
+		// traced as an indirect jump (N-Trace "Custom Instructions").
+		if last.Class != riscv.ClassIllegal {
+			return d.inconsistent("indirect branch message I-CNT ends at %#x, on %s, not a jump", lastPC,
+				riscv.Disasm(last.Raw, lastPC, d.xlen))
+		}
 	}
 	s.pc = pc
 	return d.emitRange(s, start, lastPC, n, ingress.ITypeNone, pc, kind != endIndirect)
@@ -766,7 +1195,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 	switch kind {
 	case endTaken:
 		if last.Class != riscv.ClassBranch && !(d.cfg.AllJumps && last.Class == riscv.ClassJump) {
-			return inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", pc)
+			return d.inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", pc)
 		}
 		next := d.mask(last.Target(pc))
 		it := ingress.ITypeTaken
@@ -786,11 +1215,11 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 		it := ingress.ITypeOf(*last, true)
 		switch last.Class {
 		case riscv.ClassIndirect, riscv.ClassPopRet, riscv.ClassTrapReturn, riscv.ClassTableJump:
+		case riscv.ClassIllegal:
+			// custom (or unknown) instruction traced as an indirect jump
 		default:
-			if last.Class == riscv.ClassBranch || last.Class == riscv.ClassJump {
-				return inconsistent("indirect branch message ends at %#x, a direct %s", pc, riscv.Disasm(last.Raw, pc, d.xlen))
-			}
-			// custom instruction traced as an indirect jump
+			return d.inconsistent("indirect branch message ends at %#x, on %s, not an uninferable jump", pc,
+				riscv.Disasm(last.Raw, pc, d.xlen))
 		}
 		if it.Pops() {
 			s.pop()
@@ -811,6 +1240,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 		}
 		// sync or stop: the next address comes from the message (or the
 		// trace ends); report the range without a target
+		d.pcKnown = false
 		if err := d.emitRange(s, r.Start, pc, r.N, ingress.ITypeOf(*last, false), 0, false); err != nil {
 			return err
 		}
@@ -822,5 +1252,10 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 	}
 	s.setPrev(last, pc)
 	s.pc = next
+	if kind == endSync && last.Class != riscv.ClassJump && last.Class != riscv.ClassBranch && last.Class != riscv.ClassLinear {
+		// an uninferable jump the decoder followed with its stack or a
+		// sequential pair: F-ADDR tells where it really went
+		d.pcKnown = false
+	}
 	return nil
 }

@@ -19,6 +19,21 @@ type Stats struct {
 	Halfwords    uint64            // their size in halfwords
 	Blocks       uint64            // ingress blocks encoded
 	Syncs        map[uint64]uint64 // sync messages by SYNC reason (encoder only)
+
+	// Decoder only.
+	Gaps         int64 // gap events reported
+	Warnings     int64 // warning events reported
+	OverlongICNT int64 // I-CNT values beyond NTRACE_MAX_ICNT that were used
+	Checkpoints  int64 // sync messages whose F-ADDR was compared with the decoded flow
+
+	// Overflows counts FIFO overflows: Error messages sent (encoder) or
+	// read (decoder).
+	Overflows int64
+	// Encoder only: messages dropped by FIFO overflows, and the
+	// instruction halfwords retired between the last message sent before
+	// an overflow and the sync that restarted the trace (not traced).
+	Dropped       int64
+	LostHalfwords uint64
 }
 
 // BitsPerInstruction returns the trace size in bits per instruction.

@@ -48,6 +48,9 @@ func (c *WireConfig) addrBits() int {
 type FormatError struct {
 	Offset int64
 	Msg    string
+	// EOF is set when the stream ends inside the message (a trace cut
+	// short), not on bytes that are wrong.
+	EOF bool
 }
 
 func (e *FormatError) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg) }
@@ -341,12 +344,12 @@ func (r *Reader) Next(m *Message) error {
 		case mseoEndMsg:
 			off := r.Offset()
 			r.pos++
-			return &FormatError{off, fmt.Sprintf("byte %#02x ends a message that never started", b)}
+			return &FormatError{Offset: off, Msg: fmt.Sprintf("byte %#02x ends a message that never started", b)}
 		default:
 			off := r.Offset()
 			r.pos++
 			r.resync = true
-			return &FormatError{off, fmt.Sprintf("byte %#02x: MSEO=%02b outside a message (reserved sequence)", b, b&3)}
+			return &FormatError{Offset: off, Msg: fmt.Sprintf("byte %#02x: MSEO=%02b outside a message (reserved sequence)", b, b&3)}
 		}
 	}
 }
@@ -373,7 +376,7 @@ func (r *Reader) message(m *Message) error {
 			m.Offset = start
 			m.Size = i + 1
 			if err != nil {
-				return &FormatError{start, err.Error()}
+				return &FormatError{Offset: start, Msg: err.Error()}
 			}
 			return nil
 		}
@@ -386,17 +389,17 @@ func (r *Reader) message(m *Message) error {
 			if r.rerr != nil {
 				return r.rerr
 			}
-			return &FormatError{start, fmt.Sprintf("truncated message: stream ends after %d bytes without end of message", n)}
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("truncated message: stream ends after %d bytes without end of message", n), EOF: true}
 		}
 		if b&3 == mseoReserved {
 			off := r.Offset()
 			r.pos++
 			r.resync = true
-			return &FormatError{off, fmt.Sprintf("reserved MSEO=10 in byte %#02x of message starting at byte %d", b, start)}
+			return &FormatError{Offset: off, Msg: fmt.Sprintf("reserved MSEO=10 in byte %#02x of message starting at byte %d", b, start)}
 		}
 		if n == MaxMessageBytes {
 			r.resync = true
-			return &FormatError{start, fmt.Sprintf("message longer than %d bytes (corrupt trace?)", MaxMessageBytes)}
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("message longer than %d bytes (corrupt trace?)", MaxMessageBytes)}
 		}
 		r.payload[n] = b
 		n++
@@ -412,7 +415,7 @@ func (r *Reader) message(m *Message) error {
 	m.Offset = start
 	m.Size = n
 	if err != nil {
-		return &FormatError{start, err.Error()}
+		return &FormatError{Offset: start, Msg: err.Error()}
 	}
 	return nil
 }

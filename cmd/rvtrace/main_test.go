@@ -141,7 +141,7 @@ func TestCLIErrors(t *testing.T) {
 	junk := filepath.Join(dir, "junk.nex")
 	os.WriteFile(junk, bytes.Repeat([]byte{0}, 100), 0o644)
 	code, _, e = rv(t, "decode", "--image", elf, junk, "--pcs", filepath.Join(dir, "o.pcs"))
-	if code == 0 || !strings.Contains(e, "gap") {
+	if code == 0 || !strings.Contains(e, "no sync message") {
 		t.Errorf("junk trace: exit %d, %q", code, e)
 	}
 	code, out, _ := rv(t, "dump", junk)

@@ -143,7 +143,11 @@ func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		} else if a, ok := img.Lookup("__jvt_base$"); ok {
 			dc.JVT = a
 		}
-		d := ntrace.NewDecoder(img, sink, dc)
+		dc.Mode = 0 // learned from the messages: the flags need not say it
+		d, err := ntrace.NewDecoder(img, sink, dc)
+		if err != nil {
+			return err
+		}
 		err = d.Decode(r)
 		if *stats {
 			printNtraceStats(d.Stats())
