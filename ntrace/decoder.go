@@ -28,6 +28,23 @@ type DecoderConfig struct {
 	// other mode and, in HTM, a conditional branch walked without a HIST
 	// bit are inconsistencies (gaps).
 	Mode Mode
+	// TrapBType says how the encoder reports traps in B-TYPE: 1 (always
+	// 1) or 2 (2 for exceptions, 3 for interrupts); 0 learns it for each
+	// source from the first trap. N-Trace asks for one or the other,
+	// consistently: a trap reported the other way is an inconsistency.
+	TrapBType int
+	// ICNTBits is the width of the encoder's I-CNT counter with its
+	// overflow bit (Config.ICNTBits) when known: a full counter is
+	// reported at once, so an I-CNT beyond it (by more than the last
+	// block retired) is wrong, and a ResourceFull or SYNC=4 below it is
+	// too. 0 checks only the specification's maximum.
+	ICNTBits int
+	// SyncMode and SyncMax are the periodic sync controls
+	// (trTeInstSyncMode, trTeInstSyncMax) when known: with SyncMessages
+	// or SyncHalfwords, a periodic sync (SYNC=2) must come after the
+	// period and not much later, or what the decoder walked since the
+	// previous sync is wrong. 0 (SyncOff) checks nothing.
+	SyncMode, SyncMax int
 	// StackDepth bounds the decoder's return-address stack; it must be
 	// at least the encoder's. 0 means 1024, enough for every mode.
 	StackDepth int
@@ -74,7 +91,12 @@ const (
 // DecoderConfigFrom returns the decoder configuration matching an encoder
 // configuration.
 func DecoderConfigFrom(c Config) DecoderConfig {
-	return DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode}
+	bt := 2
+	if c.TrapBType1 {
+		bt = 1
+	}
+	return DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
+		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits}
 }
 
 // Decoder reconstructs the instruction flow from N-Trace messages and the
@@ -122,8 +144,12 @@ type srcState struct {
 	ended     bool // ended cleanly by ProgTraceCorrelation
 	lost      bool // in a reported gap: skip to the next sync
 	mode      Mode // trace mode, given or learned (0: not known yet)
+	btype     int  // trap B-TYPE style, given or learned (0: not known yet)
 	ts        bool // messages carry TSTAMP (learned at each sync)
 	sinceGood uint64
+	hwSync    uint64 // halfwords reported since the last sync
+	msgSync   uint64 // messages since the last sync
+	lastSpan  uint64 // bytes from the start of the last range to its last instruction
 	pc        uint64 // next instruction to execute
 	addr      uint64 // reference for U-ADDR
 	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -163,6 +189,12 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		return nil, fmt.Errorf("ntrace: trTeSrcBits must be 0..12, not %d", cfg.Wire.SrcBits)
 	case cfg.Mode != 0 && cfg.Mode != BTM && cfg.Mode != HTM:
 		return nil, fmt.Errorf("ntrace: trace mode must be BTM (3) or HTM (6), not %d", cfg.Mode)
+	case cfg.SyncMode < 0 || cfg.SyncMode > 3 || cfg.SyncMax < 0 || cfg.SyncMax > 15:
+		return nil, fmt.Errorf("ntrace: sync mode %d / sync max %d out of range (0..3, 0..15)", cfg.SyncMode, cfg.SyncMax)
+	case cfg.ICNTBits != 0 && (cfg.ICNTBits < 2 || cfg.ICNTBits > 22):
+		return nil, fmt.Errorf("ntrace: I-CNT width must be 2..22 bits, not %d", cfg.ICNTBits)
+	case cfg.TrapBType < 0 || cfg.TrapBType > 2:
+		return nil, fmt.Errorf("ntrace: trap B-TYPE must be 0 (learn), 1 or 2, not %d", cfg.TrapBType)
 	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
 		return nil, fmt.Errorf("ntrace: decoder stack depth must be 0..%d, not %d", 1<<20, cfg.StackDepth)
 	}
@@ -338,7 +370,8 @@ func (d *Decoder) state(src uint64) *srcState {
 	}
 	s := d.srcs[src]
 	if s == nil {
-		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode}
+		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode,
+			btype: d.cfg.TrapBType}
 		d.srcs[src] = s
 		d.order = append(d.order, s)
 	}
@@ -361,6 +394,7 @@ func (d *Decoder) Message(m *Message) error {
 			d.cfg.Sources))
 	}
 	s := d.state(src)
+	s.msgSync++
 	err := d.handle(s, m)
 	if err == nil {
 		return nil
@@ -389,8 +423,9 @@ func (d *Decoder) limits(s *srcState, m *Message) error {
 		switch m.Get(FieldRCODE) {
 		case RCodeICNT:
 			icnt = m.Get(FieldRDATA)
-			if icnt == 0 {
-				return d.fail(decode.ErrMalformed, "ResourceFull reports a full I-CNT of 0")
+			if icnt == 0 || icnt < d.icntLimit() {
+				return d.inconsistent("ResourceFull reports a full I-CNT of %d, below the counter's limit of %d", icnt,
+					d.icntLimit())
 			}
 		case RCodeHist, RCodeHistRepeat:
 			if h := m.Get(FieldRDATA); h < 2 || h > maxHist {
@@ -689,6 +724,9 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		return d.timestamp(s, m)
 	}
 	bt := m.Get(FieldBTYPE)
+	if err := d.checkBType(s, bt); err != nil {
+		return err
+	}
 	kind := endIndirect
 	if bt != BTypeIndirect {
 		kind = endTrap
@@ -713,6 +751,27 @@ func (d *Decoder) unxor(ref, field uint64) uint64 {
 		a &= 1<<32 - 1
 	}
 	return a
+}
+
+// checkBType checks that a trap is reported as the source's other traps
+// are (B-TYPE 1, or 2 and 3), learning it from the first.
+func (d *Decoder) checkBType(s *srcState, bt uint64) error {
+	if bt == BTypeIndirect {
+		return nil
+	}
+	style := 2
+	if bt == BTypeTrap {
+		style = 1
+	}
+	if s.btype == 0 {
+		s.btype = style
+		return nil
+	}
+	if s.btype != style {
+		return d.inconsistent("trap reported with B-TYPE=%d where this source reports traps with B-TYPE %s", bt,
+			map[int]string{1: "1", 2: "2 and 3"}[s.btype])
+	}
+	return nil
 }
 
 // jumpTo moves to target after an explicit jump or a trap.
@@ -778,6 +837,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
+	s.hwSync, s.msgSync = 0, 0
 	s.sp = 0
 	s.haveBr = false
 	s.prevOK = false
@@ -822,6 +882,17 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		}
 	}
 	bt := m.Get(FieldBTYPE)
+	if reason == SyncICNTFull && (bt != BTypeIndirect || s.mode == HTM) {
+		// "I-CNT Details": a sync reports a full I-CNT on linear code, in BTM only
+		return d.inconsistent("SYNC=4 (I-CNT full) with B-TYPE=%d in a %s trace", bt, s.mode)
+	}
+	if reason == SyncICNTFull && m.Get(FieldICNT)+uint64(s.icntAcc) < d.icntLimit() {
+		return d.inconsistent("SYNC=4 (I-CNT full) with I-CNT %d, below the counter's limit of %d", m.Get(FieldICNT),
+			d.icntLimit())
+	}
+	if err := d.checkBType(s, bt); err != nil {
+		return err
+	}
 	kind := endSync
 	switch {
 	case m.TCode == TCodeDirectBranchSync:
@@ -831,6 +902,11 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	}
 	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
+	}
+	if reason == SyncPeriodic {
+		if err := d.checkPeriod(s); err != nil {
+			return err
+		}
 	}
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
@@ -843,6 +919,30 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
 	}
 	s.sinceGood = 0
+	return nil
+}
+
+// checkPeriod checks a periodic sync against the sync period, when the
+// configuration gives it: the encoder sends it at the first chance once
+// the count since the previous sync reached the period.
+func (d *Decoder) checkPeriod(s *srcState) error {
+	period := uint64(1) << uint(d.cfg.SyncMax+4)
+	switch d.cfg.SyncMode {
+	case SyncHalfwords:
+		// The count crossed the period in the last block retired, which
+		// lies within the last range.
+		last := s.lastSpan/2 + 2
+		if s.hwSync < period || s.hwSync > period-1+last {
+			return d.inconsistent("periodic sync after %d halfwords, not at the period of %d (trTeInstSyncMax=%d)",
+				s.hwSync, period, d.cfg.SyncMax)
+		}
+	case SyncMessages:
+		n := s.msgSync - 1 // messages before this one
+		if n < period || n > 2*period+16 { // messages sent while the sync waits for a flow message
+			return d.inconsistent("periodic sync after %d messages, not at the period of %d (trTeInstSyncMax=%d)",
+				n, period, d.cfg.SyncMax)
+		}
+	}
 	return nil
 }
 
@@ -897,6 +997,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
 	s.sinceGood += uint64(n)
+	s.lastSpan = last - start
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
@@ -1088,6 +1189,27 @@ func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp *riscv.Inst) (uint64,
 // finish walks the rest of an I-CNT field: the instructions after the last
 // HIST branch. kind says what the message tells about the last one.
 func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
+	if err := d.finishWalk(s, icnt, kind); err != nil {
+		return err
+	}
+	if lim := d.icntLimit(); lim > 1 && icnt >= lim+s.lastSpan/2+2 {
+		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
+			icnt, d.cfg.ICNTBits, lim)
+	}
+	return nil
+}
+
+// icntLimit is the value at which the encoder's I-CNT counter is full (1
+// when the width is not known).
+func (d *Decoder) icntLimit() uint64 {
+	if d.cfg.ICNTBits == 0 {
+		return 1
+	}
+	return 1 << uint(d.cfg.ICNTBits-1)
+}
+
+func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
+	s.hwSync += uint64(s.icntAcc) + icnt
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
 	d.pcKnown = true

@@ -143,7 +143,7 @@ func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		} else if a, ok := img.Lookup("__jvt_base$"); ok {
 			dc.JVT = a
 		}
-		dc.Mode = 0 // learned from the messages: the flags need not say it
+		dc.Mode, dc.TrapBType = 0, 0 // learned from the messages: the flags need not say them
 		d, err := ntrace.NewDecoder(img, sink, dc)
 		if err != nil {
 			return err

@@ -1,0 +1,71 @@
+package ntrace
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestDebugIntegrity(t *testing.T) {
+	seed, _ := strconv.ParseInt(os.Getenv("DBG_SEED"), 0, 64)
+	sel, _ := strconv.Atoi(os.Getenv("DBG_SEL"))
+	n, _ := strconv.Atoi(os.Getenv("DBG_N"))
+	opsS := os.Getenv("DBG_OPS")
+	if opsS == "" {
+		t.Skip()
+	}
+	ops, _ := strconv.Unquote(opsS)
+	img, _ := integrityImage()
+	cfg := integrityConfigs[sel%len(integrityConfigs)]
+	cfg.XLEN = img.XLEN()
+	truth := synthFlow(img, seed, 200+n%2800, true)
+	trace, _ := encodePCs(img, truth, cfg)
+	bad, desc := corrupt(trace, []byte(ops))
+	t.Log(desc)
+	var a, b bytes.Buffer
+	Dump(bytes.NewReader(trace), &a, DumpOptions{Wire: cfg.Wire()})
+	Dump(bytes.NewReader(bad), &b, DumpOptions{Wire: cfg.Wire()})
+	al, bl := strings.Split(a.String(), "\n"), strings.Split(b.String(), "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		x, y := "", ""
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			t.Logf("%d:\n  good %s\n  bad  %s", i, x, y)
+		}
+	}
+	why, rec := integrityCase(t, img, truth, cfg, trace, []byte(ops))
+	t.Log(why)
+	pcs, _ := rec.decodedPCs()
+	for i := range pcs {
+		if i >= len(truth) || pcs[i] != truth[i] {
+			t.Logf("first diff at %d: got %#x want %#x", i, pcs[i], truth[min(i, len(truth)-1)])
+			break
+		}
+	}
+	t.Logf("decoded %d, truth %d, config %+v", len(pcs), len(truth), cfg)
+	if again, err := encodePCs(img, pcs, cfg); err != nil {
+		t.Logf("re-encode: %v", err)
+	} else {
+		var c bytes.Buffer
+		Dump(bytes.NewReader(again), &c, DumpOptions{Wire: cfg.Wire()})
+		cl := strings.Split(c.String(), "\n")
+		for i := range cl {
+			if i >= len(bl) || cl[i] != bl[i] {
+				t.Logf("re-encoding differs at line %d:\n  again %s\n  bad   %s", i, cl[i], bl[min(i, len(bl)-1)])
+				break
+			}
+		}
+	}
+	for _, it := range rec.items {
+		if it.gap != nil {
+			t.Logf("gap: %v", it.gap)
+		}
+	}
+}
