@@ -156,6 +156,7 @@ func runRun(args []string) error {
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
+	var rawEncs []ingress.Sink // the encoders, for their loss summary
 	var hart0 fanout // ingress sinks of hart 0 (closed by the simulator)
 	if *trace != "" {
 		srcBitsSet := false
@@ -182,6 +183,7 @@ func runRun(args []string) error {
 				f.Close()
 				return err
 			}
+			rawEncs = append(rawEncs, enc)
 			if enc, err = withFilter(enc); err != nil {
 				f.Close()
 				return err
@@ -280,6 +282,11 @@ func runRun(args []string) error {
 				float64(traceCount.n*8)/float64(res.Instret))
 			if srcBits > 0 {
 				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
+			}
+			for h, e := range rawEncs {
+				if l, ok := e.(interface{ LossSummary() string }); ok && l.LossSummary() != "" {
+					line += fmt.Sprintf("; hart %d: %s", h, l.LossSummary())
+				}
 			}
 		}
 		if runErr == nil {

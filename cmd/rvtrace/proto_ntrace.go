@@ -74,7 +74,7 @@ func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	intFlag("hrepeat-bits", "width of the HREPEAT counter (1..18, default 18)", func(c *ntrace.Config, v int) { c.HRepeatBits = v })
 	intFlag("implicit-return", "trTeInstImplicitReturnMode: 0 off, 1 counter, 2 partial-address stack, 3 full-address stack",
 		func(c *ntrace.Config, v int) { c.ImplicitReturn = v })
-	intFlag("stack-depth", "return stack depth (1..32, default 32), or counter width for --implicit-return 1", func(c *ntrace.Config, v int) { c.StackDepth = v })
+	intFlag("stack-depth", "return stack depth (1..32, default 32), or counter width in bits for --implicit-return 1 (1..5, default 5)", func(c *ntrace.Config, v int) { c.StackDepth = v })
 	intFlag("partial-bits", "low return-address bits compared with --implicit-return 2 (default 16)", func(c *ntrace.Config, v int) { c.PartialBits = v })
 	boolFlag("seq-jump", "trTeInstEnSequentialJump: sequentially inferable jumps send no message", func(c *ntrace.Config, v bool) { c.SequentialJump = v })
 	boolFlag("extend-addr-msb", "trTeInstExtendAddrMSB: sign-extension compression of address fields", func(c *ntrace.Config, v bool) { c.ExtendAddrMSB = v })
