@@ -39,6 +39,12 @@ type DecoderConfig struct {
 	// block retired) is wrong, and a ResourceFull or SYNC=4 below it is
 	// too. 0 checks only the specification's maximum.
 	ICNTBits int
+	// NoImplicitReturn and NoSequentialJump say the encoder has those
+	// optimizations off (trTeInstImplicitReturnMode=0,
+	// trTeInstEnSequentialJump=0): a return or a sequentially inferable
+	// jump walked past without a message is then an inconsistency. By
+	// default the decoder follows them whenever the trace needs it.
+	NoImplicitReturn, NoSequentialJump bool
 	// SyncMode and SyncMax are the periodic sync controls
 	// (trTeInstSyncMode, trTeInstSyncMax) when known: with SyncMessages
 	// or SyncHalfwords, a periodic sync (SYNC=2) must come after the
@@ -95,8 +101,13 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	if c.TrapBType1 {
 		bt = 1
 	}
-	return DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
-		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits}
+	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
+		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
+		NoSequentialJump: !c.SequentialJump}
+	if c.ImplicitReturn == ReturnFull || c.ImplicitReturn == ReturnPartial {
+		dc.StackDepth = c.stackDepth() // the same stack: a return it could not predict has a message
+	}
+	return dc
 }
 
 // Decoder reconstructs the instruction flow from N-Trace messages and the
@@ -139,13 +150,16 @@ type Decoder struct {
 // srcState is the decoding state of one trace source.
 type srcState struct {
 	id        uint32
-	synced    bool // decoding: s.pc is known
-	seen      bool // has synchronised at least once
-	ended     bool // ended cleanly by ProgTraceCorrelation
-	lost      bool // in a reported gap: skip to the next sync
-	mode      Mode // trace mode, given or learned (0: not known yet)
-	btype     int  // trap B-TYPE style, given or learned (0: not known yet)
-	ts        bool // messages carry TSTAMP (learned at each sync)
+	synced    bool  // decoding: s.pc is known
+	seen      bool  // has synchronised at least once
+	ended     bool  // ended cleanly by ProgTraceCorrelation
+	lost      bool  // in a reported gap: skip to the next sync
+	mode      Mode  // trace mode, given or learned (0: not known yet)
+	btype     int   // trap B-TYPE style, given or learned (0: not known yet)
+	ts        bool  // messages carry TSTAMP (learned at each sync)
+	ctx       int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg   TCode // previous message of the source
+	lastBT    uint64
 	sinceGood uint64
 	hwSync    uint64 // halfwords reported since the last sync
 	msgSync   uint64 // messages since the last sync
@@ -277,7 +291,7 @@ func (d *Decoder) end(total int64) error {
 			if d.cutMsg {
 				how = "the last message is cut short"
 			}
-			if err := d.gapNoSuspect(s, &decode.Error{Offset: total, Index: d.index,
+			if err := d.gap(s, &decode.Error{Offset: total, Index: d.index,
 				Err: fmt.Errorf("%w: source %d stops after %#x at byte %d (%s)", decode.ErrTruncated, s.id,
 					s.pc, total, how)}); err != nil {
 				return err
@@ -516,6 +530,18 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	if err := d.limits(s, m); err != nil {
 		return err
 	}
+	prev, prevBT := s.lastMsg, s.lastBT
+	s.lastMsg, s.lastBT = m.TCode, m.Get(FieldBTYPE)
+	if s.ctx < 0 {
+		// "An Ownership message (if enabled) must be emitted immediately
+		// after all synchronizing messages."
+		s.ctx = 0
+		if m.TCode == TCodeOwnership {
+			s.ctx = 1
+		}
+	} else if m.TCode == TCodeOwnership && s.ctx == 0 {
+		return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
+	}
 	switch m.TCode {
 	case TCodeOwnership:
 		return d.ownership(s, m)
@@ -566,6 +592,13 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.timestamp(s, m)
 	case TCodeProgTraceCorrelation:
+		if m.Get(FieldICNT) == 0 && m.Get(FieldHIST) <= 1 && prevBT == BTypeIndirect &&
+			(prev == TCodeIndirectBranch || prev == TCodeIndirectBranchHist) {
+			// An encoder reports a jump's target when the instruction
+			// there retires or traps: then I-CNT counts it, or a trap
+			// message follows.
+			return d.inconsistent("the trace stops at the target of the jump before, with nothing executed there")
+		}
 		if m.Present(FieldHIST) {
 			if err := d.hist(s, m.Get(FieldHIST)); err != nil {
 				return err
@@ -833,6 +866,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	}
 	// Full reset of the state, as the encoder did.
 	s.synced, s.seen, s.lost, s.ended = true, true, false, false
+	s.ctx, s.lastMsg, s.lastBT = -1, m.TCode, m.Get(FieldBTYPE)
 	d.anySync = true
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
@@ -864,6 +898,11 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return d.fail(decode.ErrOverflow, "restart after a FIFO overflow (SYNC=7) with no Error message before it: trace was lost before %#x", faddr)
 	case SyncDebugExit, SyncTraceEnable:
 		return d.inconsistent("SYNC=%d (%s) while the trace runs (no ProgTraceCorrelation before it)", reason,
+			syncNames[reason])
+	case SyncReset, SyncPowerUp:
+		// A reset without stopping moves the flow anywhere: nothing
+		// verifies what was decoded up to it.
+		return d.inconsistent("SYNC=%d (%s) while the trace runs: the flow before it cannot be checked", reason,
 			syncNames[reason])
 	}
 	if m.Present(FieldTSTAMP) != s.ts {
@@ -911,8 +950,8 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
 	}
-	if !d.pcKnown || reason == SyncReset || reason == SyncPowerUp {
-		return nil // an uninferable jump or a reset: F-ADDR is news
+	if !d.pcKnown {
+		return nil // an uninferable jump: F-ADDR is news
 	}
 	d.st.Checkpoints++
 	if s.pc != faddr {
@@ -937,7 +976,7 @@ func (d *Decoder) checkPeriod(s *srcState) error {
 				s.hwSync, period, d.cfg.SyncMax)
 		}
 	case SyncMessages:
-		n := s.msgSync - 1 // messages before this one
+		n := s.msgSync - 1                 // messages before this one
 		if n < period || n > 2*period+16 { // messages sent while the sync waits for a flow message
 			return d.inconsistent("periodic sync after %d messages, not at the period of %d (trTeInstSyncMax=%d)",
 				n, period, d.cfg.SyncMax)
@@ -1099,7 +1138,7 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 		return d.mask(last.Next(pc)), ingress.ITypeNone, nil
 	case riscv.ClassIndirect, riscv.ClassPopRet:
 		it := ingress.ITypeOf(*last, true)
-		if t, ok := d.seqTarget(s, r, last); ok {
+		if t, ok := d.seqTarget(s, r, last); ok && !d.cfg.NoSequentialJump {
 			if it.Pops() {
 				s.pop()
 			}
@@ -1108,7 +1147,7 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 			}
 			return t, it, nil
 		}
-		if it.Pops() {
+		if it.Pops() && !d.cfg.NoImplicitReturn {
 			t, ok := s.pop()
 			if !ok {
 				return 0, it, d.inconsistent("return at %#x with no call on the stack (trace and image disagree)", pc)

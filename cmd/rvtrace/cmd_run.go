@@ -157,7 +157,7 @@ func runRun(args []string) error {
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
 	var rawEncs []ingress.Sink // the encoders, for their loss summary
-	var hart0 fanout // ingress sinks of hart 0 (closed by the simulator)
+	var hart0 fanout           // ingress sinks of hart 0 (closed by the simulator)
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
