@@ -45,6 +45,27 @@ type DecoderConfig struct {
 	// jump walked past without a message is then an inconsistency. By
 	// default the decoder follows them whenever the trace needs it.
 	NoImplicitReturn, NoSequentialJump bool
+	// NoRepeatBranch and NoRepeatedHistory say the encoder sends no
+	// RepeatBranch and no ResourceFull RCODE=2
+	// (trTeInstEnRepeatedHistory=0): such a message is then an
+	// inconsistency (a corrupt TCODE or RCODE).
+	NoRepeatBranch, NoRepeatedHistory bool
+	// ReturnStack says the encoder predicts returns with a stack of full
+	// addresses as deep as StackDepth (trTeInstImplicitReturnMode=3): a
+	// return reported to the very address the stack predicts is then an
+	// inconsistency.
+	ReturnStack bool
+	// ShortestFields says the encoder writes every variable-length field
+	// in its shortest form, as rvtrace's does: a field with a redundant
+	// most significant chunk (an inserted byte, typically) is then
+	// malformed. N-Trace does not require it, so it is off by default.
+	ShortestFields bool
+	// CountBits is the width of the encoder's nesting counter when it
+	// uses the counting implicit return (trTeInstImplicitReturnMode=1):
+	// the decoder mirrors the counter, so a return walked past with the
+	// count at 0, or reported with a count above 0, is an inconsistency.
+	// 0: not known.
+	CountBits int
 	// SyncMode and SyncMax are the periodic sync controls
 	// (trTeInstSyncMode, trTeInstSyncMax) when known: with SyncMessages
 	// or SyncHalfwords, a periodic sync (SYNC=2) must come after the
@@ -103,9 +124,17 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	}
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
-		NoSequentialJump: !c.SequentialJump}
+		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
+		ShortestFields: true}
 	if c.ImplicitReturn == ReturnFull || c.ImplicitReturn == ReturnPartial {
 		dc.StackDepth = c.stackDepth() // the same stack: a return it could not predict has a message
+		dc.ReturnStack = c.ImplicitReturn == ReturnFull
+	}
+	if c.ImplicitReturn == ReturnCount {
+		dc.CountBits = c.StackDepth
+		if dc.CountBits == 0 {
+			dc.CountBits = maxCountBits
+		}
 	}
 	return dc
 }
@@ -145,6 +174,12 @@ type Decoder struct {
 	anySync bool     // some source has synchronised
 	cutMsg  bool     // the trace ends inside a message
 	pcKnown bool     // the last walk ended at an inferred address (s.pc)
+	// mismatch is the checkpoint that failed in the current message: the
+	// flow resumes at its F-ADDR, in doubt until a checkpoint confirms it
+	mismatch *decode.Error
+	// the return address the stack held for a return ending the walk
+	popped   uint64
+	poppedOK bool
 }
 
 // srcState is the decoding state of one trace source.
@@ -161,16 +196,19 @@ type srcState struct {
 	lastMsg   TCode // previous message of the source
 	lastBT    uint64
 	sinceGood uint64
-	hwSync    uint64 // halfwords reported since the last sync
-	msgSync   uint64 // messages since the last sync
-	lastSpan  uint64 // bytes from the start of the last range to its last instruction
-	pc        uint64 // next instruction to execute
-	addr      uint64 // reference for U-ADDR
-	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used      int64  // halfwords walked since the last I-CNT field
+	doubt     *decode.Error // the checkpoint that disagreed, while nothing has confirmed its F-ADDR
+	hwSync    uint64        // halfwords reported since the last sync
+	msgSync   uint64        // messages since the last sync
+	lastSpan  uint64        // bytes from the start of the last range to its last instruction
+	pc        uint64        // next instruction to execute
+	addr      uint64        // reference for U-ADDR
+	icntAcc   int64         // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used      int64         // halfwords walked since the last I-CNT field
 	stack     []uint64
 	sp        int // entries in stack (ring: top at (base+sp-1)%len)
 	base      int
+	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
+	callsMax  uint64
 	last      Message // last branch message, for RepeatBranch
 	haveBr    bool
 	time      uint64
@@ -207,6 +245,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		return nil, fmt.Errorf("ntrace: sync mode %d / sync max %d out of range (0..3, 0..15)", cfg.SyncMode, cfg.SyncMax)
 	case cfg.ICNTBits != 0 && (cfg.ICNTBits < 2 || cfg.ICNTBits > 22):
 		return nil, fmt.Errorf("ntrace: I-CNT width must be 2..22 bits, not %d", cfg.ICNTBits)
+	case cfg.CountBits < 0 || cfg.CountBits > 32:
+		return nil, fmt.Errorf("ntrace: nesting counter width must be 0..32 bits, not %d", cfg.CountBits)
 	case cfg.TrapBType < 0 || cfg.TrapBType > 2:
 		return nil, fmt.Errorf("ntrace: trap B-TYPE must be 0 (learn), 1 or 2, not %d", cfg.TrapBType)
 	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
@@ -341,6 +381,20 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 	if any || lost || !d.anySync && d.cfg.Decode.AllowTruncated {
 		return nil // inside a gap already, or before the start of a circular buffer
 	}
+	for _, s := range d.order {
+		if s.ended && s.sinceGood > 0 {
+			// Bad bytes after the end: what the source decoded unverified
+			// may have been decoded from bad bytes too.
+			any = true
+			if err := d.gapWith(s, e, s.sinceGood); err != nil {
+				return err
+			}
+			s.lost, s.ended = false, true
+		}
+	}
+	if any {
+		return nil
+	}
 	d.st.Gaps++
 	d.ev = flow.Event{Kind: flow.KindGap, Offset: e.Offset, Index: e.Index, Err: e}
 	return d.sink.Event(&d.ev)
@@ -386,6 +440,9 @@ func (d *Decoder) state(src uint64) *srcState {
 	if s == nil {
 		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode,
 			btype: d.cfg.TrapBType}
+		if d.cfg.CountBits > 0 {
+			s.callsMax = 1<<uint(d.cfg.CountBits) - 1
+		}
 		d.srcs[src] = s
 		d.order = append(d.order, s)
 	}
@@ -432,6 +489,10 @@ func (d *Decoder) knownSource(src uint64) bool {
 // decoder's hard bounds. An I-CNT beyond NTRACE_MAX_ICNT is used, with a
 // warning.
 func (d *Decoder) limits(s *srcState, m *Message) error {
+	if d.cfg.ShortestFields && m.Padded != 0 {
+		f := Field(bits.TrailingZeros32(m.Padded))
+		return d.fail(decode.ErrMalformed, "%s field with a redundant most significant chunk (not the shortest form)", f)
+	}
 	icnt := m.Get(FieldICNT)
 	if m.TCode == TCodeResourceFull {
 		switch m.Get(FieldRCODE) {
@@ -549,6 +610,9 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		s.last, s.haveBr = *m, true
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
+		if d.cfg.NoRepeatBranch {
+			return d.inconsistent("RepeatBranch message from an encoder that sends none")
+		}
 		if !s.haveBr {
 			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
@@ -575,6 +639,9 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 		case RCodeHistRepeat:
+			if d.cfg.NoRepeatedHistory {
+				return d.inconsistent("ResourceFull RCODE=2 from an encoder without repeated history")
+			}
 			h := m.Get(FieldRDATA)
 			for n := m.Get(FieldHREPEAT); n > 0; n-- {
 				if err := d.hist(s, h); err != nil {
@@ -606,6 +673,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
+		}
+		if s.doubt != nil {
+			if err := d.unconfirmed(s); err != nil {
+				return err
+			}
 		}
 		if err := d.timestamp(s, m); err != nil {
 			return err
@@ -691,8 +763,8 @@ func (d *Decoder) unsynced(s *srcState, m *Message) error {
 		d.errorMessage(s, m, true)
 		return nil
 	default:
-		return d.gapNoSuspect(s, d.errAt(decode.ErrSkipped,
-			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id))
+		return d.gapWith(s, d.errAt(decode.ErrSkipped,
+			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.sinceGood)
 	}
 }
 
@@ -754,6 +826,9 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endTaken); err != nil {
 			return err
 		}
+		if err := d.checkNotDue(s); err != nil {
+			return err
+		}
 		return d.timestamp(s, m)
 	}
 	bt := m.Get(FieldBTYPE)
@@ -770,6 +845,12 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
 	if !d.img.Contains(target) {
 		return d.fail(decode.ErrOutsideImage, "U-ADDR gives the target %#x, outside every image", target)
+	}
+	if err := d.checkNotDue(s); err != nil {
+		return err
+	}
+	if kind == endIndirect && d.cfg.ReturnStack && d.poppedOK && d.popped == target {
+		return d.inconsistent("a return to %#x reported, where the encoder's return stack predicts it", target)
 	}
 	s.addr = target
 	if err := d.jumpTo(s, target, bt, m); err != nil {
@@ -831,13 +912,28 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	}
 	reason := m.Get(FieldSYNC)
 	wasSynced := s.synced
+	d.mismatch = nil
+	if reason == 8 || reason >= 10 && reason <= 13 || reason >= 14 && !d.cfg.VendorMessages {
+		// A reserved or vendor SYNC: the message is suspect, F-ADDR too.
+		e := d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason)
+		if err := d.gapWith(s, e, map[bool]uint64{true: s.sinceGood}[wasSynced]); err != nil {
+			return err
+		}
+		d.mismatch, wasSynced = e, false
+		s.ended = false
+	}
 	switch {
 	case s.synced:
-		if err := d.syncFlow(s, m, faddr, reason); err != nil {
+		err := d.syncFlow(s, m, faddr, reason)
+		if err == nil && s.doubt != nil {
+			err = d.unconfirmed(s)
+		}
+		if err != nil {
 			f, ok := err.(*failure)
 			if !ok {
 				return err
 			}
+			d.mismatch = f.e // this message is suspect too: its F-ADDR stays in doubt
 			if err := d.gap(s, f.e); err != nil {
 				return err
 			}
@@ -865,6 +961,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		}
 	}
 	// Full reset of the state, as the encoder did.
+	s.doubt = d.mismatch
+	d.mismatch = nil
 	s.synced, s.seen, s.lost, s.ended = true, true, false, false
 	s.ctx, s.lastMsg, s.lastBT = -1, m.TCode, m.Get(FieldBTYPE)
 	d.anySync = true
@@ -872,7 +970,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
 	s.hwSync, s.msgSync = 0, 0
-	s.sp = 0
+	s.sp, s.calls = 0, 0
 	s.haveBr = false
 	s.prevOK = false
 	if m.Present(FieldTSTAMP) {
@@ -957,7 +1055,32 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if s.pc != faddr {
 		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
 	}
-	s.sinceGood = 0
+	s.sinceGood, s.doubt = 0, nil
+	return nil
+}
+
+// unconfirmed reports that the flow resumed at the F-ADDR of a checkpoint
+// that disagreed reached a point where it ends or restarts with no
+// checkpoint confirming it: what was decoded from there may be wrong.
+func (d *Decoder) unconfirmed(s *srcState) error {
+	e := s.doubt
+	s.doubt = nil
+	return d.fail(decode.ErrCheckpoint, "no checkpoint confirmed the flow resumed at the F-ADDR of the %s at byte %d (message %d), which disagreed with the decoded flow",
+		e.What, e.Offset, e.Index)
+}
+
+// checkNotDue checks that a branch message without SYNC came before the
+// sync period ran out: the encoder turns the first branch message after
+// it into a sync.
+func (d *Decoder) checkNotDue(s *srcState) error {
+	period := uint64(1) << uint(d.cfg.SyncMax+4)
+	switch {
+	// (Counting messages, HIST records and Ownership messages sent
+	// meanwhile blur the count: nothing is checked.)
+	case d.cfg.SyncMode == SyncHalfwords && s.hwSync >= period:
+		return d.inconsistent("branch message without SYNC %d halfwords after the last sync, past the sync period of %d",
+			s.hwSync, period)
+	}
 	return nil
 }
 
@@ -1012,6 +1135,9 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 
 // push and pop mirror the encoder's return-address stack.
 func (s *srcState) push(a uint64) {
+	if s.calls < s.callsMax {
+		s.calls++
+	}
 	n := len(s.stack)
 	if s.sp == n {
 		s.base = (s.base + 1) % n // drop the oldest
@@ -1141,6 +1267,9 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 		if t, ok := d.seqTarget(s, r, last); ok && !d.cfg.NoSequentialJump {
 			if it.Pops() {
 				s.pop()
+				if s.calls > 0 {
+					s.calls--
+				}
 			}
 			if it.Pushes() {
 				s.push(last.Next(pc))
@@ -1148,6 +1277,12 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 			return t, it, nil
 		}
 		if it.Pops() && !d.cfg.NoImplicitReturn {
+			if s.callsMax > 0 {
+				if s.calls == 0 {
+					return 0, it, d.inconsistent("return at %#x passed without a message while the encoder's call count is 0", pc)
+				}
+				s.calls--
+			}
 			t, ok := s.pop()
 			if !ok {
 				return 0, it, d.inconsistent("return at %#x with no call on the stack (trace and image disagree)", pc)
@@ -1251,7 +1386,7 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	s.hwSync += uint64(s.icntAcc) + icnt
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
-	d.pcKnown = true
+	d.pcKnown, d.poppedOK = true, false
 	if rem < 0 {
 		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
 			icnt, -rem+int64(icnt))
@@ -1268,7 +1403,7 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 		}
 		rem -= int64(r.Halfwords)
 		last := &r.Last
-		if s.mode == HTM && d.isHistInst(last) && (rem > 0 || kind != endTrap) {
+		if s.mode == HTM && d.isHistInst(last) {
 			return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
 				riscv.Disasm(last.Raw, r.LastAddr, d.xlen), r.LastAddr)
 		}
@@ -1383,7 +1518,10 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 				riscv.Disasm(last.Raw, pc, d.xlen))
 		}
 		if it.Pops() {
-			s.pop()
+			if s.callsMax > 0 && s.calls > 0 {
+				return d.inconsistent("return at %#x reported while the encoder's call count (%d) predicts it", pc, s.calls)
+			}
+			d.popped, d.poppedOK = s.pop()
 		}
 		if it.Pushes() {
 			s.push(last.Next(pc))

@@ -296,13 +296,15 @@ func find(s, sub []uint64, from int) int {
 	return -1
 }
 
-// corrupt applies the operations described by ops to trace: each group
-// of four bytes is an operation (flip a bit, cut, insert, delete,
-// overwrite a byte) and its position and value.
+// corrupt applies the operation described by the first four bytes of ops
+// to trace: flip a bit, cut, insert, delete or overwrite a byte, its
+// position and value. One corruption at a time: two can each be
+// undetectable alone (a corrupt address on a path that converges) while
+// the other's gap denies the excuse of re-encoding the whole flow.
 func corrupt(trace []byte, ops []byte) ([]byte, string) {
 	out := append([]byte(nil), trace...)
 	var desc []string
-	for i := 0; i+4 <= len(ops) && i < 16; i += 4 {
+	for i := 0; i+4 <= len(ops) && i < 4; i += 4 {
 		if len(out) == 0 {
 			break
 		}

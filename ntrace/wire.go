@@ -558,11 +558,20 @@ func parseMessage(b []byte, m *Message, cfg *WireConfig, hook fieldHook) error {
 			}
 			continue
 		}
+		start := fr.bi
 		v, w, l, err := fr.variable()
 		if err != nil {
 			return fmt.Errorf("%s: %s: %v", m.TCode, fs.F, err)
 		}
 		last = l
+		if fr.bi-start > 1 && w > 6 {
+			// The field spans bytes: is its last 6-bit chunk redundant?
+			top, below := v>>(w-6), v>>(w-7)&1
+			ext := cfg.ExtendAddrMSB && fs.F.IsAddress()
+			if !ext && top == 0 || ext && (top == 0 && below == 0 || top == 0x3f && below == 1) {
+				m.Padded |= 1 << fs.F
+			}
+		}
 		if cfg.ExtendAddrMSB && fs.F.IsAddress() && w > 0 && w < uint(cfg.addrBits()) && v>>(w-1)&1 == 1 {
 			v |= (1<<cfg.addrBits() - 1) &^ (1<<w - 1)
 		}
