@@ -9,14 +9,23 @@ import (
 )
 
 func TestDebugIntegrity(t *testing.T) {
-	seed, _ := strconv.ParseInt(os.Getenv("DBG_SEED"), 0, 64)
-	sel, _ := strconv.Atoi(os.Getenv("DBG_SEL"))
-	n, _ := strconv.Atoi(os.Getenv("DBG_N"))
-	opsS := os.Getenv("DBG_OPS")
-	if opsS == "" {
+	file := os.Getenv("DBG_FILE")
+	if file == "" {
 		t.Skip()
 	}
-	ops, _ := strconv.Unquote(opsS)
+	data, _ := os.ReadFile(file)
+	lines := strings.Split(string(data), "\n")
+	inner := func(l string) string { return l[strings.Index(l, "(")+1 : strings.LastIndex(l, ")")] }
+	seed, _ := strconv.ParseInt(inner(lines[1]), 0, 64)
+	var sel int
+	if x := inner(lines[2]); strings.HasPrefix(x, "'") {
+		r, _, _, _ := strconv.UnquoteChar(x[1:len(x)-1], '\'')
+		sel = int(r)
+	} else {
+		sel, _ = strconv.Atoi(x)
+	}
+	n, _ := strconv.Atoi(inner(lines[3]))
+	ops, _ := strconv.Unquote(inner(lines[4]))
 	img, _ := integrityImage()
 	cfg := integrityConfigs[sel%len(integrityConfigs)]
 	cfg.XLEN = img.XLEN()

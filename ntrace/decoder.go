@@ -66,6 +66,12 @@ type DecoderConfig struct {
 	// count at 0, or reported with a count above 0, is an inconsistency.
 	// 0: not known.
 	CountBits int
+	// HistBits is the width of the encoder's HIST register with its stop
+	// bit when known (and its records are not shortened, as
+	// Config.HistPatterns does): a ResourceFull HIST record then has
+	// exactly HistBits-1 history bits (or, repeated from a 32-bit register,
+	// 28 or 30), and a flow message's HIST at most that. 0: not checked.
+	HistBits int
 	// SyncMode and SyncMax are the periodic sync controls
 	// (trTeInstSyncMode, trTeInstSyncMax) when known: with SyncMessages
 	// or SyncHalfwords, a periodic sync (SYNC=2) must come after the
@@ -126,6 +132,9 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
 		ShortestFields: true}
+	if !c.HistPatterns && c.Mode == HTM {
+		dc.HistBits = c.histBits()
+	}
 	if c.ImplicitReturn == ReturnFull || c.ImplicitReturn == ReturnPartial {
 		dc.StackDepth = c.stackDepth() // the same stack: a return it could not predict has a message
 		dc.ReturnStack = c.ImplicitReturn == ReturnFull
@@ -151,7 +160,10 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 // comparable (a sync on linear code, a taken direct branch), the address
 // the decoder reached must be the F-ADDR it states, or a gap with
 // decode.ErrCheckpoint counts the instructions emitted since the last
-// point known good as Suspect and decoding resumes at F-ADDR. A trace must
+// point known good as Suspect. Decoding then resumes at the next sync
+// message, not at the disputed F-ADDR: it may be the corrupt part, and a
+// walk from a wrong address often merges back into the true path before
+// the next checkpoint, which would then not see it. A trace must
 // start with a sync and end each source with ProgTraceCorrelation, unless
 // DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
@@ -174,9 +186,6 @@ type Decoder struct {
 	anySync bool     // some source has synchronised
 	cutMsg  bool     // the trace ends inside a message
 	pcKnown bool     // the last walk ended at an inferred address (s.pc)
-	// mismatch is the checkpoint that failed in the current message: the
-	// flow resumes at its F-ADDR, in doubt until a checkpoint confirms it
-	mismatch *decode.Error
 	// the return address the stack held for a return ending the walk
 	popped   uint64
 	poppedOK bool
@@ -196,14 +205,13 @@ type srcState struct {
 	lastMsg   TCode // previous message of the source
 	lastBT    uint64
 	sinceGood uint64
-	doubt     *decode.Error // the checkpoint that disagreed, while nothing has confirmed its F-ADDR
-	hwSync    uint64        // halfwords reported since the last sync
-	msgSync   uint64        // messages since the last sync
-	lastSpan  uint64        // bytes from the start of the last range to its last instruction
-	pc        uint64        // next instruction to execute
-	addr      uint64        // reference for U-ADDR
-	icntAcc   int64         // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used      int64         // halfwords walked since the last I-CNT field
+	hwSync    uint64 // halfwords reported since the last sync
+	msgSync   uint64 // messages since the last sync
+	lastSpan  uint64 // bytes from the start of the last range to its last instruction
+	pc        uint64 // next instruction to execute
+	addr      uint64 // reference for U-ADDR
+	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used      int64  // halfwords walked since the last I-CNT field
 	stack     []uint64
 	sp        int // entries in stack (ring: top at (base+sp-1)%len)
 	base      int
@@ -247,6 +255,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		return nil, fmt.Errorf("ntrace: I-CNT width must be 2..22 bits, not %d", cfg.ICNTBits)
 	case cfg.CountBits < 0 || cfg.CountBits > 32:
 		return nil, fmt.Errorf("ntrace: nesting counter width must be 0..32 bits, not %d", cfg.CountBits)
+	case cfg.HistBits != 0 && (cfg.HistBits < 2 || cfg.HistBits > 32):
+		return nil, fmt.Errorf("ntrace: HIST width must be 2..32 bits, not %d", cfg.HistBits)
 	case cfg.TrapBType < 0 || cfg.TrapBType > 2:
 		return nil, fmt.Errorf("ntrace: trap B-TYPE must be 0 (learn), 1 or 2, not %d", cfg.TrapBType)
 	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
@@ -506,6 +516,10 @@ func (d *Decoder) limits(s *srcState, m *Message) error {
 			if h := m.Get(FieldRDATA); h < 2 || h > maxHist {
 				return d.fail(decode.ErrMalformed, "ResourceFull HIST %#x has no history bit or more than 32 bits", h)
 			}
+			if n := bits.Len64(m.Get(FieldRDATA)) - 1; d.cfg.HistBits > 0 && n != d.cfg.HistBits-1 &&
+				!(m.Get(FieldRCODE) == RCodeHistRepeat && d.cfg.HistBits == 32 && (n == 28 || n == 30)) {
+				return d.inconsistent("ResourceFull HIST record of %d bits from a %d-bit HIST register", n, d.cfg.HistBits)
+			}
 			if m.Get(FieldRCODE) == RCodeHistRepeat && (m.Get(FieldHREPEAT) == 0 || m.Get(FieldHREPEAT) > maxHRepeat) {
 				return d.fail(decode.ErrMalformed, "HREPEAT %d is outside 1..NTRACE_MAX_HREPEAT", m.Get(FieldHREPEAT))
 			}
@@ -514,6 +528,8 @@ func (d *Decoder) limits(s *srcState, m *Message) error {
 	if m.Present(FieldHIST) {
 		if h := m.Get(FieldHIST); h == 0 || h > maxHist {
 			return d.fail(decode.ErrMalformed, "HIST %#x has no stop bit or more than 32 bits", h)
+		} else if n := bits.Len64(h) - 1; d.cfg.HistBits > 0 && n > d.cfg.HistBits-1 {
+			return d.inconsistent("HIST field of %d bits from a %d-bit HIST register", n, d.cfg.HistBits)
 		}
 	}
 	if m.TCode == TCodeRepeatBranch && (m.Get(FieldBCNT) == 0 || m.Get(FieldBCNT) > maxBCnt) {
@@ -674,10 +690,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
-		if s.doubt != nil {
-			if err := d.unconfirmed(s); err != nil {
-				return err
-			}
+		if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
+			s.hwSync >= period+s.lastSpan/2+2 {
+			// the period ran out before the last block: a sync was due
+			return d.inconsistent("the trace ends %d halfwords after the last sync, a sync period (%d) without one",
+				s.hwSync, period)
 		}
 		if err := d.timestamp(s, m); err != nil {
 			return err
@@ -912,31 +929,23 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	}
 	reason := m.Get(FieldSYNC)
 	wasSynced := s.synced
-	d.mismatch = nil
 	if reason == 8 || reason >= 10 && reason <= 13 || reason >= 14 && !d.cfg.VendorMessages {
 		// A reserved or vendor SYNC: the message is suspect, F-ADDR too.
-		e := d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason)
-		if err := d.gapWith(s, e, map[bool]uint64{true: s.sinceGood}[wasSynced]); err != nil {
-			return err
-		}
-		d.mismatch, wasSynced = e, false
-		s.ended = false
+		return d.gap(s, d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason))
 	}
 	switch {
 	case s.synced:
-		err := d.syncFlow(s, m, faddr, reason)
-		if err == nil && s.doubt != nil {
-			err = d.unconfirmed(s)
-		}
-		if err != nil {
+		if err := d.syncFlow(s, m, faddr, reason); err != nil {
 			f, ok := err.(*failure)
 			if !ok {
 				return err
 			}
-			d.mismatch = f.e // this message is suspect too: its F-ADDR stays in doubt
-			if err := d.gap(s, f.e); err != nil {
-				return err
-			}
+			// The message disagrees with the flow, or its walk is
+			// inconsistent: its F-ADDR may be the corrupt part, and a walk
+			// from a wrong address often merges back into the true path
+			// before the next checkpoint, which would then not see it.
+			// Decoding resumes at the next sync message.
+			return d.gap(s, f.e)
 		}
 	case s.ovPending:
 		if err := d.overflowGap(s, fmt.Sprintf("it resumes at %#x with the %s at byte %d (message %d, SYNC=%d)",
@@ -961,8 +970,6 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		}
 	}
 	// Full reset of the state, as the encoder did.
-	s.doubt = d.mismatch
-	d.mismatch = nil
 	s.synced, s.seen, s.lost, s.ended = true, true, false, false
 	s.ctx, s.lastMsg, s.lastBT = -1, m.TCode, m.Get(FieldBTYPE)
 	d.anySync = true
@@ -1055,29 +1062,17 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if s.pc != faddr {
 		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
 	}
-	s.sinceGood, s.doubt = 0, nil
+	s.sinceGood = 0
 	return nil
-}
-
-// unconfirmed reports that the flow resumed at the F-ADDR of a checkpoint
-// that disagreed reached a point where it ends or restarts with no
-// checkpoint confirming it: what was decoded from there may be wrong.
-func (d *Decoder) unconfirmed(s *srcState) error {
-	e := s.doubt
-	s.doubt = nil
-	return d.fail(decode.ErrCheckpoint, "no checkpoint confirmed the flow resumed at the F-ADDR of the %s at byte %d (message %d), which disagreed with the decoded flow",
-		e.What, e.Offset, e.Index)
 }
 
 // checkNotDue checks that a branch message without SYNC came before the
 // sync period ran out: the encoder turns the first branch message after
-// it into a sync.
+// it into a sync. (Counting messages, HIST records and Ownership messages
+// sent meanwhile blur the count: nothing is checked then.)
 func (d *Decoder) checkNotDue(s *srcState) error {
 	period := uint64(1) << uint(d.cfg.SyncMax+4)
-	switch {
-	// (Counting messages, HIST records and Ownership messages sent
-	// meanwhile blur the count: nothing is checked.)
-	case d.cfg.SyncMode == SyncHalfwords && s.hwSync >= period:
+	if d.cfg.SyncMode == SyncHalfwords && s.hwSync >= period {
 		return d.inconsistent("branch message without SYNC %d halfwords after the last sync, past the sync period of %d",
 			s.hwSync, period)
 	}

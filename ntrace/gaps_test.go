@@ -235,11 +235,11 @@ func rewrite(t *testing.T, trace []byte, cfg WireConfig, k int, edit func(m *Mes
 // A periodic sync whose F-ADDR is not where the flow arrived is a
 // checkpoint gap naming both addresses, whose Suspect counts the
 // instructions decoded since the previous checkpoint, which verified;
-// decoding resumes at the F-ADDR.
+// decoding resumes at the next sync, not at the disputed F-ADDR.
 func TestGapCheckpoint(t *testing.T) {
 	cfg := withSync(Config{Mode: HTM}, SyncMessages, 0)
-	img, _, trace := integrityTrace(t, cfg, 3000)
-	// the third sync message
+	img, truth, trace := integrityTrace(t, cfg, 3000)
+	// the second periodic sync message
 	r := NewReader(bytes.NewReader(trace), cfg.Wire())
 	var m Message
 	k, syncs := -1, 0
@@ -285,14 +285,17 @@ func TestGapCheckpoint(t *testing.T) {
 	if gaps[0].Suspect == 0 || gaps[0].Suspect != inRanges {
 		t.Errorf("Suspect %d, want the %d instructions since the previous sync", gaps[0].Suspect, inRanges)
 	}
-	// The flow resumes at the stated address.
+	// The flow resumes at the next sync.
 	for i, e := range l.evs {
 		if e.Kind == flow.KindGap {
-			if next := l.evs[i+1]; next.Kind != flow.KindSync || next.Addr != wrong {
+			if next := l.evs[i+1]; next.Kind != flow.KindSync || next.Addr == wrong || next.Offset <= e.Offset {
 				t.Errorf("after the gap: %v", &next)
 			}
 			break
 		}
+	}
+	if why := checkIntegrity(truth, itemsOf(l)); why != "" {
+		t.Error(why)
 	}
 }
 
