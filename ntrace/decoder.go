@@ -675,6 +675,9 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.timestamp(s, m)
 	case TCodeProgTraceCorrelation:
+		if ev := m.Get(FieldEVCODE); ev == 2 || ev == 3 || ev >= 5 && ev <= 7 || ev >= EVCodeVendorMin && !d.cfg.VendorMessages {
+			return d.fail(decode.ErrMalformed, "reserved or vendor-defined EVCODE=%d", ev)
+		}
 		if m.Get(FieldICNT) == 0 && m.Get(FieldHIST) <= 1 && prevBT == BTypeIndirect &&
 			(prev == TCodeIndirectBranch || prev == TCodeIndirectBranchHist) {
 			// An encoder reports a jump's target when the instruction
