@@ -434,6 +434,15 @@ func (d *Decoder) run(pc uint64) (*image.Run, error) {
 	return r, nil
 }
 
+// contains reports whether addr is in the image, looking in the run
+// cache first.
+func (d *Decoder) contains(addr uint64) bool {
+	if e := &d.runs[(addr>>1)&(runCacheSize-1)]; e.r != nil && e.pc == addr {
+		return true
+	}
+	return d.img.Contains(addr)
+}
+
 // walkErr turns a failure to form a run at pc into a gap cause.
 func (d *Decoder) walkErr(pc uint64, err error) error {
 	if !d.img.Contains(pc) {
@@ -863,7 +872,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		return err
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
-	if !d.img.Contains(target) {
+	if !d.contains(target) {
 		return d.fail(decode.ErrOutsideImage, "U-ADDR gives the target %#x, outside every image", target)
 	}
 	if err := d.checkNotDue(s); err != nil {
