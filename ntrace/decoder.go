@@ -50,6 +50,11 @@ type DecoderConfig struct {
 	// (trTeInstEnRepeatedHistory=0): such a message is then an
 	// inconsistency (a corrupt TCODE or RCODE).
 	NoRepeatBranch, NoRepeatedHistory bool
+	// NoContext says the encoder sends no Ownership messages
+	// (trTeContext=0): one is then an inconsistency. By default the
+	// decoder learns it at each sync (Ownership follows every sync when
+	// enabled).
+	NoContext bool
 	// ReturnStack says the encoder predicts returns with a stack of full
 	// addresses as deep as StackDepth (trTeInstImplicitReturnMode=3): a
 	// return reported to the very address the stack predicts is then an
@@ -131,7 +136,7 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
-		ShortestFields: true}
+		ShortestFields: true, NoContext: !c.Context}
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
 	}
@@ -187,8 +192,9 @@ type Decoder struct {
 	cutMsg  bool     // the trace ends inside a message
 	pcKnown bool     // the last walk ended at an inferred address (s.pc)
 	// the return address the stack held for a return ending the walk
-	popped   uint64
-	poppedOK bool
+	popped      uint64
+	poppedOK    bool
+	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
 }
 
 // srcState is the decoding state of one trace source.
@@ -625,7 +631,8 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if m.TCode == TCodeOwnership {
 			s.ctx = 1
 		}
-	} else if m.TCode == TCodeOwnership && s.ctx == 0 {
+	}
+	if m.TCode == TCodeOwnership && (s.ctx == 0 || d.cfg.NoContext) {
 		return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
 	}
 	switch m.TCode {
@@ -1067,7 +1074,7 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
 	}
-	if !d.pcKnown {
+	if !d.pcKnown && !(d.inferredEnd && m.TCode == TCodeProgTraceSync) {
 		return nil // an uninferable jump: F-ADDR is news
 	}
 	d.st.Checkpoints++
@@ -1393,7 +1400,7 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	s.hwSync += uint64(s.icntAcc) + icnt
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
-	d.pcKnown, d.poppedOK = true, false
+	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
 	if rem < 0 {
 		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
 			icnt, -rem+int64(icnt))
@@ -1560,8 +1567,10 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 	s.pc = next
 	if kind == endSync && last.Class != riscv.ClassJump && last.Class != riscv.ClassBranch && last.Class != riscv.ClassLinear {
 		// an uninferable jump the decoder followed with its stack or a
-		// sequential pair: F-ADDR tells where it really went
-		d.pcKnown = false
+		// sequential pair: F-ADDR tells where it really went, unless the
+		// message is a sync on linear code, which an encoder sends after
+		// a jump only when the jump was inferable (a predicted return)
+		d.pcKnown, d.inferredEnd = false, true
 	}
 	return nil
 }
