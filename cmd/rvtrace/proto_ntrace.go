@@ -134,7 +134,10 @@ func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		if err != nil {
 			return err
 		}
-		dc := ntrace.DecoderConfigFrom(c)
+		// Only what the wire format needs: the flags' defaults need not
+		// be the encoder's configuration, so the checks that depend on
+		// it (DecoderConfigFrom) stay off and the mode is learned.
+		dc := ntrace.DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps}
 		dc.Wire.XLEN = img.XLEN()
 		if *jvt != "" {
 			if dc.JVT, err = strconv.ParseUint(*jvt, 0, 64); err != nil {
@@ -143,7 +146,6 @@ func ntraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		} else if a, ok := img.Lookup("__jvt_base$"); ok {
 			dc.JVT = a
 		}
-		dc.Mode, dc.TrapBType = 0, 0 // learned from the messages: the flags need not say them
 		d, err := ntrace.NewDecoder(img, sink, dc)
 		if err != nil {
 			return err
