@@ -55,6 +55,14 @@ type DecoderConfig struct {
 	// decoder learns it at each sync (Ownership follows every sync when
 	// enabled).
 	NoContext bool
+	// StopCodes, when not 0, has bit e set for each EVCODE the encoder
+	// ends a trace with (ProgTraceCorrelation): another is an
+	// inconsistency.
+	StopCodes uint16
+	// OwnEncoder says the trace comes from rvtrace's encoder
+	// (DecoderConfigFrom sets it): message choices it never makes, such
+	// as IndirectBranchSync in HTM, are then inconsistencies.
+	OwnEncoder bool
 	// ReturnStack says the encoder predicts returns with a stack of full
 	// addresses as deep as StackDepth (trTeInstImplicitReturnMode=3): a
 	// return reported to the very address the stack predicts is then an
@@ -136,7 +144,8 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
-		ShortestFields: true, NoContext: !c.Context}
+		ShortestFields: true, NoContext: !c.Context, OwnEncoder: true,
+		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled}
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
 	}
@@ -694,12 +703,16 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if ev := m.Get(FieldEVCODE); ev == 2 || ev == 3 || ev >= 5 && ev <= 7 || ev >= EVCodeVendorMin && !d.cfg.VendorMessages {
 			return d.fail(decode.ErrMalformed, "reserved or vendor-defined EVCODE=%d", ev)
 		}
-		if m.Get(FieldICNT) == 0 && m.Get(FieldHIST) <= 1 && prevBT == BTypeIndirect &&
-			(prev == TCodeIndirectBranch || prev == TCodeIndirectBranchHist) {
-			// An encoder reports a jump's target when the instruction
-			// there retires or traps: then I-CNT counts it, or a trap
-			// message follows.
-			return d.inconsistent("the trace stops at the target of the jump before, with nothing executed there")
+		if d.cfg.StopCodes != 0 && d.cfg.StopCodes&(1<<m.Get(FieldEVCODE)) == 0 {
+			return d.inconsistent("EVCODE=%d, which this encoder does not send", m.Get(FieldEVCODE))
+		}
+		if m.Get(FieldICNT) == 0 && m.Get(FieldHIST) <= 1 && (prev == TCodeIndirectBranch ||
+			prev == TCodeIndirectBranchHist || prev == TCodeDirectBranchSync ||
+			prevBT != BTypeIndirect && (prev == TCodeIndirectBranchSync || prev == TCodeIndirectBranchHistSync)) {
+			// An encoder reports a jump's or trap's target when the
+			// instruction there retires or traps: then I-CNT counts it,
+			// or a trap message follows.
+			return d.inconsistent("the trace stops at the target of the jump or trap before, with nothing executed there")
 		}
 		if m.Present(FieldHIST) {
 			if err := d.hist(s, m.Get(FieldHIST)); err != nil {
@@ -807,6 +820,9 @@ func (d *Decoder) unsynced(s *srcState, m *Message) error {
 // checkMode checks that a message belongs to the source's trace mode, and
 // learns the mode from it when it is not known.
 func (d *Decoder) checkMode(s *srcState, m *Message) error {
+	if d.cfg.OwnEncoder && s.mode == HTM && m.TCode == TCodeIndirectBranchSync {
+		return d.inconsistent("IndirectBranchSync in an HTM trace, where this encoder sends IndirectBranchHistSync")
+	}
 	var want Mode
 	switch m.TCode {
 	case TCodeDirectBranch, TCodeDirectBranchSync:
