@@ -135,7 +135,11 @@ const (
 )
 
 // DecoderConfigFrom returns the decoder configuration matching an encoder
-// configuration.
+// configuration of rvtrace's encoder, with every check that knowing it
+// allows (mode, B-TYPE style, I-CNT and HIST widths, sync period, the
+// optimizations that are off, the implicit-return stack or counter,
+// shortest-form fields, the EVCODEs sent). A decoder for a trace of
+// unknown origin sets only Wire and AllJumps and learns the rest.
 func DecoderConfigFrom(c Config) DecoderConfig {
 	bt := 2
 	if c.TrapBType1 {
