@@ -208,6 +208,7 @@ type Decoder struct {
 	popped      uint64
 	poppedOK    bool
 	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
+	walkRanges  int  // ranges the I-CNT walk of the current message emitted
 }
 
 // srcState is the decoding state of one trace source.
@@ -222,11 +223,13 @@ type srcState struct {
 	ts        bool  // messages carry TSTAMP (learned at each sync)
 	ctx       int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
 	lastMsg   TCode // previous message of the source
+	prevMsg   TCode // the one before the current message
 	lastBT    uint64
 	sinceGood uint64
 	hwSync    uint64 // halfwords reported since the last sync
 	msgSync   uint64 // messages since the last sync
 	lastSpan  uint64 // bytes from the start of the last range to its last instruction
+	lastPC    uint64 // that last instruction
 	pc        uint64 // next instruction to execute
 	addr      uint64 // reference for U-ADDR
 	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -636,7 +639,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		return err
 	}
 	prev, prevBT := s.lastMsg, s.lastBT
-	s.lastMsg, s.lastBT = m.TCode, m.Get(FieldBTYPE)
+	s.prevMsg, s.lastMsg, s.lastBT = prev, m.TCode, m.Get(FieldBTYPE)
 	if s.ctx < 0 {
 		// "An Ownership message (if enabled) must be emitted immediately
 		// after all synchronizing messages."
@@ -726,8 +729,14 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
+		if d.msgsPastPeriod(s) && d.walkRanges > 1 {
+			// BTM: once the message count reached the period, the next
+			// block starts with a sync; the end covers one block at most
+			return d.inconsistent("the trace ends %d blocks after the sync period (%d messages) ran out",
+				d.walkRanges, s.msgSync-1)
+		}
 		if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
-			s.hwSync >= period+s.lastSpan/2+2 {
+			s.hwSync >= period+d.lastHalfwords(s) {
 			// the period ran out before the last block: a sync was due
 			return d.inconsistent("the trace ends %d halfwords after the last sync, a sync period (%d) without one",
 				s.hwSync, period)
@@ -1105,11 +1114,38 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	return nil
 }
 
+// lastHalfwords returns the size in halfwords of the last range emitted
+// (the block that last retired lies within it).
+func (d *Decoder) lastHalfwords(s *srcState) uint64 {
+	n := uint64(2)
+	if in := d.img.InstPtr(s.lastPC); in != nil && in.Len > 0 {
+		n = uint64(in.Len / 2)
+	}
+	return s.lastSpan/2 + n
+}
+
+// msgsPastPeriod reports, for a BTM trace with periodic sync counting
+// messages, whether the messages since the last sync (before the current
+// one) had reached the period before the current one was due (a
+// RepeatBranch is sent along with the message after it). (In HTM, HIST
+// records sent within a block blur the count.)
+func (d *Decoder) msgsPastPeriod(s *srcState) bool {
+	if d.cfg.SyncMode != SyncMessages || s.mode != BTM {
+		return false
+	}
+	n, period := s.msgSync-1, uint64(1)<<uint(d.cfg.SyncMax+4)
+	return n >= period+1 || n == period && s.prevMsg != TCodeRepeatBranch
+}
+
 // checkNotDue checks that a branch message without SYNC came before the
 // sync period ran out: the encoder turns the first branch message after
 // it into a sync. (Counting messages, HIST records and Ownership messages
 // sent meanwhile blur the count: nothing is checked then.)
 func (d *Decoder) checkNotDue(s *srcState) error {
+	if d.msgsPastPeriod(s) {
+		return d.inconsistent("branch message without SYNC %d messages after the last sync, past the sync period",
+			s.msgSync-1)
+	}
 	period := uint64(1) << uint(d.cfg.SyncMax+4)
 	if d.cfg.SyncMode == SyncHalfwords && s.hwSync >= period {
 		return d.inconsistent("branch message without SYNC %d halfwords after the last sync, past the sync period of %d",
@@ -1127,7 +1163,7 @@ func (d *Decoder) checkPeriod(s *srcState) error {
 	case SyncHalfwords:
 		// The count crossed the period in the last block retired, which
 		// lies within the last range.
-		last := s.lastSpan/2 + 2
+		last := d.lastHalfwords(s)
 		if s.hwSync < period || s.hwSync > period-1+last {
 			return d.inconsistent("periodic sync after %d halfwords, not at the period of %d (trTeInstSyncMax=%d)",
 				s.hwSync, period, d.cfg.SyncMax)
@@ -1196,7 +1232,8 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
 	s.sinceGood += uint64(n)
-	s.lastSpan = last - start
+	d.walkRanges++
+	s.lastSpan, s.lastPC = last-start, last
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
@@ -1421,6 +1458,7 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
 	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
+	d.walkRanges = 0
 	if rem < 0 {
 		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
 			icnt, -rem+int64(icnt))
