@@ -1095,6 +1095,12 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
 	}
+	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && d.walkRanges > 1 {
+		// BTM: once the message count reached the period, the next block
+		// starts with a sync; this one covers one block at most
+		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
+			s.msgSync-1)
+	}
 	if reason == SyncPeriodic {
 		if err := d.checkPeriod(s); err != nil {
 			return err
