@@ -228,8 +228,6 @@ type srcState struct {
 	sinceGood uint64
 	hwSync    uint64 // halfwords reported since the last sync
 	msgSync   uint64 // messages since the last sync
-	lastSpan  uint64 // bytes from the start of the last range to its last instruction
-	lastPC    uint64 // that last instruction
 	pc        uint64 // next instruction to execute
 	addr      uint64 // reference for U-ADDR
 	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -1121,13 +1119,14 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 }
 
 // lastHalfwords returns the size in halfwords of the last range emitted
-// (the block that last retired lies within it).
+// (the block that last retired lies within it; d.rev keeps the last
+// range event, of this source as the message being decoded walked it).
 func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 	n := uint64(2)
-	if in := d.img.InstPtr(s.lastPC); in != nil && in.Len > 0 {
+	if in := d.img.InstPtr(d.rev.Last); in != nil && in.Len > 0 {
 		n = uint64(in.Len / 2)
 	}
-	return s.lastSpan/2 + n
+	return (d.rev.Last-d.rev.Start)/2 + n
 }
 
 // msgsPastPeriod reports, for a BTM trace with periodic sync counting
@@ -1239,7 +1238,6 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	d.st.Instructions += uint64(n)
 	s.sinceGood += uint64(n)
 	d.walkRanges++
-	s.lastSpan, s.lastPC = last-start, last
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
@@ -1443,7 +1441,7 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if err := d.finishWalk(s, icnt, kind); err != nil {
 		return err
 	}
-	if lim := d.icntLimit(); lim > 1 && icnt >= lim+s.lastSpan/2+2 {
+	if lim := d.icntLimit(); lim > 1 && icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
