@@ -1147,6 +1147,9 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 // it into a sync. (Counting messages, HIST records and Ownership messages
 // sent meanwhile blur the count: nothing is checked then.)
 func (d *Decoder) checkNotDue(s *srcState) error {
+	if d.cfg.SyncMode == SyncOff {
+		return nil
+	}
 	if d.msgsPastPeriod(s) {
 		return d.inconsistent("branch message without SYNC %d messages after the last sync, past the sync period",
 			s.msgSync-1)
@@ -1254,6 +1257,10 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 			return err
 		}
 	}
+	if s.used-s.icntAcc > maxICNT {
+		// (each bit's walk is bounded; this bounds a long repeat)
+		return d.fail(decode.ErrMalformed, "HIST bits walk more than %d halfwords beyond the I-CNT reported", uint64(maxICNT))
+	}
 	return nil
 }
 
@@ -1271,9 +1278,6 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		}
 		last := &r.Last
 		s.used += int64(r.Halfwords)
-		if s.used-s.icntAcc > maxICNT {
-			return d.fail(decode.ErrMalformed, "HIST bits walk more than %d halfwords beyond the I-CNT reported", uint64(maxICNT))
-		}
 		if d.isHistInst(last) {
 			next := last.Next(r.LastAddr)
 			it := ingress.ITypeNotTaken
@@ -1441,7 +1445,10 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if err := d.finishWalk(s, icnt, kind); err != nil {
 		return err
 	}
-	if lim := d.icntLimit(); lim > 1 && icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
+	if d.cfg.ICNTBits == 0 {
+		return nil
+	}
+	if lim := d.icntLimit(); icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
