@@ -60,7 +60,7 @@ func benchDecode(b *testing.B, preset string, pcList bool) {
 		if pcList {
 			sink = flow.NewPCWriter(io.Discard, img)
 		}
-		d := NewDecoder(img, sink, DecoderConfigFrom(cfg))
+		d := mustDecoder(b, img, sink, DecoderConfigFrom(cfg))
 		if err := d.Decode(bytes.NewReader(trace)); err != nil {
 			b.Fatal(err)
 		}

@@ -75,7 +75,7 @@ type Config struct {
 	HistPatterns bool
 
 	ImplicitReturn int // trTeInstImplicitReturnMode (0 = trTeInstEnImplicitReturn off)
-	StackDepth     int // return stack entries (1..32), or counter width in bits for ReturnCount; 0 means 32
+	StackDepth     int // return stack entries (1..32; 0 means 32), or for ReturnCount the counter width in bits (1..5; 0 means 5)
 	PartialBits    int // low return-address bits compared in ReturnPartial; 0 means 16
 
 	SequentialJump bool // trTeInstEnSequentialJump (decoder)
@@ -144,6 +144,11 @@ func (c *Config) bcntMax() uint64 {
 	return 1<<b - 1
 }
 
+// maxCountBits is the widest nesting counter of the counting implicit
+// return mode: 31 nested calls, as "Implicit Return Optimization" bounds
+// the call stack at 32 levels.
+const maxCountBits = 5
+
 func (c *Config) stackDepth() int {
 	if c.StackDepth <= 0 || c.StackDepth > 32 {
 		return 32
@@ -175,6 +180,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("implicit return needs the 4-bit itype (calls and returns are not reported by a 3-bit port)")
 	case c.StackDepth < 0 || c.StackDepth > 32:
 		return fmt.Errorf("return stack depth must be 1..32, not %d", c.StackDepth)
+	case c.ImplicitReturn == ReturnCount && c.StackDepth > maxCountBits:
+		return fmt.Errorf("with the counting implicit return (mode 1) the stack depth is the width of the nesting counter: at most %d bits (%d nested calls), not %d; N-Trace allows no call stack deeper than 32, so a decoder keeps no more return addresses",
+			maxCountBits, 1<<maxCountBits-1, c.StackDepth)
 	case c.ICNTFullSync && c.Mode != BTM:
 		return fmt.Errorf("SYNC=4 for a full I-CNT is only allowed in BTM")
 	case c.SyncMode < 0 || c.SyncMode > 3:

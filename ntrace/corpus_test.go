@@ -32,7 +32,7 @@ func decodeToPCs(t testing.TB, img *image.Set, trace []byte, cfg DecoderConfig) 
 	var out bytes.Buffer
 	pw := flow.NewPCWriter(&out, img)
 	cnt := &flow.Counter{}
-	d := NewDecoder(img, flow.Multi(pw, cnt, gapFail{t}), cfg)
+	d := mustDecoder(t, img, flow.Multi(pw, cnt, gapFail{t}), cfg)
 	if err := d.Decode(bytes.NewReader(trace)); err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,81 @@ import (
 // DecoderConfig is what the decoder must know about the encoder's
 // configuration: the wire format (SRC width, ExtendAddrMSB, XLEN) and
 // whether direct jumps were reported as taken branches. Everything else
-// (mode, implicit returns, sequential jumps, repeated history, timestamps)
-// is recognised from the messages themselves.
+// (implicit returns, sequential jumps, repeated history, timestamps) is
+// recognised from the messages themselves; the mode may be given or
+// learned.
 type DecoderConfig struct {
 	Wire     WireConfig
 	AllJumps bool
+	// Mode is the trace mode (BTM or HTM) when known. 0 learns it for
+	// each source from the first message that shows it (a HIST field:
+	// HTM; a DirectBranch: BTM). Once it is known, a message of the
+	// other mode and, in HTM, a conditional branch walked without a HIST
+	// bit are inconsistencies (gaps).
+	Mode Mode
+	// TrapBType says how the encoder reports traps in B-TYPE: 1 (always
+	// 1) or 2 (2 for exceptions, 3 for interrupts); 0 learns it for each
+	// source from the first trap. N-Trace asks for one or the other,
+	// consistently: a trap reported the other way is an inconsistency.
+	TrapBType int
+	// ICNTBits is the width of the encoder's I-CNT counter with its
+	// overflow bit (Config.ICNTBits) when known: a full counter is
+	// reported at once, so an I-CNT beyond it (by more than the last
+	// block retired) is wrong, and a ResourceFull or SYNC=4 below it is
+	// too. 0 checks only the specification's maximum.
+	ICNTBits int
+	// NoImplicitReturn and NoSequentialJump say the encoder has those
+	// optimizations off (trTeInstImplicitReturnMode=0,
+	// trTeInstEnSequentialJump=0): a return or a sequentially inferable
+	// jump walked past without a message is then an inconsistency. By
+	// default the decoder follows them whenever the trace needs it.
+	NoImplicitReturn, NoSequentialJump bool
+	// NoRepeatBranch and NoRepeatedHistory say the encoder sends no
+	// RepeatBranch and no ResourceFull RCODE=2
+	// (trTeInstEnRepeatedHistory=0): such a message is then an
+	// inconsistency (a corrupt TCODE or RCODE).
+	NoRepeatBranch, NoRepeatedHistory bool
+	// NoContext says the encoder sends no Ownership messages
+	// (trTeContext=0): one is then an inconsistency. By default the
+	// decoder learns it at each sync (Ownership follows every sync when
+	// enabled).
+	NoContext bool
+	// StopCodes, when not 0, has bit e set for each EVCODE the encoder
+	// ends a trace with (ProgTraceCorrelation): another is an
+	// inconsistency.
+	StopCodes uint16
+	// OwnEncoder says the trace comes from rvtrace's encoder
+	// (DecoderConfigFrom sets it): message choices it never makes, such
+	// as IndirectBranchSync in HTM, are then inconsistencies.
+	OwnEncoder bool
+	// ReturnStack says the encoder predicts returns with a stack of full
+	// addresses as deep as StackDepth (trTeInstImplicitReturnMode=3): a
+	// return reported to the very address the stack predicts is then an
+	// inconsistency.
+	ReturnStack bool
+	// ShortestFields says the encoder writes every variable-length field
+	// in its shortest form, as rvtrace's does: a field with a redundant
+	// most significant chunk (an inserted byte, typically) is then
+	// malformed. N-Trace does not require it, so it is off by default.
+	ShortestFields bool
+	// CountBits is the width of the encoder's nesting counter when it
+	// uses the counting implicit return (trTeInstImplicitReturnMode=1):
+	// the decoder mirrors the counter, so a return walked past with the
+	// count at 0, or reported with a count above 0, is an inconsistency.
+	// 0: not known.
+	CountBits int
+	// HistBits is the width of the encoder's HIST register with its stop
+	// bit when known (and its records are not shortened, as
+	// Config.HistPatterns does): a ResourceFull HIST record then has
+	// exactly HistBits-1 history bits (or, repeated from a 32-bit register,
+	// 28 or 30), and a flow message's HIST at most that. 0: not checked.
+	HistBits int
+	// SyncMode and SyncMax are the periodic sync controls
+	// (trTeInstSyncMode, trTeInstSyncMax) when known: with SyncMessages
+	// or SyncHalfwords, a periodic sync (SYNC=2) must come after the
+	// period and not much later, or what the decoder walked since the
+	// previous sync is wrong. 0 (SyncOff) checks nothing.
+	SyncMode, SyncMax int
 	// StackDepth bounds the decoder's return-address stack; it must be
 	// at least the encoder's. 0 means 1024, enough for every mode.
 	StackDepth int
@@ -34,6 +104,17 @@ type DecoderConfig struct {
 	// let a few bytes describe billions of instructions; this bounds the
 	// work a hostile or corrupt trace can cause.
 	MaxInstructions uint64
+	// Sources lists the SRC values of the encoders sharing the trace: a
+	// message with another SRC is a gap in every source (its SRC field
+	// is corrupt, or the configuration is wrong). nil accepts any SRC.
+	Sources []uint32
+	// VendorMessages says the encoder emits vendor-defined messages
+	// (TCODE 56..62, ResourceFull RCODE 8..15) that carry no program
+	// flow: they are then skipped with a warning. By default such a
+	// message in a synchronised source is a gap: N-Trace leaves their
+	// meaning to the vendor and warns that one may be a corrupt capture,
+	// so the decoder cannot know the flow did not depend on it.
+	VendorMessages bool
 	// Decode holds the options every protocol's decoder shares.
 	Decode decode.Options
 }
@@ -42,72 +123,176 @@ type DecoderConfig struct {
 // DecoderConfig.MaxInstructions is reached.
 var ErrTooManyInstructions = errors.New("instruction limit reached")
 
-// Limits of the specification ("Maximum Field Sizes"), enforced by the
-// decoder so that a corrupt field cannot ask for an unbounded walk.
+// Limits of the specification ("Maximum Field Sizes"), and the hard
+// bounds the decoder keeps so that a corrupt field cannot ask for an
+// unbounded walk.
 const (
-	maxICNT    = 1<<24 - 1 // NTRACE_MAX_ICNT is 22 bits; a block may overshoot it
-	maxHRepeat = 1<<18 - 1 // NTRACE_MAX_HREPEAT
-	maxBCnt    = 1<<18 - 1 // NTRACE_MAX_BCNT
+	maxICNTSpec = 1<<22 - 1 // NTRACE_MAX_ICNT: beyond it a value is used with a warning
+	maxICNT     = 1<<32 - 1 // hard bound on one I-CNT value (and on the walk a message may ask for)
+	maxHRepeat  = 1<<18 - 1 // NTRACE_MAX_HREPEAT
+	maxBCnt     = 1<<18 - 1 // NTRACE_MAX_BCNT
+	maxHist     = 1<<32 - 1 // NTRACE_MAX_HIST: 32 bits with the stop bit
 )
 
 // DecoderConfigFrom returns the decoder configuration matching an encoder
-// configuration.
+// configuration of rvtrace's encoder, with every check that knowing it
+// allows (mode, B-TYPE style, I-CNT and HIST widths, sync period, the
+// optimizations that are off, the implicit-return stack or counter,
+// shortest-form fields, the EVCODEs sent). A decoder for a trace of
+// unknown origin sets only Wire and AllJumps and learns the rest.
 func DecoderConfigFrom(c Config) DecoderConfig {
-	return DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps}
+	bt := 2
+	if c.TrapBType1 {
+		bt = 1
+	}
+	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
+		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
+		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
+		ShortestFields: true, NoContext: !c.Context, OwnEncoder: true,
+		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled}
+	if !c.HistPatterns && c.Mode == HTM {
+		dc.HistBits = c.histBits()
+	}
+	if c.ImplicitReturn == ReturnFull || c.ImplicitReturn == ReturnPartial {
+		dc.StackDepth = c.stackDepth() // the same stack: a return it could not predict has a message
+		dc.ReturnStack = c.ImplicitReturn == ReturnFull
+	}
+	if c.ImplicitReturn == ReturnCount {
+		dc.CountBits = c.StackDepth
+		if dc.CountBits == 0 {
+			dc.CountBits = maxCountBits
+		}
+	}
+	return dc
 }
 
 // Decoder reconstructs the instruction flow from N-Trace messages and the
 // program image (N-Trace chapter 11, "Decoding Algorithm Principles"),
 // writing flow events to a sink. Messages of each SRC value are decoded
 // independently; events carry the SRC in Event.Src.
+//
+// Integrity comes first (see package decode): every gap is a flow.KindGap
+// event whose Err is a *decode.Error with the byte offset and index of the
+// message. Every synchronising message met while its source is already
+// synchronised is a checkpoint: where the message semantics make them
+// comparable (a sync on linear code, a taken direct branch), the address
+// the decoder reached must be the F-ADDR it states, or a gap with
+// decode.ErrCheckpoint counts the instructions emitted since the last
+// point known good as Suspect. Decoding then resumes at the next sync
+// message, not at the disputed F-ADDR: it may be the corrupt part, and a
+// walk from a wrong address often merges back into the true path before
+// the next checkpoint, which would then not see it. A trace must
+// start with a sync and end each source with ProgTraceCorrelation, unless
+// DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
-	cfg   DecoderConfig
-	img   *image.Set
-	sink  flow.Sink
-	obs   flow.MessageObserver // the sink, when it counts messages
-	xlen  int
-	srcs  map[uint64]*srcState
-	one   *srcState // fast path: the state of the last SRC seen
-	oneID uint64
-	ev    flow.Event
-	rev   flow.Event // range events: only the range fields are ever set
-	runs  [runCacheSize]runCacheEntry
-	st    Stats
-	cur   *Message // message being handled (for error offsets)
+	cfg     DecoderConfig
+	img     *image.Set
+	sink    flow.Sink
+	obs     flow.MessageObserver // the sink, when it counts messages
+	xlen    int
+	srcs    map[uint64]*srcState
+	order   []*srcState // sources in the order they appeared
+	one     *srcState   // fast path: the state of the last SRC seen
+	oneID   uint64
+	ev      flow.Event
+	rev     flow.Event // range events: only the range fields are ever set
+	runs    [runCacheSize]runCacheEntry
+	st      Stats
+	cur     *Message // message being handled (for error offsets)
+	curIdx  int64    // its index in the trace
+	index   int64    // messages (and malformed byte runs) read so far
+	anySync bool     // some source has synchronised
+	cutMsg  bool     // the trace ends inside a message
+	pcKnown bool     // the last walk ended at an inferred address (s.pc)
+	// the return address the stack held for a return ending the walk
+	popped      uint64
+	poppedOK    bool
+	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
+	walkRanges  int  // ranges the I-CNT walk of the current message emitted
 }
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id      uint32
-	synced  bool
-	pc      uint64 // next instruction to execute
-	addr    uint64 // reference for U-ADDR
-	icntAcc int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used    int64  // halfwords walked since the last I-CNT field
-	stack   []uint64
-	sp      int // entries in stack (ring: top at (base+sp-1)%len)
-	base    int
-	last    Message // last branch message, for RepeatBranch
-	haveBr  bool
-	time    uint64
-	hasTime bool
-	priv    ingress.Priv
-	prevIn  *riscv.Inst // last instruction walked (sequential jumps)
-	prevPC  uint64
-	prevOK  bool
+	id        uint32
+	synced    bool  // decoding: s.pc is known
+	seen      bool  // has synchronised at least once
+	ended     bool  // ended cleanly by ProgTraceCorrelation
+	lost      bool  // in a reported gap: skip to the next sync
+	mode      Mode  // trace mode, given or learned (0: not known yet)
+	btype     int   // trap B-TYPE style, given or learned (0: not known yet)
+	ts        bool  // messages carry TSTAMP (learned at each sync)
+	ctx       int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg   TCode // previous message of the source
+	prevMsg   TCode // the one before the current message
+	lastBT    uint64
+	sinceGood uint64
+	hwSync    uint64 // halfwords reported since the last sync
+	msgSync   uint64 // messages since the last sync
+	pc        uint64 // next instruction to execute
+	addr      uint64 // reference for U-ADDR
+	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used      int64  // halfwords walked since the last I-CNT field
+	stack     []uint64
+	sp        int // entries in stack (ring: top at (base+sp-1)%len)
+	base      int
+	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
+	callsMax  uint64
+	last      Message // last branch message, for RepeatBranch
+	haveBr    bool
+	time      uint64
+	hasTime   bool
+	priv      ingress.Priv
+	prevIn    *riscv.Inst // last instruction walked (sequential jumps)
+	prevPC    uint64
+	prevOK    bool
+	// a FIFO overflow reported by an Error message, waiting for the sync
+	// that resumes the trace
+	ovPending bool
+	ovErr     decode.Error
+	ovPC      uint64
+	ovPCKnown bool
 }
 
-// NewDecoder returns a decoder writing the flow to sink.
-func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) *Decoder {
+// NewDecoder returns a decoder writing the flow to sink, or an error when
+// cfg is not valid.
+func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, error) {
+	if img == nil || sink == nil {
+		return nil, errors.New("ntrace: NewDecoder needs an image and a sink")
+	}
 	if cfg.Wire.XLEN == 0 {
 		cfg.Wire.XLEN = img.XLEN()
 	}
-	if cfg.StackDepth <= 0 {
+	switch {
+	case cfg.Wire.XLEN != 32 && cfg.Wire.XLEN != 64:
+		return nil, fmt.Errorf("ntrace: XLEN must be 32 or 64, not %d", cfg.Wire.XLEN)
+	case cfg.Wire.SrcBits < 0 || cfg.Wire.SrcBits > 12:
+		return nil, fmt.Errorf("ntrace: trTeSrcBits must be 0..12, not %d", cfg.Wire.SrcBits)
+	case cfg.Mode != 0 && cfg.Mode != BTM && cfg.Mode != HTM:
+		return nil, fmt.Errorf("ntrace: trace mode must be BTM (3) or HTM (6), not %d", cfg.Mode)
+	case cfg.SyncMode < 0 || cfg.SyncMode > 3 || cfg.SyncMax < 0 || cfg.SyncMax > 15:
+		return nil, fmt.Errorf("ntrace: sync mode %d / sync max %d out of range (0..3, 0..15)", cfg.SyncMode, cfg.SyncMax)
+	case cfg.ICNTBits != 0 && (cfg.ICNTBits < 2 || cfg.ICNTBits > 22):
+		return nil, fmt.Errorf("ntrace: I-CNT width must be 2..22 bits, not %d", cfg.ICNTBits)
+	case cfg.CountBits < 0 || cfg.CountBits > 32:
+		return nil, fmt.Errorf("ntrace: nesting counter width must be 0..32 bits, not %d", cfg.CountBits)
+	case cfg.HistBits != 0 && (cfg.HistBits < 2 || cfg.HistBits > 32):
+		return nil, fmt.Errorf("ntrace: HIST width must be 2..32 bits, not %d", cfg.HistBits)
+	case cfg.TrapBType < 0 || cfg.TrapBType > 2:
+		return nil, fmt.Errorf("ntrace: trap B-TYPE must be 0 (learn), 1 or 2, not %d", cfg.TrapBType)
+	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
+		return nil, fmt.Errorf("ntrace: decoder stack depth must be 0..%d, not %d", 1<<20, cfg.StackDepth)
+	}
+	for _, id := range cfg.Sources {
+		if cfg.Wire.SrcBits == 0 && id != 0 || cfg.Wire.SrcBits > 0 && uint64(id) >= 1<<cfg.Wire.SrcBits {
+			return nil, fmt.Errorf("ntrace: source %d does not fit in %d SRC bits", id, cfg.Wire.SrcBits)
+		}
+	}
+	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
 	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
 	d.obs, _ = sink.(flow.MessageObserver)
-	return d
+	return d, nil
 }
 
 // Stats returns counts of what was decoded so far.
@@ -115,8 +300,12 @@ func (d *Decoder) Stats() *Stats { return &d.st }
 
 // Decode reads every message from r and decodes it. Malformed bytes and
 // inconsistencies between trace and image are reported to the sink as
-// gaps and decoding goes on from the next sync message; Decode returns an
-// error only when reading fails or the sink returns one.
+// gaps and decoding goes on from the next sync message. At the end, a
+// source whose trace does not end with ProgTraceCorrelation is a gap with
+// decode.ErrTruncated (unless AllowTruncated). Decode returns an error when
+// reading fails, when the sink returns one, and as a *decode.Error when the
+// input is empty (decode.ErrEmpty) or holds no sync message at all
+// (decode.ErrNoSync).
 func (d *Decoder) Decode(r io.Reader) error {
 	rd := NewReader(r, d.cfg.Wire)
 	var m Message
@@ -126,9 +315,17 @@ func (d *Decoder) Decode(r io.Reader) error {
 			if err == io.EOF {
 				break
 			}
-			if fe, ok := err.(*FormatError); ok {
+			var fe *FormatError
+			if errors.As(err, &fe) {
 				d.st.Errors++
-				if err := d.gapAll(fe.Offset, err); err != nil {
+				idx := d.index
+				d.index++
+				if fe.EOF {
+					d.cutMsg = true // the trace was cut: reported at the end
+					continue
+				}
+				if err := d.gapAll(&decode.Error{Offset: fe.Offset, Index: idx,
+					Err: fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg)}); err != nil {
 					return err
 				}
 				continue
@@ -140,24 +337,97 @@ func (d *Decoder) Decode(r io.Reader) error {
 		}
 	}
 	d.st.Idles = rd.Idles()
-	return nil
+	return d.end(rd.Offset())
 }
 
-// gapAll reports a gap in every source (a malformed message cannot be
-// attributed to one).
-func (d *Decoder) gapAll(off int64, err error) error {
-	for _, s := range d.srcs {
-		if s.synced {
-			if e := d.gap(s, off, err); e != nil {
-				return e
+// end reports what the end of the trace tells: sources cut short, an
+// overflow never resumed, an empty trace or one without any sync.
+func (d *Decoder) end(total int64) error {
+	if total == 0 {
+		return &decode.Error{Offset: 0, Index: -1, Err: decode.ErrEmpty}
+	}
+	if !d.anySync {
+		return &decode.Error{Offset: -1, Index: -1,
+			Err: fmt.Errorf("%w: %d bytes, %d messages", decode.ErrNoSync, total, d.index)}
+	}
+	for _, s := range d.order {
+		switch {
+		case s.ovPending:
+			if err := d.overflowGap(s, "the trace ends before it resumes"); err != nil {
+				return err
+			}
+		case s.synced && !d.cfg.Decode.AllowTruncated:
+			how := "the last message is complete"
+			if d.cutMsg {
+				how = "the last message is cut short"
+			}
+			if err := d.gap(s, &decode.Error{Offset: total, Index: d.index,
+				Err: fmt.Errorf("%w: source %d stops after %#x at byte %d (%s)", decode.ErrTruncated, s.id,
+					s.pc, total, how)}); err != nil {
+				return err
 			}
 		}
 	}
-	if len(d.srcs) == 0 {
-		d.ev = flow.Event{Kind: flow.KindGap, Offset: off, Err: err}
-		return d.sink.Event(&d.ev)
-	}
 	return nil
+}
+
+// failure is an inconsistency found while handling the current message; it
+// becomes a gap.
+type failure struct{ e *decode.Error }
+
+func (f *failure) Error() string { return f.e.Error() }
+
+// fail returns a failure of the current message with cause and detail.
+func (d *Decoder) fail(cause error, format string, args ...any) error {
+	return &failure{d.errAt(cause, format, args...)}
+}
+
+// errAt returns a decode error located at the current message.
+func (d *Decoder) errAt(cause error, format string, args ...any) *decode.Error {
+	e := &decode.Error{Offset: -1, Index: -1, Err: fmt.Errorf("%w: %s", cause, fmt.Sprintf(format, args...))}
+	if d.cur != nil {
+		e.Offset, e.Index, e.What = d.cur.Offset, d.curIdx, d.cur.TCode.String()
+	}
+	return e
+}
+
+func (d *Decoder) inconsistent(format string, args ...any) error {
+	return d.fail(decode.ErrInconsistent, format, args...)
+}
+
+// gapAll reports a gap in every synchronised source (a malformed message,
+// or one with an unknown SRC, cannot be attributed to one).
+func (d *Decoder) gapAll(e *decode.Error) error {
+	any, lost := false, false
+	for _, s := range d.order {
+		if s.synced {
+			any = true
+			if err := d.gap(s, e); err != nil {
+				return err
+			}
+		}
+		lost = lost || s.lost
+	}
+	if any || lost || !d.anySync && d.cfg.Decode.AllowTruncated {
+		return nil // inside a gap already, or before the start of a circular buffer
+	}
+	for _, s := range d.order {
+		if s.ended && s.sinceGood > 0 {
+			// Bad bytes after the end: what the source decoded unverified
+			// may have been decoded from bad bytes too.
+			any = true
+			if err := d.gapWith(s, e, s.sinceGood); err != nil {
+				return err
+			}
+			s.lost, s.ended = false, true
+		}
+	}
+	if any {
+		return nil
+	}
+	d.st.Gaps++
+	d.ev = flow.Event{Kind: flow.KindGap, Offset: e.Offset, Index: e.Index, Err: e}
+	return d.sink.Event(&d.ev)
 }
 
 // runCacheSize is the number of entries of the decoder's direct-mapped
@@ -184,15 +454,21 @@ func (d *Decoder) run(pc uint64) (*image.Run, error) {
 	return r, nil
 }
 
-// decodeError is an inconsistency between the trace and the image.
-type decodeError struct {
-	msg string
+// contains reports whether addr is in the image, looking in the run
+// cache first.
+func (d *Decoder) contains(addr uint64) bool {
+	if e := &d.runs[(addr>>1)&(runCacheSize-1)]; e.r != nil && e.pc == addr {
+		return true
+	}
+	return d.img.Contains(addr)
 }
 
-func (e *decodeError) Error() string { return e.msg }
-
-func inconsistent(format string, args ...any) error {
-	return &decodeError{fmt.Sprintf(format, args...)}
+// walkErr turns a failure to form a run at pc into a gap cause.
+func (d *Decoder) walkErr(pc uint64, err error) error {
+	if !d.img.Contains(pc) {
+		return d.fail(decode.ErrOutsideImage, "the flow reaches %#x, outside every image", pc)
+	}
+	return d.inconsistent("at %#x: %v", pc, err)
 }
 
 func (d *Decoder) state(src uint64) *srcState {
@@ -201,65 +477,177 @@ func (d *Decoder) state(src uint64) *srcState {
 	}
 	s := d.srcs[src]
 	if s == nil {
-		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth)}
+		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode,
+			btype: d.cfg.TrapBType}
+		if d.cfg.CountBits > 0 {
+			s.callsMax = 1<<uint(d.cfg.CountBits) - 1
+		}
 		d.srcs[src] = s
+		d.order = append(d.order, s)
 	}
 	d.one, d.oneID = s, src
 	return s
 }
 
-// Message decodes one message.
+// Message decodes one message (Decode calls it for each message read).
 func (d *Decoder) Message(m *Message) error {
+	d.curIdx = d.index
+	d.index++
 	d.st.count(m)
 	if d.obs != nil {
 		d.obs.Message(m.TCode.String(), m.Offset, m.Size*8)
 	}
-	s := d.state(m.Get(FieldSRC))
 	d.cur = m
-	err := d.limits(m)
-	if err == nil {
-		err = d.handle(s, m)
+	src := m.Get(FieldSRC)
+	if d.cfg.Sources != nil && !d.knownSource(src) {
+		return d.gapAll(d.errAt(decode.ErrUnknownSource, "SRC %d is none of the configured sources %v", src,
+			d.cfg.Sources))
 	}
+	s := d.state(src)
+	s.msgSync++
+	err := d.handle(s, m)
 	if err == nil {
 		return nil
 	}
-	if de, ok := err.(*decodeError); ok {
-		return d.gap(s, m.Offset, fmt.Errorf("message %s at byte %d: %v", m.TCode, m.Offset, de))
+	if f, ok := err.(*failure); ok {
+		return d.gap(s, f.e)
 	}
 	return err
 }
 
-// limits rejects field values beyond the specification's maxima.
-func (d *Decoder) limits(m *Message) error {
-	switch {
-	case m.Get(FieldICNT) > maxICNT:
-		return inconsistent("I-CNT %d exceeds the N-Trace maximum", m.Get(FieldICNT))
-	case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT && m.Get(FieldRDATA) > maxICNT:
-		return inconsistent("ResourceFull I-CNT %d exceeds the N-Trace maximum", m.Get(FieldRDATA))
-	case m.Get(FieldHREPEAT) > maxHRepeat:
-		return inconsistent("HREPEAT %d exceeds NTRACE_MAX_HREPEAT", m.Get(FieldHREPEAT))
-	case m.Get(FieldBCNT) > maxBCnt:
-		return inconsistent("B-CNT %d exceeds NTRACE_MAX_BCNT", m.Get(FieldBCNT))
+func (d *Decoder) knownSource(src uint64) bool {
+	for _, id := range d.cfg.Sources {
+		if uint64(id) == src {
+			return true
+		}
+	}
+	return false
+}
+
+// limits checks field values against the specification's maxima and the
+// decoder's hard bounds. An I-CNT beyond NTRACE_MAX_ICNT is used, with a
+// warning.
+func (d *Decoder) limits(s *srcState, m *Message) error {
+	if d.cfg.ShortestFields && m.Padded != 0 {
+		f := Field(bits.TrailingZeros32(m.Padded))
+		return d.fail(decode.ErrMalformed, "%s field with a redundant most significant chunk (not the shortest form)", f)
+	}
+	icnt := m.Get(FieldICNT)
+	if m.TCode == TCodeResourceFull {
+		switch m.Get(FieldRCODE) {
+		case RCodeICNT:
+			icnt = m.Get(FieldRDATA)
+			if icnt == 0 || icnt < d.icntLimit() {
+				return d.inconsistent("ResourceFull reports a full I-CNT of %d, below the counter's limit of %d", icnt,
+					d.icntLimit())
+			}
+		case RCodeHist, RCodeHistRepeat:
+			if h := m.Get(FieldRDATA); h < 2 || h > maxHist {
+				return d.fail(decode.ErrMalformed, "ResourceFull HIST %#x has no history bit or more than 32 bits", h)
+			}
+			if n := bits.Len64(m.Get(FieldRDATA)) - 1; d.cfg.HistBits > 0 && n != d.cfg.HistBits-1 &&
+				!(m.Get(FieldRCODE) == RCodeHistRepeat && d.cfg.HistBits == 32 && (n == 28 || n == 30)) {
+				return d.inconsistent("ResourceFull HIST record of %d bits from a %d-bit HIST register", n, d.cfg.HistBits)
+			}
+			if m.Get(FieldRCODE) == RCodeHistRepeat && (m.Get(FieldHREPEAT) == 0 || m.Get(FieldHREPEAT) > maxHRepeat) {
+				return d.fail(decode.ErrMalformed, "HREPEAT %d is outside 1..NTRACE_MAX_HREPEAT", m.Get(FieldHREPEAT))
+			}
+		}
+	}
+	if m.Present(FieldHIST) {
+		if h := m.Get(FieldHIST); h == 0 || h > maxHist {
+			return d.fail(decode.ErrMalformed, "HIST %#x has no stop bit or more than 32 bits", h)
+		} else if n := bits.Len64(h) - 1; d.cfg.HistBits > 0 && n > d.cfg.HistBits-1 {
+			return d.inconsistent("HIST field of %d bits from a %d-bit HIST register", n, d.cfg.HistBits)
+		}
+	}
+	if m.TCode == TCodeRepeatBranch && (m.Get(FieldBCNT) == 0 || m.Get(FieldBCNT) > maxBCnt) {
+		return d.fail(decode.ErrMalformed, "B-CNT %d is outside 1..NTRACE_MAX_BCNT", m.Get(FieldBCNT))
+	}
+	if icnt > maxICNTSpec {
+		if icnt > maxICNT {
+			return d.fail(decode.ErrMalformed, "I-CNT %d is beyond the decoder's bound of %d", icnt, uint64(maxICNT))
+		}
+		d.st.OverlongICNT++
+		return d.warn(s, fmt.Errorf("I-CNT %d exceeds the N-Trace maximum (22 bits, %d); used as it is", icnt,
+			maxICNTSpec))
 	}
 	return nil
 }
 
-// gap reports lost synchronisation and waits for the next sync message.
-func (d *Decoder) gap(s *srcState, off int64, err error) error {
-	s.synced = false
-	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: off, Err: err}
+// warn reports something the user should know that lost no trace.
+func (d *Decoder) warn(s *srcState, err error) error {
+	d.st.Warnings++
+	e := &decode.Error{Offset: d.cur.Offset, Index: d.curIdx, What: d.cur.TCode.String(), Err: err}
+	d.ev = flow.Event{Kind: flow.KindWarn, Src: s.id, Offset: e.Offset, Index: e.Index, Err: e, Priv: s.priv}
 	return d.sink.Event(&d.ev)
+}
+
+// gap reports lost synchronisation, with the instructions emitted since
+// the last point known good as suspect, and waits for the next sync.
+func (d *Decoder) gap(s *srcState, e *decode.Error) error {
+	n := s.sinceGood
+	if !s.synced {
+		n = 0
+	}
+	return d.gapWith(s, e, n)
+}
+
+// gapWith sends the gap event with Suspect n and marks the source lost.
+func (d *Decoder) gapWith(s *srcState, e *decode.Error, n uint64) error {
+	s.synced, s.lost, s.sinceGood = false, true, 0
+	d.st.Gaps++
+	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
+		Priv: s.priv}
+	return d.sink.Event(&d.ev)
+}
+
+func (d *Decoder) gapNoSuspect(s *srcState, e *decode.Error) error { return d.gapWith(s, e, 0) }
+
+// overflowGap reports the span an Error message announced, from where the
+// flow stopped to where it resumes (resume describes it).
+func (d *Decoder) overflowGap(s *srcState, resume string) error {
+	s.ovPending = false
+	e := s.ovErr
+	from := "an unknown address (the source was not being decoded)"
+	if s.ovPCKnown {
+		from = fmt.Sprintf("%#x", s.ovPC)
+	}
+	e.Err = fmt.Errorf("%w: %v: the flow stops after %s; %s", decode.ErrOverflow, e.Err, from, resume)
+	return d.gapNoSuspect(s, &e)
 }
 
 func (d *Decoder) handle(s *srcState, m *Message) error {
 	if !m.TCode.Known() {
-		return nil // vendor and reserved messages carry no program flow
+		return d.unknown(s, m)
 	}
 	if m.TCode.IsSync() {
 		return d.sync(s, m)
 	}
 	if !s.synced {
-		return nil // waiting for a sync message
+		return d.unsynced(s, m)
+	}
+	if m.Present(FieldTSTAMP) != s.ts {
+		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
+	}
+	if err := d.checkMode(s, m); err != nil {
+		return err
+	}
+	if err := d.limits(s, m); err != nil {
+		return err
+	}
+	prev, prevBT := s.lastMsg, s.lastBT
+	s.prevMsg, s.lastMsg, s.lastBT = prev, m.TCode, m.Get(FieldBTYPE)
+	if s.ctx < 0 {
+		// "An Ownership message (if enabled) must be emitted immediately
+		// after all synchronizing messages."
+		s.ctx = 0
+		if m.TCode == TCodeOwnership {
+			s.ctx = 1
+		}
+	}
+	if m.TCode == TCodeOwnership && (s.ctx == 0 || d.cfg.NoContext) {
+		return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
 	}
 	switch m.TCode {
 	case TCodeOwnership:
@@ -268,12 +656,20 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		s.last, s.haveBr = *m, true
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
+		if d.cfg.NoRepeatBranch {
+			return d.inconsistent("RepeatBranch message from an encoder that sends none")
+		}
 		if !s.haveBr {
-			return inconsistent("RepeatBranch without a previous branch message")
+			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
 		n := m.Get(FieldBCNT)
 		rep := s.last
 		rep.Has &^= 1 << FieldTSTAMP // the repeat's own TSTAMP applies once
+		work := rep.Get(FieldICNT) + uint64(bits.Len64(rep.Get(FieldHIST)))
+		if n*work > maxICNT {
+			return d.fail(decode.ErrMalformed, "B-CNT %d repeats of a message of I-CNT %d exceed the decoder's bound", n,
+				rep.Get(FieldICNT))
+		}
 		for i := uint64(0); i < n; i++ {
 			if err := d.branchMsg(s, &rep); err != nil {
 				return err
@@ -281,7 +677,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.timestamp(s, m)
 	case TCodeResourceFull:
-		switch m.Get(FieldRCODE) {
+		switch rc := m.Get(FieldRCODE); rc {
 		case RCodeICNT:
 			s.icntAcc += int64(m.Get(FieldRDATA))
 		case RCodeHist:
@@ -289,6 +685,9 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 		case RCodeHistRepeat:
+			if d.cfg.NoRepeatedHistory {
+				return d.inconsistent("ResourceFull RCODE=2 from an encoder without repeated history")
+			}
 			h := m.Get(FieldRDATA)
 			for n := m.Get(FieldHREPEAT); n > 0; n-- {
 				if err := d.hist(s, h); err != nil {
@@ -296,10 +695,30 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				}
 			}
 		default:
-			// reserved and vendor resource codes: nothing to do
+			if rc >= 8 && d.cfg.VendorMessages {
+				if err := d.warn(s, fmt.Errorf("vendor-defined ResourceFull RCODE=%d skipped", rc)); err != nil {
+					return err
+				}
+				break
+			}
+			return d.fail(decode.ErrSkipped, "ResourceFull with reserved or vendor RCODE=%d: the flow may depend on it", rc)
 		}
 		return d.timestamp(s, m)
 	case TCodeProgTraceCorrelation:
+		if ev := m.Get(FieldEVCODE); ev == 2 || ev == 3 || ev >= 5 && ev <= 7 || ev >= EVCodeVendorMin && !d.cfg.VendorMessages {
+			return d.fail(decode.ErrMalformed, "reserved or vendor-defined EVCODE=%d", ev)
+		}
+		if d.cfg.StopCodes != 0 && d.cfg.StopCodes&(1<<m.Get(FieldEVCODE)) == 0 {
+			return d.inconsistent("EVCODE=%d, which this encoder does not send", m.Get(FieldEVCODE))
+		}
+		if m.Get(FieldICNT) == 0 && m.Get(FieldHIST) <= 1 && (prev == TCodeIndirectBranch ||
+			prev == TCodeIndirectBranchHist || prev == TCodeDirectBranchSync ||
+			prevBT != BTypeIndirect && (prev == TCodeIndirectBranchSync || prev == TCodeIndirectBranchHistSync)) {
+			// An encoder reports a jump's or trap's target when the
+			// instruction there retires or traps: then I-CNT counts it,
+			// or a trap message follows.
+			return d.inconsistent("the trace stops at the target of the jump or trap before, with nothing executed there")
+		}
 		if m.Present(FieldHIST) {
 			if err := d.hist(s, m.Get(FieldHIST)); err != nil {
 				return err
@@ -308,18 +727,144 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
+		if d.msgsPastPeriod(s) && d.walkRanges > 1 {
+			// BTM: once the message count reached the period, the next
+			// block starts with a sync; the end covers one block at most
+			return d.inconsistent("the trace ends %d blocks after the sync period (%d messages) ran out",
+				d.walkRanges, s.msgSync-1)
+		}
+		if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
+			s.hwSync >= period+d.lastHalfwords(s) {
+			// the period ran out before the last block: a sync was due
+			return d.inconsistent("the trace ends %d halfwords after the last sync, a sync period (%d) without one",
+				s.hwSync, period)
+		}
 		if err := d.timestamp(s, m); err != nil {
 			return err
 		}
-		s.synced = false
+		s.synced, s.ended = false, true
 		d.ev = flow.Event{Kind: flow.KindStop, Src: s.id, Reason: uint32(m.Get(FieldEVCODE)), Offset: m.Offset,
 			Addr: s.pc, Priv: s.priv}
 		return d.sink.Event(&d.ev)
 	case TCodeError:
-		s.synced = false
-		d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: m.Offset,
-			Err: fmt.Errorf("Error message ETYPE=%d ECODE=%#x: trace lost", m.Get(FieldETYPE), m.Get(FieldECODE))}
-		return d.sink.Event(&d.ev)
+		d.errorMessage(s, m, true)
+		return nil
+	}
+	return nil
+}
+
+func presence(b bool) string {
+	if b {
+		return "present"
+	}
+	return "absent"
+}
+
+// errorMessage records an Error message (FIFO overflow): the source is
+// lost until the sync that resumes it, where the gap is reported.
+func (d *Decoder) errorMessage(s *srcState, m *Message, pcKnown bool) {
+	d.st.Overflows++
+	if !s.ovPending {
+		s.ovPending = true
+		s.ovErr = decode.Error{Offset: m.Offset, Index: d.curIdx, What: m.TCode.String(),
+			Err: fmt.Errorf("Error message ETYPE=%d ECODE=%#x", m.Get(FieldETYPE), m.Get(FieldECODE))}
+		s.ovPC, s.ovPCKnown = s.pc, pcKnown
+	}
+	s.synced, s.lost, s.ended = false, true, false
+}
+
+// unknown handles a message with a reserved or vendor-defined TCODE.
+func (d *Decoder) unknown(s *srcState, m *Message) error {
+	vendor := m.TCode >= TCodeVendorFirst && m.TCode <= TCodeVendorLast
+	if vendor && d.cfg.VendorMessages {
+		return d.warn(s, fmt.Errorf("vendor-defined message %s skipped", m.TCode))
+	}
+	if !s.synced {
+		return d.unsynced(s, m)
+	}
+	kind := "reserved"
+	if vendor {
+		kind = "vendor-defined"
+	}
+	return d.fail(decode.ErrSkipped, "%s TCODE %d: the message is skipped and the flow may depend on it", kind, m.TCode)
+}
+
+// unsynced handles a non-sync message of a source that is not being
+// decoded.
+func (d *Decoder) unsynced(s *srcState, m *Message) error {
+	switch {
+	case s.lost:
+		if m.TCode == TCodeError {
+			d.errorMessage(s, m, false)
+		}
+		return nil
+	case !s.seen && !s.ended && m.TCode == TCodeProgTraceCorrelation && m.Get(FieldICNT) == 0:
+		s.ended = true // "Trace starts disabled" (Corner Cases)
+		return nil
+	case !s.seen && !s.ended:
+		if d.cfg.Decode.AllowTruncated {
+			return nil // a circular buffer starts anywhere: decode from the first sync
+		}
+		// The message may belong to a source being decoded whose SRC
+		// field is corrupt.
+		e := d.errAt(decode.ErrSkipped, "message of source %d before its first sync message: the trace before it was lost",
+			s.id)
+		for _, o := range d.order {
+			if o != s && o.synced {
+				if err := d.gap(o, e); err != nil {
+					return err
+				}
+			}
+		}
+		return d.gapNoSuspect(s, e)
+	case m.TCode == TCodeError:
+		// After the end: the message that stopped the trace may have been
+		// lost ("Error Message" in the specification).
+		d.errorMessage(s, m, true)
+		return nil
+	default:
+		return d.gapWith(s, d.errAt(decode.ErrSkipped,
+			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.sinceGood)
+	}
+}
+
+// checkMode checks that a message belongs to the source's trace mode, and
+// learns the mode from it when it is not known.
+func (d *Decoder) checkMode(s *srcState, m *Message) error {
+	if d.cfg.OwnEncoder && s.mode == HTM && m.TCode == TCodeIndirectBranchSync {
+		return d.inconsistent("IndirectBranchSync in an HTM trace, where this encoder sends IndirectBranchHistSync")
+	}
+	var want Mode
+	switch m.TCode {
+	case TCodeDirectBranch, TCodeDirectBranchSync:
+		want = BTM
+	case TCodeIndirectBranchHist, TCodeIndirectBranchHistSync:
+		want = HTM
+	case TCodeResourceFull:
+		if rc := m.Get(FieldRCODE); rc == RCodeHist || rc == RCodeHistRepeat {
+			want = HTM
+		}
+	case TCodeProgTraceCorrelation:
+		switch m.Get(FieldCDF) {
+		case 0:
+			want = BTM
+		case 1:
+			want = HTM
+		default:
+			return d.fail(decode.ErrMalformed, "reserved CDF=%d", m.Get(FieldCDF))
+		}
+	default:
+		return nil
+	}
+	if want == 0 {
+		return nil
+	}
+	if s.mode == 0 {
+		s.mode = want
+		return nil
+	}
+	if s.mode != want {
+		return d.inconsistent("%s message (%s) in a %s trace", m.TCode, want, s.mode)
 	}
 	return nil
 }
@@ -344,9 +889,15 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endTaken); err != nil {
 			return err
 		}
+		if err := d.checkNotDue(s); err != nil {
+			return err
+		}
 		return d.timestamp(s, m)
 	}
 	bt := m.Get(FieldBTYPE)
+	if err := d.checkBType(s, bt); err != nil {
+		return err
+	}
 	kind := endIndirect
 	if bt != BTypeIndirect {
 		kind = endTrap
@@ -355,6 +906,15 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		return err
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
+	if !d.contains(target) {
+		return d.fail(decode.ErrOutsideImage, "U-ADDR gives the target %#x, outside every image", target)
+	}
+	if err := d.checkNotDue(s); err != nil {
+		return err
+	}
+	if kind == endIndirect && d.cfg.ReturnStack && d.poppedOK && d.popped == target {
+		return d.inconsistent("a return to %#x reported, where the encoder's return stack predicts it", target)
+	}
 	s.addr = target
 	if err := d.jumpTo(s, target, bt, m); err != nil {
 		return err
@@ -368,6 +928,27 @@ func (d *Decoder) unxor(ref, field uint64) uint64 {
 		a &= 1<<32 - 1
 	}
 	return a
+}
+
+// checkBType checks that a trap is reported as the source's other traps
+// are (B-TYPE 1, or 2 and 3), learning it from the first.
+func (d *Decoder) checkBType(s *srcState, bt uint64) error {
+	if bt == BTypeIndirect {
+		return nil
+	}
+	style := 2
+	if bt == BTypeTrap {
+		style = 1
+	}
+	if s.btype == 0 {
+		s.btype = style
+		return nil
+	}
+	if s.btype != style {
+		return d.inconsistent("trap reported with B-TYPE=%d where this source reports traps with B-TYPE %s", bt,
+			map[int]string{1: "1", 2: "2 and 3"}[s.btype])
+	}
+	return nil
 }
 
 // jumpTo moves to target after an explicit jump or a trap.
@@ -384,48 +965,71 @@ func (d *Decoder) jumpTo(s *srcState, target uint64, btype uint64, m *Message) e
 	return nil
 }
 
-// sync handles the four messages with SYNC and F-ADDR.
+// sync handles the four messages with SYNC and F-ADDR. Met while the
+// source is being decoded, the message first completes the flow up to it
+// and is a checkpoint; then it (re)starts decoding at F-ADDR.
 func (d *Decoder) sync(s *srcState, m *Message) error {
 	faddr := m.Get(FieldFADDR) << 1
 	if d.xlen == 32 {
 		faddr &= 1<<32 - 1
 	}
-	bt := m.Get(FieldBTYPE)
-	if s.synced {
-		if m.Present(FieldHIST) {
-			if err := d.hist(s, m.Get(FieldHIST)); err != nil {
+	reason := m.Get(FieldSYNC)
+	wasSynced := s.synced
+	if reason == 8 || reason >= 10 && reason <= 13 || reason >= 14 && !d.cfg.VendorMessages {
+		// A reserved or vendor SYNC: the message is suspect, F-ADDR too.
+		return d.gap(s, d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason))
+	}
+	switch {
+	case s.synced:
+		if err := d.syncFlow(s, m, faddr, reason); err != nil {
+			f, ok := err.(*failure)
+			if !ok {
 				return err
 			}
+			// The message disagrees with the flow, or its walk is
+			// inconsistent: its F-ADDR may be the corrupt part, and a walk
+			// from a wrong address often merges back into the true path
+			// before the next checkpoint, which would then not see it.
+			// Decoding resumes at the next sync message.
+			return d.gap(s, f.e)
 		}
-		kind := endSync
-		switch {
-		case m.TCode == TCodeDirectBranchSync:
-			kind = endTaken
-		case bt != BTypeIndirect:
-			kind = endTrap
-		case m.TCode == TCodeIndirectBranchSync || m.TCode == TCodeIndirectBranchHistSync:
-			kind = endSync // an indirect jump, or a sync on linear code
-		}
-		if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
+	case s.ovPending:
+		if err := d.overflowGap(s, fmt.Sprintf("it resumes at %#x with the %s at byte %d (message %d, SYNC=%d)",
+			faddr, m.TCode, m.Offset, d.curIdx, reason)); err != nil {
 			return err
 		}
-		if bt != BTypeIndirect {
-			if err := d.jumpTo(s, faddr, bt, m); err != nil {
-				return err
-			}
+	case s.ended && d.cfg.Mode == 0:
+		s.mode = 0 // the trace may have been reconfigured while off
+	}
+	if !wasSynced {
+		if err := d.limits(s, m); err != nil {
+			return d.gap(s, err.(*failure).e)
+		}
+	}
+	if !d.img.Contains(faddr) {
+		return d.gap(s, d.errAt(decode.ErrOutsideImage, "F-ADDR %#x is outside every image", faddr))
+	}
+	if !s.synced {
+		s.sinceGood = 0 // a fresh start is a point known good
+		if err := d.checkMode(s, m); err != nil {
+			return d.gapNoSuspect(s, err.(*failure).e)
 		}
 	}
 	// Full reset of the state, as the encoder did.
-	s.synced = true
+	s.synced, s.seen, s.lost, s.ended = true, true, false, false
+	s.ctx, s.lastMsg, s.lastBT = -1, m.TCode, m.Get(FieldBTYPE)
+	d.anySync = true
+	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
-	s.sp = 0
+	s.hwSync, s.msgSync = 0, 0
+	s.sp, s.calls = 0, 0
 	s.haveBr = false
 	s.prevOK = false
 	if m.Present(FieldTSTAMP) {
 		s.time, s.hasTime = m.Get(FieldTSTAMP), true
 	}
-	d.ev = flow.Event{Kind: flow.KindSync, Src: s.id, Addr: faddr, Reason: uint32(m.Get(FieldSYNC)),
+	d.ev = flow.Event{Kind: flow.KindSync, Src: s.id, Addr: faddr, Reason: uint32(reason),
 		Offset: m.Offset, Priv: s.priv}
 	if err := d.sink.Event(&d.ev); err != nil {
 		return err
@@ -433,6 +1037,151 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	if s.hasTime && m.Present(FieldTSTAMP) {
 		d.ev = flow.Event{Kind: flow.KindTime, Src: s.id, Time: s.time, Offset: m.Offset}
 		return d.sink.Event(&d.ev)
+	}
+	return nil
+}
+
+// syncFlow completes the flow up to a sync message met while decoding and
+// checks the address it states against the one reached.
+func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error {
+	switch reason {
+	case SyncFIFORestart:
+		return d.fail(decode.ErrOverflow, "restart after a FIFO overflow (SYNC=7) with no Error message before it: trace was lost before %#x", faddr)
+	case SyncDebugExit, SyncTraceEnable:
+		return d.inconsistent("SYNC=%d (%s) while the trace runs (no ProgTraceCorrelation before it)", reason,
+			syncNames[reason])
+	case SyncReset, SyncPowerUp:
+		// A reset without stopping moves the flow anywhere: nothing
+		// verifies what was decoded up to it.
+		return d.inconsistent("SYNC=%d (%s) while the trace runs: the flow before it cannot be checked", reason,
+			syncNames[reason])
+	}
+	if m.Present(FieldTSTAMP) != s.ts {
+		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's previous sync message",
+			presence(m.Present(FieldTSTAMP)))
+	}
+	if err := d.checkMode(s, m); err != nil {
+		return err
+	}
+	if err := d.limits(s, m); err != nil {
+		return err
+	}
+	if m.Present(FieldHIST) {
+		if err := d.hist(s, m.Get(FieldHIST)); err != nil {
+			return err
+		}
+	}
+	bt := m.Get(FieldBTYPE)
+	if reason == SyncICNTFull && (bt != BTypeIndirect || s.mode == HTM) {
+		// "I-CNT Details": a sync reports a full I-CNT on linear code, in BTM only
+		return d.inconsistent("SYNC=4 (I-CNT full) with B-TYPE=%d in a %s trace", bt, s.mode)
+	}
+	if reason == SyncICNTFull && m.Get(FieldICNT)+uint64(s.icntAcc) < d.icntLimit() {
+		return d.inconsistent("SYNC=4 (I-CNT full) with I-CNT %d, below the counter's limit of %d", m.Get(FieldICNT),
+			d.icntLimit())
+	}
+	if err := d.checkBType(s, bt); err != nil {
+		return err
+	}
+	kind := endSync
+	switch {
+	case m.TCode == TCodeDirectBranchSync:
+		kind = endTaken
+	case bt != BTypeIndirect:
+		kind = endTrap
+	}
+	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
+		return err
+	}
+	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && d.walkRanges > 1 {
+		// BTM: once the message count reached the period, the next block
+		// starts with a sync; this one covers one block at most
+		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
+			s.msgSync-1)
+	}
+	if reason == SyncPeriodic {
+		if err := d.checkPeriod(s); err != nil {
+			return err
+		}
+	}
+	if kind == endTrap {
+		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
+	}
+	if !d.pcKnown && !(d.inferredEnd && m.TCode == TCodeProgTraceSync) {
+		return nil // an uninferable jump: F-ADDR is news
+	}
+	d.st.Checkpoints++
+	if s.pc != faddr {
+		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
+	}
+	s.sinceGood = 0
+	return nil
+}
+
+// lastHalfwords returns the size in halfwords of the last range emitted
+// (the block that last retired lies within it; d.rev keeps the last
+// range event, of this source as the message being decoded walked it).
+func (d *Decoder) lastHalfwords(s *srcState) uint64 {
+	n := uint64(2)
+	if in := d.img.InstPtr(d.rev.Last); in != nil && in.Len > 0 {
+		n = uint64(in.Len / 2)
+	}
+	return (d.rev.Last-d.rev.Start)/2 + n
+}
+
+// msgsPastPeriod reports, for a BTM trace with periodic sync counting
+// messages, whether the messages since the last sync (before the current
+// one) had reached the period before the current one was due (a
+// RepeatBranch is sent along with the message after it). (In HTM, HIST
+// records sent within a block blur the count.)
+func (d *Decoder) msgsPastPeriod(s *srcState) bool {
+	if d.cfg.SyncMode != SyncMessages || s.mode != BTM {
+		return false
+	}
+	n, period := s.msgSync-1, uint64(1)<<uint(d.cfg.SyncMax+4)
+	return n >= period+1 || n == period && s.prevMsg != TCodeRepeatBranch
+}
+
+// checkNotDue checks that a branch message without SYNC came before the
+// sync period ran out: the encoder turns the first branch message after
+// it into a sync. (Counting messages, HIST records and Ownership messages
+// sent meanwhile blur the count: nothing is checked then.)
+func (d *Decoder) checkNotDue(s *srcState) error {
+	if d.cfg.SyncMode == SyncOff {
+		return nil
+	}
+	if d.msgsPastPeriod(s) {
+		return d.inconsistent("branch message without SYNC %d messages after the last sync, past the sync period",
+			s.msgSync-1)
+	}
+	period := uint64(1) << uint(d.cfg.SyncMax+4)
+	if d.cfg.SyncMode == SyncHalfwords && s.hwSync >= period {
+		return d.inconsistent("branch message without SYNC %d halfwords after the last sync, past the sync period of %d",
+			s.hwSync, period)
+	}
+	return nil
+}
+
+// checkPeriod checks a periodic sync against the sync period, when the
+// configuration gives it: the encoder sends it at the first chance once
+// the count since the previous sync reached the period.
+func (d *Decoder) checkPeriod(s *srcState) error {
+	period := uint64(1) << uint(d.cfg.SyncMax+4)
+	switch d.cfg.SyncMode {
+	case SyncHalfwords:
+		// The count crossed the period in the last block retired, which
+		// lies within the last range.
+		last := d.lastHalfwords(s)
+		if s.hwSync < period || s.hwSync > period-1+last {
+			return d.inconsistent("periodic sync after %d halfwords, not at the period of %d (trTeInstSyncMax=%d)",
+				s.hwSync, period, d.cfg.SyncMax)
+		}
+	case SyncMessages:
+		n := s.msgSync - 1                 // messages before this one
+		if n < period || n > 2*period+16 { // messages sent while the sync waits for a flow message
+			return d.inconsistent("periodic sync after %d messages, not at the period of %d (trTeInstSyncMax=%d)",
+				n, period, d.cfg.SyncMax)
+		}
 	}
 	return nil
 }
@@ -448,6 +1197,9 @@ func (d *Decoder) timestamp(s *srcState, m *Message) error {
 
 func (d *Decoder) ownership(s *srcState, m *Message) error {
 	format, p, ctx := ParseProcess(m.Get(FieldPROCESS))
+	if format == 1 || p == ingress.Priv(2) {
+		return d.fail(decode.ErrMalformed, "PROCESS %#x has a reserved FORMAT or privilege encoding", m.Get(FieldPROCESS))
+	}
 	s.priv = p
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
 		Reason: uint32(format)}
@@ -461,6 +1213,9 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 
 // push and pop mirror the encoder's return-address stack.
 func (s *srcState) push(a uint64) {
+	if s.calls < s.callsMax {
+		s.calls++
+	}
 	n := len(s.stack)
 	if s.sp == n {
 		s.base = (s.base + 1) % n // drop the oldest
@@ -484,6 +1239,8 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
+	s.sinceGood += uint64(n)
+	d.walkRanges++
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
@@ -493,12 +1250,16 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 // hist consumes the branch outcomes of a HIST value (stop bit first).
 func (d *Decoder) hist(s *srcState, h uint64) error {
 	if h == 0 {
-		return inconsistent("HIST field without stop bit")
+		return d.inconsistent("HIST field without stop bit")
 	}
 	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
 			return err
 		}
+	}
+	if s.used-s.icntAcc > maxICNT {
+		// (each bit's walk is bounded; this bounds a long repeat)
+		return d.fail(decode.ErrMalformed, "HIST bits walk more than %d halfwords beyond the I-CNT reported", uint64(maxICNT))
 	}
 	return nil
 }
@@ -509,11 +1270,11 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 	for guard := 0; ; guard++ {
 		if guard > 1<<16 {
-			return inconsistent("no branch found for a HIST bit after %d runs", guard)
+			return d.inconsistent("no branch found for a HIST bit after %d runs", guard)
 		}
 		r, err := d.run(s.pc)
 		if err != nil {
-			return inconsistent("walking for a HIST bit from %#x: %v", s.pc, err)
+			return d.walkErr(s.pc, err)
 		}
 		last := &r.Last
 		s.used += int64(r.Halfwords)
@@ -532,7 +1293,7 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 					}
 				}
 			} else if last.Class == riscv.ClassJump {
-				return inconsistent("direct jump at %#x reported as not taken", r.LastAddr)
+				return d.inconsistent("direct jump at %#x reported as not taken", r.LastAddr)
 			}
 			if d.xlen == 32 {
 				next &= 1<<32 - 1
@@ -582,40 +1343,49 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 		return d.mask(last.Next(pc)), ingress.ITypeNone, nil
 	case riscv.ClassIndirect, riscv.ClassPopRet:
 		it := ingress.ITypeOf(*last, true)
-		if t, ok := d.seqTarget(s, r, last); ok {
+		if t, ok := d.seqTarget(s, r, last); ok && !d.cfg.NoSequentialJump {
 			if it.Pops() {
 				s.pop()
+				if s.calls > 0 {
+					s.calls--
+				}
 			}
 			if it.Pushes() {
 				s.push(last.Next(pc))
 			}
 			return t, it, nil
 		}
-		if it.Pops() {
+		if it.Pops() && !d.cfg.NoImplicitReturn {
+			if s.callsMax > 0 {
+				if s.calls == 0 {
+					return 0, it, d.inconsistent("return at %#x passed without a message while the encoder's call count is 0", pc)
+				}
+				s.calls--
+			}
 			t, ok := s.pop()
 			if !ok {
-				return 0, it, inconsistent("return at %#x with no call on the stack (trace and image disagree)", pc)
+				return 0, it, d.inconsistent("return at %#x with no call on the stack (trace and image disagree)", pc)
 			}
 			if it.Pushes() {
 				s.push(last.Next(pc))
 			}
 			return t, it, nil
 		}
-		return 0, it, inconsistent("indirect jump at %#x passed without a message (trace and image disagree)", pc)
+		return 0, it, d.inconsistent("indirect jump at %#x passed without a message (trace and image disagree)", pc)
 	case riscv.ClassTableJump:
 		it := ingress.ITypeOf(*last, true)
 		t, err := d.tableTarget(last)
 		if err != nil {
-			return 0, it, inconsistent("table jump at %#x: %v", pc, err)
+			return 0, it, d.inconsistent("table jump at %#x: %v", pc, err)
 		}
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
 		return t, it, nil
 	case riscv.ClassTrapReturn:
-		return 0, ingress.ITypeTrapReturn, inconsistent("trap return at %#x passed without a message", pc)
+		return 0, ingress.ITypeTrapReturn, d.inconsistent("trap return at %#x passed without a message", pc)
 	}
-	return 0, ingress.ITypeNone, inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, pc)
+	return 0, ingress.ITypeNone, d.inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, pc)
 }
 
 // tableTarget reads the target of a Zcmt table jump from the jump table
@@ -672,10 +1442,40 @@ func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp *riscv.Inst) (uint64,
 // finish walks the rest of an I-CNT field: the instructions after the last
 // HIST branch. kind says what the message tells about the last one.
 func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
+	if err := d.finishWalk(s, icnt, kind); err != nil {
+		return err
+	}
+	if d.cfg.ICNTBits == 0 {
+		return nil
+	}
+	if lim := d.icntLimit(); icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
+		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
+			icnt, d.cfg.ICNTBits, lim)
+	}
+	return nil
+}
+
+// icntLimit is the value at which the encoder's I-CNT counter is full (1
+// when the width is not known).
+func (d *Decoder) icntLimit() uint64 {
+	if d.cfg.ICNTBits == 0 {
+		return 1
+	}
+	return 1 << uint(d.cfg.ICNTBits-1)
+}
+
+func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
+	s.hwSync += uint64(s.icntAcc) + icnt
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
+	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
+	d.walkRanges = 0
 	if rem < 0 {
-		return inconsistent("I-CNT %d is smaller than the %d halfwords its history covers", icnt, -rem+int64(icnt))
+		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
+			icnt, -rem+int64(icnt))
+	}
+	if rem > maxICNT {
+		return d.fail(decode.ErrMalformed, "I-CNT fields add up to %d halfwords, beyond the decoder's bound", rem)
 	}
 	for rem > 0 {
 		r, err := d.run(s.pc)
@@ -686,6 +1486,10 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		}
 		rem -= int64(r.Halfwords)
 		last := &r.Last
+		if s.mode == HTM && d.isHistInst(last) {
+			return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
+				riscv.Disasm(last.Raw, r.LastAddr, d.xlen), r.LastAddr)
+		}
 		if rem == 0 {
 			return d.lastInst(s, r, last, kind)
 		}
@@ -700,12 +1504,12 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		s.pc = next
 	}
 	if kind == endTaken {
-		return inconsistent("DirectBranch with I-CNT=0 after its history")
+		return d.inconsistent("DirectBranch with I-CNT=0 after its history")
 	}
 	if kind == endIndirect {
 		// I-CNT ends exactly after the previous walk: the jump was the
 		// instruction that ended it (a HIST branch cannot be a jump).
-		return inconsistent("indirect branch message with no instruction for its jump")
+		return d.inconsistent("indirect branch message with no instruction for its jump")
 	}
 	return nil
 }
@@ -722,18 +1526,18 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	for rem > 0 {
 		in := d.img.InstPtr(pc)
 		if in == nil {
-			return inconsistent("address %#x is outside the program image", pc)
+			return d.fail(decode.ErrOutsideImage, "the flow reaches %#x, outside every image", pc)
 		}
 		if in.Len == 0 {
-			return inconsistent("reserved instruction encoding at %#x", pc)
+			return d.inconsistent("reserved instruction encoding at %#x", pc)
 		}
 		hw := int64(in.Len / 2)
 		if hw > rem {
-			return inconsistent("I-CNT ends inside the %d-byte instruction at %#x", in.Len, pc)
+			return d.inconsistent("I-CNT ends inside the %d-byte instruction at %#x", in.Len, pc)
 		}
 		if in.Class != riscv.ClassLinear && in.Class != riscv.ClassECall && in.Class != riscv.ClassEBreak &&
 			in.Class != riscv.ClassIllegal && hw != rem {
-			return inconsistent("control-flow instruction at %#x inside a straight run", pc)
+			return d.inconsistent("control-flow instruction at %#x inside a straight run", pc)
 		}
 		rem -= hw
 		n++
@@ -742,19 +1546,23 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 		pc = d.mask(pc + uint64(in.Len))
 	}
 	if last.Class == riscv.ClassIllegal && kind != endTrap {
-		return inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, lastPC)
+		return d.inconsistent("illegal instruction %#x at %#x on the traced path", last.Raw, lastPC)
 	}
 	if last.Class != riscv.ClassLinear && last.Class != riscv.ClassECall && last.Class != riscv.ClassEBreak &&
 		last.Class != riscv.ClassIllegal {
 		// cannot happen: a run ends at the first control-flow instruction
-		return inconsistent("unexpected control flow at %#x", lastPC)
+		return d.inconsistent("unexpected control flow at %#x", lastPC)
 	}
 	switch kind {
 	case endTaken:
-		return inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", lastPC)
+		return d.inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", lastPC)
 	case endIndirect:
-		// A custom instruction changing the flow is traced as an
-		// indirect jump (N-Trace "Custom Instructions").
+		// Only a custom (or unknown) instruction changing the flow is
+		// traced as an indirect jump (N-Trace "Custom Instructions").
+		if last.Class != riscv.ClassIllegal {
+			return d.inconsistent("indirect branch message I-CNT ends at %#x, on %s, not a jump", lastPC,
+				riscv.Disasm(last.Raw, lastPC, d.xlen))
+		}
 	}
 	s.pc = pc
 	return d.emitRange(s, start, lastPC, n, ingress.ITypeNone, pc, kind != endIndirect)
@@ -766,7 +1574,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 	switch kind {
 	case endTaken:
 		if last.Class != riscv.ClassBranch && !(d.cfg.AllJumps && last.Class == riscv.ClassJump) {
-			return inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", pc)
+			return d.inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", pc)
 		}
 		next := d.mask(last.Target(pc))
 		it := ingress.ITypeTaken
@@ -786,14 +1594,17 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 		it := ingress.ITypeOf(*last, true)
 		switch last.Class {
 		case riscv.ClassIndirect, riscv.ClassPopRet, riscv.ClassTrapReturn, riscv.ClassTableJump:
+		case riscv.ClassIllegal:
+			// custom (or unknown) instruction traced as an indirect jump
 		default:
-			if last.Class == riscv.ClassBranch || last.Class == riscv.ClassJump {
-				return inconsistent("indirect branch message ends at %#x, a direct %s", pc, riscv.Disasm(last.Raw, pc, d.xlen))
-			}
-			// custom instruction traced as an indirect jump
+			return d.inconsistent("indirect branch message ends at %#x, on %s, not an uninferable jump", pc,
+				riscv.Disasm(last.Raw, pc, d.xlen))
 		}
 		if it.Pops() {
-			s.pop()
+			if s.callsMax > 0 && s.calls > 0 {
+				return d.inconsistent("return at %#x reported while the encoder's call count (%d) predicts it", pc, s.calls)
+			}
+			d.popped, d.poppedOK = s.pop()
 		}
 		if it.Pushes() {
 			s.push(last.Next(pc))
@@ -811,6 +1622,7 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 		}
 		// sync or stop: the next address comes from the message (or the
 		// trace ends); report the range without a target
+		d.pcKnown = false
 		if err := d.emitRange(s, r.Start, pc, r.N, ingress.ITypeOf(*last, false), 0, false); err != nil {
 			return err
 		}
@@ -822,5 +1634,12 @@ func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int
 	}
 	s.setPrev(last, pc)
 	s.pc = next
+	if kind == endSync && last.Class != riscv.ClassJump && last.Class != riscv.ClassBranch && last.Class != riscv.ClassLinear {
+		// an uninferable jump the decoder followed with its stack or a
+		// sequential pair: F-ADDR tells where it really went, unless the
+		// message is a sync on linear code, which an encoder sends after
+		// a jump only when the jump was inferable (a predicted return)
+		d.pcKnown, d.inferredEnd = false, true
+	}
 	return nil
 }

@@ -19,6 +19,21 @@ type Stats struct {
 	Halfwords    uint64            // their size in halfwords
 	Blocks       uint64            // ingress blocks encoded
 	Syncs        map[uint64]uint64 // sync messages by SYNC reason (encoder only)
+
+	// Decoder only.
+	Gaps         int64 // gap events reported
+	Warnings     int64 // warning events reported
+	OverlongICNT int64 // I-CNT values beyond NTRACE_MAX_ICNT that were used
+	Checkpoints  int64 // sync messages whose F-ADDR was compared with the decoded flow
+
+	// Overflows counts FIFO overflows: Error messages sent (encoder) or
+	// read (decoder).
+	Overflows int64
+	// Encoder only: messages dropped by FIFO overflows, and the
+	// instruction halfwords retired between the last message sent before
+	// an overflow and the sync that restarted the trace (not traced).
+	Dropped       int64
+	LostHalfwords uint64
 }
 
 // BitsPerInstruction returns the trace size in bits per instruction.
@@ -113,6 +128,8 @@ type Encoder struct {
 	lost      bool   // messages are being dropped
 	restart   bool   // the next sync is a restart after overflow
 	lostMsgs  uint64 // messages dropped
+	hwSent    uint64 // halfwords retired when the last message was sent
+	lostFrom  uint64 // hwSent when the current overflow began
 
 	closed bool
 }
@@ -128,7 +145,11 @@ func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
 	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1}
 	e.st.Syncs = map[uint64]uint64{}
 	if cfg.ImplicitReturn == ReturnCount {
-		e.callsMax = 1<<uint(cfg.stackDepth()) - 1
+		w := cfg.StackDepth
+		if w == 0 {
+			w = maxCountBits
+		}
+		e.callsMax = 1<<uint(w) - 1
 	}
 	return e, nil
 }
@@ -166,6 +187,8 @@ func (e *Encoder) fifoAccept(m *Message) bool {
 	size, _ := AppendMessage(e.sizeBuf[:0], m, &e.w.cfg)
 	if e.fifoRoom() < float64(len(size)) {
 		e.lost = true
+		e.lostFrom = e.hwSent
+		e.st.Overflows++
 		return false
 	}
 	e.fifoLevel += float64(len(size))
@@ -189,6 +212,17 @@ func (e *Encoder) fifoRecover() error {
 
 // Lost returns the number of messages dropped by FIFO overflows.
 func (e *Encoder) Lost() uint64 { return e.lostMsgs }
+
+// LossSummary describes what FIFO overflows lost ("" when none): the
+// overflows, the messages dropped and the instruction halfwords retired
+// while trace was lost, for the summary of a command.
+func (e *Encoder) LossSummary() string {
+	if e.st.Overflows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("FIFO overflowed %d times: %d messages dropped, %d instruction halfwords retired while trace was lost",
+		e.st.Overflows, e.st.Dropped, e.st.LostHalfwords)
+}
 
 // Stats returns what the encoder has produced so far.
 func (e *Encoder) Stats() *Stats { return &e.st }
@@ -227,9 +261,11 @@ func (e *Encoder) emit(t uint64) error {
 	}
 	if e.cfg.FIFOBytes > 0 && !e.fifoAccept(m) {
 		e.lostMsgs++
+		e.st.Dropped++
 		e.sinceMsg = 0
 		return nil
 	}
+	e.hwSent = e.st.Halfwords
 	if err := e.w.Write(m); err != nil {
 		return err
 	}
@@ -368,6 +404,7 @@ func (e *Encoder) start(b *ingress.Block) error {
 	}
 	if e.restart {
 		reason, e.restart = SyncFIFORestart, false
+		e.st.LostHalfwords += e.st.Halfwords - e.lostFrom // retired before this block, never traced
 	}
 	e.started, e.stopped = true, false
 	e.resetState()
@@ -896,6 +933,23 @@ func (e *Encoder) Close() error {
 		return nil
 	}
 	e.closed = true
+	if e.lost {
+		// The capture ends: the FIFO drains, and the Error message says
+		// that the end of the trace was lost.
+		e.st.LostHalfwords += e.st.Halfwords - e.lostFrom
+		e.lost, e.cfg.FIFOBytes = false, 0
+		m := &e.msg
+		m.Reset(TCodeError)
+		m.Set(FieldETYPE, ETypeFIFOOverrun).Set(FieldECODE, 1<<2)
+		if err := e.emit(e.curTime); err != nil {
+			return err
+		}
+		e.st.Errors++
+		e.started = false
+	} else if e.restart {
+		// Lost until the end, Error message already sent.
+		e.st.LostHalfwords += e.st.Halfwords - e.lostFrom
+	}
 	if e.started && !e.cfg.NoFinalSync {
 		if err := e.correlation(uint64(e.cfg.EndEVCode)); err != nil {
 			return err

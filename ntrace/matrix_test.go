@@ -168,7 +168,7 @@ func roundTrip(t *testing.T, img *image.Set, blocks []ingress.Block, want []uint
 	}
 	col := &pcCollector{img: img}
 	cnt := &flow.Counter{}
-	d := NewDecoder(img, flow.Multi(col, cnt), DecoderConfigFrom(cfg))
+	d := mustDecoder(t, img, flow.Multi(col, cnt), DecoderConfigFrom(cfg))
 	if err := d.Decode(bytes.NewReader(trace.Bytes())); err != nil {
 		t.Fatal(err)
 	}
@@ -328,4 +328,14 @@ func TestRoundTripMatrix(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mustDecoder returns a decoder or fails the test.
+func mustDecoder(t testing.TB, img *image.Set, sink flow.Sink, cfg DecoderConfig) *Decoder {
+	t.Helper()
+	d, err := NewDecoder(img, sink, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

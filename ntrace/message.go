@@ -215,6 +215,11 @@ type Message struct {
 	// Size its length in bytes (set by the Reader and the Writer).
 	Offset int64
 	Size   int
+	// Padded has bit f set when variable-length field f was read with
+	// a redundant most significant chunk (zeros, or sign bits under
+	// ExtendAddrMSB): a value an encoder writing the shortest form never
+	// sends (set by the Reader).
+	Padded uint32
 	// Raw holds the 6-bit MDO values of the bytes after the first one of a
 	// vendor or reserved message (SRC included); nil otherwise. From the
 	// Reader it aliases the reader's buffer until the next call to Next.

@@ -134,7 +134,7 @@ func TestICNTExamples(t *testing.T) {
 func checkDecode(t *testing.T, img *image.Set, trace []byte, cfg Config, want []uint64) *pcCollector {
 	t.Helper()
 	col := &pcCollector{img: img}
-	if err := NewDecoder(img, col, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace)); err != nil {
+	if err := mustDecoder(t, img, col, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace)); err != nil {
 		t.Fatal(err)
 	}
 	if col.err != nil || fmt.Sprint(col.pcs) != fmt.Sprint(want) {
@@ -283,7 +283,7 @@ func TestMultipleSources(t *testing.T) {
 		}
 		per[e.Src].Event(e)
 	})
-	if err := NewDecoder(img, sink, DecoderConfig{Wire: WireConfig{SrcBits: 4}}).Decode(bytes.NewReader(stream)); err != nil {
+	if err := mustDecoder(t, img, sink, DecoderConfig{Wire: WireConfig{SrcBits: 4}}).Decode(bytes.NewReader(stream)); err != nil {
 		t.Fatal(err)
 	}
 	for i, pcs := range runs {
@@ -337,7 +337,7 @@ func TestFIFOOverflow(t *testing.T) {
 			cur.Event(e)
 		}
 	})
-	if err := NewDecoder(img, sink, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(buf.Bytes())); err != nil {
+	if err := mustDecoder(t, img, sink, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
 	pieces = append(pieces, cur.pcs)
@@ -431,7 +431,9 @@ func TestDecodeFromMiddle(t *testing.T) {
 					syncs++
 				}
 			}))
-			if err := NewDecoder(img, sink, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace[cut:])); err != nil {
+			dc := DecoderConfigFrom(cfg)
+			dc.Decode.AllowTruncated = true
+			if err := mustDecoder(t, img, sink, dc).Decode(bytes.NewReader(trace[cut:])); err != nil {
 				t.Fatal(err)
 			}
 			got := col.pcs
@@ -469,7 +471,7 @@ func TestTableJumps(t *testing.T) {
 		dc := DecoderConfigFrom(cfg)
 		dc.JVT = 0x400
 		col := &pcCollector{img: img}
-		if err := NewDecoder(img, col, dc).Decode(bytes.NewReader(trace)); err != nil {
+		if err := mustDecoder(t, img, col, dc).Decode(bytes.NewReader(trace)); err != nil {
 			t.Fatal(err)
 		}
 		if col.err != nil || fmt.Sprint(col.pcs) != fmt.Sprint(pcs) {
@@ -477,7 +479,7 @@ func TestTableJumps(t *testing.T) {
 		}
 		// Without the table base the decoder says what it needs.
 		col = &pcCollector{img: img}
-		NewDecoder(img, col, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace))
+		mustDecoder(t, img, col, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace))
 		if col.err == nil || !strings.Contains(col.err.Error(), "jvt") {
 			t.Errorf("%+v: no gap naming the missing jump table: %v", cfg, col.err)
 		}

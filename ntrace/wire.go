@@ -48,6 +48,9 @@ func (c *WireConfig) addrBits() int {
 type FormatError struct {
 	Offset int64
 	Msg    string
+	// EOF is set when the stream ends inside the message (a trace cut
+	// short), not on bytes that are wrong.
+	EOF bool
 }
 
 func (e *FormatError) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg) }
@@ -341,12 +344,12 @@ func (r *Reader) Next(m *Message) error {
 		case mseoEndMsg:
 			off := r.Offset()
 			r.pos++
-			return &FormatError{off, fmt.Sprintf("byte %#02x ends a message that never started", b)}
+			return &FormatError{Offset: off, Msg: fmt.Sprintf("byte %#02x ends a message that never started", b)}
 		default:
 			off := r.Offset()
 			r.pos++
 			r.resync = true
-			return &FormatError{off, fmt.Sprintf("byte %#02x: MSEO=%02b outside a message (reserved sequence)", b, b&3)}
+			return &FormatError{Offset: off, Msg: fmt.Sprintf("byte %#02x: MSEO=%02b outside a message (reserved sequence)", b, b&3)}
 		}
 	}
 }
@@ -373,7 +376,7 @@ func (r *Reader) message(m *Message) error {
 			m.Offset = start
 			m.Size = i + 1
 			if err != nil {
-				return &FormatError{start, err.Error()}
+				return &FormatError{Offset: start, Msg: err.Error()}
 			}
 			return nil
 		}
@@ -386,17 +389,17 @@ func (r *Reader) message(m *Message) error {
 			if r.rerr != nil {
 				return r.rerr
 			}
-			return &FormatError{start, fmt.Sprintf("truncated message: stream ends after %d bytes without end of message", n)}
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("truncated message: stream ends after %d bytes without end of message", n), EOF: true}
 		}
 		if b&3 == mseoReserved {
 			off := r.Offset()
 			r.pos++
 			r.resync = true
-			return &FormatError{off, fmt.Sprintf("reserved MSEO=10 in byte %#02x of message starting at byte %d", b, start)}
+			return &FormatError{Offset: off, Msg: fmt.Sprintf("reserved MSEO=10 in byte %#02x of message starting at byte %d", b, start)}
 		}
 		if n == MaxMessageBytes {
 			r.resync = true
-			return &FormatError{start, fmt.Sprintf("message longer than %d bytes (corrupt trace?)", MaxMessageBytes)}
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("message longer than %d bytes (corrupt trace?)", MaxMessageBytes)}
 		}
 		r.payload[n] = b
 		n++
@@ -412,7 +415,7 @@ func (r *Reader) message(m *Message) error {
 	m.Offset = start
 	m.Size = n
 	if err != nil {
-		return &FormatError{start, err.Error()}
+		return &FormatError{Offset: start, Msg: err.Error()}
 	}
 	return nil
 }
@@ -555,11 +558,20 @@ func parseMessage(b []byte, m *Message, cfg *WireConfig, hook fieldHook) error {
 			}
 			continue
 		}
+		start := fr.bi
 		v, w, l, err := fr.variable()
 		if err != nil {
 			return fmt.Errorf("%s: %s: %v", m.TCode, fs.F, err)
 		}
 		last = l
+		if fr.bi-start > 1 && w > 6 {
+			// The field spans bytes: is its last 6-bit chunk redundant?
+			top, below := v>>(w-6), v>>(w-7)&1
+			ext := cfg.ExtendAddrMSB && fs.F.IsAddress()
+			if !ext && top == 0 || ext && (top == 0 && below == 0 || top == 0x3f && below == 1) {
+				m.Padded |= 1 << fs.F
+			}
+		}
 		if cfg.ExtendAddrMSB && fs.F.IsAddress() && w > 0 && w < uint(cfg.addrBits()) && v>>(w-1)&1 == 1 {
 			v |= (1<<cfg.addrBits() - 1) &^ (1<<w - 1)
 		}

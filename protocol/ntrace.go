@@ -26,9 +26,14 @@ func (ntraceProto) NewEncoder(w io.Writer, img *image.Set, cfg *Config) (ingress
 	return ntrace.NewEncoder(w, c)
 }
 
-// decoderConfig is the N-Trace decoder configuration for cfg and img.
+// ntraceDecoderConfig is the N-Trace decoder configuration for cfg and
+// img. It takes only what the wire format needs from cfg.NTrace (and
+// whether direct jumps are traced as branches): a decoder learns the mode
+// and the optimisations from the messages, and the encoder-specific
+// checks of ntrace.DecoderConfigFrom would reject a trace whose encoder
+// was configured otherwise than cfg's defaults.
 func ntraceDecoderConfig(img *image.Set, cfg *Config) ntrace.DecoderConfig {
-	dc := ntrace.DecoderConfigFrom(cfg.NTrace)
+	dc := ntrace.DecoderConfig{Wire: cfg.NTrace.Wire(), AllJumps: cfg.NTrace.AllJumps}
 	dc.Wire.XLEN = img.XLEN()
 	dc.JVT = cfg.JVT
 	if dc.JVT == 0 {
@@ -48,7 +53,11 @@ func (ntraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Deco
 		return nil, err
 	}
 	// The one place the N-Trace decoder is constructed.
-	return ntrace.NewDecoder(img, sink, ntraceDecoderConfig(img, cfg)), nil
+	d, err := ntrace.NewDecoder(img, sink, ntraceDecoderConfig(img, cfg))
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 func (ntraceProto) Dump(r io.Reader, w io.Writer, cfg *Config) error {

@@ -216,7 +216,8 @@ func runRun(args []string) error {
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
-	var hart0 fanout // ingress sinks of hart 0 (closed by the simulator)
+	var rawEncs []ingress.Sink // the encoders, for their loss summary
+	var hart0 fanout           // ingress sinks of hart 0 (closed by the simulator)
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
@@ -242,6 +243,7 @@ func runRun(args []string) error {
 				f.Close()
 				return err
 			}
+			rawEncs = append(rawEncs, enc)
 			if enc, err = withFilter(enc); err != nil {
 				f.Close()
 				return err
@@ -368,6 +370,11 @@ func runRun(args []string) error {
 				float64(traceCount.n*8)/float64(res.Instret))
 			if srcBits > 0 {
 				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
+			}
+			for h, e := range rawEncs {
+				if l, ok := e.(interface{ LossSummary() string }); ok && l.LossSummary() != "" {
+					line += fmt.Sprintf("; hart %d: %s", h, l.LossSummary())
+				}
 			}
 		}
 		if runErr == nil {

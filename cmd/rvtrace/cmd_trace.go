@@ -138,6 +138,7 @@ func runEncode(args []string) error {
 		f.Close()
 		return err
 	}
+	rawEnc := enc
 	if enc, err = withFilter(enc); err != nil {
 		f.Close()
 		return err
@@ -166,6 +167,9 @@ func runEncode(args []string) error {
 		}
 		if d, ok := src.(interface{ Discontinuities() uint64 }); ok && d.Discontinuities() > 0 {
 			line += fmt.Sprintf(" (%d unexplained PC changes reported as exceptions)", d.Discontinuities())
+		}
+		if l, ok := rawEnc.(interface{ LossSummary() string }); ok && l.LossSummary() != "" {
+			line += "; " + l.LossSummary()
 		}
 		fmt.Fprintln(stderr, line)
 	}

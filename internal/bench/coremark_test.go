@@ -66,7 +66,11 @@ func benchCoremarkDecode(b *testing.B, preset string, pcs bool) {
 		if pcs {
 			sink = flow.NewPCWriter(io.Discard, t.img)
 		}
-		if err := ntrace.NewDecoder(t.img, sink, cfg).Decode(bytes.NewReader(t.trace)); err != nil {
+		d, err := ntrace.NewDecoder(t.img, sink, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Decode(bytes.NewReader(t.trace)); err != nil {
 			b.Fatal(err)
 		}
 		sink.Close()

@@ -108,7 +108,10 @@ func TestCorpusLiveRoundTrip(t *testing.T) {
 			for h := 0; h < harts; h++ {
 				for i, p := range presets {
 					f := &flowHash{img: img}
-					d := ntrace.NewDecoder(img, f, ntrace.DecoderConfigFrom(ntrace.Presets[p]))
+					d, err := ntrace.NewDecoder(img, f, ntrace.DecoderConfigFrom(ntrace.Presets[p]))
+					if err != nil {
+						t.Fatal(err)
+					}
 					if err := d.Decode(bytes.NewReader(traces[h][i].Bytes())); err != nil {
 						t.Fatal(err)
 					}

@@ -1,0 +1,475 @@
+package ntrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/internal/corpus"
+	"github.com/rvtrace/rvtrace/riscv"
+)
+
+// integrityConfigs are the encoder configurations the integrity fuzzer and
+// campaign choose among: both modes, implicit returns, periodic sync and a
+// single sync. (Not HistPatterns: it chooses record lengths from the
+// branches that follow, so a flow that differs in one branch re-encodes
+// differently much earlier, and the re-encoding excuse cannot apply.)
+var integrityConfigs = []Config{
+	{Mode: BTM}, // single sync
+	{Mode: HTM, HistBits: 32, IndirectNoHist: true, EagerHistFull: true}, // ref-htm, single sync
+	Presets["ref-htm-best"], // implicit return, repeated history
+	withSync(Presets["ref-htm-best"], SyncMessages, 0),
+	withSync(Config{Mode: BTM, RepeatBranch: true}, SyncHalfwords, 2),
+	withSync(Config{Mode: HTM, ImplicitReturn: ReturnCount, StackDepth: 3}, SyncMessages, 1),
+	{Mode: HTM, RepeatedHistory: true, ImplicitReturn: ReturnFull, SequentialJump: true, ExtendAddrMSB: true,
+		IndirectNoHist: true}, // single sync
+	withSync(Config{Mode: BTM, ImplicitReturn: ReturnFull, ICNTBits: 10}, SyncMessages, 0),
+}
+
+func withSync(c Config, mode, max int) Config {
+	c.SyncMode, c.SyncMax = mode, max
+	return c
+}
+
+// integrityImage is the program the integrity tests trace (t1 of the
+// reference code corpus).
+var integrityImage = sync.OnceValues(func() (*image.Set, error) {
+	d := corpus.Dir()
+	if d == "" {
+		return nil, errors.New("corpus not found")
+	}
+	img := image.NewSet()
+	return img, img.AddELF(d + "/ntrace-refcode/t1/test.elf")
+})
+
+// pcText renders a PC list as the PC-list text format.
+func pcText(pcs []uint64) []byte {
+	var b bytes.Buffer
+	for _, pc := range pcs {
+		fmt.Fprintf(&b, "%#x\n", pc)
+	}
+	return b.Bytes()
+}
+
+// encodePCs encodes a PC list with cfg; it fails when the PC list is not
+// a possible execution of the image.
+func encodePCs(img *image.Set, pcs []uint64, cfg Config) ([]byte, error) {
+	var out bytes.Buffer
+	if cfg.XLEN == 0 {
+		cfg.XLEN = img.XLEN()
+	}
+	enc, err := NewEncoder(&out, cfg)
+	if err != nil {
+		return nil, err
+	}
+	src := ingress.NewPCSource(bytes.NewReader(pcText(pcs)), "pcs", img, ingress.PCOptions{})
+	for {
+		b, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := enc.Block(b); err != nil {
+			return nil, err
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// encodeFlow encodes a decoded flow (ranges and traps) with cfg: the
+// blocks are those a PC list of that flow gives (ingress.PCSource), with
+// the traps where the flow has them.
+func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
+	var blocks []ingress.Block
+	var prev riscv.Inst
+	var prevPC uint64
+	prevOK := false
+	for _, e := range evs {
+		if e.Kind == flow.KindTrap {
+			it := ingress.ITypeException
+			if e.Interrupt {
+				it = ingress.ITypeInterrupt
+			}
+			if n := len(blocks); n > 0 && blocks[n-1].IRetire > 0 && blocks[n-1].IType == ingress.ITypeNone {
+				blocks[n-1].IType = it
+			} else {
+				blocks = append(blocks, ingress.Block{IAddr: e.Addr, IType: it, Priv: ingress.PrivM})
+			}
+			prevOK = false
+			continue
+		}
+		last, ok := img.Inst(e.Last)
+		if !ok || last.Len == 0 || e.Last < e.Start {
+			return nil, fmt.Errorf("range %v", &e)
+		}
+		// the instruction before the last, for sequentially inferable jumps
+		if e.N > 1 {
+			pc := e.Start
+			for pc < e.Last {
+				in, _ := img.Inst(pc)
+				if in.Len == 0 {
+					return nil, fmt.Errorf("range %v", &e)
+				}
+				prev, prevPC, prevOK = in, pc, true
+				pc += uint64(in.Len)
+			}
+		}
+		b := ingress.Block{IAddr: e.Start, IRetire: uint32((e.Last-e.Start)/2) + uint32(last.Len/2),
+			ILastSize: uint8(last.Len / 4), IType: e.End, Priv: ingress.PrivM}
+		if b.IType.Uninferable() && prevOK && prevPC+uint64(prev.Len) == e.Last {
+			_, b.SIJump = ingress.SeqTarget(prev, prevPC, last, img.XLEN())
+		}
+		blocks = append(blocks, b)
+		prev, prevPC, prevOK = last, e.Last, true
+	}
+	var out bytes.Buffer
+	if cfg.XLEN == 0 {
+		cfg.XLEN = img.XLEN()
+	}
+	enc, err := NewEncoder(&out, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := range blocks {
+		if err := enc.Block(&blocks[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// flowRecord keeps the decoded flow as PCs and gaps.
+type flowRecord struct {
+	img   *image.Set
+	items []flowItem
+	pcs   int
+	evs   []flow.Event // ranges and traps, for re-encoding
+}
+
+type flowItem struct {
+	pc  uint64
+	gap *flow.Event // nil: an instruction
+}
+
+func (r *flowRecord) Event(e *flow.Event) error {
+	switch e.Kind {
+	case flow.KindTrap:
+		r.evs = append(r.evs, *e)
+	case flow.KindRange:
+		r.evs = append(r.evs, *e)
+		pc := e.Start
+		for i := uint64(0); i < e.N; i++ {
+			r.items = append(r.items, flowItem{pc: pc})
+			r.pcs++
+			in, ok := r.img.Inst(pc)
+			if !ok || in.Len == 0 {
+				return fmt.Errorf("range %v crosses %#x, not an instruction", e, pc)
+			}
+			pc += uint64(in.Len)
+		}
+		if e.N > 0 && pc-uint64(mustLen(r.img, e.Last)) != e.Last {
+			return fmt.Errorf("range %v: its last instruction is not at Last", e)
+		}
+	case flow.KindGap:
+		g := *e
+		r.items = append(r.items, flowItem{gap: &g})
+	}
+	return nil
+}
+
+func mustLen(img *image.Set, pc uint64) int {
+	in, _ := img.Inst(pc)
+	return int(in.Len)
+}
+
+func (r *flowRecord) Close() error { return nil }
+
+// decodedPCs returns the instructions decoded, and whether any gap was.
+func (r *flowRecord) decodedPCs() ([]uint64, bool) {
+	var pcs []uint64
+	gaps := false
+	for _, it := range r.items {
+		if it.gap != nil {
+			gaps = true
+			continue
+		}
+		pcs = append(pcs, it.pc)
+	}
+	return pcs, gaps
+}
+
+// checkIntegrity applies the integrity rule to a decoded flow: split at
+// gaps, drop the Suspect instructions before each gap, and every segment
+// must be a contiguous run of truth, in order; the first segment must
+// start where truth starts unless a gap precedes it, and the last must end
+// where truth ends unless a gap follows it. It returns "" when the rule
+// holds.
+func checkIntegrity(truth []uint64, items []flowItem) string {
+	type segment struct {
+		pcs       []uint64
+		gapBefore bool
+		gapAfter  bool
+	}
+	var segs []segment
+	cur := segment{}
+	for _, it := range items {
+		if it.gap == nil {
+			cur.pcs = append(cur.pcs, it.pc)
+			continue
+		}
+		n := it.gap.Suspect
+		if n > uint64(len(cur.pcs)) {
+			n = uint64(len(cur.pcs))
+		}
+		cur.pcs = cur.pcs[:uint64(len(cur.pcs))-n]
+		cur.gapAfter = true
+		segs = append(segs, cur)
+		cur = segment{gapBefore: true}
+	}
+	segs = append(segs, cur)
+	pos := 0 // truth matched so far
+	for i, s := range segs {
+		last := i == len(segs)-1
+		if len(s.pcs) == 0 {
+			if last && !s.gapAfter && !s.gapBefore && pos != len(truth) {
+				if pos == 0 && i == 0 {
+					return "nothing decoded and no gap"
+				}
+				return fmt.Sprintf("the flow ends after %d of %d instructions with no gap", pos, len(truth))
+			}
+			continue
+		}
+		var at int
+		switch {
+		case last && !s.gapAfter:
+			at = len(truth) - len(s.pcs)
+			if at < pos || !equalPCs(truth[at:], s.pcs) {
+				return fmt.Sprintf("segment %d (%d instructions, no gap after it) is not the end of the flow", i, len(s.pcs))
+			}
+		default:
+			at = find(truth, s.pcs, pos)
+			if at < 0 {
+				return fmt.Sprintf("segment %d (%d instructions from %#x) is not a run of the flow after instruction %d",
+					i, len(s.pcs), s.pcs[0], pos)
+			}
+		}
+		if i == 0 && !s.gapBefore && at != 0 {
+			return fmt.Sprintf("the flow starts at instruction %d with no gap before it", at)
+		}
+		pos = at + len(s.pcs)
+	}
+	return ""
+}
+
+func equalPCs(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// find returns the first index at or after from where sub occurs in s.
+func find(s, sub []uint64, from int) int {
+	for i := from; i+len(sub) <= len(s); i++ {
+		if s[i] == sub[0] && equalPCs(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// corrupt applies the operation described by the first four bytes of ops
+// to trace: flip a bit, cut, insert, delete or overwrite a byte, its
+// position and value. One corruption at a time: two can each be
+// undetectable alone (a corrupt address on a path that converges) while
+// the other's gap denies the excuse of re-encoding the whole flow.
+func corrupt(trace []byte, ops []byte) ([]byte, string) {
+	out := append([]byte(nil), trace...)
+	var desc []string
+	for i := 0; i+4 <= len(ops) && i < 4; i += 4 {
+		if len(out) == 0 {
+			break
+		}
+		pos := int(uint16(ops[i+1])|uint16(ops[i+2])<<8) % len(out)
+		v := ops[i+3]
+		switch ops[i] % 5 {
+		case 0:
+			out[pos] ^= 1 << (v % 8)
+			desc = append(desc, fmt.Sprintf("flip bit %d of byte %d", v%8, pos))
+		case 1:
+			out = out[:pos]
+			desc = append(desc, fmt.Sprintf("cut at %d", pos))
+		case 2:
+			out = append(out[:pos], append([]byte{v}, out[pos:]...)...)
+			desc = append(desc, fmt.Sprintf("insert %#02x at %d", v, pos))
+		case 3:
+			out = append(out[:pos], out[pos+1:]...)
+			desc = append(desc, fmt.Sprintf("delete byte %d", pos))
+		case 4:
+			out[pos] = v
+			desc = append(desc, fmt.Sprintf("byte %d = %#02x", pos, v))
+		}
+	}
+	return out, strings.Join(desc, ", ")
+}
+
+// integrityCase encodes a random path of the image with cfg, corrupts it
+// with ops, decodes it and checks the integrity rule. It returns "" when
+// the rule holds, else what broke it.
+func integrityCase(t testing.TB, img *image.Set, truth []uint64, cfg Config, trace []byte, ops []byte) (string, *flowRecord) {
+	bad, desc := corrupt(trace, ops)
+	rec := &flowRecord{img: img}
+	dc := DecoderConfigFrom(cfg)
+	dc.MaxInstructions = uint64(4*len(truth) + 1000)
+	d := mustDecoder(t, img, rec, dc)
+	err := d.Decode(bytes.NewReader(bad))
+	var de *decode.Error
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrTooManyInstructions):
+		return "", rec // the work bound stopped a hostile trace: flagged
+	case errors.As(err, &de) && (errors.Is(err, decode.ErrEmpty) || errors.Is(err, decode.ErrNoSync)):
+		if rec.pcs > 0 {
+			return fmt.Sprintf("%s: %d instructions decoded, then %v", desc, rec.pcs, err), rec
+		}
+		return "", rec
+	default:
+		t.Fatalf("%s: Decode: %v", desc, err)
+	}
+	why := checkIntegrity(truth, rec.items)
+	if why == "" {
+		return "", rec
+	}
+	// The only excuse: the corrupted bytes are a valid trace of the
+	// decoded flow.
+	if pcs, gaps := rec.decodedPCs(); !gaps && len(pcs) > 0 {
+		if again, err := encodePCs(img, pcs, cfg); err == nil && bytes.Equal(again, bad) {
+			return "", rec
+		}
+		if again, err := encodeFlow(img, rec.evs, cfg); err == nil && bytes.Equal(again, bad) {
+			return "", rec
+		}
+	}
+	return fmt.Sprintf("%s (%d → %d bytes): %s", desc, len(trace), len(bad), why), rec
+}
+
+// FuzzIntegrity checks the integrity rule on small corrupted traces: a
+// random path of a few hundred to a few thousand instructions through t1,
+// encoded with one of several configurations, corrupted as the fuzz input
+// says.
+func FuzzIntegrity(f *testing.F) {
+	img, err := integrityImage()
+	if err != nil {
+		f.Skip("integrity fuzzing needs the corpus (../shared/corpus): ", err)
+	}
+	f.Add(int64(1), uint8(0), uint16(500), []byte{0, 10, 0, 3})
+	f.Add(int64(2), uint8(3), uint16(2000), []byte{0, 40, 0, 5})
+	f.Add(int64(3), uint8(2), uint16(1000), []byte{1, 77, 0, 0})
+	f.Add(int64(4), uint8(4), uint16(800), []byte{2, 20, 0, 0x6c})
+	f.Add(int64(5), uint8(6), uint16(3000), []byte{3, 50, 0, 0})
+	f.Add(int64(6), uint8(7), uint16(1500), []byte{4, 33, 0, 0x40})
+	f.Add(int64(7), uint8(5), uint16(300), []byte{0, 9, 0, 7, 0, 90, 0, 1})
+	f.Fuzz(func(t *testing.T, seed int64, sel uint8, n uint16, ops []byte) {
+		cfg := integrityConfigs[int(sel)%len(integrityConfigs)]
+		cfg.XLEN = img.XLEN()
+		truth := synthFlow(img, seed, 200+int(n)%2800, true)
+		trace, err := encodePCs(img, truth, cfg)
+		if err != nil {
+			t.Skip(err) // not a path the PC source accepts
+		}
+		if why, _ := integrityCase(t, img, truth, cfg, trace, ops); why != "" {
+			t.Fatalf("config %d %+v: %s", int(sel)%len(integrityConfigs), cfg, why)
+		}
+	})
+}
+
+// The oracle itself: it accepts a faithful decode and rejects a silently
+// shortened or altered one.
+func TestIntegrityOracle(t *testing.T) {
+	truth := []uint64{1, 2, 3, 4, 5, 6}
+	pcs := func(p ...uint64) []flowItem {
+		var it []flowItem
+		for _, pc := range p {
+			it = append(it, flowItem{pc: pc})
+		}
+		return it
+	}
+	gap := func(suspect uint64) flowItem { return flowItem{gap: &flow.Event{Kind: flow.KindGap, Suspect: suspect}} }
+	cat := func(parts ...[]flowItem) []flowItem {
+		var out []flowItem
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		items []flowItem
+		ok    bool
+	}{
+		{pcs(1, 2, 3, 4, 5, 6), true},
+		{pcs(1, 2, 3, 4, 5), false},                               // shortened silently
+		{pcs(2, 3, 4, 5, 6), false},                               // start missing
+		{cat(pcs(1, 2), []flowItem{gap(0)}, pcs(5, 6)), true},     // gap
+		{cat(pcs(1, 2, 9), []flowItem{gap(1)}, pcs(5, 6)), true},  // wrong but suspect
+		{cat(pcs(1, 2, 9), []flowItem{gap(0)}, pcs(5, 6)), false}, // wrong, not suspect
+		{cat(pcs(1, 2), []flowItem{gap(0)}, pcs(6, 5)), false},    // out of order
+		{cat(pcs(1, 2), []flowItem{gap(0)}), true},                // truncation gap
+		{nil, false},
+	} {
+		if got := checkIntegrity(truth, c.items) == ""; got != c.ok {
+			t.Errorf("%v: rule holds %v, want %v", c.items, got, c.ok)
+		}
+	}
+}
+
+// The oracle's excuse is sound: re-encoding the flow decoded from an
+// intact trace gives that trace again.
+func TestEncodeFlowRoundTrip(t *testing.T) {
+	img, err := integrityImage()
+	if err != nil {
+		t.Skip(err)
+	}
+	for i, cfg := range integrityConfigs {
+		cfg.XLEN = img.XLEN()
+		for seed := int64(1); seed <= 3; seed++ {
+			truth := synthFlow(img, seed, 2000, true)
+			trace, err := encodePCs(img, truth, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &flowRecord{img: img}
+			if err := mustDecoder(t, img, rec, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace)); err != nil {
+				t.Fatal(err)
+			}
+			if why := checkIntegrity(truth, rec.items); why != "" {
+				t.Fatalf("config %d seed %d: intact trace: %s", i, seed, why)
+			}
+			again, err := encodeFlow(img, rec.evs, cfg)
+			if err != nil || !bytes.Equal(again, trace) {
+				t.Errorf("config %d seed %d: re-encoding the decoded flow gives %d bytes, not the %d of the trace (%v)",
+					i, seed, len(again), len(trace), err)
+			}
+		}
+	}
+}
