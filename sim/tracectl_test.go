@@ -90,7 +90,11 @@ func TestTraceControlGuest(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &pcList{img: img}
-	if err := ntrace.NewDecoder(img, got, ntrace.DecoderConfigFrom(set.NTrace)).Decode(bytes.NewReader(capture)); err != nil {
+	d, err := ntrace.NewDecoder(img, got, ntrace.DecoderConfigFrom(set.NTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Decode(bytes.NewReader(capture)); err != nil {
 		t.Fatal(err)
 	}
 	if got.gaps != 0 || len(got.pcs) == 0 {

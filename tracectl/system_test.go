@@ -181,7 +181,11 @@ func TestFunnelTwoHarts(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := srcCollector{0: {img: img}, 1: {img: img}}
-		if err := ntrace.NewDecoder(img, c, ntrace.DecoderConfigFrom(cfg)).Decode(bytes.NewReader(capture)); err != nil {
+		d, err := ntrace.NewDecoder(img, c, ntrace.DecoderConfigFrom(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Decode(bytes.NewReader(capture)); err != nil {
 			t.Fatal(err)
 		}
 		for h := uint32(0); h < 2; h++ {
