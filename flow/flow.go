@@ -48,7 +48,8 @@ const (
 	// already emitted since the last point known good that may be wrong (a
 	// checkpoint found the decoder elsewhere); they are the last Suspect
 	// instructions of the ranges before the gap. Decoding resumes at the
-	// next sync.
+	// next sync. A gap at a sync whose address is outside every image
+	// (decode.ErrOutsideImage) has that address in Addr.
 	KindGap
 	// KindStop reports that trace stopped (disabled, debug mode, end of
 	// capture); Reason is the protocol's code for why.

@@ -202,8 +202,12 @@ type Decoder struct {
 	curIdx  int64    // its index in the trace
 	index   int64    // messages (and malformed byte runs) read so far
 	anySync bool     // some source has synchronised
-	cutMsg  bool     // the trace ends inside a message
-	pcKnown bool     // the last walk ended at an inferred address (s.pc)
+	// outsideSyncs counts the sync messages whose address is outside every
+	// image, firstOutside is the first such address.
+	outsideSyncs uint64
+	firstOutside uint64
+	cutMsg       bool // the trace ends inside a message
+	pcKnown      bool // the last walk ended at an inferred address (s.pc)
 	// the return address the stack held for a return ending the walk
 	popped      uint64
 	poppedOK    bool
@@ -345,6 +349,11 @@ func (d *Decoder) Decode(r io.Reader) error {
 func (d *Decoder) end(total int64) error {
 	if total == 0 {
 		return &decode.Error{Offset: 0, Index: -1, Err: decode.ErrEmpty}
+	}
+	if !d.anySync && d.outsideSyncs > 0 {
+		return &decode.Error{Offset: -1, Index: -1,
+			Err: fmt.Errorf("%w: none of the %d sync messages has its address in the image (the first is %#x): wrong image?",
+				decode.ErrOutsideImage, d.outsideSyncs, d.firstOutside)}
 	}
 	if !d.anySync {
 		return &decode.Error{Offset: -1, Index: -1,
@@ -595,10 +604,16 @@ func (d *Decoder) gap(s *srcState, e *decode.Error) error {
 
 // gapWith sends the gap event with Suspect n and marks the source lost.
 func (d *Decoder) gapWith(s *srcState, e *decode.Error, n uint64) error {
+	return d.gapAddr(s, e, n, 0)
+}
+
+// gapAddr is gapWith for a gap at a sync message whose address addr is
+// outside every image (0 for other gaps).
+func (d *Decoder) gapAddr(s *srcState, e *decode.Error, n, addr uint64) error {
 	s.synced, s.lost, s.sinceGood = false, true, 0
 	d.st.Gaps++
 	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
-		Priv: s.priv}
+		Priv: s.priv, Addr: addr}
 	return d.sink.Event(&d.ev)
 }
 
@@ -1007,7 +1022,15 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		}
 	}
 	if !d.img.Contains(faddr) {
-		return d.gap(s, d.errAt(decode.ErrOutsideImage, "F-ADDR %#x is outside every image", faddr))
+		if d.outsideSyncs == 0 {
+			d.firstOutside = faddr
+		}
+		d.outsideSyncs++
+		n := s.sinceGood
+		if !s.synced {
+			n = 0
+		}
+		return d.gapAddr(s, d.errAt(decode.ErrOutsideImage, "F-ADDR %#x is outside every image", faddr), n, faddr)
 	}
 	if !s.synced {
 		s.sinceGood = 0 // a fresh start is a point known good

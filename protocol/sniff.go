@@ -124,6 +124,13 @@ func (t *trialSink) Event(e *flow.Event) error {
 			t.res.SyncsInImage++
 		}
 	case flow.KindGap:
+		if e.Addr != 0 && errors.Is(e.Err, decode.ErrOutsideImage) {
+			// A sync whose address is outside every image.
+			if t.res.Syncs == 0 {
+				t.res.FirstSync = e.Addr
+			}
+			t.res.Syncs++
+		}
 		if e.Offset < t.cut && !errors.Is(e.Err, decode.ErrTruncated) {
 			t.res.Gaps++
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -125,14 +126,16 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// The PC list marks the gap with a comment line; --no-gap-marks writes the same list without
-// it; --strict says the suspect instructions are withheld; the flow
-// listing, the JSON lines and the Tarmac output mark the gap too; the
-// profile has the lost row.
+// The PC list marks the gap with a comment line and is, up to it, the
+// reference PC list's prefix; --no-gap-marks writes the same list without
+// it; --strict withholds exactly the suspect instructions the summary
+// counts; the flow listing, the JSON lines and the Tarmac output mark the
+// gap too; the profile has the lost row.
 func TestGapMarksInOutputs(t *testing.T) {
 	f := newIntegrityFiles(t)
 	marked := filepath.Join(f.dir, "m.pcs")
 	plain := filepath.Join(f.dir, "p.pcs")
+	strict := filepath.Join(f.dir, "s.pcs")
 	lst := filepath.Join(f.dir, "flow.txt")
 	jl := filepath.Join(f.dir, "flow.jsonl")
 	tm := filepath.Join(f.dir, "out.tarmac")
@@ -140,22 +143,41 @@ func TestGapMarksInOutputs(t *testing.T) {
 	if code != 3 {
 		t.Fatalf("decode: exit %d: %s", code, e)
 	}
-	code, _, e = rv(t, "decode", "--image", f.elf, f.bad, "--pcs", plain, "--no-gap-marks", "--strict")
-	if code != 3 || !strings.Contains(e, "suspect instructions withheld") {
+	if code, _, e = rv(t, "decode", "--image", f.elf, f.bad, "--pcs", plain, "--no-gap-marks"); code != 3 {
+		t.Fatalf("decode --no-gap-marks: exit %d: %s", code, e)
+	}
+	code, _, e = rv(t, "decode", "--image", f.elf, f.bad, "--pcs", strict, "--no-gap-marks", "--strict")
+	sum := summaryRE.FindStringSubmatch(e)
+	if code != 3 || sum == nil || sum[4] == "" {
 		t.Fatalf("decode --strict: exit %d: %s", code, e)
 	}
+	suspect, _ := strconv.Atoi(sum[3])
 	m, _ := os.ReadFile(marked)
 	p, _ := os.ReadFile(plain)
+	s, _ := os.ReadFile(strict)
 	mark := regexp.MustCompile(`(?m)^# gap at byte (\d+) \(message \d+\): .+\n`)
 	loc := mark.FindIndex(m)
 	if loc == nil {
 		t.Fatalf("no gap comment line in the PC list")
 	}
-	if bytes.Contains(p, []byte("#")) {
+	if bytes.Contains(p, []byte("#")) || bytes.Contains(s, []byte("#")) {
 		t.Errorf("--no-gap-marks list has a comment line")
 	}
 	if string(mark.ReplaceAll(m, nil)) != string(p) {
 		t.Errorf("the lists differ by more than the gap line")
+	}
+	before := strings.SplitAfter(string(m[:loc[0]]), "\n")
+	before = before[:len(before)-1]
+	if suspect == 0 || suspect > len(before) {
+		t.Fatalf("%d suspect instructions, %d before the gap", suspect, len(before))
+	}
+	good := strings.Join(before[:len(before)-suspect], "")
+	if truth := normalized(t, f.truth); !strings.HasPrefix(truth, good) {
+		t.Errorf("the PCs before the suspect ones are not those the program executed")
+	}
+	want := good + string(m[loc[1]:])
+	if string(s) != want {
+		t.Errorf("--strict list: %d bytes, want the list without the %d suspect instructions (%d bytes)", len(s), suspect, len(want))
 	}
 	for file, want := range map[string]string{lst: "GAP at byte", jl: `{"kind":"gap","error":`, tm: " TraceGap\n"} {
 		data, _ := os.ReadFile(file)
@@ -164,7 +186,7 @@ func TestGapMarksInOutputs(t *testing.T) {
 		}
 	}
 	code, out, _ := rv(t, "profile", "--image", f.elf, f.bad)
-	if code != 3 || !regexp.MustCompile(`(?m)^lost +1 gap, 0 suspect instructions`).MatchString(out) {
+	if code != 3 || !regexp.MustCompile(`(?m)^lost +1 gap, `+sum[3]+` suspect instructions`).MatchString(out) {
 		t.Errorf("profile: exit %d, no lost row in\n%s", code, out[:min(len(out), 600)])
 	}
 	code, out, _ = rv(t, "profile", "--image", f.elf, f.clean)
