@@ -1,11 +1,11 @@
 package etrace
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -89,13 +89,34 @@ type Decoder struct {
 	cache [1024]*node
 	nodes map[uint64]*node
 
-	Packets uint64 // packets processed
-	Errors  uint64 // inconsistencies reported as gaps
+	st      Stats
+	idx     int64  // index of the packet being processed
+	nextIdx int64  // index of the next packet
+	emitted uint64 // instructions sent in ranges
+	good    uint64 // emitted at the last point known good
+	chkAddr bool   // the walk's target address is a checkpoint (a full address)
+	phase   int    // where the trace stands (phasePre, ...)
+	sawSync bool   // a format 3 subformat 0 or 1 packet was seen
+	// the first packet skipped before the first sync, reported as a gap
+	// when that sync comes
+	preErr      error
+	preOff      int64
+	preIdx      int64
+	preWhat     string
+	preReported bool
 }
+
+// phases of a trace, as the decoder sees it
+const (
+	phasePre     = iota // before the first sync packet
+	phaseSynced         // following the program
+	phaseGap            // after a gap, waiting for a sync packet
+	phaseStopped        // after a support packet that ended tracing
+)
 
 // NewDecoder returns a decoder for traces written with cfg, following the
 // program in img, sending the flow to sink.
-func NewDecoder(cfg Config, img *image.Set, sink flow.Sink) (*Decoder, error) {
+func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
@@ -110,18 +131,25 @@ func NewDecoder(cfg Config, img *image.Set, sink flow.Sink) (*Decoder, error) {
 	return d, nil
 }
 
-// Decode decodes a framed byte stream held in memory; it is
-// DecodeReader on a bytes.Reader.
-func (d *Decoder) Decode(data []byte) error {
-	return d.DecodeReader(bytes.NewReader(data))
+// Stats returns counts of what was decoded so far: Packets (te_inst and
+// support packets read, malformed ones included), Bytes, ByFormat, Sync,
+// Instructions (sent in ranges) and Gaps.
+func (d *Decoder) Stats() *Stats {
+	d.st.Instructions = d.emitted
+	return &d.st
 }
 
-// DecodeReader decodes the framed byte stream read from r, holding only a
-// small buffer of it at a time. Framing and packet errors are reported to
-// the sink as gaps and decoding resumes at the next sync packet; the
-// returned error is a sink error or a read error. At the end of the
-// stream the decoder is flushed; the sink is not closed.
-func (d *Decoder) DecodeReader(r io.Reader) error {
+// Decode decodes the framed byte stream read from r, holding only a small
+// buffer of it at a time. Malformed packets and inconsistencies between
+// the trace and the program are reported to the sink as gaps (flow
+// KindGap events whose Err is a *decode.Error) and decoding goes on from
+// the next sync packet. A trace that does not start with a sync packet or
+// does not end with the support packet that ends tracing is reported as
+// a gap, unless cfg.Decode.AllowTruncated. Decode returns an error only
+// when reading fails, the sink returns one, or the trace is empty or has
+// no sync packet at all (a *decode.Error wrapping decode.ErrEmpty or
+// decode.ErrNoSync). The sink is not closed.
+func (d *Decoder) Decode(r io.Reader) error {
 	sc := NewScanner(r, &d.cfg)
 	p := &d.pkt
 	obs, _ := d.sink.(flow.MessageObserver) // counts trace bytes by packet type
@@ -139,7 +167,10 @@ func (d *Decoder) DecodeReader(r io.Reader) error {
 				}
 				return err
 			}
-			if gerr := d.gap(err, fe.Offset); gerr != nil {
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			if gerr := d.fault(fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg), fe.Offset, "frame"); gerr != nil {
 				return gerr
 			}
 			if sc.Done() {
@@ -149,7 +180,13 @@ func (d *Decoder) DecodeReader(r io.Reader) error {
 		}
 		fr := sc.Frame()
 		if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
-			if gerr := d.gap(fmt.Errorf("byte %d: %w", fr.Offset, err), fr.Offset); gerr != nil {
+			if !isSentinel(err) {
+				err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
+			}
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			if gerr := d.fault(err, fr.Offset, "packet"); gerr != nil {
 				return gerr
 			}
 			continue
@@ -161,32 +198,97 @@ func (d *Decoder) DecodeReader(r io.Reader) error {
 			return err
 		}
 	}
+	d.st.Bytes = uint64(sc.Offset())
+	if sc.Offset() == 0 {
+		return &decode.Error{Offset: 0, Index: 0, Err: decode.ErrEmpty}
+	}
+	if !d.sawSync {
+		return &decode.Error{Offset: 0, Index: 0, Err: fmt.Errorf("%w (format 3 subformat 0 or 1)", decode.ErrNoSync)}
+	}
 	return d.Flush()
 }
 
+// fault handles a packet that could not be read or followed (cause) at
+// byte off: a gap while following the program, else it is remembered or
+// dropped as the phase says.
+func (d *Decoder) fault(cause error, off int64, what string) error {
+	switch d.phase {
+	case phasePre:
+		if d.preErr == nil && !d.cfg.Decode.AllowTruncated {
+			d.preErr, d.preOff, d.preIdx, d.preWhat = cause, off, d.idx, what
+		}
+		return nil
+	case phaseGap:
+		return nil // already in a gap
+	}
+	return d.gap(&decode.Error{Offset: off, Index: d.idx, What: what, Err: cause})
+}
+
 // Flush ends the trace: a pending packet is resolved as reporting the
-// target of an uninferable discontinuity, and the open range is sent.
+// target of an uninferable discontinuity, and the open range is sent. A
+// trace that stops while the decoder follows the program (no support
+// packet ended it) is reported as truncated unless the configuration
+// allows it.
 func (d *Decoder) Flush() error {
 	if d.pendOK {
 		d.pendOK = false
 		if err := d.follow(&d.pend, rTarget, d.pendOff); err != nil {
-			if gerr := d.gap(err, d.pendOff); gerr != nil {
+			if gerr := d.packetGap(err, &d.pend, d.pendOff, d.idx); gerr != nil {
 				return gerr
 			}
 		}
 	}
+	if d.phase == phaseSynced && !d.cfg.Decode.AllowTruncated {
+		return d.gap(&decode.Error{Offset: d.st.bytesOr(d.off), Index: d.nextIdx, What: "end of trace",
+			Err:      fmt.Errorf("%w: no support packet ending tracing", decode.ErrTruncated),
+			Expected: "a support packet with qual_status ended_rep or ended_ntr"})
+	}
 	return d.closeRange(ingress.ITypeNone, 0, false)
 }
 
-// gap reports err and drops synchronisation.
-func (d *Decoder) gap(err error, off int64) error {
-	d.Errors++
-	if e := d.closeRange(ingress.ITypeNone, 0, false); e != nil {
-		return e
+func (s *Stats) bytesOr(off int64) int64 {
+	if s.Bytes > 0 {
+		return int64(s.Bytes)
 	}
-	d.synced, d.pendOK, d.trapPending = false, false, false
-	d.ev = flow.Event{Kind: flow.KindGap, Err: err, Offset: off}
+	return off
+}
+
+// gap reports e (with the instructions sent since the last point known
+// good as suspect) and drops synchronisation.
+func (d *Decoder) gap(e *decode.Error) error {
+	d.st.Gaps++
+	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		return unwrapSink(err)
+	}
+	d.phase, d.pendOK, d.trapPending = phaseGap, false, false
+	d.synced = false
+	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
+		Suspect: d.emitted - d.good}
+	d.good = d.emitted
 	return d.sink.Event(&d.ev)
+}
+
+// packetGap reports err, found processing packet p at byte off, as a gap.
+func (d *Decoder) packetGap(err error, p *Packet, off, idx int64) error {
+	var de *decode.Error
+	if !errors.As(err, &de) {
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: %w", decode.ErrInconsistent, err)
+		}
+		de = &decode.Error{Offset: off, Index: idx, What: d.codec.FormatName(p), Err: err}
+	}
+	return d.gap(de)
+}
+
+// isSentinel reports whether err wraps one of the decode package's causes.
+func isSentinel(err error) bool {
+	for _, s := range [...]error{decode.ErrCheckpoint, decode.ErrInconsistent, decode.ErrOutsideImage,
+		decode.ErrMalformed, decode.ErrSkipped, decode.ErrOverflow, decode.ErrTruncated} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // errSink marks errors returned by the sink, which stop decoding.
@@ -194,10 +296,26 @@ type errSink struct{ error }
 
 func (e errSink) Unwrap() error { return e.error }
 
+func unwrapSink(err error) error {
+	var se errSink
+	if errors.As(err, &se) {
+		return se.error
+	}
+	return err
+}
+
 // Packet processes one packet found at byte offset off. Inconsistencies
 // are reported as gaps; the returned error is a sink error.
 func (d *Decoder) Packet(p *Packet, off int64) error {
-	d.Packets++
+	d.st.Packets++
+	d.idx = d.nextIdx
+	d.nextIdx++
+	if p.Format == FormatSync && p.Subformat != SubSupport {
+		d.st.Sync[p.Subformat&3]++
+	}
+	if p.Format != FormatSync || p.Subformat != SubSupport {
+		d.st.ByFormat[p.Format&3]++
+	}
 	err := d.packet(p, off)
 	d.lastAddrPkt = d.hasAddress(p)
 	if err == nil {
@@ -207,7 +325,7 @@ func (d *Decoder) Packet(p *Packet, off int64) error {
 	if errors.As(err, &se) {
 		return se.error
 	}
-	return d.gap(fmt.Errorf("packet at byte %d (%s): %w", off, d.codec.FormatName(p), err), off)
+	return d.packetGap(err, p, off, d.idx)
 }
 
 func (d *Decoder) emit(e *flow.Event) error {
@@ -230,7 +348,18 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 	}
 	if !d.synced {
 		if !isF3(p) {
-			return nil // wait for a sync packet
+			// wait for a sync packet
+			if d.phase == phaseStopped {
+				return fmt.Errorf("%w: %s packet after tracing ended, before a sync packet", decode.ErrSkipped, d.codec.FormatName(p))
+			}
+			return d.fault(fmt.Errorf("%w: %s packet before the first sync packet", decode.ErrTruncated, d.codec.FormatName(p)), off, d.codec.FormatName(p))
+		}
+		d.sawSync = true
+		if d.preErr != nil && !d.preReported {
+			d.preReported = true
+			if err := d.gap(&decode.Error{Offset: d.preOff, Index: d.preIdx, What: d.preWhat, Err: d.preErr}); err != nil {
+				return errSink{err}
+			}
 		}
 		return d.start(p, off)
 	}
@@ -281,7 +410,7 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		d.fail = true
 		return d.walk(modeFail, 0)
 	}
-	return fmt.Errorf("unexpected packet")
+	return fmt.Errorf("%w: unexpected %s packet", decode.ErrSkipped, d.codec.FormatName(p))
 }
 
 // hasAddress reports whether p is a format 0/1/2 packet that reports an
@@ -320,18 +449,30 @@ func (d *Decoder) support(p *Packet, off int64) error {
 			return err
 		}
 	}
+	if d.synced && !d.trapPending {
+		if err := d.leftover("the end of tracing"); err != nil {
+			return err
+		}
+	}
 	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
 		return err
 	}
 	wasSynced := d.synced
 	d.synced, d.trapPending = false, false
 	if p.QualStatus == QualTraceLost {
-		d.ev = flow.Event{Kind: flow.KindGap, Err: fmt.Errorf("byte %d: trace lost", off), Offset: off}
-		return d.emit(&d.ev)
-	}
-	if !wasSynced {
+		if err := d.gap(&decode.Error{Offset: off, Index: d.idx, What: d.codec.FormatName(p),
+			Err: fmt.Errorf("%w: support packet with qual_status trace_lost", decode.ErrOverflow)}); err != nil {
+			return errSink{err}
+		}
 		return nil
 	}
+	if !wasSynced {
+		if d.phase == phaseGap {
+			d.phase = phaseStopped
+		}
+		return nil
+	}
+	d.phase = phaseStopped
 	d.ev = flow.Event{Kind: flow.KindStop, Reason: uint32(p.QualStatus), Priv: d.priv, Offset: off}
 	return d.emit(&d.ev)
 }
@@ -352,6 +493,7 @@ func (d *Decoder) decodeAddr(p *Packet) (uint64, error) {
 	if d.v026 {
 		full = p.Format == FormatExt || p.Format == FormatAddr && d.opt.FullAddress
 	}
+	d.chkAddr = full
 	var a uint64
 	if full {
 		a = p.Address << d.lsb
@@ -391,7 +533,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 	if err := d.emit(&d.ev); err != nil {
 		return err
 	}
-	d.synced = true
+	d.synced, d.phase = true, phaseSynced
 	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
 		return err
 	}
@@ -471,7 +613,7 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 	}
 	d.depthChk = false
 	if err := d.walk(modeSync, a); err != nil {
-		return err
+		return d.checkpointErr(decode.ErrCheckpoint, a, err)
 	}
 	// reset, keeping the reported branch's outcome
 	qb, qn := d.qbits, d.qn
@@ -484,6 +626,9 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 // trapPacket handles format 3 subformat 1 while synchronised.
 func (d *Decoder) trapPacket(p *Packet) error {
 	if p.Thaddr == 0 && !d.v026 {
+		if err := d.leftover("trap"); err != nil {
+			return err
+		}
 		epc := p.Address << d.lsb & d.amask
 		d.lastAddr = epc
 		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
@@ -491,6 +636,9 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		}
 		d.trapPending = true
 		return d.trapEvent(p, epc, 0, false)
+	}
+	if err := d.leftover("trap"); err != nil {
+		return err
 	}
 	a, err := d.syncAddr(p)
 	if err != nil {
@@ -557,6 +705,30 @@ func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error 
 	return d.emit(&d.ev)
 }
 
+// checkpointErr reports that the walk towards address a, stated by a
+// packet, failed with err: cause is decode.ErrCheckpoint when a is a full
+// address. Sink errors pass through.
+func (d *Decoder) checkpointErr(cause error, a uint64, err error) error {
+	var se errSink
+	if errors.As(err, &se) {
+		return err
+	}
+	return fmt.Errorf("%w: the packet states %#x, the decoder reached %#x: %w", cause, a, d.pc, err)
+}
+
+// leftover reports branch outcomes left unused at a point where the
+// encoder has reported them all (a trap, the end of tracing).
+func (d *Decoder) leftover(where string) error {
+	want := uint64(0)
+	if d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch {
+		want = 1
+	}
+	if n := d.remaining(); n > want {
+		return fmt.Errorf("%w: %d branch outcomes left over at %s (at %#x)", decode.ErrInconsistent, n-want, where, d.pc)
+	}
+	return nil
+}
+
 // addOutcomes appends n branch outcomes (bit 0 oldest, 1 = not taken).
 func (d *Decoder) addOutcomes(bits uint32, n int) error {
 	if d.qn+n > 63 {
@@ -610,6 +782,13 @@ func (d *Decoder) follow(p *Packet, kind int, off int64) error {
 	err = d.walk(mode, a)
 	d.irActive, d.depthChk, d.storeTarget = false, false, false
 	if err != nil {
+		if mode == modeLast {
+			cause := decode.ErrInconsistent
+			if d.chkAddr {
+				cause = decode.ErrCheckpoint
+			}
+			return d.checkpointErr(cause, a, err)
+		}
 		return err
 	}
 	if kind == rNotify && p.Notify {

@@ -153,14 +153,14 @@ func etraceDecoderFlags(fs *flag.FlagSet) func(r io.Reader, name string, img *im
 		if err != nil {
 			return err
 		}
-		d, err := etrace.NewDecoder(cfg, img, sink)
+		d, err := etrace.NewDecoder(img, sink, cfg)
 		if err != nil {
 			return err
 		}
 		if *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv") {
 			return d.DecodeCSV(r)
 		}
-		return d.DecodeReader(r)
+		return d.Decode(r)
 	}
 }
 
@@ -175,7 +175,7 @@ func etraceDumperFlags(fs *flag.FlagSet) func(r io.Reader, name string, w io.Wri
 		if *toCSV {
 			return etrace.ToCSV(r, &cfg, w)
 		}
-		st, err := etrace.Dump(r, &cfg, w)
+		st, err := etrace.Dump(r, w, &cfg)
 		if err == nil && st.Errors > 0 {
 			return fmt.Errorf("%d errors", st.Errors)
 		}
