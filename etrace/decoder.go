@@ -59,6 +59,11 @@ type Decoder struct {
 
 	qbits   uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
 	qn      int
+	// a 31-branch map being followed with the branch predictor on: fmSkip
+	// outcomes before it, fmLeft of its own left, fmOK while all were
+	// predicted correctly
+	fmSkip, fmLeft int
+	fmOK           bool
 	pbcLeft uint64
 	fail    bool // the branch after the predicted ones failed
 	stack   retStack
@@ -78,6 +83,8 @@ type Decoder struct {
 	storeTarget bool // the target reported is stored in the jump target cache
 
 	lastAddrPkt bool // the previous packet was a format 0/1/2 address packet
+	prevF3      bool // the previous te_inst packet was format 3 subformat 0 or 1
+	hadPend     bool // an address packet was pending when this packet came
 	pendAfter   bool // ... when the pending packet arrived
 	zeroOK      bool // the walk may stop without moving (0.026 double reports)
 	rStart      uint64
@@ -191,6 +198,18 @@ func (d *Decoder) Decode(r io.Reader) error {
 			}
 			continue
 		}
+		if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
+			fr.Payload[n-1] == 0xff && fr.Payload[n-2] >= 0x80) {
+			// The encoder drops every byte that sign extension restores.
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			if gerr := d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
+				fr.Offset, d.codec.FormatName(p)); gerr != nil {
+				return gerr
+			}
+			continue
+		}
 		if obs != nil {
 			obs.Message(d.codec.FormatName(p), fr.Offset, int(sc.Offset()-fr.Offset)*8)
 		}
@@ -224,6 +243,15 @@ func (d *Decoder) fault(cause error, off int64, what string) error {
 	return d.gap(&decode.Error{Offset: off, Index: d.idx, What: what, Err: cause})
 }
 
+// reportPre reports the packets skipped before the first sync packet.
+func (d *Decoder) reportPre() error {
+	if d.preErr == nil || d.preReported {
+		return nil
+	}
+	d.preReported = true
+	return d.gap(&decode.Error{Offset: d.preOff, Index: d.preIdx, What: d.preWhat, Err: d.preErr})
+}
+
 // Flush ends the trace: a pending packet is resolved as reporting the
 // target of an uninferable discontinuity, and the open range is sent. A
 // trace that stops while the decoder follows the program (no support
@@ -237,6 +265,9 @@ func (d *Decoder) Flush() error {
 				return gerr
 			}
 		}
+	}
+	if err := d.reportPre(); err != nil {
+		return err
 	}
 	if d.phase == phaseSynced && !d.cfg.Decode.AllowTruncated {
 		return d.gap(&decode.Error{Offset: d.st.bytesOr(d.off), Index: d.nextIdx, What: "end of trace",
@@ -316,8 +347,12 @@ func (d *Decoder) Packet(p *Packet, off int64) error {
 	if p.Format != FormatSync || p.Subformat != SubSupport {
 		d.st.ByFormat[p.Format&3]++
 	}
+	d.hadPend = d.pendOK
 	err := d.packet(p, off)
 	d.lastAddrPkt = d.hasAddress(p)
+	if p.Format != FormatSync || p.Subformat != SubSupport {
+		d.prevF3 = isF3(p)
+	}
 	if err == nil {
 		return nil
 	}
@@ -354,12 +389,8 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 			}
 			return d.fault(fmt.Errorf("%w: %s packet before the first sync packet", decode.ErrTruncated, d.codec.FormatName(p)), off, d.codec.FormatName(p))
 		}
-		d.sawSync = true
-		if d.preErr != nil && !d.preReported {
-			d.preReported = true
-			if err := d.gap(&decode.Error{Offset: d.preOff, Index: d.preIdx, What: d.preWhat, Err: d.preErr}); err != nil {
-				return errSink{err}
-			}
+		if err := d.reportPre(); err != nil {
+			return errSink{err}
 		}
 		return d.start(p, off)
 	}
@@ -450,6 +481,9 @@ func (d *Decoder) support(p *Packet, off int64) error {
 		}
 	}
 	if d.synced && !d.trapPending {
+		if err := d.reported("the end of tracing"); err != nil {
+			return err
+		}
 		if err := d.leftover("the end of tracing"); err != nil {
 			return err
 		}
@@ -516,6 +550,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 		// A trap before anything was traced: the next sync starts.
 		return d.trapEvent(p, p.Address<<d.lsb&d.amask, 0, false)
 	}
+	d.sawSync = true
 	d.resetState()
 	a, err := d.syncAddr(p)
 	if err != nil {
@@ -557,6 +592,7 @@ func (d *Decoder) syncAddr(p *Packet) (uint64, error) {
 // resetState resets what a sync packet resets.
 func (d *Decoder) resetState() {
 	d.qbits, d.qn, d.pbcLeft, d.fail = 0, 0, 0, false
+	d.fmLeft = 0
 	d.stack.reset()
 	if d.pred.t != nil {
 		d.pred.reset()
@@ -625,6 +661,11 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 
 // trapPacket handles format 3 subformat 1 while synchronised.
 func (d *Decoder) trapPacket(p *Packet) error {
+	if !d.trapPending {
+		if err := d.reported("a trap"); err != nil {
+			return err
+		}
+	}
 	if p.Thaddr == 0 && !d.v026 {
 		if err := d.leftover("trap"); err != nil {
 			return err
@@ -716,6 +757,16 @@ func (d *Decoder) checkpointErr(cause error, a uint64, err error) error {
 	return fmt.Errorf("%w: the packet states %#x, the decoder reached %#x: %w", cause, a, d.pc, err)
 }
 
+// reported checks that the instruction before a trap or the end of
+// tracing was reported, as the encoder always does: by an address packet
+// (pending when this packet came) or by a sync packet.
+func (d *Decoder) reported(what string) error {
+	if d.hadPend || d.prevF3 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s with no packet reporting the instruction before it", decode.ErrInconsistent, what)
+}
+
 // leftover reports branch outcomes left unused at a point where the
 // encoder has reported them all (a trap, the end of tracing).
 func (d *Decoder) leftover(where string) error {
@@ -729,10 +780,30 @@ func (d *Decoder) leftover(where string) error {
 	return nil
 }
 
+// fullMapCheck follows the outcomes of a 31-branch map with the branch
+// predictor on: the encoder sends a branch count instead when all 31 are
+// predicted correctly, so such a map is an inconsistency.
+func (d *Decoder) fullMapCheck(pc uint64, taken bool) error {
+	if d.fmSkip > 0 {
+		d.fmSkip--
+		return nil
+	}
+	if d.pred.predict(pc) != taken {
+		d.fmOK = false
+	}
+	if d.fmLeft--; d.fmLeft == 0 && d.fmOK {
+		return fmt.Errorf("%w: a branch map of 31 branches all predicted correctly (the encoder sends a branch count)", decode.ErrInconsistent)
+	}
+	return nil
+}
+
 // addOutcomes appends n branch outcomes (bit 0 oldest, 1 = not taken).
 func (d *Decoder) addOutcomes(bits uint32, n int) error {
 	if d.qn+n > 63 {
 		return fmt.Errorf("too many unprocessed branches (%d)", d.qn+n)
+	}
+	if n == 31 && d.opt.BranchPrediction && d.pred.t != nil && !d.v026 {
+		d.fmSkip, d.fmLeft, d.fmOK = d.qn, 31, true
 	}
 	d.qbits |= uint64(bits) & mask(n) << uint(d.qn)
 	d.qn += n
@@ -840,6 +911,11 @@ func (d *Decoder) outcome(pc uint64) (bool, error) {
 		taken = d.qbits&1 == 0
 		d.qbits >>= 1
 		d.qn--
+		if d.fmLeft > 0 {
+			if err := d.fullMapCheck(pc, taken); err != nil {
+				return false, err
+			}
+		}
 	case d.pbcLeft > 0:
 		taken = d.pred.predict(pc)
 		d.pbcLeft--

@@ -80,6 +80,10 @@
 //     the current instruction first (its updiscon bit set if it reports
 //     the target of an uninferable jump), and the sync packet reports the
 //     next one.
+//   - Sign-based compression is applied to every packet in full: the
+//     decoder reports a payload whose last byte sign extension would
+//     restore as malformed (a corrupted packet could otherwise pass as a
+//     valid one of another flow).
 //   - The support packet's ioptions field is 6 bits: implicit return,
 //     implicit exception, full address, jump target cache, branch
 //     prediction (the reference flow's order) and sequentially inferable
