@@ -57,18 +57,18 @@ type Decoder struct {
 	context     uint64
 	lastAddr    uint64
 
-	qbits   uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
-	qn      int
+	qbits uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
+	qn    int
 	// a 31-branch map being followed with the branch predictor on: fmSkip
 	// outcomes before it, fmLeft of its own left, fmOK while all were
 	// predicted correctly
 	fmSkip, fmLeft int
 	fmOK           bool
-	pbcLeft uint64
-	fail    bool // the branch after the predicted ones failed
-	stack   retStack
-	pred    predictor
-	jtc     jumpCache
+	pbcLeft        uint64
+	fail           bool // the branch after the predicted ones failed
+	stack          retStack
+	pred           predictor
+	jtc            jumpCache
 
 	pkt Packet // the packet being read
 
@@ -610,6 +610,9 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 	if err != nil {
 		return err
 	}
+	if err := branchBit(nd, a, branch); err != nil {
+		return err
+	}
 	d.pc = a
 	d.pcNode = nil
 	if nd.n == 1 {
@@ -620,6 +623,15 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 	d.qbits, d.qn = 0, 0
 	if nd.n == 1 && nd.in.Class == riscv.ClassBranch {
 		d.qbits, d.qn = uint64(branch&1), 1
+	}
+	return nil
+}
+
+// branchBit checks the branch field of a format 3 packet reporting the
+// instruction at a, whose run is nd: 0 (taken) only on a branch.
+func branchBit(nd *node, a uint64, branch uint8) error {
+	if branch&1 == 0 && !(nd.n == 1 && nd.in.Class == riscv.ClassBranch) {
+		return fmt.Errorf("%w: a sync packet says the instruction at %#x is a taken branch; it is not a branch", decode.ErrInconsistent, a)
 	}
 	return nil
 }
@@ -644,6 +656,10 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 	// The reported instruction's own branch outcome follows the others.
 	if nd, err := d.node(a); err == nil && nd.n == 1 && nd.in.Class == riscv.ClassBranch {
 		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
+			return err
+		}
+	} else if err == nil {
+		if err := branchBit(nd, a, p.Branch); err != nil {
 			return err
 		}
 	}

@@ -188,6 +188,10 @@ func (d *Decoder) walk(mode int, a uint64) error {
 					if mode == modeLastBranch || mode == modeFail {
 						return fmt.Errorf("uninferable discontinuity at %#x before the last branch", d.pc)
 					}
+					if mode == modeLast && !d.v026 {
+						// 2.0 reports its target with updiscon or ended_ntr
+						return fmt.Errorf("uninferable discontinuity at %#x before the reported instruction", d.pc)
+					}
 					next, stop = a, true
 					if d.storeTarget {
 						d.jtc.store(a)
