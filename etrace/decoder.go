@@ -96,14 +96,16 @@ type Decoder struct {
 	cache [1024]*node
 	nodes map[uint64]*node
 
-	st      Stats
-	idx     int64  // index of the packet being processed
-	nextIdx int64  // index of the next packet
-	emitted uint64 // instructions sent in ranges
-	good    uint64 // emitted at the last point known good
-	chkAddr bool   // the walk's target address is a checkpoint (a full address)
-	phase   int    // where the trace stands (phasePre, ...)
-	sawSync bool   // a format 3 subformat 0 or 1 packet was seen
+	st       Stats
+	idx      int64  // index of the packet being processed
+	nextIdx  int64  // index of the next packet
+	emitted  uint64 // instructions sent in ranges
+	good     uint64 // emitted at the last point known good
+	gapAt    uint64 // emitted at the last gap
+	optSince uint64 // emitted when the options were last read
+	chkAddr  bool   // the walk's target address is a checkpoint (a full address)
+	phase    int    // where the trace stands (phasePre, ...)
+	sawSync  bool   // a format 3 subformat 0 or 1 packet was seen
 	// the first packet skipped before the first sync, reported as a gap
 	// when that sync comes
 	preErr      error
@@ -295,7 +297,7 @@ func (d *Decoder) gap(e *decode.Error) error {
 	d.synced = false
 	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
 		Suspect: d.emitted - d.good}
-	d.good = d.emitted
+	d.good, d.gapAt = d.emitted, d.emitted
 	return d.sink.Event(&d.ev)
 }
 
@@ -463,8 +465,20 @@ func (d *Decoder) hasAddress(p *Packet) bool {
 
 func (d *Decoder) support(p *Packet, off int64) error {
 	if !d.v026 {
-		d.opt = OptionsFromBits(p.IOptions)
-		d.codec.Options = d.opt
+		o := OptionsFromBits(p.IOptions)
+		if d.synced && o != d.opt {
+			// The encoder's options hold for the whole trace: the
+			// instructions decoded since they were read are suspect.
+			if since := max(d.optSince, d.gapAt); since < d.good {
+				d.good = since
+			}
+			return fmt.Errorf("%w: ioptions %#x while tracing with %#x", decode.ErrInconsistent, p.IOptions, d.opt.Bits())
+		}
+		d.opt = o
+		d.codec.Options = o
+		if !d.synced {
+			d.optSince = d.emitted + d.rN
+		}
 	}
 	if p.QualStatus == QualNoChange {
 		return nil
