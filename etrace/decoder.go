@@ -380,6 +380,10 @@ func isF3(p *Packet) bool {
 func (d *Decoder) packet(p *Packet, off int64) error {
 	d.off = off
 	d.zeroOK = d.lastAddrPkt
+	if p.Branches > 0 && p.Branches < 31 && p.BranchMap>>p.Branches != 0 {
+		// the encoder leaves the bits past the branches reported at 0
+		return fmt.Errorf("%w: branch map %#x has bits set beyond its %d branches", decode.ErrMalformed, p.BranchMap, p.Branches)
+	}
 	if p.Format == FormatSync && p.Subformat == SubSupport {
 		return d.support(p, off)
 	}
