@@ -593,6 +593,9 @@ func (c *Codec) Parse(payload []byte, support bool, p *Packet) error {
 	if err := c.unmarshal(p, c.layout(p), nil); err != nil {
 		return err
 	}
+	if len(payload) > (c.r.pos+7)/8 {
+		return fmt.Errorf("%w: etrace: payload of %d bytes longer than its %d-bit packet", decode.ErrMalformed, len(payload), c.r.pos)
+	}
 	return c.check(p)
 }
 
