@@ -76,6 +76,7 @@ type Decoder struct {
 	pend    Packet
 	pendOK  bool
 	pendOff int64
+	pendIdx int64
 	// the packet being followed
 	irActive    bool // R1 with irreport: the return at depth irDepth is not implicit
 	irDepth     int
@@ -254,20 +255,16 @@ func (d *Decoder) reportPre() error {
 	return d.gap(&decode.Error{Offset: d.preOff, Index: d.preIdx, What: d.preWhat, Err: d.preErr})
 }
 
-// Flush ends the trace: a pending packet is resolved as reporting the
-// target of an uninferable discontinuity, and the open range is sent. A
+// Flush ends the trace: the open range is sent. A
 // trace that stops while the decoder follows the program (no support
 // packet ended it) is reported as truncated unless the configuration
 // allows it.
 func (d *Decoder) Flush() error {
-	if d.pendOK {
-		d.pendOK = false
-		if err := d.follow(&d.pend, rTarget, d.pendOff); err != nil {
-			if gerr := d.packetGap(err, &d.pend, d.pendOff, d.idx); gerr != nil {
-				return gerr
-			}
-		}
-	}
+	// A pending address packet is not followed: what it reports (the
+	// target of an uninferable discontinuity or the last instruction)
+	// depends on the packet after it, which is missing. Its instructions
+	// are lost with the end of the trace.
+	d.pendOK = false
 	if err := d.reportPre(); err != nil {
 		return err
 	}
@@ -405,9 +402,7 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		if isF3(p) && !d.pend.Updiscon {
 			kind = rLast
 		}
-		d.pendOK = false
-		d.zeroOK = d.pendAfter
-		err := d.follow(&d.pend, kind, d.pendOff)
+		err := d.followPend(kind)
 		d.zeroOK = true // the pending packet was an address packet
 		if err != nil {
 			return err
@@ -425,7 +420,7 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		}
 	case d.hasAddress(p):
 		if d.v026 || !p.Updiscon && !p.Notify && !(p.Format == FormatExt && p.Subformat == SubJumpCache) {
-			d.pend, d.pendOK, d.pendOff, d.pendAfter = *p, true, off, d.lastAddrPkt
+			d.pend, d.pendOK, d.pendOff, d.pendIdx, d.pendAfter = *p, true, off, d.idx, d.lastAddrPkt
 			return nil
 		}
 		kind := rTarget
@@ -448,6 +443,25 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		return d.walk(modeFail, 0)
 	}
 	return fmt.Errorf("%w: unexpected %s packet", decode.ErrSkipped, d.codec.FormatName(p))
+}
+
+// followPend follows the pending address packet as kind says; an
+// inconsistency is reported at that packet.
+func (d *Decoder) followPend(kind int) error {
+	d.pendOK = false
+	d.zeroOK = d.pendAfter
+	err := d.follow(&d.pend, kind, d.pendOff)
+	if err == nil {
+		return nil
+	}
+	var se errSink
+	if errors.As(err, &se) {
+		return err
+	}
+	if !isSentinel(err) {
+		err = fmt.Errorf("%w: %w", decode.ErrInconsistent, err)
+	}
+	return &decode.Error{Offset: d.pendOff, Index: d.pendIdx, What: d.codec.FormatName(&d.pend), Err: err}
 }
 
 // hasAddress reports whether p is a format 0/1/2 packet that reports an
@@ -492,9 +506,7 @@ func (d *Decoder) support(p *Packet, off int64) error {
 		if p.QualStatus == QualEndedNtr || p.QualStatus == QualTraceLost {
 			kind = rTarget
 		}
-		d.pendOK = false
-		d.zeroOK = d.pendAfter
-		if err := d.follow(&d.pend, kind, d.pendOff); err != nil {
+		if err := d.followPend(kind); err != nil {
 			return err
 		}
 	}
@@ -590,7 +602,11 @@ func (d *Decoder) start(p *Packet, off int64) error {
 	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
 		return err
 	}
-	return d.jumpTo(a, p.Branch)
+	if err := d.jumpTo(a, p.Branch); err != nil {
+		return err
+	}
+	d.good = d.emitted + d.rN // the sync packet states the instruction
+	return nil
 }
 
 // syncAddr returns the address of a format 3 subformat 0/1 packet.
@@ -886,6 +902,11 @@ func (d *Decoder) follow(p *Packet, kind int, off int64) error {
 	d.storeTarget = kind == rTarget && !idx && d.opt.JumpTargetCache && d.jtc.a != nil
 	err = d.walk(mode, a)
 	d.irActive, d.depthChk, d.storeTarget = false, false, false
+	if err == nil && p.Branches == 31 && d.remaining() != 1 {
+		// The encoder sends a full map on the 31st branch, unless that
+		// branch is the instruction the packet reports.
+		err = fmt.Errorf("the 31st branch of the map is not the reported instruction %#x", a)
+	}
 	if err != nil {
 		if mode == modeLast {
 			cause := decode.ErrInconsistent
