@@ -97,16 +97,20 @@ type Decoder struct {
 	cache [1024]*node
 	nodes map[uint64]*node
 
-	st       Stats
-	idx      int64  // index of the packet being processed
-	nextIdx  int64  // index of the next packet
-	emitted  uint64 // instructions sent in ranges
-	good     uint64 // emitted at the last point known good
-	gapAt    uint64 // emitted at the last gap
-	optSince uint64 // emitted when the options were last read
-	chkAddr  bool   // the walk's target address is a checkpoint (a full address)
-	phase    int    // where the trace stands (phasePre, ...)
-	sawSync  bool   // a format 3 subformat 0 or 1 packet was seen
+	st        Stats
+	idx       int64  // index of the packet being processed
+	nextIdx   int64  // index of the next packet
+	emitted   uint64 // instructions sent in ranges
+	good      uint64 // emitted at the last point known good
+	gapAt     uint64 // emitted at the last gap
+	arrivedAt uint64 // emitted when the walk arrived at the address stated
+	// arrivedOK: the walk stopped at the address stated (not at the
+	// target of an uninferable discontinuity)
+	arrivedOK bool
+	optSince  uint64 // emitted when the options were last read
+	chkAddr   bool   // the walk's target address is a checkpoint (a full address)
+	phase     int    // where the trace stands (phasePre, ...)
+	sawSync   bool   // a format 3 subformat 0 or 1 packet was seen
 	// the first packet skipped before the first sync, reported as a gap
 	// when that sync comes
 	preErr      error
@@ -698,8 +702,12 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		}
 	}
 	d.depthChk = false
+	d.arrivedOK = false
 	if err := d.walk(modeSync, a); err != nil {
 		return d.checkpointErr(decode.ErrCheckpoint, a, err)
+	}
+	if d.arrivedOK {
+		d.good = d.arrivedAt
 	}
 	// reset, keeping the reported branch's outcome
 	qb, qn := d.qbits, d.qn
@@ -900,12 +908,16 @@ func (d *Decoder) follow(p *Packet, kind int, off int64) error {
 	}
 	idx := p.Format == FormatExt && !d.v026 && p.Subformat == SubJumpCache
 	d.storeTarget = kind == rTarget && !idx && d.opt.JumpTargetCache && d.jtc.a != nil
+	d.arrivedOK = false
 	err = d.walk(mode, a)
 	d.irActive, d.depthChk, d.storeTarget = false, false, false
 	if err == nil && p.Branches == 31 && d.remaining() != 1 {
 		// The encoder sends a full map on the 31st branch, unless that
 		// branch is the instruction the packet reports.
 		err = fmt.Errorf("the 31st branch of the map is not the reported instruction %#x", a)
+	}
+	if err == nil && d.arrivedOK {
+		d.good = d.arrivedAt
 	}
 	if err != nil {
 		if mode == modeLast {

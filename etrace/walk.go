@@ -139,7 +139,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		isBr := d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch
 		if d.arrived(a, isBr) {
 			d.settle()
-			d.good = d.emitted + d.rN
+			d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
 			return nil
 		}
 	}
@@ -265,7 +265,9 @@ func (d *Decoder) walk(mode int, a uint64) error {
 					d.prev = prev
 				}
 				d.settle()
-				d.good = d.emitted + d.rN // a checkpoint: the address and the outcomes agree
+				// a checkpoint when the caller's checks pass: the address
+				// and the outcomes agree
+				d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
 				return nil
 			}
 		}
