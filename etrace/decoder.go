@@ -606,11 +606,11 @@ func (d *Decoder) start(p *Packet, off int64) error {
 	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
 		return err
 	}
-	if err := d.jumpTo(a, p.Branch); err != nil {
-		return err
-	}
-	d.good = d.emitted + d.rN // the sync packet states the instruction
-	return nil
+	// The instructions before are not suspect, but the sync packet's own
+	// instruction is until a later checkpoint verifies it (the packet
+	// may be corrupt).
+	d.good = d.emitted
+	return d.jumpTo(a, p.Branch)
 }
 
 // syncAddr returns the address of a format 3 subformat 0/1 packet.
