@@ -84,7 +84,7 @@ type Decoder struct {
 	storeTarget bool // the target reported is stored in the jump target cache
 
 	lastAddrPkt bool // the previous packet was a format 0/1/2 address packet
-	prevF3      bool // the previous te_inst packet was format 3 subformat 0 or 1
+	prevF3      bool // the previous te_inst packet was format 3 subformat 0 or 1, or reported an address
 	hadPend     bool // an address packet was pending when this packet came
 	pendAfter   bool // ... when the pending packet arrived
 	zeroOK      bool // the walk may stop without moving (0.026 double reports)
@@ -354,7 +354,7 @@ func (d *Decoder) Packet(p *Packet, off int64) error {
 	err := d.packet(p, off)
 	d.lastAddrPkt = d.hasAddress(p)
 	if p.Format != FormatSync || p.Subformat != SubSupport {
-		d.prevF3 = isF3(p)
+		d.prevF3 = isF3(p) || d.lastAddrPkt
 	}
 	if err == nil {
 		return nil
