@@ -842,11 +842,15 @@ func (d *Decoder) leftover(where string) error {
 // predictor on: the encoder sends a branch count instead when all 31 are
 // predicted correctly, so such a map is an inconsistency.
 func (d *Decoder) fullMapCheck(pc uint64, taken bool) error {
+	correct := d.pred.predict(pc) == taken
+	if d.opt.BranchPrediction {
+		d.pred.update(pc, taken)
+	}
 	if d.fmSkip > 0 {
 		d.fmSkip--
 		return nil
 	}
-	if d.pred.predict(pc) != taken {
+	if !correct {
 		d.fmOK = false
 	}
 	if d.fmLeft--; d.fmLeft == 0 && d.fmOK {
@@ -979,9 +983,7 @@ func (d *Decoder) outcome(pc uint64) (bool, error) {
 		d.qbits >>= 1
 		d.qn--
 		if d.fmLeft > 0 {
-			if err := d.fullMapCheck(pc, taken); err != nil {
-				return false, err
-			}
+			return taken, d.fullMapCheck(pc, taken)
 		}
 	case d.pbcLeft > 0:
 		taken = d.pred.predict(pc)
