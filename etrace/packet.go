@@ -596,6 +596,15 @@ func (c *Codec) Parse(payload []byte, support bool, p *Packet) error {
 	if len(payload) > (c.r.pos+7)/8 {
 		return fmt.Errorf("%w: etrace: payload of %d bytes longer than its %d-bit packet", decode.ErrMalformed, len(payload), c.r.pos)
 	}
+	// The bits that pad the packet to a whole byte repeat its last bit.
+	if end := len(payload) * 8; c.r.pos > 0 && c.r.pos < end {
+		sign := c.r.bit(c.r.pos - 1)
+		for i := c.r.pos; i < end; i++ {
+			if c.r.bit(i) != sign {
+				return fmt.Errorf("%w: etrace: padding bit %d of a %d-bit packet differs from its sign", decode.ErrMalformed, i, c.r.pos)
+			}
+		}
+	}
 	return c.check(p)
 }
 
