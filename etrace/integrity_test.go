@@ -313,11 +313,18 @@ func TestReliabilityCampaign(t *testing.T) {
 			lats = append(lats, lat)
 		}
 		slices.Sort(lats)
-		med, p90, mx := 0, 0, 0
+		med, p90, mx, medWrong := 0, 0, 0, 0
 		if len(lats) > 0 {
 			med, p90, mx = lats[len(lats)/2], lats[len(lats)*9/10], lats[len(lats)-1]
 		}
-		t.Logf("| %s | %d | %d | %d | %d | %d | %d | %d |", c.name, c.n, len(data), violations, flagged, med, p90, mx)
+		if flagged > 0 {
+			wrong := lats[len(lats)-flagged:]
+			medWrong = wrong[len(wrong)/2]
+		}
+		// | case | corruptions | trace bytes | violations | corruptions with wrong
+		// instructions before their gap | median | p90 | max of those
+		// instructions over all corruptions | median over those with some |
+		t.Logf("| %s | %d | %d | %d | %d | %d | %d | %d | %d |", c.name, c.n, len(data), violations, flagged, med, p90, mx, medWrong)
 	}
 }
 
