@@ -725,6 +725,9 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		}
 	}
 	if p.Thaddr == 0 && !d.v026 {
+		if p.Branch&1 == 0 {
+			return fmt.Errorf("%w: a trap packet with thaddr=0 and branch=0", decode.ErrInconsistent)
+		}
 		if err := d.leftover("trap"); err != nil {
 			return err
 		}
