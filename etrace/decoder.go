@@ -725,7 +725,9 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		}
 	}
 	if p.Thaddr == 0 && !d.v026 {
-		if p.Branch&1 == 0 {
+		if p.Branch&1 == 0 && !d.opt.ImplicitException {
+			// (implicit exception mode turns a thaddr=1 packet into
+			// one with thaddr=0 when the vector does not give the handler)
 			return fmt.Errorf("%w: a trap packet with thaddr=0 and branch=0", decode.ErrInconsistent)
 		}
 		if err := d.leftover("trap"); err != nil {
