@@ -26,11 +26,11 @@ func BenchmarkDecode(b *testing.B) {
 			m.set(&cfg)
 			data, _ := encode(b, cfg, nil, blocks)
 			var c flow.Counter
-			d, err := NewDecoder(cfg, img, &c)
+			d, err := NewDecoder(img, &c, cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := d.Decode(data); err != nil {
+			if err := d.Decode(bytes.NewReader(data)); err != nil {
 				b.Fatal(err)
 			}
 			n := c.Instructions
@@ -40,8 +40,8 @@ func BenchmarkDecode(b *testing.B) {
 			b.ResetTimer()
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				d, _ := NewDecoder(cfg, img, &c)
-				if err := d.Decode(data); err != nil {
+				d, _ := NewDecoder(img, &c, cfg)
+				if err := d.Decode(bytes.NewReader(data)); err != nil {
 					b.Fatal(err)
 				}
 			}

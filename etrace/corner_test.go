@@ -89,7 +89,7 @@ func TestCSVRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := &pcSink{img: img}
-			d, _ := NewDecoder(cfg, img, s)
+			d, _ := NewDecoder(img, s, cfg)
 			if err := d.DecodeCSV(&csv); err != nil {
 				t.Fatal(err)
 			}

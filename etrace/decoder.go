@@ -1,11 +1,11 @@
 package etrace
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -57,13 +57,18 @@ type Decoder struct {
 	context     uint64
 	lastAddr    uint64
 
-	qbits   uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
-	qn      int
-	pbcLeft uint64
-	fail    bool // the branch after the predicted ones failed
-	stack   retStack
-	pred    predictor
-	jtc     jumpCache
+	qbits uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
+	qn    int
+	// a 31-branch map being followed with the branch predictor on: fmSkip
+	// outcomes before it, fmLeft of its own left, fmOK while all were
+	// predicted correctly
+	fmSkip, fmLeft int
+	fmOK           bool
+	pbcLeft        uint64
+	fail           bool // the branch after the predicted ones failed
+	stack          retStack
+	pred           predictor
+	jtc            jumpCache
 
 	pkt Packet // the packet being read
 
@@ -71,6 +76,7 @@ type Decoder struct {
 	pend    Packet
 	pendOK  bool
 	pendOff int64
+	pendIdx int64
 	// the packet being followed
 	irActive    bool // R1 with irreport: the return at depth irDepth is not implicit
 	irDepth     int
@@ -78,6 +84,8 @@ type Decoder struct {
 	storeTarget bool // the target reported is stored in the jump target cache
 
 	lastAddrPkt bool // the previous packet was a format 0/1/2 address packet
+	prevF3      bool // the previous te_inst packet was format 3 subformat 0 or 1, or reported an address
+	hadPend     bool // an address packet was pending when this packet came
 	pendAfter   bool // ... when the pending packet arrived
 	zeroOK      bool // the walk may stop without moving (0.026 double reports)
 	rStart      uint64
@@ -89,13 +97,40 @@ type Decoder struct {
 	cache [1024]*node
 	nodes map[uint64]*node
 
-	Packets uint64 // packets processed
-	Errors  uint64 // inconsistencies reported as gaps
+	st        Stats
+	idx       int64  // index of the packet being processed
+	nextIdx   int64  // index of the next packet
+	emitted   uint64 // instructions sent in ranges
+	good      uint64 // emitted at the last point known good
+	gapAt     uint64 // emitted at the last gap
+	arrivedAt uint64 // emitted when the walk arrived at the address stated
+	// arrivedOK: the walk stopped at the address stated (not at the
+	// target of an uninferable discontinuity)
+	arrivedOK bool
+	optSince  uint64 // emitted when the options were last read
+	chkAddr   bool   // the walk's target address is a checkpoint (a full address)
+	phase     int    // where the trace stands (phasePre, ...)
+	sawSync   bool   // a format 3 subformat 0 or 1 packet was seen
+	// the first packet skipped before the first sync, reported as a gap
+	// when that sync comes
+	preErr      error
+	preOff      int64
+	preIdx      int64
+	preWhat     string
+	preReported bool
 }
+
+// phases of a trace, as the decoder sees it
+const (
+	phasePre     = iota // before the first sync packet
+	phaseSynced         // following the program
+	phaseGap            // after a gap, waiting for a sync packet
+	phaseStopped        // after a support packet that ended tracing
+)
 
 // NewDecoder returns a decoder for traces written with cfg, following the
 // program in img, sending the flow to sink.
-func NewDecoder(cfg Config, img *image.Set, sink flow.Sink) (*Decoder, error) {
+func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
@@ -110,18 +145,25 @@ func NewDecoder(cfg Config, img *image.Set, sink flow.Sink) (*Decoder, error) {
 	return d, nil
 }
 
-// Decode decodes a framed byte stream held in memory; it is
-// DecodeReader on a bytes.Reader.
-func (d *Decoder) Decode(data []byte) error {
-	return d.DecodeReader(bytes.NewReader(data))
+// Stats returns counts of what was decoded so far: Packets (te_inst and
+// support packets read, malformed ones included), Bytes, ByFormat, Sync,
+// Instructions (sent in ranges) and Gaps.
+func (d *Decoder) Stats() *Stats {
+	d.st.Instructions = d.emitted
+	return &d.st
 }
 
-// DecodeReader decodes the framed byte stream read from r, holding only a
-// small buffer of it at a time. Framing and packet errors are reported to
-// the sink as gaps and decoding resumes at the next sync packet; the
-// returned error is a sink error or a read error. At the end of the
-// stream the decoder is flushed; the sink is not closed.
-func (d *Decoder) DecodeReader(r io.Reader) error {
+// Decode decodes the framed byte stream read from r, holding only a small
+// buffer of it at a time. Malformed packets and inconsistencies between
+// the trace and the program are reported to the sink as gaps (flow
+// KindGap events whose Err is a *decode.Error) and decoding goes on from
+// the next sync packet. A trace that does not start with a sync packet or
+// does not end with the support packet that ends tracing is reported as
+// a gap, unless cfg.Decode.AllowTruncated. Decode returns an error only
+// when reading fails, the sink returns one, or the trace is empty or has
+// no sync packet at all (a *decode.Error wrapping decode.ErrEmpty or
+// decode.ErrNoSync). The sink is not closed.
+func (d *Decoder) Decode(r io.Reader) error {
 	sc := NewScanner(r, &d.cfg)
 	p := &d.pkt
 	obs, _ := d.sink.(flow.MessageObserver) // counts trace bytes by packet type
@@ -139,7 +181,10 @@ func (d *Decoder) DecodeReader(r io.Reader) error {
 				}
 				return err
 			}
-			if gerr := d.gap(err, fe.Offset); gerr != nil {
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			if gerr := d.fault(fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg), fe.Offset, "frame"); gerr != nil {
 				return gerr
 			}
 			if sc.Done() {
@@ -149,7 +194,25 @@ func (d *Decoder) DecodeReader(r io.Reader) error {
 		}
 		fr := sc.Frame()
 		if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
-			if gerr := d.gap(fmt.Errorf("byte %d: %w", fr.Offset, err), fr.Offset); gerr != nil {
+			if !isSentinel(err) {
+				err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
+			}
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			if gerr := d.fault(err, fr.Offset, "packet"); gerr != nil {
+				return gerr
+			}
+			continue
+		}
+		if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
+			fr.Payload[n-1] == 0xff && fr.Payload[n-2] >= 0x80) {
+			// The encoder drops every byte that sign extension restores.
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			if gerr := d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
+				fr.Offset, d.codec.FormatName(p)); gerr != nil {
 				return gerr
 			}
 			continue
@@ -161,32 +224,105 @@ func (d *Decoder) DecodeReader(r io.Reader) error {
 			return err
 		}
 	}
+	d.st.Bytes = uint64(sc.Offset())
+	if sc.Offset() == 0 {
+		return &decode.Error{Offset: 0, Index: 0, Err: decode.ErrEmpty}
+	}
+	if !d.sawSync {
+		return &decode.Error{Offset: 0, Index: 0, Err: fmt.Errorf("%w (format 3 subformat 0 or 1)", decode.ErrNoSync)}
+	}
 	return d.Flush()
 }
 
-// Flush ends the trace: a pending packet is resolved as reporting the
-// target of an uninferable discontinuity, and the open range is sent.
-func (d *Decoder) Flush() error {
-	if d.pendOK {
-		d.pendOK = false
-		if err := d.follow(&d.pend, rTarget, d.pendOff); err != nil {
-			if gerr := d.gap(err, d.pendOff); gerr != nil {
-				return gerr
-			}
+// fault handles a packet that could not be read or followed (cause) at
+// byte off: a gap while following the program, else it is remembered or
+// dropped as the phase says.
+func (d *Decoder) fault(cause error, off int64, what string) error {
+	switch d.phase {
+	case phasePre:
+		if d.preErr == nil && !d.cfg.Decode.AllowTruncated {
+			d.preErr, d.preOff, d.preIdx, d.preWhat = cause, off, d.idx, what
 		}
+		return nil
+	case phaseGap:
+		return nil // already in a gap
+	}
+	return d.gap(&decode.Error{Offset: off, Index: d.idx, What: what, Err: cause})
+}
+
+// reportPre reports the packets skipped before the first sync packet.
+func (d *Decoder) reportPre() error {
+	if d.preErr == nil || d.preReported {
+		return nil
+	}
+	d.preReported = true
+	return d.gap(&decode.Error{Offset: d.preOff, Index: d.preIdx, What: d.preWhat, Err: d.preErr})
+}
+
+// Flush ends the trace: the open range is sent. A
+// trace that stops while the decoder follows the program (no support
+// packet ended it) is reported as truncated unless the configuration
+// allows it.
+func (d *Decoder) Flush() error {
+	// A pending address packet is not followed: what it reports (the
+	// target of an uninferable discontinuity or the last instruction)
+	// depends on the packet after it, which is missing. Its instructions
+	// are lost with the end of the trace.
+	d.pendOK = false
+	if err := d.reportPre(); err != nil {
+		return err
+	}
+	if d.phase == phaseSynced && !d.cfg.Decode.AllowTruncated {
+		return d.gap(&decode.Error{Offset: d.st.bytesOr(d.off), Index: d.nextIdx, What: "end of trace",
+			Err:      fmt.Errorf("%w: no support packet ending tracing", decode.ErrTruncated),
+			Expected: "a support packet with qual_status ended_rep or ended_ntr"})
 	}
 	return d.closeRange(ingress.ITypeNone, 0, false)
 }
 
-// gap reports err and drops synchronisation.
-func (d *Decoder) gap(err error, off int64) error {
-	d.Errors++
-	if e := d.closeRange(ingress.ITypeNone, 0, false); e != nil {
-		return e
+func (s *Stats) bytesOr(off int64) int64 {
+	if s.Bytes > 0 {
+		return int64(s.Bytes)
 	}
-	d.synced, d.pendOK, d.trapPending = false, false, false
-	d.ev = flow.Event{Kind: flow.KindGap, Err: err, Offset: off}
+	return off
+}
+
+// gap reports e (with the instructions sent since the last point known
+// good as suspect) and drops synchronisation.
+func (d *Decoder) gap(e *decode.Error) error {
+	d.st.Gaps++
+	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		return unwrapSink(err)
+	}
+	d.phase, d.pendOK, d.trapPending = phaseGap, false, false
+	d.synced = false
+	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
+		Suspect: d.emitted - d.good}
+	d.good, d.gapAt = d.emitted, d.emitted
 	return d.sink.Event(&d.ev)
+}
+
+// packetGap reports err, found processing packet p at byte off, as a gap.
+func (d *Decoder) packetGap(err error, p *Packet, off, idx int64) error {
+	var de *decode.Error
+	if !errors.As(err, &de) {
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: %w", decode.ErrInconsistent, err)
+		}
+		de = &decode.Error{Offset: off, Index: idx, What: d.codec.FormatName(p), Err: err}
+	}
+	return d.gap(de)
+}
+
+// isSentinel reports whether err wraps one of the decode package's causes.
+func isSentinel(err error) bool {
+	for _, s := range [...]error{decode.ErrCheckpoint, decode.ErrInconsistent, decode.ErrOutsideImage,
+		decode.ErrMalformed, decode.ErrSkipped, decode.ErrOverflow, decode.ErrTruncated} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // errSink marks errors returned by the sink, which stop decoding.
@@ -194,12 +330,32 @@ type errSink struct{ error }
 
 func (e errSink) Unwrap() error { return e.error }
 
+func unwrapSink(err error) error {
+	var se errSink
+	if errors.As(err, &se) {
+		return se.error
+	}
+	return err
+}
+
 // Packet processes one packet found at byte offset off. Inconsistencies
 // are reported as gaps; the returned error is a sink error.
 func (d *Decoder) Packet(p *Packet, off int64) error {
-	d.Packets++
+	d.st.Packets++
+	d.idx = d.nextIdx
+	d.nextIdx++
+	if p.Format == FormatSync && p.Subformat != SubSupport {
+		d.st.Sync[p.Subformat&3]++
+	}
+	if p.Format != FormatSync || p.Subformat != SubSupport {
+		d.st.ByFormat[p.Format&3]++
+	}
+	d.hadPend = d.pendOK
 	err := d.packet(p, off)
 	d.lastAddrPkt = d.hasAddress(p)
+	if p.Format != FormatSync || p.Subformat != SubSupport {
+		d.prevF3 = isF3(p) || d.lastAddrPkt
+	}
 	if err == nil {
 		return nil
 	}
@@ -207,7 +363,7 @@ func (d *Decoder) Packet(p *Packet, off int64) error {
 	if errors.As(err, &se) {
 		return se.error
 	}
-	return d.gap(fmt.Errorf("packet at byte %d (%s): %w", off, d.codec.FormatName(p), err), off)
+	return d.packetGap(err, p, off, d.idx)
 }
 
 func (d *Decoder) emit(e *flow.Event) error {
@@ -225,12 +381,23 @@ func isF3(p *Packet) bool {
 func (d *Decoder) packet(p *Packet, off int64) error {
 	d.off = off
 	d.zeroOK = d.lastAddrPkt
+	if p.Branches > 0 && p.Branches < 31 && p.BranchMap>>p.Branches != 0 {
+		// the encoder leaves the bits past the branches reported at 0
+		return fmt.Errorf("%w: branch map %#x has bits set beyond its %d branches", decode.ErrMalformed, p.BranchMap, p.Branches)
+	}
 	if p.Format == FormatSync && p.Subformat == SubSupport {
 		return d.support(p, off)
 	}
 	if !d.synced {
 		if !isF3(p) {
-			return nil // wait for a sync packet
+			// wait for a sync packet
+			if d.phase == phaseStopped {
+				return fmt.Errorf("%w: %s packet after tracing ended, before a sync packet", decode.ErrSkipped, d.codec.FormatName(p))
+			}
+			return d.fault(fmt.Errorf("%w: %s packet before the first sync packet", decode.ErrTruncated, d.codec.FormatName(p)), off, d.codec.FormatName(p))
+		}
+		if err := d.reportPre(); err != nil {
+			return errSink{err}
 		}
 		return d.start(p, off)
 	}
@@ -239,9 +406,7 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		if isF3(p) && !d.pend.Updiscon {
 			kind = rLast
 		}
-		d.pendOK = false
-		d.zeroOK = d.pendAfter
-		err := d.follow(&d.pend, kind, d.pendOff)
+		err := d.followPend(kind)
 		d.zeroOK = true // the pending packet was an address packet
 		if err != nil {
 			return err
@@ -259,7 +424,7 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		}
 	case d.hasAddress(p):
 		if d.v026 || !p.Updiscon && !p.Notify && !(p.Format == FormatExt && p.Subformat == SubJumpCache) {
-			d.pend, d.pendOK, d.pendOff, d.pendAfter = *p, true, off, d.lastAddrPkt
+			d.pend, d.pendOK, d.pendOff, d.pendIdx, d.pendAfter = *p, true, off, d.idx, d.lastAddrPkt
 			return nil
 		}
 		kind := rTarget
@@ -281,7 +446,26 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		d.fail = true
 		return d.walk(modeFail, 0)
 	}
-	return fmt.Errorf("unexpected packet")
+	return fmt.Errorf("%w: unexpected %s packet", decode.ErrSkipped, d.codec.FormatName(p))
+}
+
+// followPend follows the pending address packet as kind says; an
+// inconsistency is reported at that packet.
+func (d *Decoder) followPend(kind int) error {
+	d.pendOK = false
+	d.zeroOK = d.pendAfter
+	err := d.follow(&d.pend, kind, d.pendOff)
+	if err == nil {
+		return nil
+	}
+	var se errSink
+	if errors.As(err, &se) {
+		return err
+	}
+	if !isSentinel(err) {
+		err = fmt.Errorf("%w: %w", decode.ErrInconsistent, err)
+	}
+	return &decode.Error{Offset: d.pendOff, Index: d.pendIdx, What: d.codec.FormatName(&d.pend), Err: err}
 }
 
 // hasAddress reports whether p is a format 0/1/2 packet that reports an
@@ -303,8 +487,20 @@ func (d *Decoder) hasAddress(p *Packet) bool {
 
 func (d *Decoder) support(p *Packet, off int64) error {
 	if !d.v026 {
-		d.opt = OptionsFromBits(p.IOptions)
-		d.codec.Options = d.opt
+		o := OptionsFromBits(p.IOptions)
+		if d.synced && o != d.opt {
+			// The encoder's options hold for the whole trace: the
+			// instructions decoded since they were read are suspect.
+			if since := max(d.optSince, d.gapAt); since < d.good {
+				d.good = since
+			}
+			return fmt.Errorf("%w: ioptions %#x while tracing with %#x", decode.ErrInconsistent, p.IOptions, d.opt.Bits())
+		}
+		d.opt = o
+		d.codec.Options = o
+		if !d.synced {
+			d.optSince = d.emitted + d.rN
+		}
 	}
 	if p.QualStatus == QualNoChange {
 		return nil
@@ -314,9 +510,15 @@ func (d *Decoder) support(p *Packet, off int64) error {
 		if p.QualStatus == QualEndedNtr || p.QualStatus == QualTraceLost {
 			kind = rTarget
 		}
-		d.pendOK = false
-		d.zeroOK = d.pendAfter
-		if err := d.follow(&d.pend, kind, d.pendOff); err != nil {
+		if err := d.followPend(kind); err != nil {
+			return err
+		}
+	}
+	if d.synced && !d.trapPending {
+		if err := d.reported("the end of tracing"); err != nil {
+			return err
+		}
+		if err := d.leftover("the end of tracing"); err != nil {
 			return err
 		}
 	}
@@ -326,12 +528,19 @@ func (d *Decoder) support(p *Packet, off int64) error {
 	wasSynced := d.synced
 	d.synced, d.trapPending = false, false
 	if p.QualStatus == QualTraceLost {
-		d.ev = flow.Event{Kind: flow.KindGap, Err: fmt.Errorf("byte %d: trace lost", off), Offset: off}
-		return d.emit(&d.ev)
-	}
-	if !wasSynced {
+		if err := d.gap(&decode.Error{Offset: off, Index: d.idx, What: d.codec.FormatName(p),
+			Err: fmt.Errorf("%w: support packet with qual_status trace_lost", decode.ErrOverflow)}); err != nil {
+			return errSink{err}
+		}
 		return nil
 	}
+	if !wasSynced {
+		if d.phase == phaseGap {
+			d.phase = phaseStopped
+		}
+		return nil
+	}
+	d.phase = phaseStopped
 	d.ev = flow.Event{Kind: flow.KindStop, Reason: uint32(p.QualStatus), Priv: d.priv, Offset: off}
 	return d.emit(&d.ev)
 }
@@ -352,6 +561,7 @@ func (d *Decoder) decodeAddr(p *Packet) (uint64, error) {
 	if d.v026 {
 		full = p.Format == FormatExt || p.Format == FormatAddr && d.opt.FullAddress
 	}
+	d.chkAddr = full
 	var a uint64
 	if full {
 		a = p.Address << d.lsb
@@ -374,6 +584,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 		// A trap before anything was traced: the next sync starts.
 		return d.trapEvent(p, p.Address<<d.lsb&d.amask, 0, false)
 	}
+	d.sawSync = true
 	d.resetState()
 	a, err := d.syncAddr(p)
 	if err != nil {
@@ -391,10 +602,14 @@ func (d *Decoder) start(p *Packet, off int64) error {
 	if err := d.emit(&d.ev); err != nil {
 		return err
 	}
-	d.synced = true
+	d.synced, d.phase = true, phaseSynced
 	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
 		return err
 	}
+	// The instructions before are not suspect, but the sync packet's own
+	// instruction is until a later checkpoint verifies it (the packet
+	// may be corrupt).
+	d.good = d.emitted
 	return d.jumpTo(a, p.Branch)
 }
 
@@ -415,6 +630,7 @@ func (d *Decoder) syncAddr(p *Packet) (uint64, error) {
 // resetState resets what a sync packet resets.
 func (d *Decoder) resetState() {
 	d.qbits, d.qn, d.pbcLeft, d.fail = 0, 0, 0, false
+	d.fmLeft = 0
 	d.stack.reset()
 	if d.pred.t != nil {
 		d.pred.reset()
@@ -432,6 +648,9 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 	if err != nil {
 		return err
 	}
+	if err := branchBit(nd, a, branch); err != nil {
+		return err
+	}
 	d.pc = a
 	d.pcNode = nil
 	if nd.n == 1 {
@@ -442,6 +661,15 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 	d.qbits, d.qn = 0, 0
 	if nd.n == 1 && nd.in.Class == riscv.ClassBranch {
 		d.qbits, d.qn = uint64(branch&1), 1
+	}
+	return nil
+}
+
+// branchBit checks the branch field of a format 3 packet reporting the
+// instruction at a, whose run is nd: 0 (taken) only on a branch.
+func branchBit(nd *node, a uint64, branch uint8) error {
+	if branch&1 == 0 && !(nd.n == 1 && nd.in.Class == riscv.ClassBranch) {
+		return fmt.Errorf("%w: a sync packet says the instruction at %#x is a taken branch; it is not a branch", decode.ErrInconsistent, a)
 	}
 	return nil
 }
@@ -468,10 +696,18 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
 			return err
 		}
+	} else if err == nil {
+		if err := branchBit(nd, a, p.Branch); err != nil {
+			return err
+		}
 	}
 	d.depthChk = false
+	d.arrivedOK = false
 	if err := d.walk(modeSync, a); err != nil {
-		return err
+		return d.checkpointErr(decode.ErrCheckpoint, a, err)
+	}
+	if d.arrivedOK {
+		d.good = d.arrivedAt
 	}
 	// reset, keeping the reported branch's outcome
 	qb, qn := d.qbits, d.qn
@@ -483,7 +719,20 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 
 // trapPacket handles format 3 subformat 1 while synchronised.
 func (d *Decoder) trapPacket(p *Packet) error {
+	if !d.trapPending {
+		if err := d.reported("a trap"); err != nil {
+			return err
+		}
+	}
 	if p.Thaddr == 0 && !d.v026 {
+		if p.Branch&1 == 0 && !d.opt.ImplicitException {
+			// (implicit exception mode turns a thaddr=1 packet into
+			// one with thaddr=0 when the vector does not give the handler)
+			return fmt.Errorf("%w: a trap packet with thaddr=0 and branch=0", decode.ErrInconsistent)
+		}
+		if err := d.leftover("trap"); err != nil {
+			return err
+		}
 		epc := p.Address << d.lsb & d.amask
 		d.lastAddr = epc
 		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
@@ -491,6 +740,9 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		}
 		d.trapPending = true
 		return d.trapEvent(p, epc, 0, false)
+	}
+	if err := d.leftover("trap"); err != nil {
+		return err
 	}
 	a, err := d.syncAddr(p)
 	if err != nil {
@@ -557,10 +809,68 @@ func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error 
 	return d.emit(&d.ev)
 }
 
+// checkpointErr reports that the walk towards address a, stated by a
+// packet, failed with err: cause is decode.ErrCheckpoint when a is a full
+// address. Sink errors pass through.
+func (d *Decoder) checkpointErr(cause error, a uint64, err error) error {
+	var se errSink
+	if errors.As(err, &se) {
+		return err
+	}
+	return fmt.Errorf("%w: the packet states %#x, the decoder reached %#x: %w", cause, a, d.pc, err)
+}
+
+// reported checks that the instruction before a trap or the end of
+// tracing was reported, as the encoder always does: by an address packet
+// (pending when this packet came) or by a sync packet.
+func (d *Decoder) reported(what string) error {
+	if d.hadPend || d.prevF3 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s with no packet reporting the instruction before it", decode.ErrInconsistent, what)
+}
+
+// leftover reports branch outcomes left unused at a point where the
+// encoder has reported them all (a trap, the end of tracing).
+func (d *Decoder) leftover(where string) error {
+	want := uint64(0)
+	if d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch {
+		want = 1
+	}
+	if n := d.remaining(); n > want {
+		return fmt.Errorf("%w: %d branch outcomes left over at %s (at %#x)", decode.ErrInconsistent, n-want, where, d.pc)
+	}
+	return nil
+}
+
+// fullMapCheck follows the outcomes of a 31-branch map with the branch
+// predictor on: the encoder sends a branch count instead when all 31 are
+// predicted correctly, so such a map is an inconsistency.
+func (d *Decoder) fullMapCheck(pc uint64, taken bool) error {
+	correct := d.pred.predict(pc) == taken
+	if d.opt.BranchPrediction {
+		d.pred.update(pc, taken)
+	}
+	if d.fmSkip > 0 {
+		d.fmSkip--
+		return nil
+	}
+	if !correct {
+		d.fmOK = false
+	}
+	if d.fmLeft--; d.fmLeft == 0 && d.fmOK {
+		return fmt.Errorf("%w: a branch map of 31 branches all predicted correctly (the encoder sends a branch count)", decode.ErrInconsistent)
+	}
+	return nil
+}
+
 // addOutcomes appends n branch outcomes (bit 0 oldest, 1 = not taken).
 func (d *Decoder) addOutcomes(bits uint32, n int) error {
 	if d.qn+n > 63 {
 		return fmt.Errorf("too many unprocessed branches (%d)", d.qn+n)
+	}
+	if n == 31 && d.opt.BranchPrediction && d.pred.t != nil && !d.v026 {
+		d.fmSkip, d.fmLeft, d.fmOK = d.qn, 31, true
 	}
 	d.qbits |= uint64(bits) & mask(n) << uint(d.qn)
 	d.qn += n
@@ -607,9 +917,25 @@ func (d *Decoder) follow(p *Packet, kind int, off int64) error {
 	}
 	idx := p.Format == FormatExt && !d.v026 && p.Subformat == SubJumpCache
 	d.storeTarget = kind == rTarget && !idx && d.opt.JumpTargetCache && d.jtc.a != nil
+	d.arrivedOK = false
 	err = d.walk(mode, a)
 	d.irActive, d.depthChk, d.storeTarget = false, false, false
+	if err == nil && p.Branches == 31 && d.remaining() != 1 {
+		// The encoder sends a full map on the 31st branch, unless that
+		// branch is the instruction the packet reports.
+		err = fmt.Errorf("the 31st branch of the map is not the reported instruction %#x", a)
+	}
+	if err == nil && d.arrivedOK {
+		d.good = d.arrivedAt
+	}
 	if err != nil {
+		if mode == modeLast {
+			cause := decode.ErrInconsistent
+			if d.chkAddr {
+				cause = decode.ErrCheckpoint
+			}
+			return d.checkpointErr(cause, a, err)
+		}
 		return err
 	}
 	if kind == rNotify && p.Notify {
@@ -661,6 +987,9 @@ func (d *Decoder) outcome(pc uint64) (bool, error) {
 		taken = d.qbits&1 == 0
 		d.qbits >>= 1
 		d.qn--
+		if d.fmLeft > 0 {
+			return taken, d.fullMapCheck(pc, taken)
+		}
 	case d.pbcLeft > 0:
 		taken = d.pred.predict(pc)
 		d.pbcLeft--

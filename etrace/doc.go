@@ -16,7 +16,7 @@
 //     type, then the payload, least significant byte first) and the
 //     Unformatted Trace & Diagnostic Data Packet Encapsulation (UTDD) header.
 //     A Scanner reads frames from any io.Reader through a fixed 32 KiB
-//     buffer; the decoder (DecodeReader), Dump and ToCSV stream through
+//     buffer; the decoder (Decode), Dump and ToCSV stream through
 //     it, so no trace is ever held in memory whole, and decoding
 //     allocates nothing per packet.
 //   - the encoder (encoder.go): the reference compressed branch trace
@@ -27,6 +27,26 @@
 //     records and by the ingress.Gated calls of a filter stage.
 //   - the decoder (decoder.go): the decoder algorithm of the specification,
 //     extended to the same optional modes, producing flow.Event values.
+//
+// # Gaps and checkpoints
+//
+// The decoder keeps the integrity rule of package decode: every
+// instruction it emits was executed, in order, or lies inside a reported
+// gap. A packet that cannot be read, or that disagrees with the program
+// or with what the encoder would have sent (branch outcomes left over or
+// missing, a branch where the image has none, an address outside the
+// image, a reserved format, a 31-branch map all predicted correctly,
+// ioptions changing while tracing, bits the encoder leaves at zero or at
+// the sign, ...), is reported as a flow.KindGap event whose Err is a
+// *decode.Error with the packet's byte offset and index, and decoding
+// resumes at the next sync packet. Every sync packet and every address
+// packet whose walk stops at the address it states is a checkpoint: a
+// walk that cannot reach the stated address opens a decode.ErrCheckpoint
+// gap naming both addresses, whose Suspect count is the instructions
+// emitted since the last checkpoint that verified. A trace that does not
+// start with a sync packet or does not end with the support packet that
+// ends tracing is reported (decode.ErrTruncated) unless
+// Config.Decode.AllowTruncated.
 //
 // Everything here is hand-written from the specifications (E-Trace 2.0
 // ratified, the 0.026 draft and the Trace Control Interface) rather than
@@ -80,6 +100,10 @@
 //     the current instruction first (its updiscon bit set if it reports
 //     the target of an uninferable jump), and the sync packet reports the
 //     next one.
+//   - Sign-based compression is applied to every packet in full: the
+//     decoder reports a payload whose last byte sign extension would
+//     restore as malformed (a corrupted packet could otherwise pass as a
+//     valid one of another flow).
 //   - The support packet's ioptions field is 6 bits: implicit return,
 //     implicit exception, full address, jump target cache, branch
 //     prediction (the reference flow's order) and sequentially inferable

@@ -17,7 +17,7 @@ type DumpStats struct {
 // its byte offset, payload bytes and every field it has. Framing and
 // packet errors are listed in place and the dump goes on; the returned
 // error is a read or write error.
-func Dump(r io.Reader, cfg *Config, w io.Writer) (DumpStats, error) {
+func Dump(r io.Reader, w io.Writer, cfg *Config) (DumpStats, error) {
 	var st DumpStats
 	bw := bufio.NewWriter(w)
 	c := NewCodec(cfg)

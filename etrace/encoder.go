@@ -9,15 +9,16 @@ import (
 	"github.com/rvtrace/rvtrace/riscv"
 )
 
-// Stats counts what an encoder has produced.
+// Stats counts what an encoder has produced or a decoder has read.
 type Stats struct {
-	Packets      uint64    // te_inst and support packets
+	Packets      uint64    // te_inst and support packets (decoder: malformed ones included)
 	ByFormat     [4]uint64 // te_inst packets per format
 	Sync         [4]uint64 // format 3 packets per subformat
-	Bytes        uint64    // bytes written, framing included
-	Blocks       uint64    // ingress blocks
-	Instructions uint64    // instructions retired (counted with an image, else blocks' halfwords/2)
-	Reasons      [8]uint64 // address packets by reason (R1 target, R2 last, R3 notify)
+	Bytes        uint64    // bytes written or read, framing included
+	Blocks       uint64    // ingress blocks (encoder)
+	Instructions uint64    // instructions retired (encoder: counted with an image, else blocks' halfwords/2) or decoded
+	Reasons      [8]uint64 // address packets by reason (R1 target, R2 last, R3 notify; encoder)
+	Gaps         uint64    // gaps reported (decoder)
 }
 
 // BitsPerInstruction returns the trace size in bits per retired

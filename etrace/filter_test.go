@@ -54,8 +54,8 @@ func filtered(t *testing.T, name string, img *image.Set, blocks []ingress.Block,
 		t.Fatal(err)
 	}
 	s := &pcSink{img: img, keep: true}
-	d, _ := NewDecoder(cfg, img, s)
-	if err := d.Decode(buf.Bytes()); err != nil {
+	d, _ := NewDecoder(img, s, cfg)
+	if err := d.Decode(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
 	var c flow.Counter

@@ -1,10 +1,14 @@
 package etrace
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"math/rand"
 	"os"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 )
@@ -86,20 +90,21 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sel byte, data []byte) {
 		cfg := fuzzConfig(sel)
 		var c flow.Counter
-		d, err := NewDecoder(cfg, img, &c)
+		d, err := NewDecoder(img, &c, cfg)
 		if err != nil {
 			t.Skip()
 		}
 		d.MaxSteps, d.MaxWalk = 1<<12, 1<<14
-		if err := d.Decode(data); err != nil {
-			t.Fatal(err)
+		err1 := d.Decode(bytes.NewReader(data))
+		if err1 != nil && !errors.Is(err1, decode.ErrEmpty) && !errors.Is(err1, decode.ErrNoSync) {
+			t.Fatal(err1)
 		}
 		// The same stream read a few bytes at a time decodes the same.
 		var c2 flow.Counter
-		d, _ = NewDecoder(cfg, img, &c2)
+		d, _ = NewDecoder(img, &c2, cfg)
 		d.MaxSteps, d.MaxWalk = 1<<12, 1<<14
-		if err := d.DecodeReader(&choppyReader{data, rand.New(rand.NewSource(int64(len(data))))}); err != nil {
-			t.Fatal(err)
+		if err := d.Decode(&choppyReader{data, rand.New(rand.NewSource(int64(len(data))))}); fmt.Sprint(err) != fmt.Sprint(err1) {
+			t.Fatalf("through a reader: %v, in memory: %v", err, err1)
 		}
 		if c2 != c {
 			t.Fatalf("through a reader: %+v, in memory: %+v", c2, c)

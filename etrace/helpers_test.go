@@ -245,11 +245,11 @@ func encode(t testing.TB, cfg Config, img *image.Set, blocks []ingress.Block) ([
 func decodePCs(t testing.TB, cfg Config, img *image.Set, data []byte) *pcSink {
 	t.Helper()
 	s := &pcSink{img: img}
-	d, err := NewDecoder(cfg, img, s)
+	d, err := NewDecoder(img, s, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Decode(data); err != nil {
+	if err := d.Decode(bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -3,6 +3,8 @@ package etrace
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rvtrace/rvtrace/decode"
 )
 
 // Packet formats (the 2-bit format field).
@@ -568,7 +570,7 @@ func (c *Codec) Parse(payload []byte, support bool, p *Packet) error {
 		p.Subformat = uint8(r.get(2))
 		r.pos = 0
 		if c.Version == V026 && p.Subformat == SubSupport {
-			return fmt.Errorf("etrace: reserved sync subformat 3")
+			return fmt.Errorf("%w: etrace: reserved sync subformat 3", decode.ErrSkipped)
 		}
 	case p.Format == FormatExt && c.Version == V2:
 		r.pos = 2
@@ -579,7 +581,7 @@ func (c *Codec) Parse(payload []byte, support bool, p *Packet) error {
 		}
 		r.pos = 0
 		if p.Subformat > SubJumpCache {
-			return fmt.Errorf("etrace: unknown format 0 subformat %d", p.Subformat)
+			return fmt.Errorf("%w: etrace: unknown format 0 subformat %d", decode.ErrSkipped, p.Subformat)
 		}
 		if p.Subformat == SubBranchCount && c.Params.BPredSize == 0 {
 			return fmt.Errorf("etrace: branch count packet but bpred_size_p is 0")
@@ -590,6 +592,18 @@ func (c *Codec) Parse(payload []byte, support bool, p *Packet) error {
 	}
 	if err := c.unmarshal(p, c.layout(p), nil); err != nil {
 		return err
+	}
+	if len(payload) > (c.r.pos+7)/8 {
+		return fmt.Errorf("%w: etrace: payload of %d bytes longer than its %d-bit packet", decode.ErrMalformed, len(payload), c.r.pos)
+	}
+	// The bits that pad the packet to a whole byte repeat its last bit.
+	if end := len(payload) * 8; c.r.pos > 0 && c.r.pos < end {
+		sign := c.r.bit(c.r.pos - 1)
+		for i := c.r.pos; i < end; i++ {
+			if c.r.bit(i) != sign {
+				return fmt.Errorf("%w: etrace: padding bit %d of a %d-bit packet differs from its sign", decode.ErrMalformed, i, c.r.pos)
+			}
+		}
 	}
 	return c.check(p)
 }

@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
@@ -130,8 +131,8 @@ func TestFlowEvents(t *testing.T) {
 	cfg := DefaultConfig()
 	data, _ := encode(t, cfg, nil, blocks)
 	s := &pcSink{img: img, keep: true}
-	d, _ := NewDecoder(cfg, img, s)
-	if err := d.Decode(data); err != nil {
+	d, _ := NewDecoder(img, s, cfg)
+	if err := d.Decode(bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	var c flow.Counter

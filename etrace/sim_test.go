@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -136,8 +137,8 @@ func TestSimulatorFlowTraps(t *testing.T) {
 	cfg := DefaultConfig()
 	data, _ := encode(t, cfg, img, blocks)
 	s := &pcSink{img: img, keep: true}
-	d, _ := NewDecoder(cfg, img, s)
-	if err := d.Decode(data); err != nil {
+	d, _ := NewDecoder(img, s, cfg)
+	if err := d.Decode(bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	var traps []flow.Event

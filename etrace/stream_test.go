@@ -47,13 +47,13 @@ func TestStreamChoppyReader(t *testing.T) {
 		}
 		for _, in := range [][]byte{data, bad, data[:len(data)-3]} {
 			want := &pcSink{img: img, keep: true}
-			d, _ := NewDecoder(cfg, img, want)
-			if err := d.Decode(in); err != nil {
+			d, _ := NewDecoder(img, want, cfg)
+			if err := d.Decode(bytes.NewReader(in)); err != nil {
 				t.Fatal(err)
 			}
 			got := &pcSink{img: img, keep: true}
-			d, _ = NewDecoder(cfg, img, got)
-			if err := d.DecodeReader(&choppyReader{in, rnd}); err != nil {
+			d, _ = NewDecoder(img, got, cfg)
+			if err := d.Decode(&choppyReader{in, rnd}); err != nil {
 				t.Fatal(err)
 			}
 			if len(got.events) != len(want.events) || len(want.events) == 0 {
@@ -68,8 +68,8 @@ func TestStreamChoppyReader(t *testing.T) {
 			comparePCs(t, "choppy", got.pcs, want.pcs)
 
 			var d1, d2 bytes.Buffer
-			st1, err1 := Dump(bytes.NewReader(in), &cfg, &d1)
-			st2, err2 := Dump(&choppyReader{in, rnd}, &cfg, &d2)
+			st1, err1 := Dump(bytes.NewReader(in), &d1, &cfg)
+			st2, err2 := Dump(&choppyReader{in, rnd}, &d2, &cfg)
 			if err1 != nil || err2 != nil || st1 != st2 || !bytes.Equal(d1.Bytes(), d2.Bytes()) {
 				t.Fatalf("sel %#x: dumps differ (%v, %v, %+v, %+v)", sel, err1, err2, st1, st2)
 			}
@@ -105,14 +105,14 @@ func TestStreamReadError(t *testing.T) {
 	cfg := DefaultConfig()
 	data, _ := encode(t, cfg, nil, genBlocks(t, img, pcs[:5000], genOpts{}))
 	s := &pcSink{img: img}
-	d, _ := NewDecoder(cfg, img, s)
-	if err := d.DecodeReader(&errReader{data[:len(data)/2]}); !errors.Is(err, errBroken) {
+	d, _ := NewDecoder(img, s, cfg)
+	if err := d.Decode(&errReader{data[:len(data)/2]}); !errors.Is(err, errBroken) {
 		t.Fatalf("error %v, want %v", err, errBroken)
 	}
 	if len(s.pcs) == 0 || len(s.pcs) >= 5000 {
 		t.Errorf("%d instructions decoded before the error", len(s.pcs))
 	}
-	if _, err := Dump(&errReader{data}, &cfg, io.Discard); !errors.Is(err, errBroken) {
+	if _, err := Dump(&errReader{data}, io.Discard, &cfg); !errors.Is(err, errBroken) {
 		t.Errorf("dump: error %v, want %v", err, errBroken)
 	}
 }
@@ -182,8 +182,8 @@ func TestStreamBoundedMemory(t *testing.T) {
 	defer r.Close()
 	cr := &countReader{r: r}
 	s := &memSink{}
-	d, _ := NewDecoder(cfg, img, s)
-	if err := d.DecodeReader(cr); err != nil {
+	d, _ := NewDecoder(img, s, cfg)
+	if err := d.Decode(cr); err != nil {
 		t.Fatal(err)
 	}
 	if s.Instructions != uint64(n) || s.Gaps != 0 {
@@ -225,8 +225,8 @@ func TestDecodeAllocs(t *testing.T) {
 		}
 		return testing.AllocsPerRun(3, func() {
 			var c flow.Counter
-			d, _ := NewDecoder(cfg, img, &c)
-			if err := d.DecodeReader(bytes.NewReader(data)); err != nil || c.Instructions != uint64(n) {
+			d, _ := NewDecoder(img, &c, cfg)
+			if err := d.Decode(bytes.NewReader(data)); err != nil || c.Instructions != uint64(n) {
 				t.Fatalf("%v, %d instructions", err, c.Instructions)
 			}
 		})

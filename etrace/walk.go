@@ -3,6 +3,7 @@ package etrace
 import (
 	"fmt"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/riscv"
@@ -17,11 +18,11 @@ func (d *Decoder) node(a uint64) (*node, error) {
 	nd := d.nodes[a]
 	if nd == nil {
 		if d.img == nil {
-			return nil, fmt.Errorf("no program image")
+			return nil, fmt.Errorf("%w: no program image", decode.ErrOutsideImage)
 		}
 		r, err := d.img.Run(a)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", decode.ErrOutsideImage, err)
 		}
 		nd = &node{start: a, last: r.LastAddr, end: r.End(), n: r.N, in: r.Last}
 		if r.Last.Class == riscv.ClassBranch || r.Last.Class == riscv.ClassJump {
@@ -44,7 +45,7 @@ func (d *Decoder) countTo(nd *node, a uint64) (n uint64, prev uint64, err error)
 	for {
 		in, ok := d.img.Inst(x)
 		if !ok || in.Len == 0 {
-			return 0, 0, fmt.Errorf("no instruction at %#x", x)
+			return 0, 0, fmt.Errorf("%w: no instruction at %#x", decode.ErrOutsideImage, x)
 		}
 		n++
 		if x == a {
@@ -81,6 +82,7 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	ev := &d.rev
 	ev.Kind, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, d.rStart, d.pc, d.rN, end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
+	d.emitted += d.rN
 	d.rN = 0
 	if err := d.sink.Event(ev); err != nil {
 		return errSink{err}
@@ -137,6 +139,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		isBr := d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch
 		if d.arrived(a, isBr) {
 			d.settle()
+			d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
 			return nil
 		}
 	}
@@ -150,7 +153,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		if nd := d.pcNode; nd == nil {
 			in, ok := d.img.Inst(d.pc)
 			if !ok || in.Len == 0 {
-				return fmt.Errorf("no instruction at %#x", d.pc)
+				return fmt.Errorf("%w: no instruction at %#x", decode.ErrOutsideImage, d.pc)
 			}
 			next = in.Next(d.pc)
 		} else {
@@ -184,6 +187,10 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				default:
 					if mode == modeLastBranch || mode == modeFail {
 						return fmt.Errorf("uninferable discontinuity at %#x before the last branch", d.pc)
+					}
+					if mode == modeLast && !d.v026 {
+						// 2.0 reports its target with updiscon or ended_ntr
+						return fmt.Errorf("uninferable discontinuity at %#x before the reported instruction", d.pc)
 					}
 					next, stop = a, true
 					if d.storeTarget {
@@ -258,6 +265,9 @@ func (d *Decoder) walk(mode int, a uint64) error {
 					d.prev = prev
 				}
 				d.settle()
+				// a checkpoint when the caller's checks pass: the address
+				// and the outcomes agree
+				d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
 				return nil
 			}
 		}

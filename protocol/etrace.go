@@ -37,14 +37,14 @@ func (d etraceDecoder) Decode(r io.Reader) error {
 	if d.csv {
 		return d.d.DecodeCSV(r)
 	}
-	return d.d.DecodeReader(r)
+	return d.d.Decode(r)
 }
 
 func (etraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Decoder, error) {
 	c := cfg.ETrace
 	c.Decode = cfg.Decode
 	// The one place the E-Trace decoder is constructed.
-	d, err := etrace.NewDecoder(c, img, sink)
+	d, err := etrace.NewDecoder(img, sink, c)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (etraceProto) Dump(r io.Reader, w io.Writer, cfg *Config) error {
 	if cfg.Dump.CSV {
 		return etrace.ToCSV(r, &c, w)
 	}
-	st, err := etrace.Dump(r, &c, w)
+	st, err := etrace.Dump(r, w, &c)
 	if err == nil && st.Errors > 0 {
 		return fmt.Errorf("%d errors", st.Errors)
 	}
