@@ -72,12 +72,6 @@ func (r Reg) String() string {
 	return "reg" + strconv.Itoa(int(r))
 }
 
-// The Writer implements the simulator's observer interface (sim.Observer,
-// which this package does not import): for each retired instruction the
-// simulator calls Inst, then IntReg, FPReg, CSR (or RegWrite) and Mem for
-// that instruction's effects; Trap reports an exception or interrupt
-// taken before the next Inst. Errors are those of the underlying writer.
-
 // WriterOptions configure a Writer.
 type WriterOptions struct {
 	// XLEN (32 or 64) sets the width of addresses and register values and
@@ -94,9 +88,13 @@ type WriterOptions struct {
 // documentation). It is a flow.Sink (instructions, program flow, events
 // and timestamps from a decoded trace), an ingress.Sink (blocks from a
 // simulator or a capture of the ingress port; instructions are read from
-// the image) and a simulator's observer (sim.Observer: instructions, register writes,
-// memory accesses and traps). Use one of the three per Writer. Close
-// flushes the output; it does not close the underlying io.Writer.
+// the image) and a simulator's observer (sim.Observer, which this
+// package does not import: for each retired instruction the simulator
+// calls Inst, then IntReg, FPReg, CSR or RegWrite for the registers it
+// wrote and Mem for its data accesses; Trap reports an exception or
+// interrupt taken before the next Inst). Use one of the three per
+// Writer. Close flushes the output; it does not close the underlying
+// io.Writer.
 type Writer struct {
 	w     *bufio.Writer
 	img   *image.Set
