@@ -139,6 +139,11 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	prog, progArgs := rest[0], rest[1:]
+	if progress.on() {
+		// the progress reporter writes from its own goroutine while the
+		// guest and the simulator write too
+		stderr = &syncWriter{w: stderr}
+	}
 	if *trace != "" && *out == "" {
 		return fmt.Errorf("--trace needs -o OUT")
 	}

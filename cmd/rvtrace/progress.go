@@ -129,3 +129,15 @@ func countProgress(name string, count func() uint64, unit string, total uint64) 
 		})
 	}
 }
+
+// syncWriter serializes the writes to w of several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
