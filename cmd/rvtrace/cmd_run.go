@@ -139,7 +139,8 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	prog, progArgs := rest[0], rest[1:]
-	if progress.on() {
+	showProg := progress.on() // before stderr is wrapped
+	if showProg {
 		// the progress reporter writes from its own goroutine while the
 		// guest and the simulator write too
 		stderr = &syncWriter{w: stderr}
@@ -342,7 +343,7 @@ func runRun(args []string) error {
 	}()
 	start := time.Now()
 	stopProgress := func() {}
-	if progress.on() {
+	if showProg {
 		// the total is known when --max-instret bounds the run
 		stopProgress = countProgress(filepath.Base(prog), m.Retired, "instructions", *maxInstret)
 	}
