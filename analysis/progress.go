@@ -12,6 +12,11 @@ import (
 // when the total size is known the percentage and the estimated time
 // left. It reports at most once per Interval, and only once the run has
 // taken longer than Delay, so short runs print nothing.
+//
+// A run that reads no input (a simulation) leaves R nil, sets Count and
+// calls Poll periodically instead of reading: the reports then show the
+// count, its rate and, when CountTotal is known, the percentage and the
+// estimated time left.
 type Progress struct {
 	R        io.Reader
 	W        io.Writer
@@ -23,6 +28,9 @@ type Progress struct {
 	// (instructions) shown with its rate.
 	Count func() uint64
 	Unit  string // name of what Count counts ("instructions")
+	// CountTotal is the count the run will reach (0 when unknown); with
+	// no Total it gives the percentage and the time left.
+	CountTotal uint64
 
 	n       atomic.Int64
 	start   time.Time
@@ -52,6 +60,19 @@ func (p *Progress) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Poll reports when due, for runs that read no input through the
+// Progress (call it periodically, from one goroutine at a time).
+func (p *Progress) Poll() {
+	now := time.Now()
+	if p.start.IsZero() {
+		p.start, p.last = now, now
+	}
+	if now.Sub(p.start) >= p.Delay && now.Sub(p.last) >= p.Interval {
+		p.last = now
+		p.report(now, false)
+	}
+}
+
 // Done prints a final report if any report was printed, ending the line.
 func (p *Progress) Done() {
 	if p.printed {
@@ -61,20 +82,40 @@ func (p *Progress) Done() {
 
 func (p *Progress) report(now time.Time, final bool) {
 	el := now.Sub(p.start).Seconds()
+	if el <= 0 {
+		el = 1e-9
+	}
 	n := p.n.Load()
 	rate := float64(n) / el
-	s := fmt.Sprintf("%s: %s", p.Name, byteSize(n))
-	if p.Total > 0 {
-		s += fmt.Sprintf(" of %s (%.0f%%)", byteSize(p.Total), 100*float64(n)/float64(p.Total))
+	s := p.Name + ":"
+	if p.R != nil {
+		s += " " + byteSize(n)
+		if p.Total > 0 {
+			s += fmt.Sprintf(" of %s (%.0f%%)", byteSize(p.Total), 100*float64(n)/float64(p.Total))
+		}
+		s += fmt.Sprintf(", %s/s", byteSize(int64(rate)))
 	}
-	s += fmt.Sprintf(", %s/s", byteSize(int64(rate)))
+	var c uint64
 	if p.Count != nil {
-		c := p.Count()
-		s += fmt.Sprintf(", %d %s (%.1f M/s)", c, p.Unit, float64(c)/el/1e6)
+		c = p.Count()
+		if p.R != nil {
+			s += ","
+		}
+		s += fmt.Sprintf(" %d %s", c, p.Unit)
+		if p.R == nil && p.CountTotal > 0 {
+			s += fmt.Sprintf(" of %d (%.0f%%)", p.CountTotal, 100*float64(c)/float64(p.CountTotal))
+		}
+		s += fmt.Sprintf(" (%.1f M/s)", float64(c)/el/1e6)
 	}
-	if p.Total > 0 && rate > 0 && !final {
-		left := time.Duration(float64(p.Total-n) / rate * float64(time.Second)).Round(time.Second)
-		s += fmt.Sprintf(", ETA %s", left)
+	if !final {
+		switch {
+		case p.R != nil && p.Total > 0 && rate > 0:
+			left := time.Duration(float64(p.Total-n) / rate * float64(time.Second)).Round(time.Second)
+			s += fmt.Sprintf(", ETA %s", left)
+		case p.R == nil && p.CountTotal > 0 && c > 0 && c <= p.CountTotal:
+			left := time.Duration(float64(p.CountTotal-c) / (float64(c) / el) * float64(time.Second)).Round(time.Second)
+			s += fmt.Sprintf(", ETA %s", left)
+		}
 	}
 	if final {
 		s += fmt.Sprintf(", %s", time.Duration(el*float64(time.Second)).Round(time.Millisecond))

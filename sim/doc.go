@@ -40,8 +40,9 @@
 //
 // # Full tracing
 //
-// SetTracer reports every retired instruction, register write, memory
-// access and trap to a tarmac.Tracer (observe.go).
+// SetObserver reports every retired instruction, register write, memory
+// access and trap to an Observer (observe.go), such as the Tarmac writer
+// (tarmac.Writer); the simulator does not depend on the Tarmac package.
 //
 // F and D are IEEE 754 exact in all five rounding modes with all five
 // flags, NaN boxing, canonical NaNs, saturating conversions and the

@@ -133,8 +133,9 @@ type Machine struct {
 
 	loaded      bool
 	done        bool
-	stop        atomic.Bool // Stop was called
-	exitInstret uint64      // instructions retired when the exit was written
+	stop        atomic.Bool   // Stop was called
+	retired     atomic.Uint64 // instructions retired, all harts, as of the last quantum boundary
+	exitInstret uint64        // instructions retired when the exit was written
 	exitCode    int
 	err         error
 
@@ -462,6 +463,12 @@ var ErrInstructionLimit = errors.New("sim: instruction limit reached")
 // safe to call from another goroutine (a signal handler).
 func (m *Machine) Stop() { m.stop.Store(true) }
 
+// Retired returns the instructions the harts have retired together, as of
+// the last boundary between quanta of Run (at most Config.Quantum behind
+// per hart). It is safe to call from another goroutine while Run goes (a
+// progress display).
+func (m *Machine) Retired() uint64 { return m.retired.Load() }
+
 // ReadMem reads guest physical memory (RAM only).
 func (m *Machine) ReadMem(pa uint64, b []byte) bool { return m.mem.read(pa, b) }
 
@@ -504,6 +511,7 @@ func (m *Machine) Run() (res Result, err error) {
 		}
 		m.idle()
 		m.deliverFromhost()
+		m.retired.Store(m.totalInstret())
 	}
 	for _, h := range m.harts {
 		if cerr := h.tr.close(); cerr != nil && m.err == nil {

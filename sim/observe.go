@@ -5,16 +5,46 @@ import (
 
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/pmu"
-	"github.com/rvtrace/rvtrace/tarmac"
 )
 
-// observer holds what watches a hart instruction by instruction: a
-// Tarmac tracer (full records: instructions, register writes, memory
+// Observer watches a hart's run instruction by instruction, with every
+// effect of each instruction (the Tarmac writer, tarmac.Writer, is one).
+// For each retired instruction the hart calls Inst, then IntReg, FPReg
+// and CSR for the registers it wrote and Mem for its data accesses, in
+// that order; Trap reports an exception or interrupt taken before the
+// next Inst. An error stops the run (Result reports it).
+type Observer interface {
+	// Inst reports an instruction retired by hart at time (the hart's
+	// cycle count), at pc with encoding raw (16-bit encodings in the low
+	// half), in privilege priv.
+	Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress.Priv) error
+	// IntReg reports integer register xn (1..31) written by the last
+	// instruction, with its new value.
+	IntReg(hart int, n int, value uint64) error
+	// FPReg reports floating-point register fn written by the last
+	// instruction, with its new value (the raw 64 bits, NaN-boxed for
+	// single precision).
+	FPReg(hart int, n int, value uint64) error
+	// CSR reports CSR number n (0..0xfff) written by the last
+	// instruction, with its value after the instruction.
+	CSR(hart int, n uint16, value uint64) error
+	// Mem reports a data access of the last instruction: size bytes at
+	// addr (a load unless write), with the value read or written.
+	Mem(hart int, write bool, addr uint64, size int, value uint64) error
+	// Trap reports an exception or interrupt taken at time: cause is the
+	// mcause/scause code without the interrupt bit, epc the address of
+	// the instruction that trapped (exceptions) or would have executed
+	// next (interrupts), tval the trap value.
+	Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error
+}
+
+// observer holds what watches a hart instruction by instruction: an
+// Observer (full records: instructions, register writes, memory
 // accesses, traps) and the micro-architecture event model. A hart with
 // an observer reports every retirement (the per-instruction path of the
 // interpreter loop); without one the loop pays nothing.
 type observer struct {
-	tr    tarmac.Tracer
+	tr    Observer
 	model *pmu.Model
 	prof  func(pc uint64, m *pmu.Model, cost uint64)
 
@@ -32,12 +62,13 @@ type memRec struct {
 	size      int
 }
 
-// SetTracer makes hart report its run to t as full Tarmac: every retired
-// instruction (Inst), every integer, FP and CSR register it writes
-// (RegWrite, after the Inst), every data memory access with its value
-// (Mem) and every trap (Trap). Loads and stores then all take the
-// simulator's slow path. nil removes the tracer.
-func (m *Machine) SetTracer(hart int, t tarmac.Tracer) error {
+// SetObserver makes hart report its run to t (a tarmac.Writer writes it
+// as full Tarmac): every retired instruction (Inst), every integer, FP
+// and CSR register it writes (IntReg, FPReg, CSR, after the Inst), every
+// data memory access with its value (Mem) and every trap (Trap). Loads
+// and stores then all take the simulator's slow path. nil removes the
+// observer; without one the interpreter loop pays nothing for it.
+func (m *Machine) SetObserver(hart int, t Observer) error {
 	h := m.Hart(hart)
 	if h == nil {
 		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
@@ -265,7 +296,8 @@ func writesX(d *inst) bool {
 	return true
 }
 
-// traceRetire writes the Tarmac records of a retired instruction.
+// traceRetire reports a retired instruction and its effects to the
+// observer.
 func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
 	if o.err != nil {
 		return
@@ -278,14 +310,14 @@ func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
 		switch {
 		case writesX(d):
 			if rd != 0 {
-				err = t.RegWrite(h.id, tarmac.RegX+tarmac.Reg(rd), h.Reg(int(rd)))
+				err = t.IntReg(h.id, int(rd), h.Reg(int(rd)))
 			}
 		case d.op == opFLW || d.op == opFLD || d.op == opFP || extWritesF(d):
-			err = t.RegWrite(h.id, tarmac.RegF+tarmac.Reg(rd), h.f[rd])
+			err = t.FPReg(h.id, int(rd), h.f[rd])
 		}
 	}
 	if err == nil && (d.op == opFP || d.op == opFPH) && h.csr.fflags != o.fflag {
-		err = t.RegWrite(h.id, tarmac.RegCSR+csrFflags, h.csr.fflags)
+		err = t.CSR(h.id, csrFflags, h.csr.fflags)
 	}
 	o.fflag = h.csr.fflags
 	for _, n := range o.csrs {
@@ -293,7 +325,7 @@ func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
 			break
 		}
 		if v, ok := h.csrRead(n); ok {
-			err = t.RegWrite(h.id, tarmac.RegCSR+tarmac.Reg(n), v)
+			err = t.CSR(h.id, uint16(n), v)
 		}
 	}
 	for _, r := range o.mems {
@@ -326,7 +358,7 @@ func (h *Hart) traceTrap(pc, cause, tval uint64, intr bool) {
 	}
 }
 
-// noteMem records a data access for the Tarmac tracer.
+// noteMem records a data access for the observer.
 func (h *Hart) noteMem(write bool, va, size, v uint64) {
 	if o := h.obs; o != nil && o.tr != nil && o.quiet == 0 {
 		if size < 8 {
@@ -336,7 +368,7 @@ func (h *Hart) noteMem(write bool, va, size, v uint64) {
 	}
 }
 
-// noteCSR records an explicit CSR write for the Tarmac tracer.
+// noteCSR records an explicit CSR write for the observer.
 func (h *Hart) noteCSR(n uint32) {
 	if o := h.obs; o != nil && o.tr != nil {
 		o.csrs = append(o.csrs, n)

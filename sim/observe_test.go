@@ -12,6 +12,9 @@ import (
 	"github.com/rvtrace/rvtrace/tarmac"
 )
 
+// The Tarmac writer is a simulator observer.
+var _ Observer = (*tarmac.Writer)(nil)
+
 // TestTarmacFull runs corpus programs with a Tarmac writer attached and
 // checks the trace against the simulator: as many IT records as retired
 // instructions, the last R record of every integer register equal to the
@@ -35,7 +38,7 @@ func TestTarmacFull(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			w := tarmac.NewWriter(&buf, img, tarmac.WriterOptions{})
-			if err := m.SetTracer(0, w); err != nil {
+			if err := m.SetObserver(0, w); err != nil {
 				t.Fatal(err)
 			}
 			res, err := m.Run()

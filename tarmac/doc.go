@@ -63,7 +63,7 @@
 //	    The description is GapEventDesc. A reader that does not know it
 //	    sees an event record; rvtrace's reader ends the flow there.
 //
-// From a simulator ([Tracer]) the Writer writes all of these; from a
+// From a simulator (the Writer as a sim.Observer) the Writer writes all of these; from a
 // decoded trace (the Writer as a flow.Sink) it writes what a trace knows:
 // instructions (read from the program image), program flow, events and
 // timestamps.

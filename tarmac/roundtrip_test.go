@@ -180,25 +180,25 @@ func TestTarmacRoundTripBlocks(t *testing.T) {
 	}
 }
 
-// TestTarmacRoundTripTracer drives the Writer as a simulator would (Tracer: an
-// Inst per instruction, register writes and memory accesses after it,
+// TestTarmacRoundTripTracer drives the Writer as a simulator would (its
+// sim.Observer methods: an Inst per instruction, register writes and memory accesses after it,
 // Trap before the handler) and reads the blocks back.
 func TestTarmacRoundTripTracer(t *testing.T) {
 	img, pcs := loadCalls(t)
 	blocks := simBlocks(t, img, pcs)
 	var buf bytes.Buffer
 	w := NewWriter(&buf, img, WriterOptions{})
-	var tr Tracer = w
+	tr := w
 	ctx := uint64(0)
 	for _, b := range blocks {
 		if b.Context != ctx {
 			ctx = b.Context
 			// a csrw to the context register, as the simulator reports it
-			reg := RegCSR + 0x5a8 // scontext
+			csr := uint16(0x5a8) // scontext
 			if b.Priv == ingress.PrivM {
-				reg = RegCSR + 0x7a8
+				csr = 0x7a8
 			}
-			if err := tr.RegWrite(0, reg, ctx); err != nil {
+			if err := tr.CSR(0, csr, ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -208,7 +208,7 @@ func TestTarmacRoundTripTracer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if in.Rd != 0 {
-				tr.RegWrite(0, Reg(in.Rd), a^0x5555)
+				tr.IntReg(0, int(in.Rd), a^0x5555)
 			}
 			if s := in.Op.String(); s == "sd" || s == "c.sdsp" {
 				tr.Mem(0, true, 0x7fff0000, 8, a)
@@ -228,7 +228,7 @@ func TestTarmacRoundTripTracer(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The Tracer writes the trap with the privilege it trapped from;
+	// The Writer writes the trap with the privilege it trapped from;
 	// the blocks of this test trap from the privilege of the block.
 	compareBlocks(t, readBlocks(t, buf.Bytes()), blocks)
 	for _, want := range []string{" R a0 ", " MW8 000000007fff0000 ", " FD (", " FI ("} {

@@ -72,28 +72,6 @@ func (r Reg) String() string {
 	return "reg" + strconv.Itoa(int(r))
 }
 
-// Tracer is what a simulator calls to have its run written as Tarmac. It
-// is implemented by *Writer. For each retired instruction the simulator
-// calls Inst, then RegWrite and Mem for that instruction's effects; Trap
-// reports an exception or interrupt taken before the next Inst. Errors are
-// those of the underlying writer.
-type Tracer interface {
-	// Inst reports an instruction retired by hart at time (in the
-	// simulator's clock), at pc with encoding raw (16-bit encodings in the
-	// low half), in privilege priv.
-	Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress.Priv) error
-	// RegWrite reports a register written by the last instruction.
-	RegWrite(hart int, reg Reg, value uint64) error
-	// Mem reports a data access of the last instruction: size bytes at
-	// addr (a load unless write), with the value read or written.
-	Mem(hart int, write bool, addr uint64, size int, value uint64) error
-	// Trap reports an exception or interrupt taken at time: cause is the
-	// mcause/scause code without the interrupt bit, epc the address of
-	// the instruction that trapped (exceptions) or would have executed
-	// next (interrupts), tval the trap value.
-	Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error
-}
-
 // WriterOptions configure a Writer.
 type WriterOptions struct {
 	// XLEN (32 or 64) sets the width of addresses and register values and
@@ -110,9 +88,13 @@ type WriterOptions struct {
 // documentation). It is a flow.Sink (instructions, program flow, events
 // and timestamps from a decoded trace), an ingress.Sink (blocks from a
 // simulator or a capture of the ingress port; instructions are read from
-// the image) and a Tracer (a simulator's instructions, register writes,
-// memory accesses and traps). Use one of the three per Writer. Close
-// flushes the output; it does not close the underlying io.Writer.
+// the image) and a simulator's observer (sim.Observer, which this
+// package does not import: for each retired instruction the simulator
+// calls Inst, then IntReg, FPReg, CSR or RegWrite for the registers it
+// wrote and Mem for its data accesses; Trap reports an exception or
+// interrupt taken before the next Inst). Use one of the three per
+// Writer. Close flushes the output; it does not close the underlying
+// io.Writer.
 type Writer struct {
 	w     *bufio.Writer
 	img   *image.Set
@@ -144,8 +126,8 @@ type hartOut struct {
 }
 
 // NewWriter returns a Writer writing to w. img provides the instructions
-// for the flow.Sink and ingress.Sink uses (it may be nil for the Tracer
-// use).
+// for the flow.Sink and ingress.Sink uses (it may be nil for the
+// sim.Observer use).
 func NewWriter(w io.Writer, img *image.Set, opt WriterOptions) *Writer {
 	xlen := opt.XLEN
 	if xlen != 32 && xlen != 64 {
@@ -292,7 +274,9 @@ func (w *Writer) flowTo(h int, ho *hartOut, next uint64) error {
 	return w.line()
 }
 
-// Inst writes an instruction record (Tracer).
+// Inst writes the instruction record of an instruction retired by hart
+// at time (in the simulator's clock), at pc with encoding raw (16-bit
+// encodings in the low half), in privilege priv (sim.Observer).
 func (w *Writer) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress.Priv) error {
 	ho := w.hart(hart)
 	if err := w.flowTo(hart, ho, pc); err != nil {
@@ -306,7 +290,24 @@ func (w *Writer) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress
 	return w.writeInst(hart, ho, pc, raw, size, priv)
 }
 
-// RegWrite writes a register record (Tracer).
+// IntReg writes the register record of integer register xn
+// (sim.Observer).
+func (w *Writer) IntReg(hart int, n int, value uint64) error {
+	return w.RegWrite(hart, RegX+Reg(n&31), value)
+}
+
+// FPReg writes the register record of floating-point register fn
+// (sim.Observer).
+func (w *Writer) FPReg(hart int, n int, value uint64) error {
+	return w.RegWrite(hart, RegF+Reg(n&31), value)
+}
+
+// CSR writes the register record of the CSR numbered n (sim.Observer).
+func (w *Writer) CSR(hart int, n uint16, value uint64) error {
+	return w.RegWrite(hart, RegCSR+Reg(n&0xfff), value)
+}
+
+// RegWrite writes a register record of the last instruction.
 func (w *Writer) RegWrite(hart int, reg Reg, value uint64) error {
 	ho := w.hart(hart)
 	return w.writeReg(hart, ho.time, reg.String(), value)
@@ -321,7 +322,7 @@ func (w *Writer) writeReg(hart int, time uint64, name string, value uint64) erro
 	return w.line()
 }
 
-// Mem writes a memory access record (Tracer): MR<size> or MW<size>, with
+// Mem writes a memory access record (sim.Observer): MR<size> or MW<size>, with
 // the data in as many hex digits as the size, split by an underscore
 // every 8 digits as the Arm format does for 64-bit data.
 func (w *Writer) Mem(hart int, write bool, addr uint64, size int, value uint64) error {
@@ -349,7 +350,7 @@ func (w *Writer) Mem(hart int, write bool, addr uint64, size int, value uint64) 
 	return w.line()
 }
 
-// Trap writes an event record (Tracer): "E <epc> <mode> <tval> <number>
+// Trap writes an event record (sim.Observer): "E <epc> <mode> <tval> <number>
 // <desc>", where number is the cause, with bit 31 set for interrupts.
 func (w *Writer) Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error {
 	ho := w.hart(hart)

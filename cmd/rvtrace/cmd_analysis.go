@@ -155,7 +155,7 @@ type analysisArgs struct {
 	openSource func(img *image.Set, rest []string) (flowSourceFn, error)
 	outputs    func(img *image.Set) (flow.Sink, error)
 	out        *string
-	progress   *string
+	progress   *progressFlag
 	portBits   *string
 	portMHz    *float64
 	coreMHz    *float64
@@ -186,7 +186,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V Tarmac records whose iset does not say")
 	lenient := lenientFlag(fs) // shared with the ingress inputs
 	a.out = fs.String("o", "-", "output `file`")
-	a.progress = fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
+	a.progress = progressFlags(fs)
 	a.portBits = fs.String("port-bits", "1,2,4,8,16,32", "trace port widths for the bandwidth table, comma separated")
 	a.portMHz = fs.Float64("port-mhz", 100, "trace port clock in MHz")
 	a.coreMHz = fs.Float64("core-mhz", 1000, "core clock in MHz (bandwidth needed)")
@@ -253,8 +253,8 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 			}
 			var r io.Reader = in
 			var prog *analysis.Progress
-			if showProgress(*a.progress) {
-				prog = analysis.NewProgress(in, stderr, name, size)
+			if a.progress.on() {
+				prog = newProgress(in, name, size)
 				if prof != nil {
 					prog.Count, prog.Unit = prof.Instructions, "instructions"
 				}
@@ -308,17 +308,6 @@ func isGzipFile(name string) bool {
 	var b [2]byte
 	n, _ := io.ReadFull(f, b[:])
 	return n == 2 && b[0] == 0x1f && b[1] == 0x8b
-}
-
-func showProgress(mode string) bool {
-	switch mode {
-	case "on", "yes", "true":
-		return true
-	case "off", "no", "false":
-		return false
-	}
-	st, err := os.Stderr.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0 && stderr == io.Writer(os.Stderr)
 }
 
 // extraOutputFlags registers the registered outputs whose flag names are

@@ -157,6 +157,7 @@ func runBench(args []string) error {
 	presets := fs.String("presets", "ref-btm,ref-htm,ref-htm-rpt,ref-htm-cs8,ref-htm-best,best", "N-Trace presets to tabulate")
 	etraceSets := fs.String("etrace", "baseline,all", "E-Trace mode sets to tabulate ("+strings.Join(etrace.ModeSets, ", ")+"); empty for none")
 	only := fs.String("only", "", "comma-separated program names to run (default all)")
+	progress := progressFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -282,7 +283,19 @@ func runBench(args []string) error {
 			return err
 		}
 		start := time.Now()
-		if _, err := m.Run(); err != nil && !(win.hasStop && win.done) {
+		stopProgress := func() {}
+		if progress.on() {
+			var total uint64 // pass 1's count, else the reference's
+			if win.n != ^uint64(0) {
+				total = win.n
+			} else if ref != nil {
+				total = uint64(ref.instr)
+			}
+			stopProgress = countProgress(prog, m.Retired, "instructions", total)
+		}
+		_, err = m.Run()
+		stopProgress()
+		if err != nil && !(win.hasStop && win.done) {
 			return fmt.Errorf("%s: %w", prog, err)
 		}
 		instr := win.seen

@@ -66,7 +66,7 @@ func runConvert(args []string) error {
 		}
 		sink = ingress.NewPCListSink(w, img)
 	}
-	if _, err := pump(src, sink); err != nil {
+	if _, err := pump(src, sink, nil, ""); err != nil {
 		sink.Close()
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -104,6 +105,7 @@ func runRun(args []string) error {
 	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
+	progress := progressFlags(fs)
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
 	pp := pmuFlags(fs)
 	kf := kernelFlags(fs)
@@ -137,6 +139,12 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	prog, progArgs := rest[0], rest[1:]
+	showProg := progress.on() // before stderr is wrapped
+	if showProg {
+		// the progress reporter writes from its own goroutine while the
+		// guest and the simulator write too
+		stderr = &syncWriter{w: stderr}
+	}
 	if *trace != "" && *out == "" {
 		return fmt.Errorf("--trace needs -o OUT")
 	}
@@ -334,7 +342,13 @@ func runRun(args []string) error {
 		}
 	}()
 	start := time.Now()
+	stopProgress := func() {}
+	if showProg {
+		// the total is known when --max-instret bounds the run
+		stopProgress = countProgress(filepath.Base(prog), m.Retired, "instructions", *maxInstret)
+	}
 	res, runErr := m.Run()
+	stopProgress()
 	var guestErr *sim.GuestError
 	if errors.As(runErr, &guestErr) {
 		guestErr.FormatAddr = img.FormatAddr

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/rvtrace/rvtrace/analysis"
 	"github.com/rvtrace/rvtrace/flow"
@@ -60,6 +61,7 @@ type scriptOpts struct {
 	ranges   *bool
 	noHeader *bool
 	out      *string
+	progress *progressFlag
 }
 
 func scriptCmdFlags(fs *flag.FlagSet, p *protocol) *scriptOpts {
@@ -74,6 +76,7 @@ func scriptCmdFlags(fs *flag.FlagSet, p *protocol) *scriptOpts {
 	o.ranges = fs.Bool("ranges", false, "one line per range instead of one per instruction")
 	o.noHeader = fs.Bool("no-header", false, "leave out the '#' line naming the columns")
 	o.out = fs.String("o", "-", "output `file`")
+	o.progress = progressFlags(fs)
 	return o
 }
 
@@ -137,8 +140,17 @@ func runScript(args []string) error {
 	}
 	var check flowCheck
 	all := check.wrap(out, img, o.df)
-	derr := decodeTrace(pc, o.config, o.df, rest[0], in, img, all)
+	var r io.Reader = in
+	var prog *analysis.Progress
+	if o.progress.on() {
+		prog = newProgress(in, rest[0], fileSize(rest[0]))
+		r = prog
+	}
+	derr := decodeTrace(pc, o.config, o.df, rest[0], r, img, all)
 	cerr := all.Close()
+	if prog != nil {
+		prog.Done()
+	}
 	if derr != nil {
 		return derr
 	}

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rvtrace/rvtrace/analysis"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -96,7 +95,7 @@ func runTarmac(args []string) error {
 	xlen := fs.Int("tarmac-xlen", 64, "XLEN for RISC-V records whose iset does not say")
 	lenient := lenientFlag(fs) // shared with the ingress inputs
 	noDisasm := fs.Bool("no-disasm", false, "with --write: leave the disassembly out (faster, smaller)")
-	progress := fs.String("progress", "auto", "progress on stderr: auto (when stderr is a terminal), on, off")
+	progress := progressFlags(fs)
 	selOpts := selectFlags(fs)
 	openOutputs := extraOutputFlags(fs)
 	rest, err := parseFlags(fs, args)
@@ -111,7 +110,7 @@ func runTarmac(args []string) error {
 		if len(rest) > 0 {
 			return fmt.Errorf("--write takes its input from --pcs, --pcseq, --ingress or --spike-csv, not %q", rest[0])
 		}
-		return writeTarmac(img, openIngress, *write, *noDisasm)
+		return writeTarmac(img, openIngress, *write, *noDisasm, progress)
 	}
 	if len(rest) != 1 {
 		return fmt.Errorf("give one Tarmac file")
@@ -129,12 +128,8 @@ func runTarmac(args []string) error {
 	}
 	defer in.Close()
 	var r io.Reader = in
-	if showProgress(*progress) {
-		var size int64
-		if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
-			size = st.Size()
-		}
-		pr := analysis.NewProgress(in, stderr, name, size)
+	if progress.on() {
+		pr := newProgress(in, name, fileSize(name))
 		defer pr.Done()
 		r = pr
 	}
@@ -325,7 +320,7 @@ func sniffFile(name string) tarmac.SniffResult {
 }
 
 // writeTarmac writes Tarmac from an ingress input.
-func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Closer, error), path string, noDisasm bool) error {
+func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Closer, error), path string, noDisasm bool, progress *progressFlag) error {
 	if len(img.Segments()) == 0 {
 		return fmt.Errorf("--write needs the program image (--image PROG.elf) for the instructions")
 	}
@@ -340,7 +335,7 @@ func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Close
 	}
 	tw := tarmac.NewWriter(w, img, tarmac.WriterOptions{NoDisasm: noDisasm})
 	tw.SetCloser(w)
-	n, err := pump(src, tw)
+	n, err := pump(src, tw, progress, path)
 	if err != nil {
 		tw.Close()
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rvtrace/rvtrace/analysis"
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
@@ -106,6 +107,7 @@ func runEncode(args []string) error {
 	openSource := sourceFlags(fs)
 	out := fs.String("o", "", "output trace `file` (required)")
 	quiet := fs.Bool("q", false, "no summary on stderr")
+	progress := progressFlags(fs)
 	newEnc := p.encoder(fs)
 	withFilter := filter.Flags(fs)
 	rest, err := parseFlags(fs, args)
@@ -143,7 +145,7 @@ func runEncode(args []string) error {
 		f.Close()
 		return err
 	}
-	blocks, err := pump(src, enc)
+	blocks, err := pump(src, enc, progress, *out)
 	if err != nil {
 		f.Close()
 		return err
@@ -195,6 +197,7 @@ type decodeOpts struct {
 	sel         *selectOpts
 	config      decoderConfigFn
 	df          *decodeFlags
+	progress    *progressFlag
 }
 
 func decodeCmdFlags(fs *flag.FlagSet, p *protocol) *decodeOpts {
@@ -205,6 +208,7 @@ func decodeCmdFlags(fs *flag.FlagSet, p *protocol) *decodeOpts {
 	o.sel = selectFlags(fs)
 	o.df = addDecodeFlags(fs)
 	o.config = p.decoder(fs)
+	o.progress = progressFlags(fs)
 	return o
 }
 
@@ -254,8 +258,17 @@ func runDecode(args []string) error {
 	}
 	var check flowCheck
 	all := check.wrap(out, img, o.df)
-	derr := decodeTrace(pc, o.config, o.df, rest[0], in, img, all)
+	var r io.Reader = in
+	var prog *analysis.Progress
+	if o.progress.on() {
+		prog = newProgress(in, rest[0], fileSize(rest[0]))
+		r = prog
+	}
+	derr := decodeTrace(pc, o.config, o.df, rest[0], r, img, all)
 	cerr := all.Close()
+	if prog != nil {
+		prog.Done()
+	}
 	if derr != nil {
 		return derr
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rvtrace/rvtrace/analysis"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -191,9 +192,18 @@ func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenien
 }
 
 // pump feeds every block of src to sink and returns how many there were.
+// With prog on, it reports on stderr, under name, the blocks done and
+// their rate.
 // It does not close sink.
-func pump(src ingress.Source, sink ingress.Sink) (uint64, error) {
+func pump(src ingress.Source, sink ingress.Sink, prog *progressFlag, name string) (uint64, error) {
 	var n uint64
+	var p *analysis.Progress
+	if prog != nil && prog.on() {
+		p = newProgress(nil, name, 0)
+		p.Count, p.Unit = func() uint64 { return n }, "ingress blocks"
+		p.Poll() // starts the clock
+		defer p.Done()
+	}
 	for {
 		b, err := src.Next()
 		if err == io.EOF {
@@ -203,6 +213,9 @@ func pump(src ingress.Source, sink ingress.Sink) (uint64, error) {
 			return n, err
 		}
 		n++
+		if p != nil && n&1023 == 0 {
+			p.Poll()
+		}
 		if err := sink.Block(b); err != nil {
 			return n, err
 		}

@@ -115,7 +115,7 @@ func (p *runPMU) attach(m *sim.Machine, img *image.Set) error {
 		p.tw = tarmac.NewWriter(w, img, tarmac.WriterOptions{XLEN: m.XLEN()})
 		p.tw.SetCloser(w)
 		for h := 0; h < m.NumHarts(); h++ {
-			if err := m.SetTracer(h, p.tw); err != nil {
+			if err := m.SetObserver(h, p.tw); err != nil {
 				return err
 			}
 		}

@@ -110,3 +110,104 @@ func TestCLITarmacLenient(t *testing.T) {
 		}
 	}
 }
+
+// TestCLITarmacTimestamps decodes an N-Trace trace encoded with
+// timestamps to Tarmac: every record carries the time of the last
+// timestamp decoded before it (none is left at 0), so the times of the
+// records, in order, are exactly the decoded timestamps (--jsonl time
+// events) that records follow, and they increase; and every timestamp is a time of the simulator's
+// clock at which a block was retired (the --ingress CSV of the same run).
+func TestCLITarmacTimestamps(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	nex, csv := filepath.Join(dir, "t.nex"), filepath.Join(dir, "t.csv")
+	if code, _, e := rv(t, "run", "--trace", "ntrace", "--timestamps", "-o", nex, "--ingress", csv, elf); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	tm, js := filepath.Join(dir, "t.tarmac"), filepath.Join(dir, "t.jsonl")
+	if code, _, e := rv(t, "decode", "--image", elf, nex, "--tarmac", tm, "--jsonl", js); code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	// the simulator's block times
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(string(data)), "\n")
+	col := -1
+	for i, h := range strings.Split(rows[0], ",") {
+		if h == "time" {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("no time column in %q", rows[0])
+	}
+	simTimes := map[uint64]bool{}
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseUint(strings.Split(r, ",")[col], 16, 64) // hex, as the CSV writes every number
+		if err != nil {
+			t.Fatalf("ingress row %q: %v", r, err)
+		}
+		simTimes[v] = true
+	}
+	// the decoded timestamps
+	data, err = os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A timestamp counts when a record follows it (an instruction, a trap
+	// or a gap) before the next one: the last one, at the end of the
+	// trace, has none.
+	var decoded []uint64
+	pending, hasPending := uint64(0), false
+	timeRe := regexp.MustCompile(`^\{"kind":"time","time":(\d+),`)
+	for _, l := range strings.Split(string(data), "\n") {
+		if m := timeRe.FindStringSubmatch(l); m != nil {
+			v, _ := strconv.ParseUint(m[1], 10, 64)
+			if !simTimes[v] {
+				t.Errorf("decoded timestamp %d is no block time of the run", v)
+			}
+			pending, hasPending = v, true
+		} else if hasPending && (strings.HasPrefix(l, `{"kind":"range"`) || strings.HasPrefix(l, `{"kind":"trap"`) ||
+			strings.HasPrefix(l, `{"kind":"gap"`)) {
+			decoded = append(decoded, pending)
+			hasPending = false
+		}
+	}
+	if len(decoded) < 10 {
+		t.Fatalf("%d timestamps decoded, want many", len(decoded))
+	}
+	// the Tarmac times
+	data, err = os.ReadFile(tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []uint64
+	lines := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[1] != "clk" {
+			t.Fatalf("Tarmac line %q: no time", l)
+		}
+		v, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil || v == 0 {
+			t.Fatalf("Tarmac line %q: time %q", l, f[0])
+		}
+		lines++
+		if len(times) == 0 || times[len(times)-1] != v {
+			if len(times) > 0 && v < times[len(times)-1] {
+				t.Fatalf("Tarmac line %q: time goes back from %d", l, times[len(times)-1])
+			}
+			times = append(times, v)
+		}
+	}
+	if len(times) != len(decoded) {
+		t.Fatalf("Tarmac has %d distinct times over %d lines, the trace %d timestamps", len(times), lines, len(decoded))
+	}
+	for i := range times {
+		if times[i] != decoded[i] {
+			t.Fatalf("Tarmac time #%d is %d, decoded timestamp %d", i, times[i], decoded[i])
+		}
+	}
+}
