@@ -197,7 +197,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 	a.openSource = func(img *image.Set, rest []string) (flowSourceFn, error) {
 		ingressGiven := false
 		ingressName := "ingress input"
-		for _, n := range []string{"pcs", "pcseq", "ingress", "spike-csv"} {
+		for _, n := range []string{"pcs-in", "pcseq", "ingress-in", "spike-csv"} {
 			if f := fs.Lookup(n); f != nil && f.Value.String() != "" {
 				ingressGiven = true
 				ingressName = f.Value.String()
@@ -226,7 +226,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 				}
 			}}, nil
 		case len(rest) != 1 || ingressGiven:
-			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs, --pcseq, --ingress, --spike-csv")
+			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs-in, --pcseq, --ingress-in, --spike-csv")
 		}
 		name := rest[0]
 		if err := noteInput(name); err != nil { // before any output is created
@@ -536,6 +536,9 @@ type reportOpts struct {
 }
 
 func reportCmdFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *reportOpts {
+	// -o names the report: --html, the HTML output of the other
+	// commands, is here its deprecated spelling.
+	deprecatedAlias(fs, "html", "o", "--html names the report file of rvtrace report with -o: --html is deprecated here")
 	o := &reportOpts{analysisArgs: addAnalysisFlags(fs, args, pc)}
 	o.title = fs.String("title", "", "report title (default: the input's name)")
 	o.funcs = fs.Int("funcs", 25, "hot functions listed")

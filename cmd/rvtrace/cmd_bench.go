@@ -157,6 +157,7 @@ func runBench(args []string) error {
 	presets := fs.String("presets", "ref-btm,ref-htm,ref-htm-rpt,ref-htm-cs8,ref-htm-best,best", "N-Trace presets to tabulate")
 	etraceSets := fs.String("etrace", "baseline,all", "E-Trace mode sets to tabulate ("+strings.Join(etrace.ModeSets, ", ")+"); empty for none")
 	only := fs.String("only", "", "comma-separated program names to run (default all)")
+	out := fs.String("o", "-", "output `file` (the table)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -198,7 +199,10 @@ func runBench(args []string) error {
 			want[n] = true
 		}
 	}
-	w := stdout
+	w, err := createOutput(*out) // closed, and its errors reported, by main
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "| program | instructions (Spike) |")
 	for _, n := range names {
 		fmt.Fprintf(w, " %s |", n)

@@ -109,7 +109,7 @@ func runTarmac(args []string) error {
 	}
 	if *write != "" {
 		if len(rest) > 0 {
-			return fmt.Errorf("--write takes its input from --pcs, --pcseq, --ingress or --spike-csv, not %q", rest[0])
+			return fmt.Errorf("--write takes its input from --pcs-in, --pcseq, --ingress-in or --spike-csv, not %q", rest[0])
 		}
 		return writeTarmac(img, openIngress, *write, *noDisasm)
 	}
