@@ -106,7 +106,7 @@ INPUT is one of:
                       optionally gzipped (.gz); --protocol tarmac forces it
   TRACE               an N-Trace or E-Trace capture (--protocol, default auto:
                       told from the trace's first bytes, as for rvtrace decode)
-  --pcs FILE, --pcseq FILE, --ingress FILE.csv, --spike-csv FILE
+  --pcs-in FILE, --pcseq FILE, --ingress-in FILE.csv, --spike-csv FILE
                       an instruction trace (PC list, ingress port capture)
 
 The text profile goes to standard output (or -o FILE); the analysis outputs
@@ -121,7 +121,7 @@ Examples:
   rvtrace profile --image prog.elf prog.nex
   rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
   rvtrace profile --image fvp.axf fvp.tarmac --folded fvp.folded
-  rvtrace profile --image prog.elf --pcs prog.pcs --lcov prog.info
+  rvtrace profile --image prog.elf --pcs-in prog.pcs --lcov prog.info
   rvtrace profile --image prog.elf prog.nex --port-bits 1,2,4,8,16 --port-mhz 100 --core-mhz 1000
 `,
 }
@@ -132,7 +132,7 @@ var reportCmd = &command{
 	usage: `Usage: rvtrace report [--image PROG.elf] INPUT -o REPORT.html [options]
 
 INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
-(--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
+(--protocol) or --pcs-in/--pcseq/--ingress-in/--spike-csv. The report needs no
 network: open it in any browser. Its summary has a "lost" card and, when the
 trace has gaps, a list of them. With a selector, the report is of the
 selection, which its title says.
@@ -322,8 +322,8 @@ func showProgress(mode string) bool {
 }
 
 // extraOutputFlags registers the registered outputs whose flag names are
-// still free on fs (the ingress input --pcs takes precedence over the
-// --pcs output) and returns their opener.
+// still free on fs (the deprecated spelling --pcs of the ingress input
+// --pcs-in takes precedence over the --pcs output) and returns their opener.
 func extraOutputFlags(fs *flag.FlagSet) func(img *image.Set) (flow.Sink, error) {
 	type opt struct {
 		o    *output
