@@ -39,6 +39,8 @@ var flagGroups = map[string]string{
 	"xlen":            headInputs,
 	"tarmac-xlen":     headInputs,
 	"lenient":         headInputs,
+	"kernel":          headInputs,
+	"firmware":        headInputs,
 	// the listing options of dump and of the N-Trace decoder: they do
 	// not change what is decoded
 	"stats":             headOther,
