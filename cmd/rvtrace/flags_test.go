@@ -146,6 +146,15 @@ func TestDeprecatedInputSpelling(t *testing.T) {
 	if normalized(t, back) != normalized(t, pcs) {
 		t.Errorf("convert --ingress-in -o: PC list differs from the input")
 	}
+	// and so does the old spelling of the ingress input
+	back2 := filepath.Join(dir, "back2.pcs")
+	code, _, e = rv(t, "convert", "--image", elf, "--ingress", newOut, "--to-pcs", back2)
+	if want := "rvtrace: --ingress as an input is deprecated: use --ingress-in\n"; code != 0 || e != want {
+		t.Errorf("convert --ingress: exit %d, stderr %q, want %q", code, e, want)
+	}
+	if normalized(t, back2) != normalized(t, pcs) {
+		t.Errorf("convert --ingress: PC list differs from the input")
+	}
 	if code, _, e := rv(t, "convert", "--image", elf, "--pcs-in", pcs, "-o", back, "--to-pcs", back); code != 2 && code != 1 || !strings.Contains(e, "give one output") {
 		t.Errorf("convert -o and --to-pcs: exit %d: %q", code, e)
 	}
