@@ -30,6 +30,6 @@ echo "== profile from the decoded trace (hot functions, trace bytes per function
 
 echo "== trace size per configuration"
 for p in ref-btm ref-htm ref-htm-best best; do
-  "$rv" encode --image "$elf" --pcs "$out/executed.pcs" --preset "$p" -o "$out/$p.nex" 2>&1 | sed "s|^$out/||"
+  "$rv" encode --image "$elf" --pcs-in "$out/executed.pcs" --preset "$p" -o "$out/$p.nex" 2>&1 | sed "s|^$out/||"
 done
 echo "outputs in $out (flow.txt, demo.folded for flamegraph.pl/speedscope, demo.html report)"

@@ -106,7 +106,7 @@ INPUT is one of:
                       optionally gzipped (.gz); --protocol tarmac forces it
   TRACE               an N-Trace or E-Trace capture (--protocol, default auto:
                       told from the trace's first bytes, as for rvtrace decode)
-  --pcs FILE, --pcseq FILE, --ingress FILE.csv, --spike-csv FILE
+  --pcs-in FILE, --pcseq FILE, --ingress-in FILE.csv, --spike-csv FILE
                       an instruction trace (PC list, ingress port capture)
 
 The text profile goes to standard output (or -o FILE); the analysis outputs
@@ -121,7 +121,7 @@ Examples:
   rvtrace profile --image prog.elf prog.nex
   rvtrace profile --image prog.elf prog.nex --tree --funcs 50 --pprof prog.pb.gz
   rvtrace profile --image fvp.axf fvp.tarmac --folded fvp.folded
-  rvtrace profile --image prog.elf --pcs prog.pcs --lcov prog.info
+  rvtrace profile --image prog.elf --pcs-in prog.pcs --lcov prog.info
   rvtrace profile --image prog.elf prog.nex --port-bits 1,2,4,8,16 --port-mhz 100 --core-mhz 1000
 `,
 }
@@ -132,7 +132,7 @@ var reportCmd = &command{
 	usage: `Usage: rvtrace report [--image PROG.elf] INPUT -o REPORT.html [options]
 
 INPUT is as for rvtrace profile: a Tarmac file, an N-Trace/E-Trace capture
-(--protocol) or --pcs/--pcseq/--ingress/--spike-csv. The report needs no
+(--protocol) or --pcs-in/--pcseq/--ingress-in/--spike-csv. The report needs no
 network: open it in any browser. Its summary has a "lost" card and, when the
 trace has gaps, a list of them. With a selector, the report is of the
 selection, which its title says.
@@ -197,7 +197,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 	a.openSource = func(img *image.Set, rest []string) (flowSourceFn, error) {
 		ingressGiven := false
 		ingressName := "ingress input"
-		for _, n := range []string{"pcs", "pcseq", "ingress", "spike-csv"} {
+		for _, n := range []string{"pcs-in", "pcseq", "ingress-in", "spike-csv"} {
 			if f := fs.Lookup(n); f != nil && f.Value.String() != "" {
 				ingressGiven = true
 				ingressName = f.Value.String()
@@ -226,7 +226,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 				}
 			}}, nil
 		case len(rest) != 1 || ingressGiven:
-			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs, --pcseq, --ingress, --spike-csv")
+			return flowSourceFn{}, fmt.Errorf("give one input: a trace file, or one of --pcs-in, --pcseq, --ingress-in, --spike-csv")
 		}
 		name := rest[0]
 		if err := noteInput(name); err != nil { // before any output is created
@@ -311,8 +311,8 @@ func isGzipFile(name string) bool {
 }
 
 // extraOutputFlags registers the registered outputs whose flag names are
-// still free on fs (the ingress input --pcs takes precedence over the
-// --pcs output) and returns their opener.
+// still free on fs (the deprecated spelling --pcs of the ingress input
+// --pcs-in takes precedence over the --pcs output) and returns their opener.
 func extraOutputFlags(fs *flag.FlagSet) func(img *image.Set) (flow.Sink, error) {
 	type opt struct {
 		o    *output
@@ -525,6 +525,9 @@ type reportOpts struct {
 }
 
 func reportCmdFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *reportOpts {
+	// -o names the report: --html, the HTML output of the other
+	// commands, is here its deprecated spelling.
+	deprecatedAlias(fs, "html", "o", "--html names the report file of rvtrace report with -o: --html is deprecated here")
 	o := &reportOpts{analysisArgs: addAnalysisFlags(fs, args, pc)}
 	o.title = fs.String("title", "", "report title (default: the input's name)")
 	o.funcs = fs.Int("funcs", 25, "hot functions listed")

@@ -158,6 +158,7 @@ func runBench(args []string) error {
 	etraceSets := fs.String("etrace", "baseline,all", "E-Trace mode sets to tabulate ("+strings.Join(etrace.ModeSets, ", ")+"); empty for none")
 	only := fs.String("only", "", "comma-separated program names to run (default all)")
 	progress := progressFlags(fs)
+	out := fs.String("o", "-", "output `file` (the table)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -199,7 +200,10 @@ func runBench(args []string) error {
 			want[n] = true
 		}
 	}
-	w := stdout
+	w, err := createOutput(*out) // closed, and its errors reported, by main
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "| program | instructions (Spike) |")
 	for _, n := range names {
 		fmt.Fprintf(w, " %s |", n)

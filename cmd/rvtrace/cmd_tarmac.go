@@ -36,7 +36,7 @@ var tarmacCmd = &command{
 	usage: `Usage:
   rvtrace tarmac [--image PROG.elf] IN.tarmac [--records] [--blocks OUT.csv] [outputs]
   rvtrace tarmac --image PROG.elf IN.tarmac --protocol ntrace|etrace -o OUT.bin [encoder options]
-  rvtrace tarmac --image PROG.elf --write OUT.tarmac (--pcs FILE | --pcseq FILE | --ingress FILE.csv | --spike-csv FILE)
+  rvtrace tarmac --image PROG.elf --write OUT.tarmac (--pcs-in FILE | --pcseq FILE | --ingress-in FILE.csv | --spike-csv FILE)
 
 The first form reads a Tarmac trace (the RISC-V dialect rvtrace writes, or
 an Arm one as Fast Models, gem5 and Arm RTL write it: IT/IS, the ES/LD/ST
@@ -47,7 +47,7 @@ and the reason; --lenient skips such lines, and reports how many and the
 first few on stderr.
 --blocks writes the ingress-port blocks it rebuilds as an ingress CSV
 (iretire in halfwords, with time: read it back with --iretire-halfwords); the
-flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile, --pcs,
+flow outputs (--folded, --pprof, --chrome, --lcov, --html, --profile,
 --flow, --jsonl, --tarmac) analyse or convert it.
 
 The selectors (--src, --priv, --ctx, --from, --to, --range, --symbol,
@@ -70,7 +70,7 @@ Examples:
   rvtrace tarmac --image fvp.axf fvp.tarmac --folded fvp.folded --html fvp.html
   rvtrace tarmac --image prog.elf prog.tarmac --protocol ntrace --preset best -o prog.nex
   rvtrace tarmac --image prog.elf prog.tarmac --blocks prog.csv
-  rvtrace tarmac --image prog.elf --pcs prog.pcs --write prog.tarmac
+  rvtrace tarmac --image prog.elf --pcs-in prog.pcs --write prog.tarmac
 `,
 }
 
@@ -108,7 +108,7 @@ func runTarmac(args []string) error {
 	}
 	if *write != "" {
 		if len(rest) > 0 {
-			return fmt.Errorf("--write takes its input from --pcs, --pcseq, --ingress or --spike-csv, not %q", rest[0])
+			return fmt.Errorf("--write takes its input from --pcs-in, --pcseq, --ingress-in or --spike-csv, not %q", rest[0])
 		}
 		return writeTarmac(img, openIngress, *write, *noDisasm, progress)
 	}

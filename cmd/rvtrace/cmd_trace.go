@@ -18,16 +18,16 @@ var encodeCmd = &command{
 	summary: "encode an instruction trace (PC list, ingress CSV, ...) into N-Trace or E-Trace bytes",
 	usage: `Usage: rvtrace encode --protocol ntrace|etrace [--image PROG.elf] INPUT [options] -o OUT.bin
 
-INPUT is one of --pcs FILE (with --image), --pcseq FILE, --ingress FILE.csv, --spike-csv FILE.
+INPUT is one of --pcs-in FILE (with --image), --pcseq FILE, --ingress-in FILE.csv, --spike-csv FILE.
 
 --filter and --trigger put the filter stage of the Trace Control Interface in
 front of the encoder (see -h for their syntax).
 
 Examples:
-  rvtrace encode --protocol ntrace --image prog.elf --pcs prog.pcs --preset best -o prog.nex
-  rvtrace encode --image prog.elf --pcs prog.pcs --filter 'addr=0x80001000-0x80002000' -o part.nex
-  rvtrace encode --protocol ntrace --image prog.elf --pcs prog.pcs --mode htm --implicit-return 3 --timestamps -o prog.nex
-  rvtrace encode --protocol ntrace --ingress prog.csv --preset ref-htm -o prog.nex
+  rvtrace encode --protocol ntrace --image prog.elf --pcs-in prog.pcs --preset best -o prog.nex
+  rvtrace encode --image prog.elf --pcs-in prog.pcs --filter 'addr=0x80001000-0x80002000' -o part.nex
+  rvtrace encode --protocol ntrace --image prog.elf --pcs-in prog.pcs --mode htm --implicit-return 3 --timestamps -o prog.nex
+  rvtrace encode --protocol ntrace --ingress-in prog.csv --preset ref-htm -o prog.nex
 `,
 }
 
@@ -44,8 +44,9 @@ the trace: the protocol whose decoder follows the image through them. A trace
 that does not fit the protocol, its options or the image is refused with what
 it looks like instead ("looks like E-Trace; use --protocol etrace", "messages
 carry a SRC field: --src-bits 2"). A gzip-compressed trace is decompressed.
-The options listed below are N-Trace's; 'rvtrace decode --protocol etrace -h'
-lists E-Trace's. With auto, options of either protocol may be given.
+The options below are grouped: the trace format ones must match the
+encoder's (N-Trace's under the first heading, E-Trace's under their own);
+with auto, options of either protocol may be given.
 ` + selectUsage + integrityUsage + `
 Examples:
   rvtrace decode --protocol ntrace --image prog.elf prog.nex --pcs decoded.txt

@@ -70,9 +70,11 @@ type counted interface {
 // sourceFlags registers the flags that choose an ingress input and returns
 // an opener.
 func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Closer, error) {
-	pcs := fs.String("pcs", "", "input: retired PCs, one hex address per `file` line (needs --image)")
+	pcs := fs.String("pcs-in", "", "input: retired PCs, one hex address per `file` line (needs --image)")
+	inputAlias(fs, "pcs")
 	pcseq := fs.String("pcseq", "", "input: the N-Trace reference code's PCSEQ `file` (0x...,TAGn per line)")
-	csv := fs.String("ingress", "", "input: ingress-port CSV `file` (E-Trace reference flow columns)")
+	csv := fs.String("ingress-in", "", "input: ingress-port CSV `file` (E-Trace reference flow columns)")
+	inputAlias(fs, "ingress")
 	spike := fs.String("spike-csv", "", "input: spike CSV `file` (VALID,ADDRESS,INSN,PRIVILEGE,EXCEPTION,ECAUSE,TVAL,INTERRUPT)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port) instead of merged straight-line blocks")
 	half := fs.Bool("iretire-halfwords", false, "ingress CSV iretire counts halfwords (multiple-retirement form), not instructions")
@@ -149,7 +151,7 @@ func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenien
 		}
 	}
 	if n != 1 {
-		return nil, nil, fmt.Errorf("give exactly one input: --pcs, --pcseq, --ingress or --spike-csv")
+		return nil, nil, fmt.Errorf("give exactly one input: --pcs-in, --pcseq, --ingress-in or --spike-csv")
 	}
 	opt := ingress.PCOptions{PerInstruction: per, Lenient: lenient}
 	var name string
@@ -166,7 +168,7 @@ func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenien
 	case pcs != "":
 		if len(img.Segments()) == 0 {
 			f.Close()
-			return nil, nil, fmt.Errorf("--pcs needs the program image (--image PROG.elf)")
+			return nil, nil, fmt.Errorf("--pcs-in needs the program image (--image PROG.elf)")
 		}
 		return ingress.NewPCSource(f, name, img, opt), f, nil
 	case pcseq != "":

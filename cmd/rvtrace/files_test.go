@@ -145,7 +145,7 @@ func TestOutputIsInput(t *testing.T) {
 		t.Fatalf("run: %d %s", code, e)
 	}
 	nex := filepath.Join(dir, "prog.nex")
-	if code, _, e := rv(t, "encode", "--image", prog, "--pcs", pcs, "-o", nex); code != 0 {
+	if code, _, e := rv(t, "encode", "--image", prog, "--pcs-in", pcs, "-o", nex); code != 0 {
 		t.Fatalf("encode: %s", e)
 	}
 	link := filepath.Join(dir, "link.nex")
@@ -161,19 +161,19 @@ func TestOutputIsInput(t *testing.T) {
 		before[f], _ = os.ReadFile(f)
 	}
 	for _, args := range [][]string{
-		{"encode", "--image", prog, "--pcs", pcs, "-o", other},
-		{"encode", "--image", prog, "--pcs", pcs, "-o", prog},
+		{"encode", "--image", prog, "--pcs-in", pcs, "-o", other},
+		{"encode", "--image", prog, "--pcs-in", pcs, "-o", prog},
 		{"decode", "--image", prog, nex, "--pcs", link},
 		{"decode", "--image", prog, nex, "--flow", nex},
 		{"dump", nex, "-o", link},
-		{"convert", "--image", prog, "--pcs", pcs, "--to-pcs", pcs},
-		{"convert", "--image", prog, "--pcs", pcs, "--to-ingress", prog},
+		{"convert", "--image", prog, "--pcs-in", pcs, "--to-pcs", pcs},
+		{"convert", "--image", prog, "--pcs-in", pcs, "--to-ingress", prog},
 		{"run", "--max-instret", "10", "--pcs", prog, prog},
 		{"run", "--max-instret", "10", "--trace", "ntrace", "-o", prog, prog},
 		{"profile", "--image", prog, nex, "-o", nex},
 		{"profile", "--image", prog, nex, "--folded", link},
-		{"report", "--image", prog, "--pcs", pcs, "-o", pcs},
-		{"tarmac", "--image", prog, "--pcs", pcs, "--write", pcs},
+		{"report", "--image", prog, "--pcs-in", pcs, "-o", pcs},
+		{"tarmac", "--image", prog, "--pcs-in", pcs, "--write", pcs},
 	} {
 		code, _, e := rv(t, args...)
 		if code == 0 || !strings.Contains(e, "input") {

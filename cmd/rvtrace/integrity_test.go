@@ -48,10 +48,10 @@ func newIntegrityFiles(t *testing.T) *integrityFiles {
 	zw.Write(data)
 	zw.Close()
 	os.WriteFile(f.gz, z.Bytes(), 0o644)
-	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--image", f.elf, "--pcs", f.truth, "-o", f.etrace); code != 0 {
+	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--image", f.elf, "--pcs-in", f.truth, "-o", f.etrace); code != 0 {
 		t.Fatalf("encode etrace: %s", e)
 	}
-	if code, _, e := rv(t, "encode", "--protocol", "ntrace", "--image", f.elf, "--pcs", f.truth, "--src-bits", "2", "--src-id", "1", "-o", f.src); code != 0 {
+	if code, _, e := rv(t, "encode", "--protocol", "ntrace", "--image", f.elf, "--pcs-in", f.truth, "--src-bits", "2", "--src-id", "1", "-o", f.src); code != 0 {
 		t.Fatalf("encode with SRC: %s", e)
 	}
 	return f
@@ -100,7 +100,7 @@ func TestExitCodes(t *testing.T) {
 	// The Tarmac reader: a clean file, one with a malformed line (exit 1,
 	// or 3 with --lenient, which skips it), an empty file.
 	tm := filepath.Join(f.dir, "t.tarmac")
-	if code, _, e := rv(t, "tarmac", "--image", f.elf, "--pcs", f.truth, "--write", tm); code != 0 {
+	if code, _, e := rv(t, "tarmac", "--image", f.elf, "--pcs-in", f.truth, "--write", tm); code != 0 {
 		t.Fatalf("tarmac --write: %s", e)
 	}
 	data, _ := os.ReadFile(tm)

@@ -55,6 +55,7 @@ var stderr io.Writer = os.Stderr
 
 func mainWith(args []string, out, errw io.Writer) int {
 	stdout, stderr = out, errw
+	deprecationShown = map[string]bool{}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
 			if c := commands[args[1]]; c != nil {
@@ -143,12 +144,17 @@ func newFlagSet(c *command) *flag.FlagSet {
 			return
 		}
 		fmt.Fprintf(stderr, "%s\n\n%s\nOptions:\n", c.summary, strings.TrimRight(c.usage, "\n")+"\n")
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(&failed)
+		printOptions(stderr, c, fs)
+	}
+	if flagSetHook != nil {
+		flagSetHook(c, fs)
 	}
 	return fs
 }
+
+// flagSetHook, when set (by tests), is called with every command's flag
+// set as it is made.
+var flagSetHook func(c *command, fs *flag.FlagSet)
 
 // parseFlags parses args allowing flags after positional arguments, as
 // users type them ("rvtrace decode OUT.bin --pcs x.txt").

@@ -35,7 +35,7 @@ func TestCLIRoundTripPresets(t *testing.T) {
 	for _, preset := range []string{"ref-btm", "ref-htm", "ref-htm-rpt", "ref-htm-cs8", "ref-htm-best", "best"} {
 		nex := filepath.Join(dir, preset+".nex")
 		out := filepath.Join(dir, preset+".pcs")
-		if code, _, e := rv(t, "encode", "--protocol", "ntrace", "--image", elf, "--pcs", pcs, "--preset", preset, "-o", nex); code != 0 {
+		if code, _, e := rv(t, "encode", "--protocol", "ntrace", "--image", elf, "--pcs-in", pcs, "--preset", preset, "-o", nex); code != 0 {
 			t.Fatalf("encode %s: exit %d: %s", preset, code, e)
 		}
 		if code, _, e := rv(t, "decode", "--protocol", "ntrace", "--image", elf, nex, "--preset", preset, "--pcs", out); code != 0 {
@@ -81,7 +81,7 @@ func TestCLIIngressCSVWithTraps(t *testing.T) {
 	in := filepath.Join(dir, "in.pcs")
 	os.WriteFile(in, []byte(strings.Join(spliced, "\n")+"\n"), 0o644)
 	csv := filepath.Join(dir, "in.csv")
-	if code, _, e := rv(t, "convert", "--image", elf, "--pcs", in, "--per-instruction", "--to-ingress", csv); code != 0 {
+	if code, _, e := rv(t, "convert", "--image", elf, "--pcs-in", in, "--per-instruction", "--to-ingress", csv); code != 0 {
 		t.Fatalf("convert: %s", e)
 	}
 	data, _ := os.ReadFile(csv)
@@ -102,7 +102,7 @@ func TestCLIIngressCSVWithTraps(t *testing.T) {
 	for _, preset := range []string{"ref-btm", "best"} {
 		nex := filepath.Join(dir, "t.nex")
 		out := filepath.Join(dir, "out.pcs")
-		if code, _, e := rv(t, "encode", "--ingress", csv, "--preset", preset, "--context", "-o", nex); code != 0 {
+		if code, _, e := rv(t, "encode", "--ingress-in", csv, "--preset", preset, "--context", "-o", nex); code != 0 {
 			t.Fatalf("encode: %s", e)
 		}
 		code, _, e := rv(t, "decode", "--image", elf, nex, "--preset", preset, "--pcs", out, "--flow", filepath.Join(dir, "flow.txt"))
@@ -129,12 +129,12 @@ func TestCLIErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.pcs")
 	os.WriteFile(bad, []byte("0x20010522\nzzz\n"), 0o644)
-	code, _, e := rv(t, "encode", "--image", elf, "--pcs", bad, "-o", filepath.Join(dir, "x.nex"))
+	code, _, e := rv(t, "encode", "--image", elf, "--pcs-in", bad, "-o", filepath.Join(dir, "x.nex"))
 	if code == 0 || !strings.Contains(e, "bad.pcs:2") {
 		t.Errorf("bad PC list: exit %d, %q", code, e)
 	}
 	os.WriteFile(bad, []byte("0x10\n"), 0o644)
-	code, _, e = rv(t, "encode", "--image", elf, "--pcs", bad, "-o", filepath.Join(dir, "x.nex"))
+	code, _, e = rv(t, "encode", "--image", elf, "--pcs-in", bad, "-o", filepath.Join(dir, "x.nex"))
 	if code == 0 || !strings.Contains(e, "bad.pcs:1") || !strings.Contains(e, "0x10") {
 		t.Errorf("PC outside the image: exit %d, %q", code, e)
 	}
@@ -149,7 +149,7 @@ func TestCLIErrors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "ERROR") || !strings.Contains(out, "@0") {
 		t.Errorf("dump of junk: exit %d, %q", code, out)
 	}
-	if code, _, _ := rv(t, "encode", "--preset", "nope", "--pcs", bad, "-o", "x"); code == 0 {
+	if code, _, _ := rv(t, "encode", "--preset", "nope", "--pcs-in", bad, "-o", "x"); code == 0 {
 		t.Errorf("unknown preset accepted")
 	}
 	if code, _, _ := rv(t, "frobnicate"); code != 2 {

@@ -20,7 +20,7 @@ func TestCLIReportFlameOrder(t *testing.T) {
 	firstFrames := map[string]string{}
 	for _, order := range []string{"weight", "time"} {
 		html := filepath.Join(dir, order+".html")
-		if code, _, e := rv(t, "report", "--image", elf, "--pcs", pcs, "--flame-order", order, "-o", html); code != 0 {
+		if code, _, e := rv(t, "report", "--image", elf, "--pcs-in", pcs, "--flame-order", order, "-o", html); code != 0 {
 			t.Fatalf("report --flame-order %s: %s", order, e)
 		}
 		data, _ := os.ReadFile(html)
@@ -40,7 +40,7 @@ func TestCLIReportFlameOrder(t *testing.T) {
 	if firstFrames["weight"] == firstFrames["time"] {
 		t.Errorf("--flame-order time lays the frames out as weight does")
 	}
-	if code, _, e := rv(t, "report", "--image", elf, "--pcs", pcs, "--flame-order", "size", "-o", filepath.Join(dir, "x.html")); code == 0 || !strings.Contains(e, "--flame-order") {
+	if code, _, e := rv(t, "report", "--image", elf, "--pcs-in", pcs, "--flame-order", "size", "-o", filepath.Join(dir, "x.html")); code == 0 || !strings.Contains(e, "--flame-order") {
 		t.Errorf("unknown order accepted: exit %d, %q", code, e)
 	}
 }

@@ -389,7 +389,7 @@ func TestCLISelectPrivContext(t *testing.T) {
 	}
 	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	csv := filepath.Join(dir, "in.csv")
-	if code, _, e := rv(t, "convert", "--image", elf, "--pcs", in, "--per-instruction", "--to-ingress", csv); code != 0 {
+	if code, _, e := rv(t, "convert", "--image", elf, "--pcs-in", in, "--per-instruction", "--to-ingress", csv); code != 0 {
 		t.Fatalf("convert: %s", e)
 	}
 	data, _ := os.ReadFile(csv)
@@ -424,7 +424,7 @@ func TestCLISelectPrivContext(t *testing.T) {
 	}
 	os.WriteFile(csv, []byte(strings.Join(rows, "\n")+"\n"), 0o644)
 	nex := filepath.Join(dir, "t.nex")
-	if code, _, e := rv(t, "encode", "--ingress", csv, "--context", "-o", nex); code != 0 {
+	if code, _, e := rv(t, "encode", "--ingress-in", csv, "--context", "-o", nex); code != 0 {
 		t.Fatalf("encode: %s", e)
 	}
 	out := filepath.Join(dir, "out.pcs")
@@ -513,7 +513,7 @@ func TestCLIScriptOutputAndTarmac(t *testing.T) {
 	}
 	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	tm := filepath.Join(dir, "t.tarmac")
-	if code, _, e := rv(t, "tarmac", "--image", elf, "--pcs", in, "--write", tm); code != 0 {
+	if code, _, e := rv(t, "tarmac", "--image", elf, "--pcs-in", in, "--write", tm); code != 0 {
 		t.Fatalf("tarmac --write: %s", e)
 	}
 	if code, _, e := rv(t, "tarmac", "--image", elf, tm, "--script", out, "--sample", "13", "--from", "7"); code != 0 {
