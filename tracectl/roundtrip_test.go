@@ -505,11 +505,11 @@ func testLostTrace(t *testing.T, format uint32) {
 		got = decodeNTrace(t, img, capture, set.NTrace)
 	} else {
 		got = &pcCollector{img: img}
-		d, err := etrace.NewDecoder(set.ETrace, img, got)
+		d, err := etrace.NewDecoder(img, got, set.ETrace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Decode(capture); err != nil {
+		if err := d.Decode(bytes.NewReader(capture)); err != nil {
 			t.Fatal(err)
 		}
 	}

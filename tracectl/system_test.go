@@ -407,11 +407,11 @@ func TestRoundTripETrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &pcCollector{img: img}
-	d, err := etrace.NewDecoder(set.ETrace, img, got)
+	d, err := etrace.NewDecoder(img, got, set.ETrace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Decode(capture); err != nil {
+	if err := d.Decode(bytes.NewReader(capture)); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.gaps) > 0 {
