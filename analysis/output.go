@@ -11,10 +11,11 @@ import (
 	"github.com/rvtrace/rvtrace/image"
 )
 
-// frameName is a function's name as a stack frame of folded output:
-// spaces and semicolons, which the format uses, are replaced.
-func frameName(f *Function) string {
-	n := f.Name
+// frameName is a function's name as a stack frame of folded output
+// ([unknown] with its addresses): spaces and semicolons, which the
+// format uses, are replaced.
+func frameName(p *Profile, f *Function) string {
+	n := p.FuncLabel(f)
 	if strings.ContainsAny(n, " ;") {
 		n = strings.NewReplacer(" ", "_", ";", ":").Replace(n)
 	}
@@ -40,7 +41,7 @@ func WriteFolded(w io.Writer, p *Profile, cycles bool) error {
 			path = path[:len(path)-1]
 			return
 		}
-		path = append(path, frameName(n.Func))
+		path = append(path, frameName(p, n.Func))
 		v := n.Self
 		if cycles {
 			v = n.SelfCycles
@@ -165,7 +166,7 @@ func (c *Chrome) span(s *Span) {
 	c.sep()
 	b := c.buf[:0]
 	b = append(b, `{"name":`...)
-	b = strconv.AppendQuote(b, s.Func.Name)
+	b = strconv.AppendQuote(b, s.Label())
 	b = append(b, `,"cat":"function","ph":"X","pid":1,"tid":`...)
 	b = strconv.AppendUint(b, uint64(tid), 10)
 	b = append(b, `,"ts":`...)
