@@ -87,7 +87,9 @@ type ChromeOptions struct {
 // Time: the format's timestamps are microseconds; rvtrace writes one
 // instruction executed (by the span's hart) as one microsecond unless
 // ChromeOptions.UseTime places spans by the flow's timestamps. The
-// document says so in its "otherData" ("time_unit"). Tracks: one per
+// document says so in its "otherData" ("time_unit"), and its
+// "displayTimeUnit" is "ns", so that viewers show one instruction as
+// 1,000 ns, the unit of the Perfetto protobuf (Perfetto). Tracks: one per
 // hart and privilege level (thread "hart N (S)"; "hart N" when the flow
 // reports no privilege level), thread ID 8*hart + level (7 when unknown).
 // Activations of no instruction (a function entered and left at once, as
