@@ -18,6 +18,7 @@ type TraceRegs interface {
 type traceDev struct {
 	regs      TraceRegs
 	base, end uint64
+	nodes     []TraceNode // in the device tree
 }
 
 // AttachTrace maps regs at the physical addresses base..end-1, where harts
@@ -89,4 +90,44 @@ func (m *Machine) traceWrite(h *Hart, pa, size, v uint64) bool {
 		h.fail(fmt.Errorf("trace component at %#x: %w", pa, err))
 	}
 	return ok
+}
+
+// TraceNode is a trace component the device tree describes (a node under
+// /soc).
+type TraceNode struct {
+	Name       string   // node name before the unit address, e.g. "trace-encoder"
+	Compatible []string // e.g. "riscv,trace-encoder"
+	Base, Size uint64
+	Hart       int // the hart an encoder traces ("rvtrace,hart"), or -1
+}
+
+// DescribeTrace adds nodes for the trace components to the device tree in
+// the boot ROM (the bare, sbi and virt machines; a kernel's device tree is
+// written when the kernel is loaded and is not changed). Call it after
+// AttachTrace.
+func (m *Machine) DescribeTrace(nodes []TraceNode) error {
+	if m.trace == nil {
+		return fmt.Errorf("sim: DescribeTrace before AttachTrace")
+	}
+	m.trace.nodes = nodes
+	if m.dtb != nil || m.mem.find(BootROMBase) == nil {
+		return nil
+	}
+	return m.writeBootROM()
+}
+
+// fdtTrace adds the trace components' nodes.
+func (m *Machine) fdtTrace(f *fdt) {
+	if m.trace == nil {
+		return
+	}
+	for _, n := range m.trace.nodes {
+		f.begin(fmt.Sprintf("%s@%x", n.Name, n.Base))
+		f.str("compatible", n.Compatible...)
+		f.cells("reg", hi32(n.Base), uint32(n.Base), hi32(n.Size), uint32(n.Size))
+		if n.Hart >= 0 {
+			f.cells("rvtrace,hart", uint32(n.Hart))
+		}
+		f.end()
+	}
 }
