@@ -82,9 +82,10 @@ func (m *Machine) traceRead(pa, size uint64) (uint64, bool) {
 
 // traceWrite is a store to the trace components' range.
 func (m *Machine) traceWrite(h *Hart, pa, size, v uint64) bool {
-	if size != 4 {
+	if size != 4 || pa%4 != 0 {
 		return false
 	}
+	h.tr.sendThroughStore()
 	ok, err := m.trace.regs.Write32(pa, uint32(v))
 	if err != nil {
 		h.fail(fmt.Errorf("trace component at %#x: %w", pa, err))
@@ -130,4 +131,49 @@ func (m *Machine) fdtTrace(f *fdt) {
 		}
 		f.end()
 	}
+}
+
+// sendThroughStore sends the hart's ingress port everything up to and
+// including the store being executed (at h.pc) before the store changes a
+// trace register, so that the write takes effect between the store and
+// the next instruction, as on hardware where the store retires before
+// its effect: an encoder enabled by it traces from the next instruction,
+// and one disabled by it has traced the store. The store is then not
+// reported again when it retires.
+func (t *tracer) sendThroughStore() {
+	if t.sink == nil {
+		return
+	}
+	h := t.h
+	pc := h.pc
+	var size uint8
+	if off := pc - h.fbase; off < pageSize-2 && h.fpage.insts[off>>1].op != opInvalid {
+		size = h.fpage.insts[off>>1].size
+	} else if d := h.fetchSlow(pc); d != nil {
+		size = d.size
+	} else {
+		return
+	}
+	if t.per {
+		if t.havePend {
+			t.emit(&t.pend)
+			t.havePend = false
+		}
+		b := &t.pend
+		t.fill(b)
+		b.IAddr, b.IRetire, b.IType, b.ILastSize = pc, uint32(size/2), 0, lastSizeCode(size)
+		t.emit(b)
+		t.skipNext = true
+		t.afterBlock(pc + uint64(size))
+		return
+	}
+	b := &t.blk
+	t.fill(b)
+	b.IAddr = t.start
+	b.IRetire = uint32(((pc + uint64(size) - t.start) & h.amask) / 2)
+	b.IType = 0
+	b.ILastSize = lastSizeCode(size)
+	t.emit(b)
+	t.afterBlock(pc + uint64(size))
+	t.startRet++ // the store, which retires after this
 }

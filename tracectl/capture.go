@@ -27,9 +27,12 @@ type Capture struct {
 	// Skipped is the number of bytes of the unwound buffer dropped before
 	// the first sync.
 	Skipped int
-	// Settings is what the registers of the encoder of hart 0 select (the
-	// format and the configuration a decoder needs).
+	// Settings is the configuration of the encoder of hart 0 when it was
+	// last enabled (else what its registers select): the format and what
+	// a decoder needs.
 	Settings Settings
+	// Enabled reports whether the encoder of hart 0 was ever enabled.
+	Enabled bool
 }
 
 // ErrNoSink is returned by StopAndCapture when the RAM sink was never
@@ -77,8 +80,11 @@ func (s *System) StopAndCapture() (*Capture, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Settings, err = s.Encoders[0].Settings(); err != nil {
-		return nil, fmt.Errorf("the registers of the trace encoder of hart 0: %w", err)
+	c.Settings, c.Enabled = s.Encoders[0].LastSettings()
+	if !c.Enabled {
+		if c.Settings, err = s.Encoders[0].Settings(); err != nil {
+			return nil, fmt.Errorf("the registers of the trace encoder of hart 0: %w", err)
+		}
 	}
 	c.Bytes = b
 	if c.Wrapped {
