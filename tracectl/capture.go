@@ -47,29 +47,14 @@ var ErrNoSink = errors.New("the trace RAM sink is in reset (trRamActive = 0): no
 // When the buffer wrapped, the capture starts at its first sync
 // (FirstSync).
 func (s *System) StopAndCapture() (*Capture, error) {
-	var firstErr error
-	for h := range s.Encoders {
-		a := s.EncoderAddr(h)
-		if v, _ := s.Read32(a); v&3 == 3 {
-			if _, err := s.Write32(a, v&^2); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("disabling the trace encoder of hart %d: %w", h, err)
-			}
-		}
-	}
-	if v, _ := s.Read32(s.FunnelAddr()); v&3 == 3 {
-		s.Write32(s.FunnelAddr(), v&^2)
-	}
-	sink := s.SinkAddr()
-	v, _ := s.Read32(sink)
-	if v&1 == 0 {
-		return nil, ErrNoSink
-	}
-	if v&2 != 0 {
-		s.Write32(sink, v&^2)
+	firstErr := s.Stop()
+	if errors.Is(firstErr, ErrNoSink) {
+		return nil, firstErr
 	}
 	if err := s.Sink.Err(); err != nil {
 		return nil, err
 	}
+	sink := s.SinkAddr()
 	wp, _ := s.Read32(sink + RAMWPLow)
 	c := &Capture{Wrapped: wp&1 != 0, Overwritten: s.Sink.Overwritten()}
 	var mem io.ReaderAt
@@ -95,6 +80,36 @@ func (s *System) StopAndCapture() (*Capture, error) {
 		c.Bytes, c.Skipped = b[off:], off
 	}
 	return c, firstErr
+}
+
+// Stop stops the trace system through its registers as the specification's
+// "Enabling and Disabling" section tells a tool to: it clears trTeEnable
+// of every enabled encoder (which flushes it), then trFunnelEnable, then
+// trRamEnable (which stores the last incomplete word). It returns
+// ErrNoSink when the RAM sink is in reset, or the error of an encoder's
+// flush.
+func (s *System) Stop() error {
+	var firstErr error
+	for h := range s.Encoders {
+		a := s.EncoderAddr(h)
+		if v, _ := s.Read32(a); v&3 == 3 {
+			if _, err := s.Write32(a, v&^2); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("disabling the trace encoder of hart %d: %w", h, err)
+			}
+		}
+	}
+	if v, _ := s.Read32(s.FunnelAddr()); v&3 == 3 {
+		s.Write32(s.FunnelAddr(), v&^2)
+	}
+	sink := s.SinkAddr()
+	v, _ := s.Read32(sink)
+	if v&1 == 0 {
+		return ErrNoSink
+	}
+	if v&2 != 0 {
+		s.Write32(sink, v&^2)
+	}
+	return firstErr
 }
 
 // FirstSync returns the offset of the first sync message (N-Trace) or

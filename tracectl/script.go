@@ -424,6 +424,16 @@ func (p *Probe) addr(r regRef) (uint64, error) {
 	return p.sys.EncoderAddr(r.comp) + uint64(r.off), nil
 }
 
+// failed records a failed check: the first is End's error, the others
+// are printed.
+func (p *Probe) failed(e error) {
+	if p.err == nil {
+		p.err = e
+		return
+	}
+	fmt.Fprintf(p.out, "rvtrace run: %v\n", e)
+}
+
 // run runs the commands of a group.
 func (p *Probe) run(g *scriptGroup) error {
 	for i := range g.cmds {
@@ -463,11 +473,7 @@ func (p *Probe) run(g *scriptGroup) error {
 				return err
 			}
 			if v&c.mask != c.val&c.mask {
-				e := fail("at %s (instruction %d): expect %s & %#x == %#x: read %#08x", g.text, p.count, c.reg.text, c.mask, c.val&c.mask, v)
-				fmt.Fprintf(p.out, "rvtrace run: %v\n", e)
-				if p.err == nil {
-					p.err = e
-				}
+				p.failed(fail("at %s (instruction %d): expect %s & %#x == %#x: read %#08x", g.text, p.count, c.reg.text, c.mask, c.val&c.mask, v))
 			}
 		case "wait":
 			done := false
@@ -479,11 +485,7 @@ func (p *Probe) run(g *scriptGroup) error {
 				done = v&c.mask == c.val&c.mask
 			}
 			if !done {
-				e := fail("at %s (instruction %d): wait %s & %#x == %#x: still %#08x after %d reads", g.text, p.count, c.reg.text, c.mask, c.val&c.mask, v, pollLimit)
-				fmt.Fprintf(p.out, "rvtrace run: %v\n", e)
-				if p.err == nil {
-					p.err = e
-				}
+				p.failed(fail("at %s (instruction %d): wait %s & %#x == %#x: still %#08x after %d reads", g.text, p.count, c.reg.text, c.mask, c.val&c.mask, v, pollLimit))
 			}
 		}
 	}

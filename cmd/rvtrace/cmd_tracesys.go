@@ -172,26 +172,33 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 	if *t.capture == "" {
 		return firstErr
 	}
-	c, err := t.sys.StopAndCapture()
-	if errors.Is(err, tracectl.ErrNoSink) && !*t.captureAll {
-		keep(fmt.Errorf("--trace-capture %s: %w; nothing written", *t.capture, err))
-		return firstErr
-	}
 	if t.bw != nil {
+		// everything was drained as the sink stored it: stopping the
+		// system drains the rest
+		err := t.sys.Stop()
 		n, derr := t.sys.Sink.Drained()
 		keep(derr)
 		keep(t.bw.Flush())
 		keep(t.out.Close())
-		if c == nil || n == 0 {
-			keep(fmt.Errorf("--trace-capture %s: the trace RAM sink stored no trace (%v); the file is empty", *t.capture, err))
+		if n == 0 {
+			keep(fmt.Errorf("--trace-capture %s: the trace RAM sink stored no trace; the file is empty", *t.capture))
 			return firstErr
 		}
-		keep(err)
+		if !errors.Is(err, tracectl.ErrNoSink) {
+			keep(err)
+		}
 		if !quiet {
-			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: %d bytes, emptied from the RAM sink at each of its %d wraps and when disabled: nothing lost\n",
+			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: %d bytes, emptied from the RAM sink at each of its %d wraps and when it was disabled: nothing lost\n",
 				*t.capture, n, t.sys.Sink.Wraps())
 		}
-		t.decodeHint(c.Settings, prog)
+		if set, ok := t.sys.Encoders[0].LastSettings(); ok {
+			t.decodeHint(set, prog)
+		}
+		return firstErr
+	}
+	c, err := t.sys.StopAndCapture()
+	if errors.Is(err, tracectl.ErrNoSink) {
+		keep(fmt.Errorf("--trace-capture %s: %w; nothing written", *t.capture, err))
 		return firstErr
 	}
 	if err != nil {
