@@ -1,9 +1,12 @@
 package main
 
 import (
+	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -244,5 +247,66 @@ func TestTraceScriptErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(e, c.want) {
 			t.Errorf("script %q: exit %d, stderr %q; want an error with %q", c.script, code, e, c.want)
 		}
+	}
+}
+
+// examples/trace-self programs the trace system itself (discovery through
+// tr??Impl, SMEM sink, HTM with implicit return and a range filter on
+// work) and prints the bytes captured; rvtrace run --trace-capture writes
+// exactly those bytes, and they decode to exactly the executed
+// instructions inside work (--pcs of the same run).
+func TestTraceSelfExample(t *testing.T) {
+	elfPath := filepath.Join("..", "..", "examples", "trace-self", "trace-self.elf")
+	f, err := elf.Open(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lo, hi uint64
+	for _, s := range syms {
+		switch s.Name {
+		case "__work_start":
+			lo = s.Value
+		case "__work_end":
+			hi = s.Value
+		}
+	}
+	if lo == 0 || hi <= lo {
+		t.Fatalf("work range %#x..%#x", lo, hi)
+	}
+	dir := t.TempDir()
+	capture, pcs := filepath.Join(dir, "self.nex"), filepath.Join(dir, "self.pcs")
+	code, out, e := rv(t, "run", "--trace-capture", capture, "--pcs", pcs, elfPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, e)
+	}
+	for _, want := range []string{"trace encoder at 0x3000000, version 1.0", "trace funnel at 0x3018000, version 1.0", "trace RAM sink at 0x3019000, version 1.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the guest did not discover %q: %s", want, out)
+		}
+	}
+	b, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("captured %d bytes of trace", len(b)); !strings.Contains(out, want) {
+		t.Errorf("the guest says %q, the capture has %d bytes", out, len(b))
+	}
+	var inWork []string
+	for _, l := range readLines(t, pcs) {
+		if pc, err := strconv.ParseUint(l, 0, 64); err == nil && pc >= lo && pc < hi {
+			inWork = append(inWork, l)
+		}
+	}
+	got, de := decodeHinted(t, e, filepath.Join(dir, "dec.pcs"))
+	if !strings.Contains(de, " 0 gaps") {
+		t.Errorf("decode reports gaps: %s", de)
+	}
+	if len(inWork) == 0 || !equalStrings(got, inWork) {
+		t.Errorf("decoded %d instructions; %d executed in work", len(got), len(inWork))
 	}
 }
