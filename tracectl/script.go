@@ -69,12 +69,11 @@ type scriptGroup struct {
 }
 
 type scriptCmd struct {
-	line    int
-	op      string // write, read, expect, wait
-	reg     regRef
-	val     uint32
-	mask    uint32
-	hasMask bool
+	line int
+	op   string // write, read, expect, wait
+	reg  regRef
+	val  uint32
+	mask uint32
 }
 
 // regRef is a register as a script names it.
@@ -293,7 +292,7 @@ func (r regRef) value(s string) (uint32, error) {
 	if !strings.Contains(s, "=") {
 		v, err := parseNum(s)
 		if err != nil || v > 0xFFFFFFFF {
-			return 0, fmt.Errorf("value %q: want a 32-bit number or FIELD=N,...", s)
+			return 0, fmt.Errorf("value %q: want a 32-bit number or a list FIELD=N,FIELD=N", s)
 		}
 		return uint32(v), nil
 	}
