@@ -57,6 +57,8 @@ Examples:
   rvtrace run --pmu-events
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
+  rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
+  rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --kernel Image --initrd initramfs.cpio.gz --append "console=ttyS0 rdinit=/init"

@@ -44,7 +44,7 @@ func traceSysFlags(fs *flag.FlagSet) *traceSys {
 		base:       fs.String("trace-base", "0x3000000", "physical `address` of the trace components (a multiple of 0x1000)"),
 		capture:    fs.String("trace-capture", "", "at the end of the run, stop the trace system and write the RAM sink's trace, read back as a debugger does (oldest byte first; a wrapped buffer from its first sync), to `file`"),
 		captureAll: fs.Bool("trace-capture-all", false, "with --trace-capture: empty the RAM sink into the file at each wrap (and when it is disabled), so that no trace is lost however small the buffer"),
-		script:     fs.String("trace-script", "", "`file` of register writes, reads and checks run by the host at instruction counts or symbols, as a debug probe does (grammar: rvtrace run -h, README)"),
+		script:     fs.String("trace-script", "", "`file` of register writes, reads and checks run by the host at instruction counts or symbols, as a debug probe does (grammar: README, section Tracing like on silicon)"),
 	}
 }
 

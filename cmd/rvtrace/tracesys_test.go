@@ -310,3 +310,31 @@ func TestTraceSelfExample(t *testing.T) {
 		t.Errorf("decoded %d instructions; %d executed in work", len(got), len(inWork))
 	}
 }
+
+// The README's host-probe example: examples/trace-self/probe.txt traces
+// fib of the demo program from its first call to the next call of puts_.
+func TestTraceProbeExample(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	capture, pcs := filepath.Join(dir, "fib.nex"), filepath.Join(dir, "demo.pcs")
+	code, _, e := rv(t, "run", "--trace-script", filepath.Join("..", "..", "examples", "trace-self", "probe.txt"),
+		"--trace-capture", capture, "--pcs", pcs, demo)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	f, err := elf.Open(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	addr := map[string]string{}
+	for _, s := range syms {
+		addr[s.Name] = fmt.Sprintf("%#x", s.Value)
+	}
+	want := segment(t, readLines(t, pcs), addr["fib"], addr["puts_"])
+	got, de := decodeHinted(t, e, filepath.Join(dir, "fib.pcs"))
+	if !strings.Contains(de, " 0 gaps") || !equalStrings(got, want) {
+		t.Errorf("decoded %d instructions, %d executed from fib to puts_: %s", len(got), len(want), de)
+	}
+}
