@@ -122,9 +122,10 @@ func (s *System) Stop() error {
 //
 // E-Trace packets in the UTDD encapsulation carry no boundary marker: every
 // start within the longest frame is tried, and a start counts only when
-// the whole rest of the buffer splits into frames from it. When the
-// starts that do lead to different first sync packets, the buffer is
-// ambiguous and FirstSync says so rather than guess.
+// the whole rest of the buffer splits into frames from it. The true
+// boundaries are among those splits, so a frame start every clean split
+// shares is a true one; the first sync packet at such a start is
+// returned, and an error when there is none (FirstSync does not guess).
 func FirstSync(b []byte, set Settings) (int, error) {
 	if set.Format == FormatNTrace {
 		return firstSyncNTrace(b, set.NTrace)
@@ -168,28 +169,40 @@ func firstSyncNTrace(b []byte, cfg ntrace.Config) (int, error) {
 const etraceFrameMax = 1 + 5 + 8 + 31
 
 func firstSyncETrace(b []byte, cfg *etrace.Config) (int, error) {
-	found, foundK := -1, -1
+	// count[i]: how many of the starts that split the rest of the buffer
+	// into frames have a frame at byte i; sync[i]: that frame is a sync
+	// packet.
+	count := make([]int32, len(b))
+	sync := make([]bool, len(b))
+	clean := int32(0)
+	var offs []int
 	for k := 0; k < etraceFrameMax && k < len(b); k++ {
 		sc := etrace.NewScanner(bytes.NewReader(b[k:]), cfg)
-		sync := -1
+		offs = offs[:0]
 		for sc.Scan() {
 			fr := sc.Frame()
-			if sync < 0 && len(fr.Payload) > 0 && fr.Payload[0]&3 == 3 && fr.Payload[0]>>2&3 <= etrace.SubTrap {
-				sync = k + int(fr.Offset)
-			}
+			o := k + int(fr.Offset)
+			offs = append(offs, o)
+			sync[o] = sync[o] || len(fr.Payload) > 0 && fr.Payload[0]&3 == 3 && fr.Payload[0]>>2&3 <= etrace.SubTrap
 		}
-		if sc.Err() != nil || sync < 0 {
-			continue // not a frame boundary, or no sync after it
+		if sc.Err() != nil {
+			continue // not a frame boundary
 		}
-		if found >= 0 && sync != found {
-			return 0, fmt.Errorf("the wrapped E-Trace buffer splits into packets from byte %d and from byte %d, whose first sync packets differ (at bytes %d and %d): where the oldest packet starts is ambiguous", foundK, k, found, sync)
-		}
-		if found < 0 {
-			found, foundK = sync, k
+		clean++
+		for _, o := range offs {
+			count[o]++
 		}
 	}
-	if found < 0 {
-		return 0, fmt.Errorf("no start in the first %d bytes of the wrapped E-Trace buffer (%d bytes) splits it into packets with a sync packet", etraceFrameMax, len(b))
+	if clean == 0 {
+		return 0, fmt.Errorf("no start in the first %d bytes of the wrapped E-Trace buffer (%d bytes) splits it into packets", etraceFrameMax, len(b))
 	}
-	return found, nil
+	// The true packet boundaries split the buffer cleanly, so a boundary
+	// shared by every clean split is a true one: the first sync packet
+	// there is where decoding can start.
+	for o := range b {
+		if count[o] == clean && sync[o] {
+			return o, nil
+		}
+	}
+	return 0, fmt.Errorf("the wrapped E-Trace buffer (%d bytes) has no sync packet at a packet boundary every possible split agrees on", len(b))
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/ntrace"
@@ -231,11 +232,18 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 
 // decodeHint says how to decode the capture.
 func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
-	if s.Format != tracectl.FormatNTrace {
-		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: E-Trace in the UTDD encapsulation (decode with --protocol etrace --encap utdd and the encoder's options)\n", *t.capture)
-		return
+	var args []string
+	if s.Format == tracectl.FormatNTrace {
+		args = ntraceDecodeArgs(s.NTrace)
+	} else {
+		var params []string
+		args, params = etraceDecodeArgs(s.ETrace)
+		if len(params) > 0 {
+			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: decode with a --config file holding: %s\n", *t.capture, strings.Join(params, "; "))
+			args = append(args, "--config", "PARAMS")
+		}
 	}
-	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s\n", strings.Join(ntraceDecodeArgs(s.NTrace), " "), prog, *t.capture)
+	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s\n", strings.Join(args, " "), prog, *t.capture)
 }
 
 // ntraceDecodeArgs returns the rvtrace decode options of an N-Trace
@@ -269,4 +277,49 @@ func ntraceDecodeArgs(c ntrace.Config) []string {
 		a = append(a, "--xlen", strconv.Itoa(c.XLEN))
 	}
 	return a
+}
+
+// etraceDecodeArgs returns the rvtrace decode options of an E-Trace
+// configuration the trace system's registers select, and the parameter
+// lines a --config file needs where they differ from the defaults.
+func etraceDecodeArgs(c etrace.Config) (args, params []string) {
+	a := []string{"--protocol", "etrace", "--encap", "utdd"}
+	o := c.Options
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{o.FullAddress, "--full-address"}, {o.ImplicitException, "--implicit-exception"}, {o.SIJump, "--sijump"},
+		{o.BranchPrediction, "--branch-prediction"}, {o.JumpTargetCache, "--jump-target-cache"}} {
+		if f.on {
+			a = append(a, f.name)
+		}
+	}
+	if o.ImplicitReturn {
+		a = append(a, "--implicit-return", "stack")
+	}
+	if c.ResyncPeriod > 0 {
+		a = append(a, "--resync", strconv.Itoa(c.ResyncPeriod))
+	}
+	if c.SrcBits > 0 {
+		a = append(a, "--src-bits", strconv.Itoa(c.SrcBits))
+	}
+	d := etrace.DefaultParams()
+	p := c.Params
+	if p.IAddressWidth != d.IAddressWidth {
+		params = append(params, fmt.Sprintf("iaddress_width_p = %d", p.IAddressWidth))
+	}
+	if p.NoContext != d.NoContext {
+		params = append(params, fmt.Sprintf("nocontext_p = %d", b2i(p.NoContext)))
+	}
+	if p.NoTime != d.NoTime {
+		params = append(params, fmt.Sprintf("notime_p = %d", b2i(p.NoTime)))
+	}
+	return a, params
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -62,11 +62,12 @@ write trRamControl trRamActive=1,trRamEnable=1
 write trFunnelControl trFunnelActive=1
 write trFunnelControl trFunnelActive=1,trFunnelEnable=1
 write trTeControl trTeActive=1
-write trTeInstFeatures trTeInstEnImplicitReturn=1,trTeInstImplicitReturnMode=3
-write trTeControl trTeActive=1,trTeEnable=1,trTeInstMode=6,trTeFormat=1,trTeInstSyncMode=1,trTeInstSyncMax=0
-at sym:loop write trTeControl trTeActive=1,trTeEnable=1,trTeInstTracing=1,trTeInstMode=6,trTeFormat=1,trTeInstSyncMode=1,trTeInstSyncMax=0
+write trTeControl trTeActive=1,trTeInstMode=6,trTeFormat=FMT
+write trTeInstFeatures trTeInstEnImplicitReturn=1,trTeInstImplicitReturnMode=3FEAT
+write trTeControl trTeActive=1,trTeEnable=1,trTeInstMode=6,trTeFormat=FMT,trTeInstSyncMode=1,trTeInstSyncMax=0
+at sym:loop write trTeControl trTeActive=1,trTeEnable=1,trTeInstTracing=1,trTeInstMode=6,trTeFormat=FMT,trTeInstSyncMode=1,trTeInstSyncMax=0
 at sym:done
-write trTeControl trTeActive=1,trTeInstMode=6,trTeFormat=1   # disable: flushes the encoder
+write trTeControl trTeActive=1,trTeInstMode=6,trTeFormat=FMT   # disable: flushes the encoder
 expect trTeControl trTeEmpty=1 mask trTeEmpty=1
 read trRamWPLow
 at end expect ram.trRamControl trRamEnable=1 mask trRamEnable=1
@@ -182,11 +183,19 @@ func TestTraceScriptCapture(t *testing.T) {
 		name  string
 		limit string
 		all   bool
-	}{{"whole", "", false}, {"wrapped", "write trRamLimitLow 0x1FC", false}, {"drained", "write trRamLimitLow 0x1FC", true}} {
+		fmt   string
+	}{{"whole", "", false, "1"}, {"wrapped", "write trRamLimitLow 0x1FC", false, "1"}, {"drained", "write trRamLimitLow 0x1FC", true, "1"},
+		{"etrace", "", false, "0"}, {"etrace-wrapped", "write trRamLimitLow 0x3FC", false, "0"}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			script := filepath.Join(dir, "probe.txt")
-			if err := os.WriteFile(script, []byte(strings.Replace(tracesysScript, "LIMIT", c.limit, 1)), 0o644); err != nil {
+			text := strings.ReplaceAll(strings.Replace(tracesysScript, "LIMIT", c.limit, 1), "FMT", c.fmt)
+			feat := ",trTeInstEnSequentialJump=1"
+			if c.fmt == "0" {
+				feat = "" // E-Trace with sequential jumps has a decoder problem of its own
+			}
+			text = strings.Replace(text, "FEAT", feat, 1)
+			if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			capture, pcs := filepath.Join(dir, "cap.nex"), filepath.Join(dir, "run.pcs")
@@ -219,8 +228,8 @@ func TestTraceScriptCapture(t *testing.T) {
 			if !equalStrings(got, want) {
 				t.Fatalf("decoded %d instructions, executed %d from loop to done", len(got), len(want))
 			}
-			if !strings.Contains(e, "probe.txt:15: at sym:done") {
-				t.Errorf("the read at line 15 is not reported: %s", e)
+			if !strings.Contains(e, "probe.txt:16: at sym:done") {
+				t.Errorf("the read at line 16 is not reported: %s", e)
 			}
 		})
 	}
