@@ -143,8 +143,8 @@ func ParseScript(name string, r io.Reader, lookup func(string) (uint64, bool)) (
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for i, g := range s.groups {
-		if g.kind == pointEnd && i != len(s.groups)-1 {
-			return nil, &ScriptError{File: name, Line: s.groups[i+1].line, Msg: "nothing can follow \"at end\""}
+		if g.kind == pointEnd && i+1 < len(s.groups) && s.groups[i+1].kind != pointEnd {
+			return nil, &ScriptError{File: name, Line: s.groups[i+1].line, Msg: "only \"at end\" can follow \"at end\""}
 		}
 	}
 	return s, nil

@@ -245,7 +245,7 @@ func TestTraceScriptErrors(t *testing.T) {
 		{"at sym:nosuch read trTeControl\n", "bad.txt:1: sym:nosuch: no symbol"},
 		{"write trTeControl trTeBogus=1\n", "bad.txt:1: trTeControl has no field \"trTeBogus\""},
 		{"read trTeControl 3\n", "bad.txt:1: read: want"},
-		{"at end\nat 5 read trTeControl\n", "bad.txt:2: nothing can follow"},
+		{"at end\nat 5 read trTeControl\n", "bad.txt:2: only \"at end\" can follow"},
 		{"at 10 expect trTeControl 1\n", "bad.txt:1: at 10 (instruction 10): expect trTeControl"},
 	} {
 		bad := filepath.Join(dir, "bad.txt")
@@ -345,5 +345,41 @@ func TestTraceProbeExample(t *testing.T) {
 	got, de := decodeHinted(t, e, filepath.Join(dir, "fib.pcs"))
 	if !strings.Contains(de, " 0 gaps") || !equalStrings(got, want) {
 		t.Errorf("decoded %d instructions, %d executed from fib to puts_: %s", len(got), len(want), de)
+	}
+}
+
+// --trace-base moves the components: the script's register names follow
+// them, and nothing answers at the default address any more.
+func TestTraceBase(t *testing.T) {
+	elf := buildGuest(t, tracesysProg)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "probe.txt")
+	text := strings.ReplaceAll(strings.Replace(tracesysScript, "LIMIT", "", 1), "FMT", "1")
+	text = strings.Replace(text, "FEAT", "", 1)
+	if err := os.WriteFile(script, []byte(text+"at end read 0x4019000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	capture, pcs := filepath.Join(dir, "cap.nex"), filepath.Join(dir, "run.pcs")
+	code, _, e := rv(t, "run", "--trace-base", "0x4000000", "--trace-script", script, "--trace-capture", capture, "--pcs", pcs, elf)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	if !strings.Contains(e, "trRamWPLow (0x4019020)") || !strings.Contains(e, "0x4019000 (0x4019000) = 0x0000000b") {
+		t.Errorf("the registers are not at the new base: %s", e)
+	}
+	want := segment(t, readLines(t, pcs), symAddr(t, elf, "loop"), symAddr(t, elf, "done"))
+	if got, _ := decodeHinted(t, e, filepath.Join(dir, "dec.pcs")); !equalStrings(got, want) {
+		t.Errorf("decoded %d instructions, executed %d from loop to done", len(got), len(want))
+	}
+	if err := os.WriteFile(script, []byte("read 0x3000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, e = rv(t, "run", "--trace-base", "0x4000000", "--trace-script", script, elf)
+	if code == 0 || !strings.Contains(e, "probe.txt:1: no trace register at 0x3000000") {
+		t.Errorf("a register answers at the default address: exit %d, %s", code, e)
+	}
+	code, _, e = rv(t, "run", "--trace-base", "0x4000800", elf)
+	if code == 0 || !strings.Contains(e, "--trace-base") {
+		t.Errorf("an unaligned base: exit %d, %s", code, e)
 	}
 }
