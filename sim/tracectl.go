@@ -32,6 +32,23 @@ func (m *Machine) AttachTrace(regs TraceRegs, base, end uint64, encoders []ingre
 	if len(encoders) < len(m.harts) {
 		return fmt.Errorf("sim: %d harts but %d trace encoders", len(m.harts), len(encoders))
 	}
+	if end <= base {
+		return fmt.Errorf("sim: empty trace component range %#x..%#x", base, end)
+	}
+	for _, d := range []struct {
+		name       string
+		base, size uint64
+	}{{"the boot ROM", BootROMBase, bootROMSize}, {"the test finisher", FinisherBase, finisherSize}, {"the CLINT", ClintBase, clintSize},
+		{"the PLIC", PLICBase, plicSize}, {"the UART", UARTBase, uartSize}, {"the virtio disk", VirtioBase, virtioSize}} {
+		if base < d.base+d.size && d.base < end {
+			return fmt.Errorf("sim: the trace components at %#x..%#x overlap %s at %#x", base, end, d.name, d.base)
+		}
+	}
+	for a := base; a < end; a += 0x1000 {
+		if m.mem.find(a) != nil {
+			return fmt.Errorf("sim: the trace components at %#x..%#x overlap memory at %#x", base, end, a)
+		}
+	}
 	for i := range m.harts {
 		if err := m.SetIngress(i, encoders[i]); err != nil {
 			return err

@@ -382,4 +382,12 @@ func TestTraceBase(t *testing.T) {
 	if code == 0 || !strings.Contains(e, "--trace-base") {
 		t.Errorf("an unaligned base: exit %d, %s", code, e)
 	}
+	code, _, e = rv(t, "run", "--trace-base", "0x80000000", elf)
+	if code == 0 || !strings.Contains(e, "overlap memory at 0x80000000") {
+		t.Errorf("a base in RAM: exit %d, %s", code, e)
+	}
+	code, _, e = rv(t, "run", "--trace-base", "0x1ff0000", elf)
+	if code == 0 || !strings.Contains(e, "overlap the CLINT") {
+		t.Errorf("a base over the CLINT: exit %d, %s", code, e)
+	}
 }
