@@ -11,3 +11,5 @@ echo "built examples/demo/demo.elf"
 cd ../trace-self
 $CC $CFLAGS -T link.ld -o trace-self.elf start.S trace-self.c
 echo "built examples/trace-self/trace-self.elf"
+$CC $CFLAGS -DSMODE -Wl,--build-id=none -T link-s.ld -o trace-self-s.elf start.S trace-self.c
+echo "built examples/trace-self/trace-self-s.elf"

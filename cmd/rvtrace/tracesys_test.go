@@ -264,8 +264,27 @@ func TestTraceScriptErrors(t *testing.T) {
 // work) and prints the bytes captured; rvtrace run --trace-capture writes
 // exactly those bytes, and they decode to exactly the executed
 // instructions inside work (--pcs of the same run).
+//
+// trace-self-s.elf does the same from S-mode, under the simulator's SBI
+// (--machine sbi) and under OpenSBI (--machine virt, where the trace
+// system is on by default).
 func TestTraceSelfExample(t *testing.T) {
-	elfPath := filepath.Join("..", "..", "examples", "trace-self", "trace-self.elf")
+	for _, c := range []struct {
+		elf  string
+		args []string
+	}{{"trace-self.elf", nil}, {"trace-self-s.elf", []string{"--machine", "sbi"}}, {"trace-self-s.elf", []string{"--machine", "virt"}}} {
+		t.Run(c.elf+strings.Join(c.args, ""), func(t *testing.T) {
+			if len(c.args) > 0 && c.args[1] == "virt" {
+				if _, err := os.Stat(defaultOpenSBI); err != nil {
+					t.Skipf("no OpenSBI firmware (%v)", err)
+				}
+			}
+			testTraceSelf(t, filepath.Join("..", "..", "examples", "trace-self", c.elf), c.args)
+		})
+	}
+}
+
+func testTraceSelf(t *testing.T, elfPath string, extra []string) {
 	f, err := elf.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +308,7 @@ func TestTraceSelfExample(t *testing.T) {
 	}
 	dir := t.TempDir()
 	capture, pcs := filepath.Join(dir, "self.nex"), filepath.Join(dir, "self.pcs")
-	code, out, e := rv(t, "run", "--trace-capture", capture, "--pcs", pcs, elfPath)
+	code, out, e := rv(t, append(append([]string{"run"}, extra...), "--trace-capture", capture, "--pcs", pcs, elfPath)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, e)
 	}

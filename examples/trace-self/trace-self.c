@@ -12,14 +12,57 @@
 // traced. It runs a workload, disables encoder, funnel and sink in that
 // order ("Enabling and Disabling"), and prints the number of bytes
 // captured. The capture is what rvtrace run --trace-capture writes.
+//
+// Built with -DSMODE (trace-self-s.elf) it runs in S-mode under an SBI
+// firmware, with the SBI console and system reset: the trace registers
+// are the same loads and stores from S-mode.
 
 typedef unsigned long u64;
 typedef unsigned int u32;
 
+#ifdef SMODE
+// S-mode under an SBI (rvtrace run --machine sbi: the simulator's own;
+// --machine virt: OpenSBI): the console and the exit are SBI calls.
+struct sbiret {
+	long error, value;
+};
+
+static struct sbiret sbi(u64 ext, u64 fid, u64 a0, u64 a1) {
+	register u64 r0 asm("a0") = a0;
+	register u64 r1 asm("a1") = a1;
+	register u64 r6 asm("a6") = fid;
+	register u64 r7 asm("a7") = ext;
+	asm volatile("ecall" : "+r"(r0), "+r"(r1) : "r"(r6), "r"(r7) : "memory");
+	struct sbiret r = {(long)r0, (long)r1};
+	return r;
+}
+
+#define SBI_EXT_BASE 0x10
+#define SBI_EXT_DBCN 0x4442434E
+#define SBI_EXT_SRST 0x53525354
+
+static void console_write(const char *s, u64 n) {
+	static int dbcn = -1;
+	if (dbcn < 0)
+		dbcn = sbi(SBI_EXT_BASE, 3, SBI_EXT_DBCN, 0).value != 0; // probe_extension
+	for (u64 i = 0; i < n; i++) {
+		if (dbcn)
+			sbi(SBI_EXT_DBCN, 2, (unsigned char)s[i], 0); // console_write_byte
+		else
+			sbi(1, 0, (unsigned char)s[i], 0); // legacy console_putchar
+	}
+}
+
+static void exit_(int code) {
+	sbi(SBI_EXT_SRST, 0, 0, code != 0); // shutdown; reason 1: system failure
+	for (;;)
+		;
+}
+#else
 volatile u64 tohost __attribute__((section(".tohost"), aligned(8)));
 volatile u64 fromhost __attribute__((section(".tohost"), aligned(8)));
 
-static void htif_write(const char *s, u64 n) {
+static void console_write(const char *s, u64 n) {
 	static volatile u64 magic[8] __attribute__((aligned(64)));
 	magic[0] = 64; // SYS_write
 	magic[1] = 1;  // stdout
@@ -31,11 +74,18 @@ static void htif_write(const char *s, u64 n) {
 	fromhost = 0;
 }
 
+static void exit_(int code) {
+	tohost = ((u64)code << 1) | 1;
+	for (;;)
+		;
+}
+#endif
+
 static void puts_(const char *s) {
 	u64 n = 0;
 	while (s[n])
 		n++;
-	htif_write(s, n);
+	console_write(s, n);
 }
 
 static void putu(u64 v) {
@@ -60,12 +110,6 @@ static void puthex(u64 v) {
 	buf[--i] = 'x';
 	buf[--i] = '0';
 	puts_(&buf[i]);
-}
-
-static void exit_(int code) {
-	tohost = ((u64)code << 1) | 1;
-	for (;;)
-		;
 }
 
 // ---- the trace components -------------------------------------------
