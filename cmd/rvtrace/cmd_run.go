@@ -183,7 +183,7 @@ func runRun(args []string) error {
 	if err := noteInput(prog); err != nil {
 		return err
 	}
-	if err := ts.setup(fs, *pp.machine, &cfg); err != nil {
+	if err := ts.setup(fs, *pp.machine, *kf.kernel != "", &cfg); err != nil {
 		return err
 	}
 	linuxSet := false

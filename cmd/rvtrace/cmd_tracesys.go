@@ -41,7 +41,7 @@ func traceSysFlags(fs *flag.FlagSet) *traceSys {
 	return &traceSys{
 		on: fs.Bool("trace-system", false, "map the RISC-V Trace Control Interface components: a trace encoder per hart at --trace-base + hart*0x1000, "+
 			"a funnel at +0x18000 and a RAM sink at +0x19000 (64 KiB SRAM or a buffer in system memory), driven by the guest's loads and stores "+
-			"or --trace-script (default: on with --machine virt)"),
+			"or --trace-script (default: on with --machine virt without --kernel)"),
 		base:       fs.String("trace-base", "0x3000000", "physical `address` of the trace components (a multiple of 0x1000)"),
 		capture:    fs.String("trace-capture", "", "at the end of the run, stop the trace system and write the RAM sink's trace, read back as a debugger does (oldest byte first; a wrapped buffer from its first sync), to `file`"),
 		captureAll: fs.Bool("trace-capture-all", false, "with --trace-capture: empty the RAM sink into the file at each wrap (and when it is disabled), so that no trace is lost however small the buffer"),
@@ -50,11 +50,14 @@ func traceSysFlags(fs *flag.FlagSet) *traceSys {
 }
 
 // setup decides whether the trace system is on and adjusts the simulator
-// configuration: a script needs one ingress block per instruction.
-func (t *traceSys) setup(fs *flag.FlagSet, machine string, cfg *sim.Config) error {
+// configuration: a script needs one ingress block per instruction. It is
+// on by default on the virt machine, but for a kernel (whose device tree
+// does not describe it), where feeding the encoders' ingress ports would
+// slow the boot for nothing.
+func (t *traceSys) setup(fs *flag.FlagSet, machine string, kernel bool, cfg *sim.Config) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	t.enabled = *t.on || !set["trace-system"] && machine == "virt"
+	t.enabled = *t.on || !set["trace-system"] && machine == "virt" && !kernel
 	needs := ""
 	switch {
 	case *t.capture != "":
