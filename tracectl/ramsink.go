@@ -95,7 +95,8 @@ func NewRAMSink(sramBytes int, mem Memory) *RAMSink {
 	return s
 }
 
-// Err returns the error of a system memory write, if any.
+// Err returns the first error writing system memory or draining the
+// buffer (DrainTo), if any.
 func (s *RAMSink) Err() error { return s.err }
 
 func (s *RAMSink) active() bool  { return s.b.val[0]&1 != 0 }

@@ -45,7 +45,11 @@ import (
 // the run; a point never reached is reported at the end.
 //
 // Errors name the file and line. The probe acts between two ingress
-// blocks, so it needs one block per instruction (sim.PerInstruction).
+// blocks, so it needs one block per instruction (sim.PerInstruction); it
+// is ordered exactly with the trace and with a guest's own stores to the
+// trace registers (the simulator sends the ingress port through a store
+// before it acts), but a guest's load of a trace register may run before
+// the commands of a point at that very instruction.
 type Script struct {
 	name   string
 	groups []scriptGroup
