@@ -60,10 +60,15 @@ func BenchmarkCoremarkIngress(b *testing.B) { benchCoremark(b, true) }
 // benchRun times Machine.Run of the machine load prepares, b.N times, and
 // reports MIPS of wall time and of process CPU time.
 func benchRun(b *testing.B, load func(m *Machine) error) {
+	benchRunCfg(b, Config{}, load)
+}
+
+// benchRunCfg is benchRun with machines of configuration cfg.
+func benchRunCfg(b *testing.B, cfg Config, load func(m *Machine) error) {
 	var instr uint64
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
-		m, err := New(Config{})
+		m, err := New(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -105,4 +110,15 @@ func BenchmarkLinuxSimbench(b *testing.B) {
 	}
 	b.ResetTimer()
 	benchRun(b, func(m *Machine) error { return m.LoadLinuxELF(path, []string{"simbench"}, nil) })
+}
+
+// BenchmarkKernelBoot boots the Linux kit's kernel (Sv39) on the built-in
+// SBI to the busybox init script, which powers off (about 0.7 G
+// instructions); skipped without the kit (scripts/linux-kit.sh).
+func BenchmarkKernelBoot(b *testing.B) {
+	dir := linuxKit(b)
+	benchRunCfg(b, Config{MaxInstret: bootLimit}, func(m *Machine) error {
+		return m.LoadKernel(Kernel{Image: filepath.Join(dir, "Image"),
+			Initrd: filepath.Join(dir, "initramfs-busybox.cpio.gz"), Append: "console=ttyS0 rdinit=/init"})
+	})
 }
