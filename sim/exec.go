@@ -177,7 +177,6 @@ func (h *Hart) fetchMiss() bool {
 func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 	x := &h.x
 	pc := h.pc
-	lsz := h.lastSize
 	fbase, fp := h.fbase, h.fpage
 	left := limit - n // instructions left: n and h.instret are brought up to date on the way out
 	var (
@@ -639,7 +638,7 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		x[0] = 0
 		h.cycle += uint64(d.cost)
 		left--
-		lsz = d.size
+		h.lastSize = d.size
 		if h.perInst {
 			it = 0
 			why = whyPost
@@ -652,7 +651,7 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		x[0] = 0
 		h.cycle += uint64(d.cost)
 		left--
-		lsz = d.size
+		h.lastSize = d.size
 		if it != 4 && it < itEnd {
 			h.cycle += h.takenPenalty
 		}
@@ -663,12 +662,10 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		pc = npc
 	}
 	h.pc = pc
-	h.lastSize = lsz
 	h.instret += limit - n
 	return limit, whyLimit, nil
 out:
 	h.pc = pc
-	h.lastSize = lsz
 	h.cur.npc, h.cur.a, h.cur.it = npc, a, it
 	h.instret += limit - n - left
 	return limit - left, why, d
