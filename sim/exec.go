@@ -640,9 +640,14 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		left--
 		h.lastSize = d.size
 		if h.perInst {
-			it = 0
-			why = whyPost
-			goto out
+			// the event model's fast path (observe.go) needs no call
+			// (Fast.Retire is inlined and changes nothing when it fails);
+			// everything else is post's
+			if f := h.fast; f == nil || d.mk >= mkSystem || !f.Fast.Retire(pc, d.mk, (a+uint64(d.imm))&h.amask) {
+				it = 0
+				why = whyPost
+				goto out
+			}
 		}
 		pc = npc
 		continue
