@@ -122,6 +122,7 @@ func (h *Hart) retired(c *pending) {
 	h.x[0] = 0
 	h.instret++
 	h.cycle += uint64(c.d.cost)
+	h.prevSize = h.lastSize
 	h.lastSize = c.d.size
 	if it := c.it; it != 0 && it != 4 && it < itEnd {
 		h.cycle += h.takenPenalty
@@ -134,7 +135,7 @@ func (h *Hart) retired(c *pending) {
 func (h *Hart) post(c *pending) {
 	d, pc, npc, it := c.d, h.pc, c.npc, c.it
 	if it != 0 && h.cf {
-		h.tr.retireCF(pc, d.size, npc, it)
+		h.tr.retireCF(pc, d, npc, it)
 	}
 	if h.perInst {
 		// the event model's fast paths (observe.go), else the hook
@@ -656,6 +657,7 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		x[0] = 0
 		h.cycle += uint64(d.cost)
 		left--
+		h.prevSize = h.lastSize
 		h.lastSize = d.size
 		if it != 4 && it < itEnd {
 			h.cycle += h.takenPenalty

@@ -29,6 +29,7 @@ type Hart struct {
 	cycle   uint64
 
 	lastSize     uint8  // size of the last retired instruction
+	prevSize     uint8  // size of the instruction retired before the last control transfer (sijump)
 	takenPenalty uint64 // timing model: extra cycles of a taken jump or branch
 
 	// fetch window: decoded page of the virtual page at fbase
