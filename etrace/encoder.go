@@ -507,13 +507,18 @@ func (e *Encoder) doInst(c, n *step) {
 	isBranch := c.itype.IsBranch()
 	taken := c.itype == ingress.ITypeTaken
 
-	pin := !isBranch && e.revisits(c, n)
+	// A path that comes back to an instruction is pinned, unless c is an
+	// uninferable jump whose target the next packet reports: the decoder
+	// stops at the first such jump, so that packet is unambiguous.
+	pin := !isBranch && !(!e.v026 && e.targetReported(c, n)) && e.revisits(c, n)
 	miss := e.retMiss(c, n)
 	// A sync packet at c is the only packet of the specification that
 	// pins the decoder on c, an instruction that is not the target of an
 	// uninferable discontinuity, when no format 3 packet follows (notify
 	// means a trigger[2] request): see anchor.
-	anchor := !e.v026 && e.started && !e.prevTrap && !e.prevUpd && (pin || miss && e.missNeedsSync(c, n))
+	// A notification the hart requested for c pins it too.
+	anchor := !e.v026 && e.started && !e.prevTrap && !e.prevUpd &&
+		(pin && !c.notify || miss && e.missNeedsSync(c, n))
 	// Format 3 packets reported at c.
 	sync := true
 	switch {
@@ -638,6 +643,17 @@ func (e *Encoder) doInst(c, n *step) {
 	e.control(c, n, false)
 	e.prevPriv = c.priv
 	e.advance(c, n, isBranch || e.anchored)
+}
+
+// targetReported reports whether c is an uninferable jump whose target
+// (n) will be reported: not a sequentially inferable jump nor a return
+// the return stack predicts.
+func (e *Encoder) targetReported(c, n *step) bool {
+	it := c.itype
+	if !it.Uninferable() || e.cfg.Options.SIJump && c.sijump {
+		return false
+	}
+	return !(e.irOn && it == ingress.ITypeReturn && e.stack.depth > 0 && n.kind == stInst && e.stack.top() == n.addr)
 }
 
 // retMiss reports whether c is a return that the return stack (or the
