@@ -29,7 +29,9 @@ type Stats struct {
 	// RetMisses counts returns in call counter mode that did not go to
 	// the instruction after their call (longjmp, unwinding, a modified
 	// return address), which the specification's call counter cannot
-	// trace; the encoder resynchronises on each (see Encoder.Warning).
+	// trace; the encoder resynchronises before each (see
+	// Encoder.Warning), unless the return is itself the target of an
+	// uninferable jump, which is reported with irreport as with a stack.
 	// RetMiss and RetMissTo are the first such return and where it went.
 	RetMisses          uint64
 	RetMiss, RetMissTo uint64
@@ -693,25 +695,36 @@ func (e *Encoder) missNeedsSync(c, n *step) bool {
 
 // anchor pins the decoder on c with a sync packet (the specification's
 // resynchronisation, which an encoder may send at any instruction). The
-// state the sync resets (branch outcomes, an inferred return) is first
-// reported with a format 0/1/2 packet reporting the previous instruction,
-// unless the decoder already stops there: that packet is followed by the
-// sync, so it reports the last instruction before it, and the decoder
-// reaches c from it in one step. miss says c is a mispredicted return;
+// branch outcomes the sync would drop are first reported with a format
+// 0/1/2 packet reporting the previous instruction, unless the decoder
+// already stops there: that packet is followed by the sync, so it
+// reports the last instruction before it, and the decoder reaches c from
+// it in one step. An inferred return alone needs no such packet: c has
+// not been executed since the decoder's last stopping point or the last
+// branch (revisits pins a path before it comes back), so the sync's walk
+// cannot stop at c in a wrong call. miss says c is a mispredicted return;
 // after the sync the stack is empty and its target is reported as that
 // of an uninferable jump.
 func (e *Encoder) anchor(c, n *step, miss bool) {
-	if e.needFlush() && !e.pHere {
+	if (e.mapN > 0 || e.pbc > 0) && !e.pHere {
 		e.addrPacket(&step{addr: e.pAddr}, rLast, false, e.pDepth)
 	}
 	e.st.Anchors++
-	if miss && e.cfg.Params.ReturnStackSize == 0 {
-		if e.st.RetMisses == 0 {
-			e.st.RetMiss, e.st.RetMissTo = c.addr, n.addr
-		}
-		e.st.RetMisses++
+	if miss {
+		e.counterMiss(c, n)
 	}
 	e.syncPacket(c)
+}
+
+// counterMiss counts the mispredicted return c in call counter mode.
+func (e *Encoder) counterMiss(c, n *step) {
+	if e.cfg.Params.ReturnStackSize != 0 {
+		return
+	}
+	if e.st.RetMisses == 0 {
+		e.st.RetMiss, e.st.RetMissTo = c.addr, n.addr
+	}
+	e.st.RetMisses++
 }
 
 // Warning returns what the user should know about the trace written so
@@ -721,7 +734,7 @@ func (e *Encoder) Warning() string {
 		return ""
 	}
 	return fmt.Sprintf("%d returns went elsewhere than after their call (the first at %#x, to %#x), which "+
-		"the call counter variant of implicit return cannot trace; the encoder resynchronised at each "+
+		"the call counter variant of implicit return cannot trace; the encoder resynchronised before them "+
 		"(the trace stays exact; a return stack, --implicit-return stack, reports them with irreport)",
 		e.st.RetMisses, e.st.RetMiss, e.st.RetMissTo)
 }
@@ -742,6 +755,9 @@ func (e *Encoder) control(c, n *step, synced bool) {
 				e.stack.pop()
 				e.irSince = true
 			} else {
+				// (in call counter mode, only when c is also the
+				// target of an uninferable jump: see missNeedsSync)
+				e.counterMiss(c, n)
 				e.prevUpd, e.prevRetMiss = true, true
 			}
 		default:
