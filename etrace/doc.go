@@ -78,9 +78,10 @@
 //     at the same depth; or any two returns at a depth a full stack
 //     saturates) would be taken for it, so the encoder then pins the
 //     decoder on the mispredicted return itself with a sync packet
-//     (preceded, when branch outcomes or an inferred return are
-//     unreported, by a format 0/1/2 packet reporting the instruction
-//     before it) and reports its target as that of an uninferable jump
+//     (preceded, when branch outcomes are unreported, by a format 0/1/2
+//     packet reporting the instruction before it; an inferred return
+//     needs none, as the sync's walk cannot reach that instruction in
+//     another call, see below) and reports its target as that of an uninferable jump
 //     from an empty stack. It does the same when the instruction after a
 //     mispredicted return is reported with a sync packet (a privilege or
 //     precise context change, a resynchronisation), whose walk would
@@ -105,8 +106,11 @@
 //     block that comes back into one of them it pins the instruction
 //     before it with a sync packet (a resynchronisation, which the
 //     specification lets an encoder send at any instruction; preceded as
-//     above by a packet reporting the instruction before when state is
-//     unreported), so no reported instruction is ever ambiguous. An idle
+//     above by a packet reporting the instruction before when branch
+//     outcomes are unreported: the pinned instruction was not executed
+//     since the decoder's last stopping point or the last branch, so the
+//     sync's walk stops at the right execution whatever the call depth),
+//     so no reported instruction is ever ambiguous. An idle
 //     loop "j ." thus costs one sync packet an iteration (6 bytes with a
 //     32-bit address; marking format 2 packets as notifications instead
 //     would claim trigger[2] requests that never came, and costs 10). No
