@@ -9,6 +9,9 @@ set -eu
 cd "$(dirname "$0")/../etrace/testdata/returns"
 CC=${CC:-riscv64-linux-gnu-gcc}
 echo "$CC -nostdlib -static returns.S -o returns.elf"
-"$CC" -nostdlib -static -march=rv64gc -mabi=lp64d -Wl,--no-relax -o returns.elf returns.S
+# (through a named object file, so that the ELF does not name a temporary one)
+"$CC" -c -march=rv64gc -mabi=lp64d -o returns.o returns.S
+"$CC" -nostdlib -static -march=rv64gc -mabi=lp64d -Wl,--no-relax -o returns.elf returns.o
+rm returns.o
 echo "$CC -static -O2 longjmp.c -o longjmp.elf"
 "$CC" -static -O2 -march=rv64gc -mabi=lp64d -o longjmp.elf longjmp.c
