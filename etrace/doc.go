@@ -92,7 +92,13 @@
 //     addresses cannot be traced using this mode". The encoder keeps the
 //     return addresses it sees, resynchronises before every such return
 //     as above (so the trace stays exact for any decoder) and counts
-//     them: Stats.RetMisses, and Encoder.Warning says so.
+//     them: Stats.RetMisses, and Encoder.Warning says so. An encoder
+//     that does not check (the specification's minimal counter) treats
+//     such a return as inferable and the decoder follows the call site
+//     until the trace disagrees with the program: in call counter mode a
+//     gap found after a return was inferred since the last checkpoint
+//     says that this may be the cause (its Suspect count covers the
+//     instructions followed since).
 //   - The decoder stops on a reported instruction the first time its path
 //     reaches it with no branch outcome left (as the specification's
 //     decoder does, and with irdepth when irreport is set). A path with

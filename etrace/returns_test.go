@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -350,4 +351,51 @@ func FuzzReturnPaths(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed int64, n uint16) {
 		returnPathsCheck(t, seed, 50+int(n)%5000)
 	})
+}
+
+// TestMinimalCallCounter decodes what the specification's minimal call
+// counter encoder sends for programs whose returns go elsewhere than after
+// their call: it cannot check return addresses, so it treats such a
+// return as inferable and the decoder follows the call site. The decoder
+// must keep the integrity rule (the wrong instructions are among the
+// suspect ones of a gap) and say in the gap what may have happened.
+func TestMinimalCallCounter(t *testing.T) {
+	for _, prog := range []string{"returns.elf", "longjmp.elf"} {
+		img, blocks, pcs := runLinux(t, prog, sim.Coalesced)
+		cfg := DefaultConfig()
+		cfg.Options.ImplicitReturn = true
+		cfg.Params.CallCounterSize = 4
+		var buf bytes.Buffer
+		e, err := NewEncoder(&buf, cfg, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.blind = true
+		for i := range blocks {
+			if err := e.Block(&blocks[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if e.Warning() != "" {
+			t.Errorf("%s: a minimal counter cannot know: warning %q", prog, e.Warning())
+		}
+		s, err := decodeInto(t, cfg, img, buf.Bytes(), false)
+		if err != nil || s.err != nil {
+			t.Fatalf("%s: %v %v", prog, err, s.err)
+		}
+		if v, _ := checkRule(pcs, s); v != "" {
+			t.Errorf("%s: %s", prog, v)
+		}
+		if len(s.gaps) == 0 {
+			t.Errorf("%s: no gap", prog)
+		}
+		for _, g := range s.gaps {
+			if !strings.Contains(g.err.Error(), "call counter mode: a return inferred since the last checkpoint may have gone elsewhere") {
+				t.Errorf("%s: gap %v does not name the call counter", prog, g.err)
+			}
+		}
+	}
 }
