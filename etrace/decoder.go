@@ -103,6 +103,7 @@ type Decoder struct {
 	emitted   uint64 // instructions sent in ranges
 	good      uint64 // emitted at the last point known good
 	gapAt     uint64 // emitted at the last gap
+	irAt      uint64 // emitted (and walked) when a return was last inferred
 	arrivedAt uint64 // emitted when the walk arrived at the address stated
 	// arrivedOK: the walk stopped at the address stated (not at the
 	// target of an uninferable discontinuity)
@@ -296,6 +297,15 @@ func (d *Decoder) gap(e *decode.Error) error {
 	}
 	d.phase, d.pendOK, d.trapPending = phaseGap, false, false
 	d.synced = false
+	if d.opt.ImplicitReturn && d.cfg.Params.CallCounterSize > 0 && d.irAt > d.good &&
+		(errors.Is(e.Err, decode.ErrInconsistent) || errors.Is(e.Err, decode.ErrCheckpoint)) {
+		// The specification's call counter cannot trace a return that
+		// goes elsewhere than after its call; the decoder then follows
+		// the call site until the trace disagrees (rvtrace's encoder
+		// resynchronises before such returns instead).
+		e.Err = fmt.Errorf("%w (call counter mode: a return inferred since the last checkpoint may have gone elsewhere than after its call, "+
+			"as with longjmp, which a call counter cannot trace; a return stack can)", e.Err)
+	}
 	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
 		Suspect: d.emitted - d.good}
 	d.good, d.gapAt = d.emitted, d.emitted

@@ -411,6 +411,12 @@ func runRun(args []string) error {
 		}
 		fmt.Fprintln(stderr, line)
 	}
+	for h, e := range rawEncs {
+		// Said even with -q: what the encoder could not trace as asked.
+		if w, ok := e.(interface{ Warning() string }); ok && w.Warning() != "" {
+			fmt.Fprintf(stderr, "rvtrace run: warning: hart %d: %s: %s\n", h, *trace, w.Warning())
+		}
+	}
 	if cw := res.CodeWrites; cw.Count > 0 {
 		// Said even with -q: a trace of this run decodes wrongly.
 		fmt.Fprintf(stderr, "rvtrace run: warning: self-modifying code: %d stores overwrote instructions the program had executed, the first by the instruction at %#x (hart %d) writing %#x; a trace decoded against the ELF image is wrong where the new instructions ran\n",

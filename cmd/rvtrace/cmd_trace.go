@@ -177,6 +177,10 @@ func runEncode(args []string) error {
 		}
 		fmt.Fprintln(stderr, line)
 	}
+	if w, ok := rawEnc.(interface{ Warning() string }); ok && w.Warning() != "" {
+		// Said even with -q: what the encoder could not trace as asked.
+		fmt.Fprintf(stderr, "%s: warning: %s\n", *out, w.Warning())
+	}
 	return nil
 }
 

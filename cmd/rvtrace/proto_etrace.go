@@ -33,7 +33,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	implExc := fs.Bool("implicit-exception", false, "implicit exception mode: omit trap handler addresses (needs --tvec)")
 	tvec := fs.Uint64("tvec", 0, "trap vector (mtvec) for implicit exception mode; bit 0 = vectored interrupts")
 	sij := fs.Bool("sijump", false, "sequentially inferable jump mode")
-	ir := fs.String("implicit-return", "off", "implicit return mode: off, counter or stack")
+	ir := fs.String("implicit-return", "off", "implicit return mode: off, counter (call_counter_size_p 4; the encoder warns and resynchronises at returns that go elsewhere than after their call, which a counter cannot trace) or stack (return_stack_size_p 3: reports them)")
 	bp := fs.Bool("branch-prediction", false, "branch prediction mode (format 0 branch counts)")
 	jtc := fs.Bool("jump-target-cache", false, "jump target cache mode (format 0 cache indexes)")
 	all := fs.Bool("all-modes", false, "enable every optional mode but full address")
