@@ -46,6 +46,9 @@ type Decoder struct {
 	// total (branch counts of the predictor can legitimately make a walk
 	// billions of branches long; fuzzing bounds it).
 	MaxWalk int
+	// Data, if not nil, receives the data trace packets Decode reads and
+	// sees every te_inst packet before the decoder (a DataJoiner).
+	Data DataHandler
 
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
@@ -193,6 +196,14 @@ func (d *Decoder) Decode(r io.Reader) error {
 			continue
 		}
 		fr := sc.Frame()
+		if fr.Data {
+			if d.Data != nil {
+				if err := d.Data.DataFrame(fr); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
 			if !isSentinel(err) {
 				err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
@@ -219,6 +230,11 @@ func (d *Decoder) Decode(r io.Reader) error {
 		}
 		if obs != nil {
 			obs.Message(d.codec.FormatName(p), fr.Offset, int(sc.Offset()-fr.Offset)*8)
+		}
+		if d.Data != nil {
+			if err := d.Data.InstPacket(p, fr.Offset); err != nil {
+				return err
+			}
 		}
 		if err := d.Packet(p, fr.Offset); err != nil {
 			return err

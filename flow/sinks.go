@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // PCWriter is a sink that writes the address of every executed
@@ -354,6 +355,24 @@ func (j *JSONLines) Event(e *Event) error {
 		}
 	case KindStop:
 		num("reason", uint64(e.Reason))
+	case KindData:
+		a := &e.Access
+		hex("pc", e.Addr)
+		b = append(b, `,"dtype":"`...)
+		b = append(b, a.DType.String()...)
+		b = append(b, '"')
+		num("size", uint64(a.Bytes()))
+		if e.AccessHas&AccessAddr != 0 {
+			hex("addr", a.DAddr)
+		}
+		if e.AccessHas&AccessData != 0 && a.DType != ingress.DTypeSCFail {
+			if a.DType.IsAtomic() {
+				hex("load", a.Data)
+				hex("store", a.SData)
+			} else {
+				hex("value", a.Data)
+			}
+		}
 	}
 	if e.Offset >= 0 && e.Kind != KindRange {
 		num("offset", uint64(e.Offset))
