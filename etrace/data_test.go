@@ -252,3 +252,338 @@ func TestDataRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestDataPacketLayout checks data packets bit for bit against the
+// specification's tables, packing the fields independently.
+func TestDataPacketLayout(t *testing.T) {
+	// pack writes fields LSB first, in table order, then drops the
+	// upper bytes sign extension restores.
+	pack := func(fields ...[2]uint64) []byte {
+		var bits []byte
+		for _, f := range fields {
+			for i := uint64(0); i < f[1]; i++ {
+				bits = append(bits, byte(f[0]>>i&1))
+			}
+		}
+		for len(bits)%8 != 0 {
+			bits = append(bits, bits[len(bits)-1])
+		}
+		out := make([]byte, len(bits)/8)
+		for i, b := range bits {
+			out[i/8] |= b << (i % 8)
+		}
+		for len(out) > 1 {
+			n := len(out)
+			if out[n-1] == 0 && out[n-2] < 0x80 || out[n-1] == 0xff && out[n-2] >= 0x80 {
+				out = out[:n-1]
+				continue
+			}
+			break
+		}
+		return out
+	}
+	d := &DataConfig{DataWidth: 64, DAddressWidth: 64}
+	c := newDataCodec(d)
+	if c.sizeBits != 2 {
+		t.Fatalf("size field %d bits, want 2 (max(1, clog2(clog2(64/8+1))))", c.sizeBits)
+	}
+	var st dataState
+	var p DataPacket
+	// a full 4-byte load at an aligned address: format 000, size 10, diff
+	// 00, data_len 11, 32 bits of data, address >> 2
+	a := ingress.Access{DType: ingress.DTypeLoad, DSize: 2, DAddr: 0x80001000, Data: 0x12345678}
+	c.encodeAccess(&st, &a, true, &p)
+	got := c.append(nil, &p)
+	want := pack([2]uint64{0, 3}, [2]uint64{2, 2}, [2]uint64{0, 2}, [2]uint64{3, 2}, [2]uint64{0x12345678, 32}, [2]uint64{0x80001000 >> 2, 64})
+	if !bytes.Equal(got, want) || got[0] != 0x90 || got[1] != 0xf1 {
+		t.Errorf("full load: % x, want % x (starting 90 f1)", got, want)
+	}
+	// the next 4-byte store 8 bytes on, its value one more: format 010,
+	// diff 01 (XOR data: as short as the difference, and preferred),
+	// data_len 0, data 1, address +2 words
+	a = ingress.Access{DType: ingress.DTypeStore, DSize: 2, DAddr: 0x80001008, Data: 0x12345679}
+	c.encodeAccess(&st, &a, true, &p)
+	got = c.append(nil, &p)
+	want = pack([2]uint64{2, 3}, [2]uint64{2, 2}, [2]uint64{1, 2}, [2]uint64{0, 2}, [2]uint64{1, 8}, [2]uint64{2, 64})
+	if !bytes.Equal(got, want) {
+		t.Errorf("differential store: % x, want % x", got, want)
+	}
+	// an unaligned 2-byte load: format 001, full (first of its size),
+	// data 0xff01 needs 2 bytes (1 byte would sign-extend to 0x0001)
+	a = ingress.Access{DType: ingress.DTypeLoad, DSize: 1, DAddr: 0x80001003, Data: 0xff01}
+	c.encodeAccess(&st, &a, true, &p)
+	got = c.append(nil, &p)
+	want = pack([2]uint64{1, 3}, [2]uint64{1, 2}, [2]uint64{0, 2}, [2]uint64{1, 1}, [2]uint64{0xff01, 16}, [2]uint64{0x80001003, 64})
+	if !bytes.Equal(got, want) {
+		t.Errorf("unaligned load: % x, want % x", got, want)
+	}
+	// amoadd.w, full: format 110, subtype 001, size, diff, op_len,
+	// operand (store - load), data_len, data (load), address >> 2
+	a = ingress.Access{DType: ingress.DTypeAtomicAdd, DSize: 2, DAddr: 0x80002000, Data: 5, SData: 7}
+	st.reset()
+	c.encodeAccess(&st, &a, true, &p)
+	got = c.append(nil, &p)
+	want = pack([2]uint64{6, 3}, [2]uint64{1, 3}, [2]uint64{2, 2}, [2]uint64{0, 2}, [2]uint64{0, 2}, [2]uint64{2, 8},
+		[2]uint64{0, 2}, [2]uint64{5, 8}, [2]uint64{0x80002000 >> 2, 64})
+	if !bytes.Equal(got, want) {
+		t.Errorf("amoadd: % x, want % x", got, want)
+	}
+	// address only: format, size, diff (1 bit), address
+	c = newDataCodec(&DataConfig{Fields: DataAddrOnly, DataWidth: 64, DAddressWidth: 64})
+	st.reset()
+	a = ingress.Access{DType: ingress.DTypeStore, DSize: 3, DAddr: 0x1000}
+	c.encodeAccess(&st, &a, true, &p)
+	a.DAddr = 0xff8
+	c.encodeAccess(&st, &a, true, &p)
+	got = c.append(nil, &p)
+	want = pack([2]uint64{2, 3}, [2]uint64{3, 2}, [2]uint64{1, 1}, [2]uint64{^uint64(0), 64})
+	if !bytes.Equal(got, want) {
+		t.Errorf("address-only store, one doubleword back: % x, want % x", got, want)
+	}
+	// data only: format (a byte is always aligned), size, diff (2 bits),
+	// data (data_width_p bits, sign-extended from the byte)
+	c = newDataCodec(&DataConfig{Fields: DataValueOnly, DataWidth: 64, DAddressWidth: 64})
+	st.reset()
+	a = ingress.Access{DType: ingress.DTypeLoad, DSize: 0, DAddr: 0x1001, Data: 0x80}
+	c.encodeAccess(&st, &a, true, &p)
+	got = c.append(nil, &p)
+	want = pack([2]uint64{0, 3}, [2]uint64{0, 2}, [2]uint64{0, 2}, [2]uint64{0xffffffffffffff80, 64})
+	if !bytes.Equal(got, want) {
+		t.Errorf("data-only byte load: % x, want % x", got, want)
+	}
+}
+
+// TestDataCodecRoundTrip checks that every access decodes to itself
+// through the packet layer, in every option.
+func TestDataCodecRoundTrip(t *testing.T) {
+	accs := []ingress.Access{
+		{DType: ingress.DTypeLoad, DSize: 3, DAddr: 0x7fff_fff0, Data: 0xdead_beef_0000_0001},
+		{DType: ingress.DTypeLoad, DSize: 3, DAddr: 0x7fff_fff8, Data: 0xdead_beef_0000_0002},
+		{DType: ingress.DTypeStore, DSize: 0, DAddr: 0x13, Data: 0xff},
+		{DType: ingress.DTypeStore, DSize: 1, DAddr: 0x15, Data: 0x8000},
+		{DType: ingress.DTypeLoad, DSize: 2, DAddr: 0x102, Data: 0x7fffffff},
+		{DType: ingress.DTypeLoad, DSize: 2, DAddr: 0x104, Data: 0x80000000},
+		{DType: ingress.DTypeSCFail, DSize: 2, DAddr: 0x200},
+		{DType: ingress.DTypeAtomicSwp, DSize: 2, DAddr: 0x200, Data: 1, SData: 0xffffffff},
+		{DType: ingress.DTypeAtomicXor, DSize: 3, DAddr: 0x208, Data: 0x55, SData: 0xaa},
+		{DType: ingress.DTypeAtomicAdd, DSize: 3, DAddr: 0x208, Data: 0xffffffffffffffff, SData: 0},
+		{DType: ingress.DTypeAtomicMin, DSize: 3, DAddr: 0x210, Data: 9, SData: 3},
+		{DType: ingress.DTypeStore, DSize: 3, DAddr: 0xffff_ffff_ffff_fff8, Data: 1},
+	}
+	for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
+		for _, comp := range []bool{true, false} {
+			d := &DataConfig{Fields: f, DataWidth: 64, DAddressWidth: 64}
+			enc, dec := newDataCodec(d), newDataCodec(d)
+			var es, ds dataState
+			var p, q DataPacket
+			for i, a := range accs {
+				enc.encodeAccess(&es, &a, comp, &p)
+				b := enc.append(nil, &p)
+				if err := dec.parse(b, &q); err != nil {
+					t.Fatalf("%v/%d: parse % x: %v", f, i, b, err)
+				}
+				var got ingress.Access
+				if err := dec.decodeAccess(&ds, &q, &got); err != nil {
+					t.Fatalf("%v/%d: %v", f, i, err)
+				}
+				want := a
+				switch {
+				case f == DataAddrOnly:
+					want.Data, want.SData = 0, 0
+				case f == DataValueOnly:
+					want.DAddr = 0
+				}
+				if f == DataAddrOnly || a.DType == ingress.DTypeSCFail {
+					want.Data, want.SData = 0, 0
+				}
+				if got != want {
+					t.Errorf("%v/compress=%v/%d: decoded %v, want %v (packet % x)", f, comp, i, &got, &want, b)
+				}
+			}
+		}
+	}
+}
+
+// dataFrames returns the offsets and lengths of the data frames of a raw
+// trace.
+func dataFrames(t *testing.T, cfg Config, trace []byte) [][2]int {
+	sc := NewScanner(bytes.NewReader(trace), &cfg)
+	var out [][2]int
+	for sc.Scan() {
+		fr := sc.Frame()
+		if fr.Data {
+			out = append(out, [2]int{int(fr.Offset), int(sc.Offset() - fr.Offset)})
+		}
+	}
+	if sc.Err() != nil {
+		t.Fatal(sc.Err())
+	}
+	return out
+}
+
+// TestDataJoinMismatch removes, duplicates and corrupts data packets and
+// checks that the joiner says so with the byte offset, and that what it
+// joined before is a prefix of the simulator's records.
+func TestDataJoinMismatch(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{}
+	r := runData(t, "memcpy.elf", sim.Coalesced, cfg)
+	frames := dataFrames(t, cfg, r.trace)
+	if len(frames) < 100 {
+		t.Fatalf("%d data frames", len(frames))
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(k int) []byte
+	}{
+		{"drop", func(k int) []byte {
+			f := frames[k]
+			return append(append([]byte{}, r.trace[:f[0]]...), r.trace[f[0]+f[1]:]...)
+		}},
+		{"duplicate", func(k int) []byte {
+			f := frames[k]
+			return append(append([]byte{}, r.trace[:f[0]+f[1]]...), r.trace[f[0]:]...)
+		}},
+		{"format", func(k int) []byte {
+			b := append([]byte{}, r.trace...)
+			b[frames[k][0]+1] |= 7 // reserved format 111
+			return b
+		}},
+	} {
+		for _, k := range []int{0, 1, len(frames) / 2, len(frames) - 1} {
+			s, err := decodeData(t, cfg, r.img, tc.edit(k))
+			if err != nil {
+				t.Errorf("%s %d: %v", tc.name, k, err)
+			}
+			if len(s.issues) == 0 {
+				t.Errorf("%s data packet %d (byte %d): no warning", tc.name, k, frames[k][0])
+				continue
+			}
+			for _, e := range s.issues {
+				if e.Kind != flow.KindWarn || e.Offset < 0 {
+					t.Errorf("%s %d: %v, want a warning with an offset", tc.name, k, &e)
+				}
+			}
+			got := records(s.data)
+			n := min(len(got), len(r.recs))
+			if tc.name != "drop" && tc.name != "duplicate" {
+				compareRecs(t, tc.name, DataAddrValue, got[:n], r.recs[:n])
+			}
+		}
+	}
+}
+
+// teeData sends accesses to both sinks.
+type teeData [2]ingress.DataSink
+
+func (t teeData) Access(a *ingress.Access) error {
+	if err := t[0].Access(a); err != nil {
+		return err
+	}
+	return t[1].Access(a)
+}
+
+// teeBlocks sends blocks to both sinks.
+type teeBlocks [2]ingress.Sink
+
+func (t teeBlocks) Block(b *ingress.Block) error {
+	if err := t[0].Block(b); err != nil {
+		return err
+	}
+	return t[1].Block(b)
+}
+
+func (t teeBlocks) Close() error {
+	err := t[0].Close()
+	if e := t[1].Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// TestDataCSV writes the simulator's accesses and blocks as a data
+// ingress CSV and an ingress CSV, reads them back side by side
+// (DataMerger) into the encoder, and checks that the trace is byte for
+// byte the one encoded live.
+func TestDataCSV(t *testing.T) {
+	for _, prog := range []string{"printf.elf", "br_j_asm.riscv"} {
+		for _, bm := range []sim.BlockMode{sim.Coalesced, sim.PerInstruction} {
+			path, linux := simProgram(t, prog)
+			img := image.NewSet()
+			if err := img.AddELF(path); err != nil {
+				t.Fatal(err)
+			}
+			m, err := sim.New(sim.Config{Mode: bm, MaxInstret: 1_000_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if linux {
+				err = m.LoadLinuxELF(path, []string{path}, nil)
+			} else {
+				err = m.LoadELF(path)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			cfg.Data = &DataConfig{}
+			var live, dcsv, icsv bytes.Buffer
+			enc, _ := NewEncoder(&live, cfg, img)
+			de, err := NewDataEncoder(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dw := ingress.NewDataCSVWriter(&dcsv)
+			iopt := ingress.CSVOptions{Halfwords: true, Time: true, SIJump: true}
+			iw := ingress.NewCSVWriter(&icsv, iopt)
+			port := sim.NewDataPort(m, teeData{de, dw})
+			if err := m.SetObserver(0, port); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.SetIngress(0, teeBlocks{de, iw}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {
+				t.Fatal(err)
+			}
+			if err := dw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// read back
+			src, err := ingress.NewCSVSource(bytes.NewReader(icsv.Bytes()), "i.csv", iopt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds, err := ingress.NewDataCSVSource(bytes.NewReader(dcsv.Bytes()), "d.csv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var again bytes.Buffer
+			enc2, _ := NewEncoder(&again, cfg, img)
+			de2, _ := NewDataEncoder(enc2)
+			mg := ingress.NewDataMerger(de2, ds)
+			for {
+				b, err := src.Next()
+				if err != nil {
+					if err.Error() != "EOF" {
+						t.Fatal(err)
+					}
+					break
+				}
+				if err := mg.Block(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := mg.Close(); err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%s/%v", prog, bm)
+			if port.Accesses == 0 || mg.Accesses() != port.Accesses {
+				t.Errorf("%s: %d accesses read back, %d written", name, mg.Accesses(), port.Accesses)
+			}
+			if !bytes.Equal(again.Bytes(), live.Bytes()) {
+				t.Errorf("%s: trace from the CSV files (%d bytes) differs from the live one (%d bytes)", name, again.Len(), live.Len())
+			}
+		}
+	}
+}
