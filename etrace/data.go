@@ -204,7 +204,6 @@ type dataCodec struct {
 	sizeBits  int
 	dataWidth int
 	daw       int
-	diffBits  int // of the layout in use
 	bw        bitWriter
 	br        bitReader
 }

@@ -28,6 +28,7 @@ type DataEncoder struct {
 	pkt   DataPacket
 	stats DataStats
 	buf   []byte
+	done  bool // closed
 }
 
 // NewDataEncoder returns the data trace front of enc, whose configuration
@@ -50,6 +51,9 @@ func (e *DataEncoder) Encoder() *Encoder { return e.enc }
 func (e *DataEncoder) Access(a *ingress.Access) error {
 	if e.enc.err != nil {
 		return e.enc.err
+	}
+	if e.done {
+		return fmt.Errorf("etrace: data access of the instruction at %#x after the end of the trace", a.IAddr)
 	}
 	if !a.DType.Valid() || a.DType.IsCSR() {
 		return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: dtype %s not traced", a.IAddr, a.DType))
@@ -164,5 +168,6 @@ func (e *DataEncoder) Close() error {
 		e.held = e.held[:0]
 		e.enc.fail(fmt.Errorf("etrace: %d data accesses after the last ingress block (the first of the instruction at %#x)", n, a.IAddr))
 	}
+	e.done = true
 	return e.enc.Close()
 }
