@@ -213,10 +213,8 @@ func (s *Scanner) Scan() bool {
 			switch s.fr.MsgType {
 			case msgTeInst:
 			case msgData:
-				if s.cfg.Data == nil {
-					s.lo += n
-					return s.frameErr(start, "message type 3 (data trace) but data trace is not configured")
-				}
+				// data trace (even when not configured: the decoder
+				// says it skips them)
 				s.fr.Data = true
 			case msgSupport026:
 				if s.cfg.Version != V026 {
