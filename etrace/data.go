@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -205,7 +206,8 @@ type dataCodec struct {
 	dataWidth int
 	daw       int
 	bw        bitWriter
-	br        bitReader
+	dr        dataReader
+	lay       [16]dlayout
 }
 
 func clog2(n int) int {
@@ -217,12 +219,17 @@ func clog2(n int) int {
 }
 
 func newDataCodec(d *DataConfig) *dataCodec {
-	return &dataCodec{
+	c := &dataCodec{
 		fields:    d.Fields,
 		sizeBits:  max(1, clog2(clog2(d.DataWidth/8+1))),
 		dataWidth: d.DataWidth,
 		daw:       d.DAddressWidth,
 	}
+	for f := uint8(0); f < 8; f++ {
+		c.lay[f] = c.makeLayout(f, 0)
+		c.lay[8+f] = c.makeLayout(DFmtAtomic, f)
+	}
+	return c
 }
 
 // layout of a packet, from its format, subtype and the configuration:
@@ -236,6 +243,15 @@ type dlayout struct {
 }
 
 func (c *dataCodec) layout(format, subtype uint8) dlayout {
+	if format == DFmtAtomic {
+		return c.lay[8+subtype&7]
+	}
+	return c.lay[format&7]
+}
+
+// makeLayout computes layout (lay[format] for the formats other than
+// atomic, lay[8+subtype] for atomics).
+func (c *dataCodec) makeLayout(format, subtype uint8) dlayout {
 	atomic := format == DFmtAtomic
 	if atomic && subtype == dsubSCFail {
 		if c.fields == DataValueOnly {
@@ -285,9 +301,10 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 	if len(payload) == 0 || len(payload) > maxPayload {
 		return fmt.Errorf("data packet of %d bytes", len(payload))
 	}
-	r := &c.br
+	r := &c.dr
 	r.load(payload)
-	*p = DataPacket{Format: uint8(r.get(3))}
+	p.Format = uint8(r.get(3))
+	p.Subtype, p.OpLen, p.Operand, p.DataLen, p.Data, p.Address = 0, 0, 0, 0, 0, 0
 	switch p.Format {
 	case DFmtLoadAligned, DFmtLoadUnaligned, DFmtStoreAligned, DFmtStoreUnaligned:
 	case DFmtAtomic:
@@ -329,6 +346,52 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
 	}
 	return nil
+}
+
+// dataReader reads the fields of a data packet payload (at most 31
+// bytes), sign-extended past its end: the longest packet (an atomic with
+// address and data, 64-bit values) is 208 bits, so 5 words of the
+// payload and its sign cover every read.
+type dataReader struct {
+	w   [5]uint64
+	buf [40]byte
+	n   int // payload bits
+	pos int
+}
+
+func (r *dataReader) load(p []byte) {
+	k := copy(r.buf[:], p)
+	if p[len(p)-1]&0x80 != 0 {
+		copy(r.buf[k:], ones[:])
+	} else {
+		copy(r.buf[k:], zeros[:])
+	}
+	for i := range r.w {
+		r.w[i] = binary.LittleEndian.Uint64(r.buf[8*i:])
+	}
+	r.n, r.pos = 8*len(p), 0
+}
+
+var ones, zeros [40]byte
+
+func init() {
+	for i := range ones {
+		ones[i] = 0xff
+	}
+}
+
+// get reads width (0..64) bits.
+func (r *dataReader) get(width int) uint64 {
+	i, o := r.pos>>6, uint(r.pos&63)
+	r.pos += width
+	if i >= len(r.w)-1 {
+		return 0 // beyond every layout: parse reports the bytes left
+	}
+	v := r.w[i] >> o
+	if o != 0 {
+		v |= r.w[i+1] << (64 - o)
+	}
+	return v & mask(width)
 }
 
 // dataState is the compression state of one side (encoder or decoder):

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
@@ -406,7 +407,7 @@ func TestDataCodecRoundTrip(t *testing.T) {
 
 // dataFrames returns the offsets and lengths of the data frames of a raw
 // trace.
-func dataFrames(t *testing.T, cfg Config, trace []byte) [][2]int {
+func dataFrames(t testing.TB, cfg Config, trace []byte) [][2]int {
 	sc := NewScanner(bytes.NewReader(trace), &cfg)
 	var out [][2]int
 	for sc.Scan() {
@@ -586,4 +587,82 @@ func TestDataCSV(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkDecodeData measures decoding with the data packets joined to
+// the flow (into a counting sink), against decoding the instruction
+// trace alone of the same run; the metric is instructions per second.
+func BenchmarkDecodeData(b *testing.B) {
+	for _, prog := range []string{"memcpy.elf", "qsort.riscv"} {
+		for _, data := range []bool{false, true} {
+			name := prog + "/instructions"
+			if data {
+				name = prog + "/with-data"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := DefaultConfig()
+				cfg.Data = &DataConfig{}
+				r := runData(b, prog, sim.Coalesced, cfg)
+				trace := r.trace
+				if !data {
+					// the same run, instruction trace only
+					var buf bytes.Buffer
+					sc := NewScanner(bytes.NewReader(r.trace), &cfg)
+					for sc.Scan() {
+						if fr := sc.Frame(); !fr.Data {
+							buf.WriteByte(byte(len(fr.Payload)) | msgTeInst<<5)
+							buf.Write(fr.Payload)
+						}
+					}
+					trace = buf.Bytes()
+					cfg.Data = nil
+				}
+				var c flow.Counter
+				b.ResetTimer()
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					c = flow.Counter{}
+					var sink flow.Sink = &c
+					var j *DataJoiner
+					if data {
+						j, _ = NewDataJoiner(&c, r.img, &cfg)
+						sink = j
+					}
+					d, _ := NewDecoder(r.img, sink, cfg)
+					if j != nil {
+						d.Data = j
+					}
+					if err := d.Decode(bytes.NewReader(trace)); err != nil {
+						b.Fatal(err)
+					}
+					if j != nil {
+						j.Flush()
+						if j.Joined() != r.stats.Accesses || j.Mismatches() != 0 {
+							b.Fatalf("joined %d of %d accesses, %d warnings", j.Joined(), r.stats.Accesses, j.Mismatches())
+						}
+					}
+				}
+				if c.Instructions != r.instrs {
+					b.Fatalf("decoded %d instructions, want %d", c.Instructions, r.instrs)
+				}
+				b.ReportMetric(float64(r.instrs)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+				b.ReportMetric(float64(r.instrs)*float64(b.N)/(cpuTime()-cpu0)/1e6, "Minstr/cpu-s")
+				if data {
+					b.ReportMetric(float64(r.stats.Accesses)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Maccess/s")
+				}
+			})
+		}
+	}
+}
+
+// cpuTime returns the process's user and system CPU time in seconds (a
+// benchmark's rate per CPU-second is steadier than per wall-clock second
+// on a shared machine).
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

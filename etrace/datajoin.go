@@ -162,7 +162,7 @@ type DataJoiner struct {
 	st     dataState
 	pkt    DataPacket
 
-	q          []queued // ring
+	q          []queued // ring, a power of 2 long
 	qHead, qN  int
 	frames     int64 // data packets read
 	segEnd     bool  // a support packet ended tracing
@@ -175,6 +175,7 @@ type DataJoiner struct {
 	runs       map[uint64]*memRun
 	cache      [1024]*memRun
 	sub, ev    flow.Event
+	dev        flow.Event // data events
 	joined     uint64
 	mismatches uint64
 }
@@ -284,11 +285,11 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 		}
 		nq := make([]queued, 2*len(j.q))
 		for i := 0; i < j.qN; i++ {
-			nq[i] = j.q[(j.qHead+i)%len(j.q)]
+			nq[i] = j.q[(j.qHead+i)&(len(j.q)-1)]
 		}
 		j.q, j.qHead = nq, 0
 	}
-	q := &j.q[(j.qHead+j.qN)%len(j.q)]
+	q := &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
 	if err := j.dc.decodeAccess(&j.st, &j.pkt, &q.a); err != nil {
 		j.suspend(fr.Offset)
 		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrInconsistent, err), "data packet")
@@ -369,14 +370,16 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 		return j.next.Event(e)
 	}
 	sub := &j.sub
+	*sub = *e
 	pos, posIdx := e.Start, uint32(0)
 	for ; k < len(r.mems) && r.mems[k].addr <= e.Last; k++ {
 		m := &r.mems[k]
-		*sub = *e
 		sub.Start, sub.Last = pos, m.addr
 		sub.N = uint64(m.idx - posIdx + 1)
 		if m.addr != e.Last {
 			sub.End, sub.HasTarget, sub.Target = ingress.ITypeNone, true, m.addr+uint64(m.len)
+		} else {
+			sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
 		}
 		if err := j.next.Event(sub); err != nil {
 			return err
@@ -387,8 +390,8 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 		pos, posIdx = m.addr+uint64(m.len), m.idx+1
 	}
 	if pos <= e.Last && uint64(posIdx) < e.N {
-		*sub = *e
-		sub.Start, sub.N = pos, e.N-uint64(posIdx)
+		sub.Start, sub.Last, sub.N = pos, e.Last, e.N-uint64(posIdx)
+		sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
 		return j.next.Event(sub)
 	}
 	return nil
@@ -434,13 +437,14 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x",
 			decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr), "data packet")
 	}
-	ev := &j.ev
-	*ev = flow.Event{Kind: flow.KindData, Addr: m.addr, Offset: q.off, Index: q.idx, Access: q.a, AccessHas: j.has}
+	// j.dev keeps Kind and the zero fields between data events
+	ev := &j.dev
+	ev.Kind, ev.Addr, ev.Offset, ev.Index, ev.Access, ev.AccessHas = flow.KindData, m.addr, q.off, q.idx, q.a, j.has
 	ev.Access.IAddr = m.addr
 	if q.a.DType == ingress.DTypeSCFail {
 		ev.AccessHas &^= flow.AccessData
 	}
-	j.qHead = (j.qHead + 1) % len(j.q)
+	j.qHead = (j.qHead + 1) & (len(j.q) - 1)
 	j.qN--
 	j.joined++
 	return j.next.Event(ev)
