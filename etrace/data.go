@@ -354,30 +354,29 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 // payload and its sign cover every read.
 type dataReader struct {
 	w   [5]uint64
-	buf [40]byte
 	n   int // payload bits
 	pos int
 }
 
 func (r *dataReader) load(p []byte) {
-	k := copy(r.buf[:], p)
-	if p[len(p)-1]&0x80 != 0 {
-		copy(r.buf[k:], ones[:])
-	} else {
-		copy(r.buf[k:], zeros[:])
+	n := len(p)
+	var fill uint64
+	if p[n-1]&0x80 != 0 {
+		fill = ^uint64(0)
 	}
 	for i := range r.w {
-		r.w[i] = binary.LittleEndian.Uint64(r.buf[8*i:])
+		switch s := 8 * i; {
+		case s >= n:
+			r.w[i] = fill
+		case s+8 <= n:
+			r.w[i] = binary.LittleEndian.Uint64(p[s:])
+		default:
+			var t [8]byte
+			copy(t[:], p[s:])
+			r.w[i] = binary.LittleEndian.Uint64(t[:]) | fill<<(8*uint(n-s))
+		}
 	}
-	r.n, r.pos = 8*len(p), 0
-}
-
-var ones, zeros [40]byte
-
-func init() {
-	for i := range ones {
-		ones[i] = 0xff
-	}
+	r.n, r.pos = 8*n, 0
 }
 
 // get reads width (0..64) bits.

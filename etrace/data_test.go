@@ -666,3 +666,140 @@ func cpuTime() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// portEvent is a block or an access, in the order the simulator sent
+// them.
+type portEvent struct {
+	blk    ingress.Block
+	acc    ingress.Access
+	access bool
+}
+
+type portRecorder struct{ evs []portEvent }
+
+func (r *portRecorder) Block(b *ingress.Block) error {
+	r.evs = append(r.evs, portEvent{blk: *b})
+	return nil
+}
+func (r *portRecorder) Close() error { return nil }
+func (r *portRecorder) Access(a *ingress.Access) error {
+	r.evs = append(r.evs, portEvent{acc: *a, access: true})
+	return nil
+}
+
+// recordPort runs prog and returns its blocks and accesses in order.
+func recordPort(t *testing.T, prog string) (*image.Set, []portEvent) {
+	path, linux := simProgram(t, prog)
+	img := image.NewSet()
+	if err := img.AddELF(path); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sim.New(sim.Config{MaxInstret: 1_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linux {
+		err = m.LoadLinuxELF(path, []string{path}, nil)
+	} else {
+		err = m.LoadELF(path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &portRecorder{}
+	if err := m.SetObserver(0, sim.NewDataPort(m, rec)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetIngress(0, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {
+		t.Fatal(err)
+	}
+	return img, rec.evs
+}
+
+// TestDataSegments stops tracing in the middle of a run (as a filter
+// does: TraceOff, blocks and accesses not given) and restarts it: the
+// accesses of both segments are joined, none of the gap's. A capture
+// cut in the middle of a segment joins nothing of that segment (its
+// first data packets cannot be paired) and says so.
+func TestDataSegments(t *testing.T) {
+	img, evs := recordPort(t, "printf.elf")
+	cut1, cut2 := len(evs)/3, 2*len(evs)/3
+	// cut after a block: the accesses before a block are its own
+	for evs[cut1-1].access {
+		cut1++
+	}
+	for evs[cut2-1].access {
+		cut2++
+	}
+	cfg := DefaultConfig()
+	cfg.ResyncPeriod = 32
+	cfg.Data = &DataConfig{}
+	var buf bytes.Buffer
+	enc, _ := NewEncoder(&buf, cfg, img)
+	de, err := NewDataEncoder(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []ingress.Access
+	for i := range evs {
+		if i >= cut1 && i < cut2 {
+			if i == cut1 {
+				if err := de.TraceOff(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
+		e := &evs[i]
+		if e.access {
+			want = append(want, e.acc)
+			err = de.Access(&e.acc)
+		} else {
+			err = de.Block(&e.blk)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := de.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := decodeData(t, cfg, img, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range s.issues {
+		t.Errorf("%v", &e)
+	}
+	if len(s.data) != len(want) {
+		t.Fatalf("%d accesses decoded, %d traced", len(s.data), len(want))
+	}
+	for i := range want {
+		if got := s.data[i].Access; got != want[i] {
+			t.Fatalf("access %d: %v, want %v", i, &got, &want[i])
+		}
+	}
+	// a capture that starts in the second segment, after its first
+	// sync packet
+	frames := dataFrames(t, cfg, buf.Bytes())
+	start := frames[len(frames)*3/4][0]
+	tcfg := cfg
+	tcfg.Decode.AllowTruncated = true
+	s, err = decodeData(t, tcfg, img, buf.Bytes()[start:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.data) != 0 {
+		t.Errorf("truncated capture: %d accesses joined, want none", len(s.data))
+	}
+	warned := false
+	for _, e := range s.issues {
+		warned = warned || e.Kind == flow.KindWarn && strings.Contains(e.Err.Error(), "not joined")
+	}
+	if !warned || s.instrs == 0 {
+		t.Errorf("truncated capture: %d instructions, warnings %v", s.instrs, s.issues)
+	}
+}

@@ -88,6 +88,11 @@ func (e *DataEncoder) Block(b *ingress.Block) error {
 func (e *DataEncoder) flushHeld(b *ingress.Block) error {
 	lo, hi := b.IAddr, b.LastAddr()
 	w := e.enc.out
+	if !e.enc.supportSent {
+		// the support packet that starts the trace comes first, so a
+		// decoder knows that no data packet before it is of this trace
+		e.enc.begin()
+	}
 	for i := range e.held {
 		a := &e.held[i]
 		if b.IRetire == 0 || a.IAddr < lo || a.IAddr > hi {

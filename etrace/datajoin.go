@@ -162,22 +162,24 @@ type DataJoiner struct {
 	st     dataState
 	pkt    DataPacket
 
-	q          []queued // ring, a power of 2 long
-	qHead, qN  int
-	frames     int64 // data packets read
-	segEnd     bool  // a support packet ended tracing
-	suspended  bool
-	suspOff    int64
-	unjoined   uint64 // memory instructions left without an access while suspended
-	dropped    uint64 // data packets dropped while suspended
-	lastOff    int64
-	ops        opCache
-	runs       map[uint64]*memRun
-	cache      [1024]*memRun
-	sub, ev    flow.Event
-	dev        flow.Event // data events
-	joined     uint64
-	mismatches uint64
+	q         []queued // ring, a power of 2 long
+	qHead, qN int
+	frames    int64 // data packets read
+	segEnd    bool  // a support packet ended tracing
+	suspended bool
+	suspOff   int64
+	unjoined  uint64 // memory instructions left without an access
+	// unjoined when the last report of them was sent
+	unjoinedMark uint64
+	dropped      uint64 // data packets dropped while suspended
+	lastOff      int64
+	ops          opCache
+	runs         map[uint64]*memRun
+	cache        [1024]*memRun
+	sub, ev      flow.Event
+	dev          flow.Event // data events
+	joined       uint64
+	mismatches   uint64
 }
 
 // NewDataJoiner returns a joiner sending the flow, with the accesses, to
@@ -193,8 +195,11 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
+	// Nothing is joined before the support packet that starts the
+	// trace: a capture that starts later has lost the packets that pair
+	// its first data packets with their instructions.
 	j := &DataJoiner{next: next, img: img, dc: newDataCodec(&d), fields: d.Fields,
-		q: make([]queued, 64), runs: map[uint64]*memRun{}}
+		q: make([]queued, 64), runs: map[uint64]*memRun{}, suspended: true}
 	switch d.Fields {
 	case DataAddrOnly:
 		j.has = flow.AccessAddr
@@ -238,8 +243,11 @@ func (j *DataJoiner) resume(off int64) error {
 		return nil
 	}
 	j.suspended = false
-	n, dr := j.unjoined, j.dropped
-	j.dropped = 0
+	n, dr := j.unjoined-j.unjoinedMark, j.dropped
+	j.dropped, j.unjoinedMark = 0, j.unjoined
+	if n == 0 && dr == 0 {
+		return nil
+	}
 	return j.warn(j.suspOff, -1, fmt.Errorf("%w: data trace not joined from byte %d to byte %d: %d load/store instructions left without their access, %d data packets dropped",
 		decode.ErrSkipped, j.suspOff, off, n, dr), "data trace")
 }
@@ -313,7 +321,9 @@ func (j *DataJoiner) InstPacket(p *Packet, off int64) error {
 		case SubStart, SubTrap:
 			j.st.reset()
 		case SubSupport:
-			if p.QualStatus != QualNoChange {
+			// the start or end of a traced segment (trace_lost is
+			// a gap: the joiner stays suspended past it)
+			if p.QualStatus != QualTraceLost {
 				j.segEnd = true
 			}
 		}
