@@ -208,6 +208,8 @@ func (l *Listing) Event(e *Event) error {
 		_, err = fmt.Fprintf(l.w, "%sstop (reason %d)\n", src, e.Reason)
 	case KindNotify:
 		_, err = fmt.Fprintf(l.w, "%snotify at %s\n", src, l.addr(e.Addr))
+	case KindData:
+		_, err = fmt.Fprintf(l.w, "%s    %s\n", src, e.String())
 	}
 	return err
 }
