@@ -3,6 +3,7 @@ package etrace
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/rvtrace/rvtrace/ingress"
@@ -417,13 +418,13 @@ func sext(v uint64, bits int) uint64 {
 // from which sign extension restores v: data_len + 1.
 func byteLen(v uint64, size uint8) int {
 	n := 1 << size
-	v = sext(v, 8*n)
-	for k := 1; k < n; k++ {
-		if sext(v, 8*k) == v {
-			return k
-		}
+	s := int64(sext(v, 8*n))
+	if s < 0 {
+		s = ^s
 	}
-	return n
+	// the significant bits and a sign bit, in whole bytes
+	k := (bits.Len64(uint64(s)) + 8) / 8
+	return min(k, n)
 }
 
 // sizeMask masks a value to 2^size bytes.
@@ -635,5 +636,105 @@ func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access)
 	if p.Subtype != dsubSCFail || p.Format != DFmtAtomic {
 		s.valid[z] = true
 	}
+	return nil
+}
+
+// word64 reads fields from a payload of at most 8 bytes held in one word,
+// sign-extended past its end.
+type word64 struct {
+	w, fill uint64
+	pos     uint
+}
+
+func (r *word64) get(width uint) uint64 {
+	var v uint64
+	if r.pos < 64 {
+		v = r.w >> r.pos
+		if r.pos != 0 && r.pos+width > 64 {
+			v |= r.fill << (64 - r.pos)
+		}
+	} else {
+		v = r.fill
+	}
+	r.pos += width
+	if width >= 64 {
+		return v
+	}
+	return v & (1<<width - 1)
+}
+
+// decodeFrame decodes a data packet payload into access a (without its
+// instruction address), as parse and decodeAccess do, with a fast path
+// for the common packets: loads and stores of at most 8 bytes.
+func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access, p *DataPacket) error {
+	n := len(payload)
+	if n == 0 || n > 8 || payload[0]&4 != 0 || c.fields != DataAddrValue {
+		// atomics and split/CSR/reserved formats (format bit 2 set),
+		// long packets, other options
+		if err := c.parse(payload, p); err != nil {
+			return err
+		}
+		return c.decodeAccess(s, p, a)
+	}
+	if n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
+		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
+	}
+	var r word64
+	var t [8]byte
+	copy(t[:], payload)
+	r.w = binary.LittleEndian.Uint64(t[:])
+	if payload[n-1]&0x80 != 0 {
+		r.fill = ^uint64(0)
+		if n < 8 {
+			r.w |= r.fill << (8 * uint(n))
+		}
+	}
+	format := uint8(r.get(3))
+	z := uint8(r.get(uint(c.sizeBits)))
+	if 8<<z > c.dataWidth {
+		return fmt.Errorf("size %d wider than data_width_p %d", z, c.dataWidth)
+	}
+	diff := uint8(r.get(2))
+	dl := uint(r.get(uint(z)))
+	data := r.get(8 * (dl + 1))
+	addr := r.get(uint(c.daw))
+	if int(r.pos) < 8*n-8 {
+		return fmt.Errorf("%d bytes after the last field", (8*n-int(r.pos))/8)
+	}
+	m := sizeMask(z)
+	a.DType, a.DSize, a.SData = ingress.DTypeLoad, z, 0
+	if format >= DFmtStoreAligned {
+		a.DType = ingress.DTypeStore
+	}
+	full := diff == 0
+	if !full && !s.valid[z] {
+		return fmt.Errorf("compressed data packet (diff %d) with no earlier access of size %d since the last synchronisation", diff, 1<<z)
+	}
+	aligned := format&1 == 0
+	switch {
+	case full && aligned:
+		addr <<= z
+	case !full:
+		d := sext(addr, c.daw)
+		if aligned {
+			d <<= z
+		}
+		addr = s.addr[z] + d
+	}
+	a.DAddr = addr & mask(c.daw)
+	s.addr[z] = a.DAddr
+	raw := sext(data, 8*int(dl+1)) & m
+	if byteLen(raw, z) != int(dl)+1 {
+		return fmt.Errorf("data_len %d where %d bytes restore the value", dl, byteLen(raw, z))
+	}
+	switch diff {
+	case 1:
+		raw = (raw ^ s.val[z]) & m
+	case 3:
+		raw = (raw + s.val[z]) & m
+	}
+	a.Data = raw
+	s.val[z] = raw
+	s.valid[z] = true
 	return nil
 }

@@ -803,3 +803,59 @@ func TestDataSegments(t *testing.T) {
 		t.Errorf("truncated capture: %d instructions, warnings %v", s.instrs, s.issues)
 	}
 }
+
+// TestDataDecodeFrame checks the fast path of the joiner's packet decoder
+// against parse and decodeAccess on random and real payloads.
+func TestDataDecodeFrame(t *testing.T) {
+	for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
+		d := &DataConfig{Fields: f, DataWidth: 64, DAddressWidth: 64}
+		c1, c2 := newDataCodec(d), newDataCodec(d)
+		var s1, s2 dataState
+		seed := uint64(1)
+		for i := 0; i < 200000; i++ {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			n := 1 + int(seed>>60)%9
+			if i%5000 == 0 {
+				s1.reset()
+				s2.reset()
+			}
+			var pl [9]byte
+			for k := 0; k < n; k++ {
+				pl[k] = byte(seed >> (8 * uint(k%8)) * uint64(k+1))
+			}
+			var p DataPacket
+			var a1, a2 ingress.Access
+			err1 := c1.parse(pl[:n], &p)
+			if err1 == nil {
+				err1 = c1.decodeAccess(&s1, &p, &a1)
+			}
+			err2 := c2.decodeFrame(pl[:n], &s2, &a2, &p)
+			if (err1 == nil) != (err2 == nil) || err1 == nil && a1 != a2 || s1 != s2 {
+				t.Fatalf("%v: payload % x: parse+decodeAccess %v %v, decodeFrame %v %v", f, pl[:n], &a1, err1, &a2, err2)
+			}
+		}
+	}
+}
+
+// TestByteLenRef checks byteLen against its definition: the fewest low
+// bytes from which sign extension restores the value.
+func TestByteLenRef(t *testing.T) {
+	ref := func(v uint64, size uint8) int {
+		n := 1 << size
+		v = sext(v, 8*n)
+		for k := 1; k < n; k++ {
+			if sext(v, 8*k) == v {
+				return k
+			}
+		}
+		return n
+	}
+	for z := uint8(0); z < 4; z++ {
+		for _, v := range []uint64{0, 1, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff, 0x12345678, 0x80000000, 0xffffffff, 1 << 63, ^uint64(0), 0x7fffffffffffffff, 0xff80, 0xffffff80} {
+			v &= sizeMask(z)
+			if byteLen(v, z) != ref(v, z) {
+				t.Errorf("%#x/%d: %d, want %d", v, z, byteLen(v, z), ref(v, z))
+			}
+		}
+	}
+}

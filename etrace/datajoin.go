@@ -282,10 +282,6 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 		j.dropped++
 		return nil
 	}
-	if err := j.dc.parse(fr.Payload, &j.pkt); err != nil {
-		j.suspend(fr.Offset)
-		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
-	}
 	if j.qN == len(j.q) {
 		if j.qN >= maxQueued {
 			j.suspend(fr.Offset)
@@ -298,9 +294,9 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 		j.q, j.qHead = nq, 0
 	}
 	q := &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
-	if err := j.dc.decodeAccess(&j.st, &j.pkt, &q.a); err != nil {
+	if err := j.dc.decodeFrame(fr.Payload, &j.st, &q.a, &j.pkt); err != nil {
 		j.suspend(fr.Offset)
-		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrInconsistent, err), "data packet")
+		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
 	}
 	q.off, q.idx = fr.Offset, idx
 	j.qN++
