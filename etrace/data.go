@@ -343,6 +343,9 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 	if r.pos < r.n-8 {
 		return fmt.Errorf("%d bytes after the last field", (r.n-r.pos)/8)
 	}
+	if r.pos < r.n && !r.padOK() {
+		return fmt.Errorf("padding bits after the last field are not its sign")
+	}
 	if n := len(payload); n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
 		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
 	}
@@ -378,6 +381,21 @@ func (r *dataReader) load(p []byte) {
 		}
 	}
 	r.n, r.pos = 8*n, 0
+}
+
+// bit returns bit i of the sign-extended payload (i < 320).
+func (r *dataReader) bit(i int) uint64 { return r.w[i>>6] >> uint(i&63) & 1 }
+
+// padOK reports whether the bits from the read position to the end of the
+// payload repeat the last bit read, as sign extension writes them.
+func (r *dataReader) padOK() bool {
+	s := r.bit(r.pos - 1)
+	for i := r.pos; i < r.n; i++ {
+		if r.bit(i) != s {
+			return false
+		}
+	}
+	return true
 }
 
 // get reads width (0..64) bits.
@@ -700,6 +718,14 @@ func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access,
 	addr := r.get(uint(c.daw))
 	if int(r.pos) < 8*n-8 {
 		return fmt.Errorf("%d bytes after the last field", (8*n-int(r.pos))/8)
+	}
+	if int(r.pos) < 8*n {
+		// the padding repeats the last bit read
+		s := r.w >> (r.pos - 1) & 1
+		pad := r.w >> r.pos & (1<<(uint(8*n)-r.pos) - 1)
+		if s != 0 && pad != 1<<(uint(8*n)-r.pos)-1 || s == 0 && pad != 0 {
+			return fmt.Errorf("padding bits after the last field are not its sign")
+		}
 	}
 	m := sizeMask(z)
 	a.DType, a.DSize, a.SData = ingress.DTypeLoad, z, 0

@@ -859,3 +859,71 @@ func TestByteLenRef(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDataPacket checks that the data packet decoders never panic, that
+// the joiner's fast path agrees with the generic one, and that a packet
+// that decodes writes back to the same bytes.
+func FuzzDataPacket(f *testing.F) {
+	f.Add(byte(0), []byte{0x18, 0x04, 0x28, 0x07, 0x40, 0x00, 0x20})
+	f.Add(byte(0), []byte{0x5a, 0x00, 0xf4})
+	f.Add(byte(1), []byte{0x52, 0xff})
+	f.Add(byte(2), []byte{0x06, 0x01, 0x02})
+	f.Fuzz(func(t *testing.T, sel byte, payload []byte) {
+		d := &DataConfig{Fields: DataFields(sel % 3), DataWidth: 64, DAddressWidth: 64}
+		if sel&4 != 0 {
+			d.DataWidth, d.DAddressWidth = 32, 32
+		}
+		c1, c2 := newDataCodec(d), newDataCodec(d)
+		var s1, s2 dataState
+		if sel&8 != 0 {
+			s1.valid, s2.valid = [4]bool{true, true, true, true}, [4]bool{true, true, true, true}
+		}
+		var p, q DataPacket
+		var a1, a2 ingress.Access
+		err1 := c1.parse(payload, &p)
+		if err1 == nil {
+			if b := c1.append(nil, &p); !bytes.Equal(b, payload) {
+				t.Fatalf("% x parses to %+v, which writes % x", payload, p, b)
+			}
+			err1 = c1.decodeAccess(&s1, &p, &a1)
+		}
+		err2 := c2.decodeFrame(payload, &s2, &a2, &q)
+		if (err1 == nil) != (err2 == nil) || err1 == nil && a1 != a2 {
+			t.Fatalf("% x: %v %v, fast path %v %v", payload, &a1, err1, &a2, err2)
+		}
+	})
+}
+
+// FuzzDataDecode decodes arbitrary bytes as a trace with data trace on:
+// no panic, no hang, and every access joined is of the kind and size of
+// its instruction.
+func FuzzDataDecode(f *testing.F) {
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{}
+	cfg.Decode.AllowTruncated = true
+	path := filepath.Join("..", "examples", "sim-tests", "setjmp.elf")
+	img := image.NewSet()
+	if err := img.AddELF(path); err != nil {
+		f.Skip(err)
+	}
+	f.Add([]byte{0x1f, 0x40, 0x04, 0x13, 0xca, 0x41, 0x67, 0x18, 0x04, 0x28, 0x07, 0x40, 0x00, 0x20})
+	f.Fuzz(func(t *testing.T, trace []byte) {
+		s := &dataSink{}
+		j, _ := NewDataJoiner(s, img, &cfg)
+		d, _ := NewDecoder(img, j, cfg)
+		d.Data = j
+		d.MaxWalk = 1 << 16
+		d.Decode(bytes.NewReader(trace))
+		j.Close()
+		var ops opCache
+		for _, e := range s.data {
+			in, ok := img.Inst(e.Addr)
+			if !ok {
+				t.Fatalf("access of %#x, outside the image", e.Addr)
+			}
+			if m := ops.get(in.Op &^ 0x8000); !compatible(m, &e.Access) {
+				t.Fatalf("%v joined to %v", &e, in)
+			}
+		}
+	})
+}
