@@ -591,8 +591,27 @@ func TestDataCSV(t *testing.T) {
 
 // BenchmarkDecodeData measures decoding with the data packets joined to
 // the flow (into a counting sink), against decoding the instruction
-// trace alone of the same run; the metric is instructions per second.
+// trace alone of the same run; the metric is instructions per second
+// (wall clock and CPU time). t1 (BenchmarkDecode/baseline, whose rate on
+// an idle machine PERFORMANCE.md gives) calibrates a run on a busy one.
 func BenchmarkDecodeData(b *testing.B) {
+	b.Run("t1/instructions", func(b *testing.B) {
+		img, pcs := loadT1(b)
+		blocks := genBlocks(b, img, pcs, genOpts{})
+		cfg := DefaultConfig()
+		trace, _ := encode(b, cfg, nil, blocks)
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var c flow.Counter
+			d, _ := NewDecoder(img, &c, cfg)
+			if err := d.Decode(bytes.NewReader(trace)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(pcs))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+		b.ReportMetric(float64(len(pcs))*float64(b.N)/(cpuTime()-cpu0)/1e6, "Minstr/cpu-s")
+	})
 	for _, prog := range []string{"memcpy.elf", "qsort.riscv"} {
 		for _, data := range []bool{false, true} {
 			name := prog + "/instructions"

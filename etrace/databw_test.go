@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -84,6 +83,8 @@ func TestDataBandwidth(t *testing.T) {
 		fmt.Fprintf(&b, " %s: bytes/access, bits/instr |", o.name)
 	}
 	b.WriteString("\n|---|---|---|---|" + strings.Repeat("---|", len(opts)-1) + "\n")
+	fmt.Print(b.String()) // each row as it is measured
+	b.Reset()
 	var sumInstr, sumAcc uint64
 	sumBytes := make([]int64, len(opts))
 	for _, path := range progs {
@@ -154,6 +155,8 @@ func TestDataBandwidth(t *testing.T) {
 			fmt.Fprintf(&b, " %.2f, %.2f |", float64(ds.Bytes)/float64(max(ds.Accesses, 1)), float64(cws[i].n*8)/float64(n))
 		}
 		b.WriteString("\n")
+		fmt.Print(b.String())
+		b.Reset()
 		for i := range opts {
 			sumBytes[i] += cws[i].n
 		}
@@ -163,7 +166,7 @@ func TestDataBandwidth(t *testing.T) {
 		fmt.Fprintf(&b, " %.2f, %.2f |", float64(sumBytes[i]-sumBytes[0])/float64(sumAcc), float64(sumBytes[i]*8)/float64(sumInstr))
 	}
 	b.WriteString("\n")
-	fmt.Fprint(os.Stdout, b.String())
+	fmt.Print(b.String())
 }
 
 // instrAndData feeds the plain encoder and the data encoders the same

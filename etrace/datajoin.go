@@ -30,11 +30,14 @@ const (
 )
 
 // memOp is what the join knows of an instruction: its memory kind, the
-// log2 of its access size and, for an AMO, its dtype.
+// log2 of its access size, for an AMO its dtype, and the number of
+// accesses beyond the first (cbo.zero: the hart stores its 64-byte block
+// as 8 doublewords, as the simulator does).
 type memOp struct {
 	kind  uint8
 	size  uint8
 	dtype ingress.DType
+	more  uint8
 }
 
 // memOps lists the memory instructions by mnemonic (the access size is the
@@ -63,6 +66,7 @@ var memOps = func() map[string]memOp {
 			m[n] = memOp{kind: l.kind, size: l.size}
 		}
 	}
+	m["cbo.zero"] = memOp{kind: mStore, size: 3, more: 7}
 	for _, a := range []struct {
 		name string
 		t    ingress.DType
@@ -390,8 +394,10 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 		if err := j.next.Event(sub); err != nil {
 			return err
 		}
-		if err := j.join(m, e.Offset); err != nil {
-			return err
+		for n := 0; n <= int(m.op.more); n++ {
+			if err := j.join(m, e.Offset); err != nil {
+				return err
+			}
 		}
 		pos, posIdx = m.addr+uint64(m.len), m.idx+1
 	}
