@@ -612,7 +612,7 @@ func BenchmarkDecodeData(b *testing.B) {
 		b.ReportMetric(float64(len(pcs))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
 		b.ReportMetric(float64(len(pcs))*float64(b.N)/(cpuTime()-cpu0)/1e6, "Minstr/cpu-s")
 	})
-	for _, prog := range []string{"memcpy.elf", "qsort.riscv"} {
+	for _, prog := range []string{"memcpy.elf", "qsort.riscv", "coremark.riscv"} {
 		for _, data := range []bool{false, true} {
 			name := prog + "/instructions"
 			if data {

@@ -100,7 +100,7 @@ func TestDataBandwidth(t *testing.T) {
 		if err := img.AddELF(path); err != nil {
 			t.Fatal(err)
 		}
-		m, err := sim.New(sim.Config{Stdout: io.Discard, Stderr: io.Discard})
+		m, err := sim.New(sim.Config{Stdout: io.Discard, Stderr: io.Discard, MaxInstret: 40_000_000})
 		if err != nil {
 			t.Fatal(err)
 		}
