@@ -175,15 +175,18 @@ type DataJoiner struct {
 	unjoined  uint64 // memory instructions left without an access
 	// unjoined when the last report of them was sent
 	unjoinedMark uint64
-	dropped      uint64 // data packets dropped while suspended
-	lastOff      int64
-	ops          opCache
-	runs         map[uint64]*memRun
-	cache        [1024]*memRun
-	sub, ev      flow.Event
-	dev          flow.Event // data events
-	joined       uint64
-	mismatches   uint64
+	// joined and the byte offset when joining last (re)started
+	joinedMark uint64
+	markOff    int64
+	dropped    uint64 // data packets dropped while suspended
+	lastOff    int64
+	ops        opCache
+	runs       map[uint64]*memRun
+	cache      [1024]*memRun
+	sub, ev    flow.Event
+	dev        flow.Event // data events
+	joined     uint64
+	mismatches uint64
 }
 
 // NewDataJoiner returns a joiner sending the flow, with the accesses, to
@@ -241,12 +244,23 @@ func (j *DataJoiner) suspend(off int64) {
 	j.qHead, j.qN = 0, 0
 }
 
+// suspect says which accesses already joined may be paired wrongly: a
+// packet lost or added earlier shifts the pairing until a mismatch shows.
+func (j *DataJoiner) suspect() string {
+	n := j.joined - j.joinedMark
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the %d accesses joined since byte %d (the start of this stretch of tracing) may be paired with the wrong instructions", n, j.markOff)
+}
+
 // resume reports what was left unjoined and joins again.
 func (j *DataJoiner) resume(off int64) error {
 	if !j.suspended {
 		return nil
 	}
 	j.suspended = false
+	j.joinedMark, j.markOff = j.joined, off
 	n, dr := j.unjoined-j.unjoinedMark, j.dropped
 	j.dropped, j.unjoinedMark = 0, j.unjoined
 	if n == 0 && dr == 0 {
@@ -264,8 +278,8 @@ func (j *DataJoiner) endSegment(off int64) error {
 		f := j.q[j.qHead]
 		n := j.qN
 		j.qHead, j.qN = 0, 0
-		if err := j.warn(f.off, f.idx, fmt.Errorf("%w: %d data packets (the first: %s of %d bytes) with no load or store instruction in the decoded flow",
-			decode.ErrInconsistent, n, f.a.DType, f.a.Bytes()), "data packet"); err != nil {
+		if err := j.warn(f.off, f.idx, fmt.Errorf("%w: %d data packets (the first: %s of %d bytes) with no load or store instruction in the decoded flow%s",
+			decode.ErrInconsistent, n, f.a.DType, f.a.Bytes(), j.suspect()), "data packet"); err != nil {
 			return err
 		}
 	}
@@ -438,7 +452,7 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 	if j.qN == 0 {
 		j.unjoined++
 		j.suspend(off)
-		return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr), "data trace")
+		return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet%s", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr, j.suspect()), "data trace")
 	}
 	q := &j.q[j.qHead]
 	if !compatible(m.op, &q.a) {
@@ -446,8 +460,8 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		a := q.a
 		qoff, qidx := q.off, q.idx
 		j.suspend(qoff)
-		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x",
-			decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr), "data packet")
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
+			decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
 	}
 	// j.dev keeps Kind and the zero fields between data events
 	ev := &j.dev
