@@ -81,13 +81,13 @@ func (etraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Deco
 
 func (etraceProto) Dump(r io.Reader, w io.Writer, cfg *Config) error {
 	c := cfg.ETrace
-	if cfg.Dump.Symbolize != nil {
-		return ErrNoDumpSymbols
-	}
 	if cfg.Dump.CSV {
+		if cfg.Dump.Symbolize != nil {
+			return ErrNoDumpSymbols
+		}
 		return etrace.ToCSV(r, &c, w)
 	}
-	st, err := etrace.Dump(r, w, &c)
+	st, err := etrace.DumpWith(r, w, &c, etrace.DumpOptions{Symbolize: cfg.Dump.Symbolize})
 	if err == nil && st.Errors > 0 {
 		return fmt.Errorf("%d errors", st.Errors)
 	}

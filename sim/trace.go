@@ -46,6 +46,7 @@ type tracer struct {
 	blk      ingress.Block
 	pend     ingress.Block // per-instruction mode: the last block, not yet sent
 	havePend bool
+	skipNext bool // per-instruction mode: the next retirement was sent early (tracectl.go)
 	err      error
 }
 
@@ -111,6 +112,10 @@ func (t *tracer) retireOne(pc uint64, d *inst, npc uint64, it uint8) {
 		t.hook(pc)
 	}
 	if !t.per || t.sink == nil {
+		return
+	}
+	if t.skipNext {
+		t.skipNext = false
 		return
 	}
 	if it == itEnd {

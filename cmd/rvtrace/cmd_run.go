@@ -58,6 +58,8 @@ Examples:
   rvtrace run --pmu-events
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
+  rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
+  rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --kernel Image --initrd initramfs.cpio.gz --append "console=ttyS0 rdinit=/init"
@@ -112,6 +114,7 @@ func runRun(args []string) error {
 	pp := pmuFlags(fs)
 	kf := kernelFlags(fs)
 	openOutputs := outputFlags(fs, "pcs")
+	ts := traceSysFlags(fs)
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
 	var p *protocol
 	if name := traceFromArgs(args); name != "" {
@@ -182,6 +185,9 @@ func runRun(args []string) error {
 	if err := noteInput(prog); err != nil {
 		return err
 	}
+	if err := ts.setup(fs, *pp.machine, *kf.kernel != "", &cfg); err != nil {
+		return err
+	}
 	linuxSet := false
 	fs.Visit(func(f *flag.Flag) { linuxSet = linuxSet || f.Name == "linux" || f.Name == "machine" })
 	if !linuxSet && *kf.kernel == "" {
@@ -221,6 +227,9 @@ func runRun(args []string) error {
 	}
 	pp.linux = *linux
 	if err := pp.attach(m, img); err != nil {
+		return err
+	}
+	if err := ts.attach(m, img); err != nil {
 		return err
 	}
 	var closers []func() error
@@ -293,7 +302,7 @@ func runRun(args []string) error {
 				hart0 = append(hart0, sinks...)
 				continue
 			}
-			if err := m.SetIngress(h, enc); err != nil {
+			if err := m.SetIngress(h, ts.with(h, enc)); err != nil {
 				return err
 			}
 		}
@@ -349,6 +358,9 @@ func runRun(args []string) error {
 		hart0 = append(hart0, analysis.NewBlockFlow(img, flowSink)) // closes flowSink
 	}
 	if len(hart0) > 0 {
+		if ts.sys != nil {
+			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
+		}
 		if err := m.SetIngress(0, hart0); err != nil {
 			return err
 		}
@@ -419,6 +431,9 @@ func runRun(args []string) error {
 		}
 	}
 	if err := pp.finish(m, res, elapsed.Seconds(), img); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := ts.finish(prog, *quiet); err != nil && runErr == nil {
 		runErr = err
 	}
 	if !*quiet {
