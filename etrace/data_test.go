@@ -54,6 +54,7 @@ type dataRun struct {
 	stats  DataStats
 	instrs uint64
 	port   *sim.DataPort
+	evs    []portEvent // the blocks and accesses, in order
 }
 
 // simProgram returns the path of a test program: the examples' Linux
@@ -101,12 +102,13 @@ func runData(t testing.TB, prog string, mode sim.BlockMode, cfg Config) *dataRun
 		t.Fatal(err)
 	}
 	rec := &memRecorder{}
-	r.port = sim.NewDataPort(m, de)
+	evs := &portRecorder{}
+	r.port = sim.NewDataPort(m, teeData{de, evs})
 	r.port.Next = rec
 	if err := m.SetObserver(0, r.port); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetIngress(0, de); err != nil {
+	if err := m.SetIngress(0, teeBlocks{de, evs}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {
@@ -117,7 +119,37 @@ func runData(t testing.TB, prog string, mode sim.BlockMode, cfg Config) *dataRun
 	}
 	r.trace, r.recs, r.stats = buf.Bytes(), rec.recs, de.Stats()
 	r.instrs = enc.Stats().Instructions
+	r.evs = evs.evs
 	return r
+}
+
+// replay encodes the blocks and accesses of a run with cfg.
+func replay(t testing.TB, r *dataRun, cfg Config) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc, err := NewEncoder(&buf, cfg, r.img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	de, err := NewDataEncoder(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.evs {
+		e := &r.evs[i]
+		if e.access {
+			err = de.Access(&e.acc)
+		} else {
+			err = de.Block(&e.blk)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := de.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // dataSink collects the decoded accesses and the warnings and gaps.
@@ -220,6 +252,9 @@ func TestDataRoundTrip(t *testing.T) {
 	}
 	for _, prog := range progs {
 		for _, bm := range []sim.BlockMode{sim.Coalesced, sim.PerInstruction} {
+			// one live run; the other configurations encode what it
+			// recorded (the first, its replay, must give the same bytes)
+			var r *dataRun
 			for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
 				for _, encap := range []Encap{EncapRaw, EncapUTDD} {
 					cfg := DefaultConfig()
@@ -230,11 +265,20 @@ func TestDataRoundTrip(t *testing.T) {
 					}
 					cfg.Data = &DataConfig{Fields: f, SrcID: 2}
 					name := fmt.Sprintf("%s/%v/%v/%v", prog, bm, f, encap)
-					r := runData(t, prog, bm, cfg)
-					if r.port.Inexact+r.port.Late > 0 {
-						t.Logf("%s: %d inexact, %d late sc failures", name, r.port.Inexact, r.port.Late)
+					var trace []byte
+					if r == nil {
+						r = runData(t, prog, bm, cfg)
+						if r.port.Inexact+r.port.Late > 0 {
+							t.Logf("%s: %d inexact, %d late sc failures", name, r.port.Inexact, r.port.Late)
+						}
+						trace = r.trace
+						if again := replay(t, r, cfg); !bytes.Equal(again, trace) {
+							t.Errorf("%s: replayed blocks and accesses give another trace", name)
+						}
+					} else {
+						trace = replay(t, r, cfg)
 					}
-					s, err := decodeData(t, cfg, r.img, r.trace)
+					s, err := decodeData(t, cfg, r.img, trace)
 					if err != nil {
 						t.Errorf("%s: %v", name, err)
 					}
