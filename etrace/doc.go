@@ -27,6 +27,13 @@
 //     records and by the ingress.Gated calls of a filter stage.
 //   - the decoder (decoder.go): the decoder algorithm of the specification,
 //     extended to the same optional modes, producing flow.Event values.
+//   - data trace (data.go, dataenc.go, datajoin.go): the data packets of
+//     the chapter "Data Trace Encoder Output Packets" (unified loads,
+//     stores and atomics, with address and data, address only or data
+//     only), written by a DataEncoder in front of the Encoder from the
+//     accesses of the data trace interface (ingress.Access) and joined
+//     back to the decoded flow by a DataJoiner (flow.KindData events).
+//     Config.Data turns it on; data.go lists the decisions taken.
 //
 // # Gaps and checkpoints
 //

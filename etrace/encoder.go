@@ -939,6 +939,9 @@ func (e *Encoder) wireAddr(a, base uint64) uint64 {
 func (e *Encoder) support(ienable, qual uint8) {
 	p := Packet{Format: FormatSync, Subformat: SubSupport, IEnable: ienable, QualStatus: qual,
 		IOptions: e.cfg.Options.Bits()}
+	if d := e.cfg.Data; d != nil {
+		p.DEnable, p.DOptions = 1, d.DOptions()
+	}
 	e.emit(&p, rNone)
 }
 

@@ -543,6 +543,23 @@ func (w *Writer) Event(e *flow.Event) error {
 		return w.writeGap(h, ho, e)
 	case flow.KindSync, flow.KindStop:
 		ho.havePrev = false
+	case flow.KindData:
+		// MR/MW records need both the address and the value
+		a := &e.Access
+		if e.AccessHas != flow.AccessAddr|flow.AccessData {
+			return nil
+		}
+		if a.DType.Reads() {
+			if err := w.Mem(h, false, a.DAddr, a.Bytes(), a.Data); err != nil {
+				return err
+			}
+		}
+		switch {
+		case a.DType.IsAtomic():
+			return w.Mem(h, true, a.DAddr, a.Bytes(), a.SData)
+		case a.DType == ingress.DTypeStore:
+			return w.Mem(h, true, a.DAddr, a.Bytes(), a.Data)
+		}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -106,6 +107,7 @@ func runRun(args []string) error {
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
+	dataCSV := fs.String("data-ingress", "", "write the data trace interface's accesses (one per load, store and atomic of hart 0) as a data ingress CSV `file`")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	progress := progressFlags(fs)
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
@@ -235,6 +237,8 @@ func runRun(args []string) error {
 	var traceCount *countWriter
 	var rawEncs []ingress.Sink // the encoders, for their loss summary
 	var hart0 fanout           // ingress sinks of hart 0 (closed by the simulator)
+	var dport *sim.DataPort    // data trace interface of hart 0
+	var dsinks dataFanout      // its sinks
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
@@ -261,11 +265,24 @@ func runRun(args []string) error {
 				return err
 			}
 			rawEncs = append(rawEncs, enc)
+			raw := enc
 			if enc, err = withFilter(enc); err != nil {
 				f.Close()
 				return err
 			}
-			if useAsync(*asyncEnc, fs) {
+			ds, data := raw.(ingress.DataSink)
+			if data {
+				// The data trace interface: the hart's accesses, from
+				// its observer (chained with --tarmac-full's).
+				if enc != raw {
+					f.Close()
+					return fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
+				}
+				dsinks = append(dsinks, ds)
+			}
+			if useAsync(*asyncEnc, fs) && !data {
+				// (the data port calls the encoder from the simulator's
+				// goroutine: no second one with data trace)
 				// Encode on the second core while the simulator runs.
 				enc = ingress.Async(enc)
 			}
@@ -304,6 +321,35 @@ func runRun(args []string) error {
 		}
 		cw := ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true})
 		hart0 = append(hart0, cw)
+	}
+	if *dataCSV != "" {
+		w, err := createOutput(*dataCSV)
+		if err != nil {
+			return err
+		}
+		dw := ingress.NewDataCSVWriter(w)
+		dsinks = append(dsinks, dw)
+		closers = append(closers, func() error {
+			err := dw.Close()
+			if e := w.Close(); err == nil {
+				err = e
+			}
+			return err
+		})
+	}
+	if len(dsinks) > 0 {
+		// The data trace interface of hart 0: its accesses, from its
+		// observer (chained with --tarmac-full's).
+		if m.NumHarts() > 1 {
+			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d)", m.NumHarts())
+		}
+		dport = sim.NewDataPort(m, dsinks)
+		if pp.tw != nil {
+			dport.Next = pp.tw
+		}
+		if err := m.SetObserver(0, dport); err != nil {
+			return err
+		}
 	}
 	// Flow outputs (profiles, Tarmac, ...) from hart 0's retirements.
 	if flowSink, err := openOutputs(img); err != nil {
@@ -361,6 +407,11 @@ func runRun(args []string) error {
 	}
 	res, runErr := m.Run()
 	stopProgress()
+	if dport != nil {
+		if err := dport.Flush(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	var guestErr *sim.GuestError
 	if errors.As(runErr, &guestErr) {
 		guestErr.FormatAddr = img.FormatAddr
@@ -400,6 +451,11 @@ func runRun(args []string) error {
 			if srcBits > 0 {
 				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
 			}
+			if de, ok := rawEncs[0].(*etrace.DataEncoder); ok && dport != nil {
+				ds := de.Stats()
+				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,
+					float64(ds.Bytes)/float64(max(ds.Accesses, 1)))
+			}
 			for h, e := range rawEncs {
 				if l, ok := e.(interface{ LossSummary() string }); ok && l.LossSummary() != "" {
 					line += fmt.Sprintf("; hart %d: %s", h, l.LossSummary())
@@ -416,6 +472,10 @@ func runRun(args []string) error {
 		if w, ok := e.(interface{ Warning() string }); ok && w.Warning() != "" {
 			fmt.Fprintf(stderr, "rvtrace run: warning: hart %d: %s: %s\n", h, *trace, w.Warning())
 		}
+	}
+	if dport != nil && dport.Inexact > 0 {
+		// Said even with -q: those packets may carry a wrong address.
+		fmt.Fprintf(stderr, "rvtrace run: warning: data trace: %d failed sc with rd = rs1: their address is the last lr's, not read back\n", dport.Inexact)
 	}
 	if cw := res.CodeWrites; cw.Count > 0 {
 		// Said even with -q: a trace of this run decodes wrongly.
@@ -475,4 +535,16 @@ func parseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil
+}
+
+// dataFanout sends each data access to several sinks.
+type dataFanout []ingress.DataSink
+
+func (f dataFanout) Access(a *ingress.Access) error {
+	for _, s := range f {
+		if err := s.Access(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
