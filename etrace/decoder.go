@@ -412,6 +412,11 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 			return err
 		}
 	}
+	if d.trapPending && !isF3(p) {
+		// after a trap reported with thaddr=0 the encoder reports the
+		// handler (or another trap) with a format 3 packet
+		return fmt.Errorf("%w: %s packet after a trap packet with thaddr=0", decode.ErrInconsistent, d.codec.FormatName(p))
+	}
 	switch {
 	case p.Format == FormatSync:
 		switch p.Subformat {
@@ -734,6 +739,11 @@ func (d *Decoder) trapPacket(p *Packet) error {
 			return err
 		}
 		epc := p.Address << d.lsb & d.amask
+		if !d.trapPending {
+			if err := d.checkEPC(p, epc); err != nil {
+				return err
+			}
+		}
 		d.lastAddr = epc
 		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
 			return err
@@ -760,6 +770,34 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		return err
 	}
 	return d.jumpTo(a, p.Branch)
+}
+
+// checkEPC checks a trap packet with thaddr=0 that follows the report of
+// the instruction before the trap (the decoder stands on it): the trap
+// happened at the privilege level of that instruction, and its EPC (the
+// packet's address) is that instruction (an ECALL, an EBREAK or an
+// instruction that trapped as it retired) or one that can follow it: the
+// next one, a branch's or direct jump's target, or anything after an
+// uninferable jump (whose target the packet reports instead).
+func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
+	if ingress.Priv(p.Privilege) != d.priv {
+		return fmt.Errorf("%w: a trap packet with thaddr=0 at privilege %d; the instruction before it (%#x) ran at %d",
+			decode.ErrInconsistent, p.Privilege, d.pc, d.priv)
+	}
+	in := d.img.InstPtr(d.pc)
+	if in == nil || epc == d.pc || epc == in.Next(d.pc) {
+		return nil
+	}
+	switch in.Class {
+	case riscv.ClassBranch, riscv.ClassJump:
+		if epc == in.Target(d.pc) {
+			return nil
+		}
+	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+		return nil
+	}
+	return fmt.Errorf("%w: a trap packet with thaddr=0 states EPC %#x; the instruction before the trap (%#x, %s) cannot lead there",
+		decode.ErrCheckpoint, epc, d.pc, in.Op)
 }
 
 // epc infers the address of the trapping instruction from the decoder's
