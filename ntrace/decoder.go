@@ -241,7 +241,7 @@ type srcState struct {
 	base      int
 	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
 	callsMax  uint64
-	last      Message // last branch message, for RepeatBranch
+	last      lastBranch // last branch message, for RepeatBranch
 	haveBr    bool
 	time      uint64
 	hasTime   bool
@@ -255,6 +255,32 @@ type srcState struct {
 	ovErr     decode.Error
 	ovPC      uint64
 	ovPCKnown bool
+}
+
+// lastBranch is what RepeatBranch repeats of the last branch message:
+// its TCODE and flow fields (a whole Message is several times larger,
+// and holds a pointer, which makes the copy for every branch message
+// costly).
+type lastBranch struct {
+	tcode                    TCode
+	has                      uint32
+	btype, icnt, uaddr, hist uint64
+	offset                   int64
+}
+
+// set records m.
+func (b *lastBranch) set(m *Message) {
+	b.tcode, b.has, b.offset = m.TCode, m.Has&lastBranchFields, m.Offset
+	b.btype, b.icnt, b.uaddr, b.hist = m.V[FieldBTYPE], m.V[FieldICNT], m.V[FieldUADDR], m.V[FieldHIST]
+}
+
+// lastBranchFields are the fields lastBranch keeps.
+const lastBranchFields = 1<<FieldBTYPE | 1<<FieldICNT | 1<<FieldUADDR | 1<<FieldHIST
+
+// message returns the recorded message (without TSTAMP).
+func (b *lastBranch) message(m *Message) {
+	*m = Message{TCode: b.tcode, Has: b.has, Offset: b.offset}
+	m.V[FieldBTYPE], m.V[FieldICNT], m.V[FieldUADDR], m.V[FieldHIST] = b.btype, b.icnt, b.uaddr, b.hist
 }
 
 // NewDecoder returns a decoder writing the flow to sink, or an error when
@@ -484,6 +510,13 @@ func (d *Decoder) state(src uint64) *srcState {
 	if d.one != nil && d.oneID == src {
 		return d.one
 	}
+	return d.newState(src)
+}
+
+// newState returns the state of source src, creating it the first time.
+//
+//go:noinline
+func (d *Decoder) newState(src uint64) *srcState {
 	s := d.srcs[src]
 	if s == nil {
 		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode,
@@ -531,6 +564,39 @@ func (d *Decoder) knownSource(src uint64) bool {
 		}
 	}
 	return false
+}
+
+// fastTCodes[mode] has bit t set when neither checkMode nor limits has
+// anything to check on a message with TCODE t (other than a sync) in a
+// source of that mode (0, BTM or HTM; indexed by the mode's low 3 bits),
+// unless the message has a HIST field, a field with a redundant chunk or
+// an I-CNT beyond the specification's maximum. Messages of the other
+// TCODEs depend on fields (ResourceFull, ProgTraceCorrelation,
+// RepeatBranch) or tell the mode of a source that does not know it.
+var fastTCodes = func() (t [8]uint64) {
+	for _, mode := range []Mode{0, BTM, HTM} {
+		for tc := TCode(0); tc < 64; tc++ {
+			want, fixed := tcodeMode(tc)
+			if fixed && (want == 0 || mode != 0 && want == mode) && tc != TCodeRepeatBranch {
+				t[mode&7] |= 1 << tc
+			}
+		}
+	}
+	return t
+}()
+
+// tcodeMode returns the trace mode messages with TCODE t belong to (0:
+// either), and whether it depends on t alone (not on fields).
+func tcodeMode(t TCode) (Mode, bool) {
+	switch t {
+	case TCodeDirectBranch, TCodeDirectBranchSync:
+		return BTM, true
+	case TCodeIndirectBranchHist, TCodeIndirectBranchHistSync:
+		return HTM, true
+	case TCodeResourceFull, TCodeProgTraceCorrelation, TCodeIndirectBranchSync:
+		return 0, false
+	}
+	return 0, true
 }
 
 // limits checks field values against the specification's maxima and the
@@ -645,11 +711,14 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
 	}
-	if err := d.checkMode(s, m); err != nil {
-		return err
-	}
-	if err := d.limits(s, m); err != nil {
-		return err
+	if fastTCodes[s.mode&7]>>m.TCode&1 == 0 || m.Padded != 0 || m.Has&(1<<FieldHIST) != 0 ||
+		m.V[FieldICNT] > maxICNTSpec {
+		if err := d.checkMode(s, m); err != nil {
+			return err
+		}
+		if err := d.limits(s, m); err != nil {
+			return err
+		}
 	}
 	prev, prevBT := s.lastMsg, s.lastBT
 	s.prevMsg, s.lastMsg, s.lastBT = prev, m.TCode, m.Get(FieldBTYPE)
@@ -661,14 +730,15 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			s.ctx = 1
 		}
 	}
-	if m.TCode == TCodeOwnership && (s.ctx == 0 || d.cfg.NoContext) {
-		return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
-	}
 	switch m.TCode {
 	case TCodeOwnership:
+		if s.ctx == 0 || d.cfg.NoContext {
+			return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
+		}
 		return d.ownership(s, m)
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
-		s.last, s.haveBr = *m, true
+		s.last.set(m)
+		s.haveBr = true
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
 		if d.cfg.NoRepeatBranch {
@@ -678,8 +748,8 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
 		n := m.Get(FieldBCNT)
-		rep := s.last
-		rep.Has &^= 1 << FieldTSTAMP // the repeat's own TSTAMP applies once
+		var rep Message
+		s.last.message(&rep) // the repeat's own TSTAMP applies once
 		work := rep.Get(FieldICNT) + uint64(bits.Len64(rep.Get(FieldHIST)))
 		if n*work > maxICNT {
 			return d.fail(decode.ErrMalformed, "B-CNT %d repeats of a message of I-CNT %d exceed the decoder's bound", n,
@@ -849,12 +919,8 @@ func (d *Decoder) checkMode(s *srcState, m *Message) error {
 	if d.cfg.OwnEncoder && s.mode == HTM && m.TCode == TCodeIndirectBranchSync {
 		return d.inconsistent("IndirectBranchSync in an HTM trace, where this encoder sends IndirectBranchHistSync")
 	}
-	var want Mode
+	want, _ := tcodeMode(m.TCode)
 	switch m.TCode {
-	case TCodeDirectBranch, TCodeDirectBranchSync:
-		want = BTM
-	case TCodeIndirectBranchHist, TCodeIndirectBranchHistSync:
-		want = HTM
 	case TCodeResourceFull:
 		if rc := m.Get(FieldRCODE); rc == RCodeHist || rc == RCodeHistRepeat {
 			want = HTM
@@ -868,8 +934,6 @@ func (d *Decoder) checkMode(s *srcState, m *Message) error {
 		default:
 			return d.fail(decode.ErrMalformed, "reserved CDF=%d", m.Get(FieldCDF))
 		}
-	default:
-		return nil
 	}
 	if want == 0 {
 		return nil
@@ -901,11 +965,19 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		}
 	}
 	if m.TCode == TCodeDirectBranch {
-		if err := d.finish(s, m.Get(FieldICNT), endTaken); err != nil {
+		// (finish, unrolled on this hot path)
+		if err := d.finishWalk(s, m.Get(FieldICNT), endTaken); err != nil {
 			return err
 		}
-		if err := d.checkNotDue(s); err != nil {
-			return err
+		if d.cfg.ICNTBits != 0 {
+			if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+				return err
+			}
+		}
+		if d.cfg.SyncMode != SyncOff {
+			if err := d.checkNotDue(s); err != nil {
+				return err
+			}
 		}
 		return d.timestamp(s, m)
 	}
@@ -917,15 +989,22 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 	if bt != BTypeIndirect {
 		kind = endTrap
 	}
-	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
+	if err := d.finishWalk(s, m.Get(FieldICNT), kind); err != nil {
 		return err
+	}
+	if d.cfg.ICNTBits != 0 {
+		if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+			return err
+		}
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
 	if !d.contains(target) {
 		return d.fail(decode.ErrOutsideImage, "U-ADDR gives the target %#x, outside every image", target)
 	}
-	if err := d.checkNotDue(s); err != nil {
-		return err
+	if d.cfg.SyncMode != SyncOff {
+		if err := d.checkNotDue(s); err != nil {
+			return err
+		}
 	}
 	if kind == endIndirect && d.cfg.ReturnStack && d.poppedOK && d.popped == target {
 		return d.inconsistent("a return to %#x reported, where the encoder's return stack predicts it", target)
@@ -1356,8 +1435,15 @@ func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid boo
 	pc := r.LastAddr
 	switch last.Class {
 	case riscv.ClassBranch:
+		if s.mode == HTM {
+			// (walkToBranch gives every branch its HIST bit before)
+			return 0, ingress.ITypeNotTaken, d.noHist(r)
+		}
 		return last.Next(pc), ingress.ITypeNotTaken, nil
 	case riscv.ClassJump:
+		if d.cfg.AllJumps && s.mode == HTM {
+			return 0, ingress.ITypeNone, d.noHist(r)
+		}
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
@@ -1471,6 +1557,12 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if d.cfg.ICNTBits == 0 {
 		return nil
 	}
+	return d.checkOvershoot(icnt)
+}
+
+// checkOvershoot checks an I-CNT against the width of the encoder's
+// counter.
+func (d *Decoder) checkOvershoot(icnt uint64) error {
 	if lim := d.icntLimit(); icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
@@ -1509,13 +1601,13 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 		}
 		rem -= int64(r.Halfwords)
 		last := &r.Last
-		if s.mode == HTM && d.isHistInst(last) {
-			return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
-				riscv.Disasm(last.Raw, r.LastAddr, d.xlen), r.LastAddr)
-		}
 		if rem == 0 {
+			if s.mode == HTM && d.isHistInst(last) {
+				return d.noHist(r)
+			}
 			return d.lastInst(s, r, last, kind)
 		}
+		// (inferNext checks that an HTM trace has no branch here)
 		next, it, err := d.inferNext(s, r, last, true)
 		if err != nil {
 			return err
@@ -1589,6 +1681,13 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	}
 	s.pc = pc
 	return d.emitRange(s, start, lastPC, n, ingress.ITypeNone, pc, kind != endIndirect)
+}
+
+// noHist reports the branch ending run r, passed in an I-CNT walk of an
+// HTM trace, where every branch takes a HIST bit.
+func (d *Decoder) noHist(r *image.Run) error {
+	return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
+		riscv.Disasm(r.Last.Raw, r.LastAddr, d.xlen), r.LastAddr)
 }
 
 // lastInst applies the control-flow instruction that ends an I-CNT walk.
