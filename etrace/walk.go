@@ -91,8 +91,8 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 }
 
 // sijumpTarget returns the target of the indirect jump in at pc when the
-// instruction before it (at prev) loads its register with lui, c.lui or
-// auipc.
+// instruction retired before it (at prev) loads its register with lui,
+// c.lui or auipc (ingress.SeqTarget, which the encoders use too).
 func (d *Decoder) sijumpTarget(in *riscv.Inst) (uint64, bool) {
 	if !d.prevOK || in.Rs1 == 0 {
 		return 0, false
@@ -106,28 +106,7 @@ func (d *Decoder) sijumpTarget(in *riscv.Inst) (uint64, bool) {
 			return 0, false
 		}
 	}
-	if p.Rd != in.Rs1 {
-		return 0, false
-	}
-	var t uint64
-	switch p.Op.String() {
-	case "lui":
-		t = uint64(int64(int32(p.Raw & 0xfffff000)))
-	case "auipc":
-		t = d.prev + uint64(int64(int32(p.Raw&0xfffff000)))
-	case "c.lui":
-		v := int64(p.Raw>>2&0x1f) | int64(p.Raw>>12&1)<<5
-		v = v << 58 >> 58 // sign-extend 6 bits
-		t = uint64(v << 12)
-	default:
-		return 0, false
-	}
-	t += uint64(in.Imm)
-	t &^= 1
-	if in.XLen() == 32 {
-		t &= 0xffffffff
-	}
-	return t, true
+	return ingress.SeqTarget(p, d.prev, *in, in.XLen())
 }
 
 // walk follows the program from the current position (pc, the last

@@ -270,8 +270,10 @@ type lastBranch struct {
 
 // set records m.
 func (b *lastBranch) set(m *Message) {
-	b.tcode, b.has, b.offset = m.TCode, m.Has&lastBranchFields, m.Offset
-	b.btype, b.icnt, b.uaddr, b.hist = m.V[FieldBTYPE], m.V[FieldICNT], m.V[FieldUADDR], m.V[FieldHIST]
+	b.tcode, b.has, b.offset, b.icnt = m.TCode, m.Has&lastBranchFields, m.Offset, m.V[FieldICNT]
+	if b.has&^(1<<FieldICNT) != 0 {
+		b.btype, b.uaddr, b.hist = m.V[FieldBTYPE], m.V[FieldUADDR], m.V[FieldHIST]
+	}
 }
 
 // lastBranchFields are the fields lastBranch keeps.
@@ -280,7 +282,10 @@ const lastBranchFields = 1<<FieldBTYPE | 1<<FieldICNT | 1<<FieldUADDR | 1<<Field
 // message returns the recorded message (without TSTAMP).
 func (b *lastBranch) message(m *Message) {
 	*m = Message{TCode: b.tcode, Has: b.has, Offset: b.offset}
-	m.V[FieldBTYPE], m.V[FieldICNT], m.V[FieldUADDR], m.V[FieldHIST] = b.btype, b.icnt, b.uaddr, b.hist
+	m.V[FieldICNT] = b.icnt
+	if b.has&^(1<<FieldICNT) != 0 {
+		m.V[FieldBTYPE], m.V[FieldUADDR], m.V[FieldHIST] = b.btype, b.uaddr, b.hist
+	}
 }
 
 // NewDecoder returns a decoder writing the flow to sink, or an error when
@@ -711,11 +716,13 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
 	}
-	if fastTCodes[s.mode&7]>>m.TCode&1 == 0 || m.Padded != 0 || m.Has&(1<<FieldHIST) != 0 ||
-		m.V[FieldICNT] > maxICNTSpec {
+	fast := fastTCodes[s.mode&7]>>m.TCode&1 != 0
+	if !fast {
 		if err := d.checkMode(s, m); err != nil {
 			return err
 		}
+	}
+	if !fast || m.Padded != 0 || m.Has&(1<<FieldHIST) != 0 || m.V[FieldICNT] > maxICNTSpec {
 		if err := d.limits(s, m); err != nil {
 			return err
 		}
@@ -1585,11 +1592,11 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	s.icntAcc, s.used = 0, 0
 	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
 	d.walkRanges = 0
-	if rem < 0 {
-		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
-			icnt, -rem+int64(icnt))
-	}
-	if rem > maxICNT {
+	if uint64(rem) > maxICNT { // (one test for both bounds)
+		if rem < 0 {
+			return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
+				icnt, -rem+int64(icnt))
+		}
 		return d.fail(decode.ErrMalformed, "I-CNT fields add up to %d halfwords, beyond the decoder's bound", rem)
 	}
 	for rem > 0 {
