@@ -12,18 +12,6 @@ import (
 	"github.com/rvtrace/rvtrace/riscv"
 )
 
-// node is a straight-line run of the program (image.Run) with what the
-// decoder needs to leave it, and links to the runs it leads to.
-type node struct {
-	start, last, end uint64
-	n                uint32
-	in               riscv.Inst // the last instruction
-	target           uint64     // direct target of a branch or jump
-	prev             uint64     // the instruction before last (n >= 2)
-	prevIn           riscv.Inst
-	seq, tgt         *node // cached successors: fall-through, direct target
-}
-
 // Decoder turns E-Trace packets and the program image into the executed
 // instruction flow. It implements the decoder algorithm of the
 // specification, extended to the optional modes (see the package
@@ -50,7 +38,7 @@ type Decoder struct {
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
 	pc          uint64
-	pcNode      *node // run whose last instruction is pc; nil when pc is inside a run
+	pcNode      *decode.Block // run whose last instruction is pc; nil when pc is inside a run
 	prev        uint64
 	prevOK      bool
 	priv        ingress.Priv
@@ -66,7 +54,7 @@ type Decoder struct {
 	fmOK           bool
 	pbcLeft        uint64
 	fail           bool // the branch after the predicted ones failed
-	stack          retStack
+	stack          decode.ReturnStack
 	pred           predictor
 	jtc            jumpCache
 
@@ -94,8 +82,7 @@ type Decoder struct {
 	ev          flow.Event
 	rev         flow.Event // range events
 
-	cache [1024]*node
-	nodes map[uint64]*node
+	blocks *decode.Blocks // the program's straight-line runs
 
 	st        Stats
 	idx       int64  // index of the packet being processed
@@ -135,11 +122,11 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 		return nil, err
 	}
 	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, sink: sink, opt: cfg.Options,
-		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node)}
+		v026: cfg.Version == V026, MaxSteps: 1 << 20, blocks: decode.NewBlocks(img)}
 	p := &d.cfg.Params
 	d.lsb = uint(p.IAddressLSB)
 	d.amask = p.addrMask()
-	d.stack = newRetStack(p.stackMax())
+	d.stack = decode.NewReturnStack(p.stackMax())
 	d.pred = newPredictor(p)
 	d.jtc = newJumpCache(p)
 	return d, nil
@@ -636,7 +623,7 @@ func (d *Decoder) syncAddr(p *Packet) (uint64, error) {
 func (d *Decoder) resetState() {
 	d.qbits, d.qn, d.pbcLeft, d.fail = 0, 0, 0, false
 	d.fmLeft = 0
-	d.stack.reset()
+	d.stack.Reset()
 	if d.pred.t != nil {
 		d.pred.reset()
 	}
@@ -649,7 +636,7 @@ func (d *Decoder) resetState() {
 // jumpTo places the decoder on a, the first instruction of a new range,
 // with the branch bit of a sync packet.
 func (d *Decoder) jumpTo(a uint64, branch uint8) error {
-	nd, err := d.node(a)
+	nd, err := d.blocks.At(a)
 	if err != nil {
 		return err
 	}
@@ -658,13 +645,13 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 	}
 	d.pc = a
 	d.pcNode = nil
-	if nd.n == 1 {
+	if nd.N == 1 {
 		d.pcNode = nd
 	}
 	d.prevOK = false
 	d.rStart, d.rN = a, 1
 	d.qbits, d.qn = 0, 0
-	if nd.n == 1 && nd.in.Class == riscv.ClassBranch {
+	if nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
 		d.qbits, d.qn = uint64(branch&1), 1
 	}
 	return nil
@@ -672,8 +659,8 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 
 // branchBit checks the branch field of a format 3 packet reporting the
 // instruction at a, whose run is nd: 0 (taken) only on a branch.
-func branchBit(nd *node, a uint64, branch uint8) error {
-	if branch&1 == 0 && !(nd.n == 1 && nd.in.Class == riscv.ClassBranch) {
+func branchBit(nd *decode.Block, a uint64, branch uint8) error {
+	if branch&1 == 0 && !(nd.N == 1 && nd.Inst.Class == riscv.ClassBranch) {
 		return fmt.Errorf("%w: a sync packet says the instruction at %#x is a taken branch; it is not a branch", decode.ErrInconsistent, a)
 	}
 	return nil
@@ -697,7 +684,7 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		return d.jumpTo(a, p.Branch)
 	}
 	// The reported instruction's own branch outcome follows the others.
-	if nd, err := d.node(a); err == nil && nd.n == 1 && nd.in.Class == riscv.ClassBranch {
+	if nd, err := d.blocks.At(a); err == nil && nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
 		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
 			return err
 		}
@@ -872,7 +859,7 @@ func (d *Decoder) reported(what string) error {
 // encoder has reported them all (a trap, the end of tracing).
 func (d *Decoder) leftover(where string) error {
 	want := uint64(0)
-	if d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch {
+	if d.pcNode != nil && d.pcNode.Inst.Class == riscv.ClassBranch {
 		want = 1
 	}
 	if n := d.remaining(); n > want {
@@ -1014,7 +1001,7 @@ func (d *Decoder) arrived(a uint64, isBranch bool) bool {
 	if d.remaining() != want {
 		return false
 	}
-	return !d.depthChk || d.stack.depth == d.irDepth
+	return !d.depthChk || d.stack.Depth() == d.irDepth
 }
 
 // outcome returns whether the branch at pc is taken.
@@ -1046,7 +1033,7 @@ func (d *Decoder) outcome(pc uint64) (bool, error) {
 // settle turns a predicted outcome left for the branch the walk stopped on
 // into a queued one, so that later branch maps follow it.
 func (d *Decoder) settle() {
-	if d.qn != 0 || d.pcNode == nil || d.pcNode.in.Class != riscv.ClassBranch {
+	if d.qn != 0 || d.pcNode == nil || d.pcNode.Inst.Class != riscv.ClassBranch {
 		return
 	}
 	switch {

@@ -195,8 +195,8 @@ type Decoder struct {
 	one     *srcState   // fast path: the state of the last SRC seen
 	oneID   uint64
 	ev      flow.Event
-	rev     flow.Event // range events: only the range fields are ever set
-	runs    [runCacheSize]runCacheEntry
+	rev     flow.Event     // range events: only the range fields are ever set
+	blocks  *decode.Blocks // the program's straight-line runs
 	st      Stats
 	cur     *Message // message being handled (for error offsets)
 	curIdx  int64    // its index in the trace
@@ -236,9 +236,7 @@ type srcState struct {
 	addr      uint64 // reference for U-ADDR
 	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
 	used      int64  // halfwords walked since the last I-CNT field
-	stack     []uint64
-	sp        int // entries in stack (ring: top at (base+sp-1)%len)
-	base      int
+	stack     decode.ReturnStack
 	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
 	callsMax  uint64
 	last      lastBranch // last branch message, for RepeatBranch
@@ -325,7 +323,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
-	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{},
+		blocks: decode.NewBlocks(img)}
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
 }
@@ -470,38 +469,12 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 	return d.sink.Event(&d.ev)
 }
 
-// runCacheSize is the number of entries of the decoder's direct-mapped
-// cache of straight-line runs (in front of the image's own cache, which
-// costs a segment and page lookup).
-const runCacheSize = 1 << 12
-
-type runCacheEntry struct {
-	pc uint64
-	r  *image.Run
-}
-
 // run returns the straight-line run at pc.
-func (d *Decoder) run(pc uint64) (*image.Run, error) {
-	e := &d.runs[(pc>>1)&(runCacheSize-1)]
-	if e.r != nil && e.pc == pc {
-		return e.r, nil
-	}
-	r, err := d.img.Run(pc)
-	if err != nil {
-		return nil, err
-	}
-	e.pc, e.r = pc, r
-	return r, nil
-}
+func (d *Decoder) run(pc uint64) (*decode.Block, error) { return d.blocks.At(pc) }
 
 // contains reports whether addr is in the image, looking in the run
 // cache first.
-func (d *Decoder) contains(addr uint64) bool {
-	if e := &d.runs[(addr>>1)&(runCacheSize-1)]; e.r != nil && e.pc == addr {
-		return true
-	}
-	return d.img.Contains(addr)
-}
+func (d *Decoder) contains(addr uint64) bool { return d.blocks.Cached(addr) || d.img.Contains(addr) }
 
 // walkErr turns a failure to form a run at pc into a gap cause.
 func (d *Decoder) walkErr(pc uint64, err error) error {
@@ -524,7 +497,7 @@ func (d *Decoder) state(src uint64) *srcState {
 func (d *Decoder) newState(src uint64) *srcState {
 	s := d.srcs[src]
 	if s == nil {
-		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode,
+		s = &srcState{id: uint32(src), stack: decode.NewReturnStack(d.cfg.StackDepth), mode: d.cfg.Mode,
 			btype: d.cfg.TrapBType}
 		if d.cfg.CountBits > 0 {
 			s.callsMax = 1<<uint(d.cfg.CountBits) - 1
@@ -1132,7 +1105,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
 	s.hwSync, s.msgSync = 0, 0
-	s.sp, s.calls = 0, 0
+	s.stack.Reset()
+	s.calls = 0
 	s.haveBr = false
 	s.prevOK = false
 	if m.Present(FieldTSTAMP) {
@@ -1320,27 +1294,16 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 
 // ---------------------------------------------------------------- walking
 
-// push and pop mirror the encoder's return-address stack.
+// push and pop mirror the encoder's return-address stack and nesting
+// counter.
 func (s *srcState) push(a uint64) {
 	if s.calls < s.callsMax {
 		s.calls++
 	}
-	n := len(s.stack)
-	if s.sp == n {
-		s.base = (s.base + 1) % n // drop the oldest
-		s.sp--
-	}
-	s.stack[(s.base+s.sp)%n] = a
-	s.sp++
+	s.stack.Push(a)
 }
 
-func (s *srcState) pop() (uint64, bool) {
-	if s.sp == 0 {
-		return 0, false
-	}
-	s.sp--
-	return s.stack[(s.base+s.sp)%len(s.stack)], true
-}
+func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
 // emitRange reports n instructions from start to last.
 func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
@@ -1385,32 +1348,32 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		if err != nil {
 			return d.walkErr(s.pc, err)
 		}
-		last := &r.Last
+		last := &r.Inst
 		s.used += int64(r.Halfwords)
 		if d.isHistInst(last) {
-			next := last.Next(r.LastAddr)
+			next := last.Next(r.Last)
 			it := ingress.ITypeNotTaken
 			if taken {
-				next = last.Target(r.LastAddr)
+				next = last.Target(r.Last)
 				it = ingress.ITypeTaken
 				if last.Class == riscv.ClassJump {
 					it = ingress.ITypeOf(*last, true)
 					if last.Link == riscv.LinkCall || last.Link == riscv.LinkOther {
 						if last.Link == riscv.LinkCall {
-							s.push(last.Next(r.LastAddr))
+							s.push(last.Next(r.Last))
 						}
 					}
 				}
 			} else if last.Class == riscv.ClassJump {
-				return d.inconsistent("direct jump at %#x reported as not taken", r.LastAddr)
+				return d.inconsistent("direct jump at %#x reported as not taken", r.Last)
 			}
 			if d.xlen == 32 {
 				next &= 1<<32 - 1
 			}
-			if err := d.emitRange(s, r.Start, r.LastAddr, r.N, it, next, true); err != nil {
+			if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 				return err
 			}
-			s.setPrev(last, r.LastAddr)
+			s.setPrev(last, r.Last)
 			s.pc = next
 			return nil
 		}
@@ -1418,10 +1381,10 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.LastAddr, r.N, it, next, true); err != nil {
+		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 			return err
 		}
-		s.setPrev(last, r.LastAddr)
+		s.setPrev(last, r.Last)
 		s.pc = next
 	}
 }
@@ -1438,8 +1401,8 @@ func (d *Decoder) isHistInst(in *riscv.Inst) bool {
 // implicit returns, sequentially inferable jumps, not-taken branches, and
 // ecall/ebreak handled without a trap. mid tells whether more instructions
 // follow in the walk (an explicit jump cannot be passed).
-func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid bool) (uint64, ingress.IType, error) {
-	pc := r.LastAddr
+func (d *Decoder) inferNext(s *srcState, r *decode.Block, last *riscv.Inst, mid bool) (uint64, ingress.IType, error) {
+	pc := r.Last
 	switch last.Class {
 	case riscv.ClassBranch:
 		if s.mode == HTM {
@@ -1532,25 +1495,17 @@ func (d *Decoder) mask(a uint64) uint64 {
 
 // seqTarget finds the target of an uninferable jump from the auipc/lui
 // retired just before it.
-func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp *riscv.Inst) (uint64, bool) {
+func (d *Decoder) seqTarget(s *srcState, r *decode.Block, jmp *riscv.Inst) (uint64, bool) {
 	var prev riscv.Inst
 	var prevPC uint64
 	if r.N == 1 {
-		if !s.prevOK || s.prevPC+uint64(s.prevIn.Len) != r.LastAddr {
+		if !s.prevOK || s.prevPC+uint64(s.prevIn.Len) != r.Last {
 			return 0, false
 		}
 		prev, prevPC = *s.prevIn, s.prevPC
 	} else {
-		// walk the run to find the instruction before the jump
-		pc := r.Start
-		for pc < r.LastAddr {
-			in, ok := d.img.Inst(pc)
-			if !ok || in.Len == 0 {
-				return 0, false
-			}
-			prev, prevPC = in, pc
-			pc += uint64(in.Len)
-		}
+		// the block keeps the instruction before its indirect jump
+		prev, prevPC = r.PrevInst, r.Prev
 	}
 	return ingress.SeqTarget(prev, prevPC, *jmp, d.xlen)
 }
@@ -1607,7 +1562,7 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 			return d.finishPartial(s, rem, kind)
 		}
 		rem -= int64(r.Halfwords)
-		last := &r.Last
+		last := &r.Inst
 		if rem == 0 {
 			if s.mode == HTM && d.isHistInst(last) {
 				return d.noHist(r)
@@ -1619,10 +1574,10 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.LastAddr, r.N, it, next, true); err != nil {
+		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 			return err
 		}
-		s.setPrev(last, r.LastAddr)
+		s.setPrev(last, r.Last)
 		s.pc = next
 	}
 	if kind == endTaken {
@@ -1692,14 +1647,14 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 
 // noHist reports the branch ending run r, passed in an I-CNT walk of an
 // HTM trace, where every branch takes a HIST bit.
-func (d *Decoder) noHist(r *image.Run) error {
+func (d *Decoder) noHist(r *decode.Block) error {
 	return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
-		riscv.Disasm(r.Last.Raw, r.LastAddr, d.xlen), r.LastAddr)
+		riscv.Disasm(r.Inst.Raw, r.Last, d.xlen), r.Last)
 }
 
 // lastInst applies the control-flow instruction that ends an I-CNT walk.
-func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int) error {
-	pc := r.LastAddr
+func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind int) error {
+	pc := r.Last
 	switch kind {
 	case endTaken:
 		if last.Class != riscv.ClassBranch && !(d.cfg.AllJumps && last.Class == riscv.ClassJump) {
