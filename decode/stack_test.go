@@ -57,3 +57,29 @@ func TestReturnStack(t *testing.T) {
 		t.Error("the zero ReturnStack holds an entry")
 	}
 }
+
+// TestTally follows the suspect count through emissions and checkpoints.
+func TestTally(t *testing.T) {
+	var y Tally
+	y.Emit(10)
+	if y.Suspect() != 10 || y.Emitted() != 10 {
+		t.Fatalf("after 10: suspect %d, emitted %d", y.Suspect(), y.Emitted())
+	}
+	y.Good()
+	y.Emit(5)
+	if y.Suspect() != 5 || y.Mark() != 10 {
+		t.Fatalf("after a checkpoint and 5: suspect %d, mark %d", y.Suspect(), y.Mark())
+	}
+	y.GoodAt(17) // verified ahead of emission
+	if y.Suspect() != 0 {
+		t.Fatalf("verified ahead: suspect %d", y.Suspect())
+	}
+	y.Emit(4)
+	if y.Suspect() != 2 {
+		t.Fatalf("2 past the point verified ahead: suspect %d", y.Suspect())
+	}
+	y.GoodAt(3) // a later check doubts what was verified
+	if y.Suspect() != 16 {
+		t.Fatalf("moved back to 3: suspect %d", y.Suspect())
+	}
+}

@@ -85,12 +85,11 @@ type Decoder struct {
 	blocks *decode.Blocks // the program's straight-line runs
 
 	st        Stats
-	idx       int64  // index of the packet being processed
-	nextIdx   int64  // index of the next packet
-	emitted   uint64 // instructions sent in ranges
-	good      uint64 // emitted at the last point known good
-	gapAt     uint64 // emitted at the last gap
-	arrivedAt uint64 // emitted when the walk arrived at the address stated
+	idx       int64        // index of the packet being processed
+	nextIdx   int64        // index of the next packet
+	tally     decode.Tally // instructions sent in ranges, and known good
+	gapAt     uint64       // emitted at the last gap
+	arrivedAt uint64       // emitted when the walk arrived at the address stated
 	// arrivedOK: the walk stopped at the address stated (not at the
 	// target of an uninferable discontinuity)
 	arrivedOK bool
@@ -136,7 +135,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 // support packets read, malformed ones included), Bytes, ByFormat, Sync,
 // Instructions (sent in ranges) and Gaps.
 func (d *Decoder) Stats() *Stats {
-	d.st.Instructions = d.emitted
+	d.st.Instructions = d.tally.Emitted()
 	return &d.st
 }
 
@@ -284,8 +283,9 @@ func (d *Decoder) gap(e *decode.Error) error {
 	d.phase, d.pendOK, d.trapPending = phaseGap, false, false
 	d.synced = false
 	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
-		Suspect: d.emitted - d.good}
-	d.good, d.gapAt = d.emitted, d.emitted
+		Suspect: d.tally.Suspect()}
+	d.tally.Good()
+	d.gapAt = d.tally.Emitted()
 	return d.sink.Event(&d.ev)
 }
 
@@ -483,15 +483,15 @@ func (d *Decoder) support(p *Packet, off int64) error {
 		if d.synced && o != d.opt {
 			// The encoder's options hold for the whole trace: the
 			// instructions decoded since they were read are suspect.
-			if since := max(d.optSince, d.gapAt); since < d.good {
-				d.good = since
+			if since := max(d.optSince, d.gapAt); since < d.tally.Mark() {
+				d.tally.GoodAt(since)
 			}
 			return fmt.Errorf("%w: ioptions %#x while tracing with %#x", decode.ErrInconsistent, p.IOptions, d.opt.Bits())
 		}
 		d.opt = o
 		d.codec.Options = o
 		if !d.synced {
-			d.optSince = d.emitted + d.rN
+			d.optSince = d.tally.Emitted() + d.rN
 		}
 	}
 	if p.QualStatus == QualNoChange {
@@ -601,7 +601,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 	// The instructions before are not suspect, but the sync packet's own
 	// instruction is until a later checkpoint verifies it (the packet
 	// may be corrupt).
-	d.good = d.emitted
+	d.tally.Good()
 	return d.jumpTo(a, p.Branch)
 }
 
@@ -699,7 +699,7 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		return d.checkpointErr(decode.ErrCheckpoint, a, err)
 	}
 	if d.arrivedOK {
-		d.good = d.arrivedAt
+		d.tally.GoodAt(d.arrivedAt)
 	}
 	// reset, keeping the reported branch's outcome
 	qb, qn := d.qbits, d.qn
@@ -951,7 +951,7 @@ func (d *Decoder) follow(p *Packet, kind int, off int64) error {
 		err = fmt.Errorf("the 31st branch of the map is not the reported instruction %#x", a)
 	}
 	if err == nil && d.arrivedOK {
-		d.good = d.arrivedAt
+		d.tally.GoodAt(d.arrivedAt)
 	}
 	if err != nil {
 		if mode == modeLast {

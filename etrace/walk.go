@@ -32,7 +32,7 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	ev := &d.rev
 	ev.Kind, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, d.rStart, d.pc, d.rN, end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
-	d.emitted += d.rN
+	d.tally.Emit(d.rN)
 	d.rN = 0
 	if err := d.sink.Event(ev); err != nil {
 		return errSink{err}
@@ -68,7 +68,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		isBr := d.pcNode != nil && d.pcNode.Inst.Class == riscv.ClassBranch
 		if d.arrived(a, isBr) {
 			d.settle()
-			d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
+			d.arrivedAt, d.arrivedOK = d.tally.Emitted()+d.rN, true
 			return nil
 		}
 	}
@@ -191,7 +191,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				d.settle()
 				// a checkpoint when the caller's checks pass: the address
 				// and the outcomes agree
-				d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
+				d.arrivedAt, d.arrivedOK = d.tally.Emitted()+d.rN, true
 				return nil
 			}
 		}

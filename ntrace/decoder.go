@@ -217,36 +217,36 @@ type Decoder struct {
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id        uint32
-	synced    bool  // decoding: s.pc is known
-	seen      bool  // has synchronised at least once
-	ended     bool  // ended cleanly by ProgTraceCorrelation
-	lost      bool  // in a reported gap: skip to the next sync
-	mode      Mode  // trace mode, given or learned (0: not known yet)
-	btype     int   // trap B-TYPE style, given or learned (0: not known yet)
-	ts        bool  // messages carry TSTAMP (learned at each sync)
-	ctx       int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg   TCode // previous message of the source
-	prevMsg   TCode // the one before the current message
-	lastBT    uint64
-	sinceGood uint64
-	hwSync    uint64 // halfwords reported since the last sync
-	msgSync   uint64 // messages since the last sync
-	pc        uint64 // next instruction to execute
-	addr      uint64 // reference for U-ADDR
-	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used      int64  // halfwords walked since the last I-CNT field
-	stack     decode.ReturnStack
-	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
-	callsMax  uint64
-	last      lastBranch // last branch message, for RepeatBranch
-	haveBr    bool
-	time      uint64
-	hasTime   bool
-	priv      ingress.Priv
-	prevIn    *riscv.Inst // last instruction walked (sequential jumps)
-	prevPC    uint64
-	prevOK    bool
+	id       uint32
+	synced   bool  // decoding: s.pc is known
+	seen     bool  // has synchronised at least once
+	ended    bool  // ended cleanly by ProgTraceCorrelation
+	lost     bool  // in a reported gap: skip to the next sync
+	mode     Mode  // trace mode, given or learned (0: not known yet)
+	btype    int   // trap B-TYPE style, given or learned (0: not known yet)
+	ts       bool  // messages carry TSTAMP (learned at each sync)
+	ctx      int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg  TCode // previous message of the source
+	prevMsg  TCode // the one before the current message
+	lastBT   uint64
+	tally    decode.Tally // instructions emitted, and since the last point known good
+	hwSync   uint64       // halfwords reported since the last sync
+	msgSync  uint64       // messages since the last sync
+	pc       uint64       // next instruction to execute
+	addr     uint64       // reference for U-ADDR
+	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used     int64        // halfwords walked since the last I-CNT field
+	stack    decode.ReturnStack
+	calls    uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
+	callsMax uint64
+	last     lastBranch // last branch message, for RepeatBranch
+	haveBr   bool
+	time     uint64
+	hasTime  bool
+	priv     ingress.Priv
+	prevIn   *riscv.Inst // last instruction walked (sequential jumps)
+	prevPC   uint64
+	prevOK   bool
 	// a FIFO overflow reported by an Error message, waiting for the sync
 	// that resumes the trace
 	ovPending bool
@@ -451,11 +451,11 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 		return nil // inside a gap already, or before the start of a circular buffer
 	}
 	for _, s := range d.order {
-		if s.ended && s.sinceGood > 0 {
+		if s.ended && s.tally.Suspect() > 0 {
 			// Bad bytes after the end: what the source decoded unverified
 			// may have been decoded from bad bytes too.
 			any = true
-			if err := d.gapWith(s, e, s.sinceGood); err != nil {
+			if err := d.gapWith(s, e, s.tally.Suspect()); err != nil {
 				return err
 			}
 			s.lost, s.ended = false, true
@@ -639,7 +639,7 @@ func (d *Decoder) warn(s *srcState, err error) error {
 // gap reports lost synchronisation, with the instructions emitted since
 // the last point known good as suspect, and waits for the next sync.
 func (d *Decoder) gap(s *srcState, e *decode.Error) error {
-	n := s.sinceGood
+	n := s.tally.Suspect()
 	if !s.synced {
 		n = 0
 	}
@@ -654,7 +654,8 @@ func (d *Decoder) gapWith(s *srcState, e *decode.Error, n uint64) error {
 // gapAddr is gapWith for a gap at a sync message whose address addr is
 // outside every image (0 for other gaps).
 func (d *Decoder) gapAddr(s *srcState, e *decode.Error, n, addr uint64) error {
-	s.synced, s.lost, s.sinceGood = false, true, 0
+	s.synced, s.lost = false, true
+	s.tally.Good()
 	d.st.Gaps++
 	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
 		Priv: s.priv, Addr: addr}
@@ -889,7 +890,7 @@ func (d *Decoder) unsynced(s *srcState, m *Message) error {
 		return nil
 	default:
 		return d.gapWith(s, d.errAt(decode.ErrSkipped,
-			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.sinceGood)
+			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.tally.Suspect())
 	}
 }
 
@@ -1085,14 +1086,14 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 			d.firstOutside = faddr
 		}
 		d.outsideSyncs++
-		n := s.sinceGood
+		n := s.tally.Suspect()
 		if !s.synced {
 			n = 0
 		}
 		return d.gapAddr(s, d.errAt(decode.ErrOutsideImage, "F-ADDR %#x is outside every image", faddr), n, faddr)
 	}
 	if !s.synced {
-		s.sinceGood = 0 // a fresh start is a point known good
+		s.tally.Good() // a fresh start is a point known good
 		if err := d.checkMode(s, m); err != nil {
 			return d.gapNoSuspect(s, err.(*failure).e)
 		}
@@ -1197,7 +1198,7 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if s.pc != faddr {
 		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
 	}
-	s.sinceGood = 0
+	s.tally.Good()
 	return nil
 }
 
@@ -1311,7 +1312,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
-	s.sinceGood += uint64(n)
+	s.tally.Emit(uint64(n))
 	d.walkRanges++
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
