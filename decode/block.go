@@ -35,7 +35,7 @@ type Block struct {
 
 // blockCacheSize is the number of entries of the direct-mapped cache in
 // front of the map of every block built.
-const blockCacheSize = 1 << 10
+const blockCacheSize = 1 << 12
 
 // Blocks builds and keeps the blocks of a program image for one decoder.
 // A block is built once, on the first visit of its start address, and
