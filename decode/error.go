@@ -13,6 +13,14 @@
 //	undetectable differences are corruptions that are themselves a valid
 //	trace of the decoded flow.
 //
+// Below the protocols it also holds what both decoders follow the program
+// with: Blocks, the straight-line runs of the image with their successor
+// links (the walk from an address to the next instruction the trace must
+// decide on), ReturnStack, the return-address stack of implicit returns,
+// and Tally, the count of instructions emitted since the last point known
+// good that every gap reports as suspect. Sequentially inferable jumps are
+// resolved by ingress.SeqTarget, which the encoders use as well.
+//
 // A decoder reports a gap as a flow.KindGap event whose Err is an *Error.
 // When a checkpoint (a sync message or packet, or any packet carrying a
 // full address) disagrees with the address the decoder reached, the gap's

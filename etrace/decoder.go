@@ -12,18 +12,6 @@ import (
 	"github.com/rvtrace/rvtrace/riscv"
 )
 
-// node is a straight-line run of the program (image.Run) with what the
-// decoder needs to leave it, and links to the runs it leads to.
-type node struct {
-	start, last, end uint64
-	n                uint32
-	in               riscv.Inst // the last instruction
-	target           uint64     // direct target of a branch or jump
-	prev             uint64     // the instruction before last (n >= 2)
-	prevIn           riscv.Inst
-	seq, tgt         *node // cached successors: fall-through, direct target
-}
-
 // Decoder turns E-Trace packets and the program image into the executed
 // instruction flow. It implements the decoder algorithm of the
 // specification, extended to the optional modes (see the package
@@ -54,7 +42,7 @@ type Decoder struct {
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
 	pc          uint64
-	pcNode      *node // run whose last instruction is pc; nil when pc is inside a run
+	pcNode      *decode.Block // run whose last instruction is pc; nil when pc is inside a run
 	prev        uint64
 	prevOK      bool
 	priv        ingress.Priv
@@ -70,7 +58,7 @@ type Decoder struct {
 	fmOK           bool
 	pbcLeft        uint64
 	fail           bool // the branch after the predicted ones failed
-	stack          retStack
+	stack          decode.ReturnStack
 	pred           predictor
 	jtc            jumpCache
 
@@ -98,17 +86,15 @@ type Decoder struct {
 	ev          flow.Event
 	rev         flow.Event // range events
 
-	cache [1024]*node
-	nodes map[uint64]*node
+	blocks *decode.Blocks // the program's straight-line runs
 
 	st        Stats
-	idx       int64  // index of the packet being processed
-	nextIdx   int64  // index of the next packet
-	emitted   uint64 // instructions sent in ranges
-	good      uint64 // emitted at the last point known good
-	gapAt     uint64 // emitted at the last gap
-	irAt      uint64 // emitted (and walked) when a return was last inferred
-	arrivedAt uint64 // emitted when the walk arrived at the address stated
+	idx       int64        // index of the packet being processed
+	nextIdx   int64        // index of the next packet
+	tally     decode.Tally // instructions sent in ranges, and known good
+	gapAt     uint64       // emitted at the last gap
+	irAt      uint64       // emitted (and walked) when a return was last inferred
+	arrivedAt uint64       // emitted when the walk arrived at the address stated
 	// arrivedOK: the walk stopped at the address stated (not at the
 	// target of an uninferable discontinuity)
 	arrivedOK bool
@@ -140,11 +126,11 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 		return nil, err
 	}
 	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, sink: sink, opt: cfg.Options,
-		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node)}
+		v026: cfg.Version == V026, MaxSteps: 1 << 20, blocks: decode.NewBlocks(img)}
 	p := &d.cfg.Params
 	d.lsb = uint(p.IAddressLSB)
 	d.amask = p.addrMask()
-	d.stack = newRetStack(p.stackMax())
+	d.stack = decode.NewReturnStack(p.stackMax())
 	d.pred = newPredictor(p)
 	d.jtc = newJumpCache(p)
 	return d, nil
@@ -154,7 +140,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 // support packets read, malformed ones included), Bytes, ByFormat, Sync,
 // Instructions (sent in ranges) and Gaps.
 func (d *Decoder) Stats() *Stats {
-	d.st.Instructions = d.emitted
+	d.st.Instructions = d.tally.Emitted()
 	return &d.st
 }
 
@@ -329,7 +315,7 @@ func (d *Decoder) gap(e *decode.Error) error {
 	}
 	d.phase, d.pendOK, d.trapPending = phaseGap, false, false
 	d.synced = false
-	if d.opt.ImplicitReturn && d.cfg.Params.CallCounterSize > 0 && d.irAt > d.good &&
+	if d.opt.ImplicitReturn && d.cfg.Params.CallCounterSize > 0 && d.irAt > d.tally.Mark() &&
 		(errors.Is(e.Err, decode.ErrInconsistent) || errors.Is(e.Err, decode.ErrCheckpoint)) {
 		// The specification's call counter cannot trace a return that
 		// goes elsewhere than after its call; the decoder then follows
@@ -339,8 +325,9 @@ func (d *Decoder) gap(e *decode.Error) error {
 			"as with longjmp, which a call counter cannot trace; a return stack can)", e.Err)
 	}
 	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
-		Suspect: d.emitted - d.good}
-	d.good, d.gapAt = d.emitted, d.emitted
+		Suspect: d.tally.Suspect()}
+	d.tally.Good()
+	d.gapAt = d.tally.Emitted()
 	return d.sink.Event(&d.ev)
 }
 
@@ -454,6 +441,11 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 			return err
 		}
 	}
+	if d.trapPending && !isF3(p) {
+		// after a trap reported with thaddr=0 the encoder reports the
+		// handler (or another trap) with a format 3 packet
+		return fmt.Errorf("%w: %s packet after a trap packet with thaddr=0", decode.ErrInconsistent, d.codec.FormatName(p))
+	}
 	switch {
 	case p.Format == FormatSync:
 		switch p.Subformat {
@@ -533,15 +525,15 @@ func (d *Decoder) support(p *Packet, off int64) error {
 		if d.synced && o != d.opt {
 			// The encoder's options hold for the whole trace: the
 			// instructions decoded since they were read are suspect.
-			if since := max(d.optSince, d.gapAt); since < d.good {
-				d.good = since
+			if since := max(d.optSince, d.gapAt); since < d.tally.Mark() {
+				d.tally.GoodAt(since)
 			}
 			return fmt.Errorf("%w: ioptions %#x while tracing with %#x", decode.ErrInconsistent, p.IOptions, d.opt.Bits())
 		}
 		d.opt = o
 		d.codec.Options = o
 		if !d.synced {
-			d.optSince = d.emitted + d.rN
+			d.optSince = d.tally.Emitted() + d.rN
 		}
 	}
 	if p.QualStatus == QualNoChange {
@@ -651,7 +643,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 	// The instructions before are not suspect, but the sync packet's own
 	// instruction is until a later checkpoint verifies it (the packet
 	// may be corrupt).
-	d.good = d.emitted
+	d.tally.Good()
 	return d.jumpTo(a, p.Branch)
 }
 
@@ -673,7 +665,7 @@ func (d *Decoder) syncAddr(p *Packet) (uint64, error) {
 func (d *Decoder) resetState() {
 	d.qbits, d.qn, d.pbcLeft, d.fail = 0, 0, 0, false
 	d.fmLeft = 0
-	d.stack.reset()
+	d.stack.Reset()
 	if d.pred.t != nil {
 		d.pred.reset()
 	}
@@ -686,7 +678,7 @@ func (d *Decoder) resetState() {
 // jumpTo places the decoder on a, the first instruction of a new range,
 // with the branch bit of a sync packet.
 func (d *Decoder) jumpTo(a uint64, branch uint8) error {
-	nd, err := d.node(a)
+	nd, err := d.blocks.At(a)
 	if err != nil {
 		return err
 	}
@@ -695,13 +687,13 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 	}
 	d.pc = a
 	d.pcNode = nil
-	if nd.n == 1 {
+	if nd.N == 1 {
 		d.pcNode = nd
 	}
 	d.prevOK = false
 	d.rStart, d.rN = a, 1
 	d.qbits, d.qn = 0, 0
-	if nd.n == 1 && nd.in.Class == riscv.ClassBranch {
+	if nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
 		d.qbits, d.qn = uint64(branch&1), 1
 	}
 	return nil
@@ -709,8 +701,8 @@ func (d *Decoder) jumpTo(a uint64, branch uint8) error {
 
 // branchBit checks the branch field of a format 3 packet reporting the
 // instruction at a, whose run is nd: 0 (taken) only on a branch.
-func branchBit(nd *node, a uint64, branch uint8) error {
-	if branch&1 == 0 && !(nd.n == 1 && nd.in.Class == riscv.ClassBranch) {
+func branchBit(nd *decode.Block, a uint64, branch uint8) error {
+	if branch&1 == 0 && !(nd.N == 1 && nd.Inst.Class == riscv.ClassBranch) {
 		return fmt.Errorf("%w: a sync packet says the instruction at %#x is a taken branch; it is not a branch", decode.ErrInconsistent, a)
 	}
 	return nil
@@ -734,7 +726,7 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		return d.jumpTo(a, p.Branch)
 	}
 	// The reported instruction's own branch outcome follows the others.
-	if nd, err := d.node(a); err == nil && nd.n == 1 && nd.in.Class == riscv.ClassBranch {
+	if nd, err := d.blocks.At(a); err == nil && nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
 		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
 			return err
 		}
@@ -749,7 +741,7 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		return d.checkpointErr(decode.ErrCheckpoint, a, err)
 	}
 	if d.arrivedOK {
-		d.good = d.arrivedAt
+		d.tally.GoodAt(d.arrivedAt)
 	}
 	// reset, keeping the reported branch's outcome
 	qb, qn := d.qbits, d.qn
@@ -776,6 +768,11 @@ func (d *Decoder) trapPacket(p *Packet) error {
 			return err
 		}
 		epc := p.Address << d.lsb & d.amask
+		if !d.trapPending {
+			if err := d.checkEPC(p, epc); err != nil {
+				return err
+			}
+		}
 		d.lastAddr = epc
 		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
 			return err
@@ -802,6 +799,34 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		return err
 	}
 	return d.jumpTo(a, p.Branch)
+}
+
+// checkEPC checks a trap packet with thaddr=0 that follows the report of
+// the instruction before the trap (the decoder stands on it): the trap
+// happened at the privilege level of that instruction, and its EPC (the
+// packet's address) is that instruction (an ECALL, an EBREAK or an
+// instruction that trapped as it retired) or one that can follow it: the
+// next one, a branch's or direct jump's target, or anything after an
+// uninferable jump (whose target the packet reports instead).
+func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
+	if ingress.Priv(p.Privilege) != d.priv {
+		return fmt.Errorf("%w: a trap packet with thaddr=0 at privilege %d; the instruction before it (%#x) ran at %d",
+			decode.ErrInconsistent, p.Privilege, d.pc, d.priv)
+	}
+	in := d.img.InstPtr(d.pc)
+	if in == nil || epc == d.pc || epc == in.Next(d.pc) {
+		return nil
+	}
+	switch in.Class {
+	case riscv.ClassBranch, riscv.ClassJump:
+		if epc == in.Target(d.pc) {
+			return nil
+		}
+	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+		return nil
+	}
+	return fmt.Errorf("%w: a trap packet with thaddr=0 states EPC %#x; the instruction before the trap (%#x, %s) cannot lead there",
+		decode.ErrCheckpoint, epc, d.pc, in.Op)
 }
 
 // epc infers the address of the trapping instruction from the decoder's
@@ -876,7 +901,7 @@ func (d *Decoder) reported(what string) error {
 // encoder has reported them all (a trap, the end of tracing).
 func (d *Decoder) leftover(where string) error {
 	want := uint64(0)
-	if d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch {
+	if d.pcNode != nil && d.pcNode.Inst.Class == riscv.ClassBranch {
 		want = 1
 	}
 	if n := d.remaining(); n > want {
@@ -968,7 +993,7 @@ func (d *Decoder) follow(p *Packet, kind int, off int64) error {
 		err = fmt.Errorf("the 31st branch of the map is not the reported instruction %#x", a)
 	}
 	if err == nil && d.arrivedOK {
-		d.good = d.arrivedAt
+		d.tally.GoodAt(d.arrivedAt)
 	}
 	if err != nil {
 		if mode == modeLast {
@@ -1018,7 +1043,7 @@ func (d *Decoder) arrived(a uint64, isBranch bool) bool {
 	if d.remaining() != want {
 		return false
 	}
-	return !d.depthChk || d.stack.depth == d.irDepth
+	return !d.depthChk || d.stack.Depth() == d.irDepth
 }
 
 // outcome returns whether the branch at pc is taken.
@@ -1050,7 +1075,7 @@ func (d *Decoder) outcome(pc uint64) (bool, error) {
 // settle turns a predicted outcome left for the branch the walk stopped on
 // into a queued one, so that later branch maps follow it.
 func (d *Decoder) settle() {
-	if d.qn != 0 || d.pcNode == nil || d.pcNode.in.Class != riscv.ClassBranch {
+	if d.qn != 0 || d.pcNode == nil || d.pcNode.Inst.Class != riscv.ClassBranch {
 		return
 	}
 	switch {

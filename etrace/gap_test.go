@@ -9,6 +9,7 @@ import (
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // Unit tests of the decoder's gaps: each case of the integrity rule, on
@@ -17,13 +18,19 @@ import (
 // packetsOf encodes pcs with cfg and returns the packets written.
 func packetsOf(t *testing.T, cfg Config, img *image.Set, pcs []uint64) []Packet {
 	t.Helper()
+	return packetsOfBlocks(t, cfg, genBlocks(t, img, pcs, genOpts{}))
+}
+
+// packetsOfBlocks encodes blocks with cfg and returns the packets written.
+func packetsOfBlocks(t *testing.T, cfg Config, blocks []ingress.Block) []Packet {
+	t.Helper()
 	var pkts []Packet
 	e, err := NewEncoder(&bytes.Buffer{}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.OnPacket = func(p *Packet) { pkts = append(pkts, *p) }
-	for _, b := range genBlocks(t, img, pcs, genOpts{}) {
+	for _, b := range blocks {
 		if err := e.Block(&b); err != nil {
 			t.Fatal(err)
 		}
@@ -311,5 +318,58 @@ func TestOutsideImage(t *testing.T) {
 	}
 	if v, _ := checkRule(truth, s); v != "" {
 		t.Error(v)
+	}
+}
+
+// TestTrapPacketChecks corrupts the trap packet with thaddr=0 that ends a
+// trace (a trap followed by the end of tracing, as when a program exits
+// through an ECALL): an EPC that the instruction before cannot lead to,
+// a privilege level that is not that instruction's, and an address
+// packet after it (the encoder reports the handler with a format 3
+// packet) are gaps at the packet.
+func TestTrapPacketChecks(t *testing.T) {
+	img, pcs := loadT1(t)
+	cfg := DefaultConfig()
+	truth := pcs[1000:1300]
+	tb := ingress.Block{IAddr: pcs[1300], IType: ingress.ITypeInterrupt, Cause: 7}
+	pkts := packetsOfBlocks(t, cfg, genBlocks(t, img, truth, genOpts{traps: []flowTrap{{at: len(truth), blk: tb}}}))
+	k := len(pkts) - 2
+	if p := pkts[k]; p.Format != FormatSync || p.Subformat != SubTrap || p.Thaddr != 0 {
+		t.Fatalf("packet %d is %+v", k, p)
+	}
+	data, _ := frame(t, cfg, pkts)
+	if s, des := gapsOf(t, cfg, img, data); len(des) != 0 || len(s.traps) != 1 || !slicesEqual(s.pcs, truth) {
+		t.Fatalf("clean: gaps %v, %d traps, %d instructions", des, len(s.traps), len(s.pcs))
+	}
+	addr := pkts[k-1]
+	if !(&Decoder{}).hasAddress(&addr) {
+		t.Fatalf("packet %d is %+v", k-1, addr)
+	}
+	for _, c := range []struct {
+		name  string
+		cause error
+		edit  func([]Packet) []Packet
+	}{
+		{"EPC", decode.ErrCheckpoint, func(p []Packet) []Packet { p[k].Address += 0x40; return p }},
+		{"privilege", decode.ErrInconsistent, func(p []Packet) []Packet { p[k].Privilege = 1; return p }},
+		{"address packet after", decode.ErrInconsistent, func(p []Packet) []Packet {
+			return append(p[:k+1:k+1], append([]Packet{addr}, p[k+1:]...)...)
+		}},
+	} {
+		bad := c.edit(append([]Packet(nil), pkts...))
+		at := k
+		if len(bad) > len(pkts) {
+			at = k + 1
+		}
+		data, offs := frame(t, cfg, bad)
+		s, des := gapsOf(t, cfg, img, data)
+		if len(des) != 1 || !errors.Is(des[0], c.cause) || des[0].Offset != offs[at] || des[0].Index != int64(at) {
+			t.Errorf("%s: gaps %v, want one (%v) at byte %d, packet %d", c.name, des, c.cause, offs[at], at)
+			continue
+		}
+		t.Logf("%s: %v", c.name, des[0])
+		if v, _ := checkRule(truth, s); v != "" {
+			t.Errorf("%s: %s", c.name, v)
+		}
 	}
 }

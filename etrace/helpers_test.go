@@ -82,6 +82,15 @@ type genOpts struct {
 	ctxEvery  int    // precise context change every n blocks
 	imprecise bool   // ... reported imprecisely instead
 	threeBit  bool   // report 3-bit itypes
+	// traps are zero-retirement trap blocks to insert: traps[k] comes
+	// after the first traps[k].at instructions (a decoded flow's traps)
+	traps []flowTrap
+}
+
+// flowTrap is a trap of a decoded flow, after its first at instructions.
+type flowTrap struct {
+	at  int
+	blk ingress.Block
 }
 
 // itypeFor returns the 4-bit itype of in at pc followed by next.
@@ -111,6 +120,15 @@ func genBlocks(t testing.TB, img *image.Set, pcs []uint64, o genOpts) []ingress.
 		open = false
 		nblk++
 	}
+	ti := 0
+	addTraps := func(at int) {
+		for ; ti < len(o.traps) && o.traps[ti].at == at; ti++ {
+			tb := o.traps[ti].blk
+			tb.Priv, tb.Context = priv, ctx
+			out = append(out, tb)
+		}
+	}
+	addTraps(0)
 	for i, pc := range pcs {
 		in, ok := img.Inst(pc)
 		if !ok {
@@ -145,8 +163,17 @@ func genBlocks(t testing.TB, img *image.Set, pcs []uint64, o genOpts) []ingress.
 		if !last {
 			next = pcs[i+1]
 		}
+		flowTrap := ti < len(o.traps) && o.traps[ti].at == i+1
+		if flowTrap {
+			// the trap's EPC follows the instruction (unless it is
+			// the instruction itself)
+			next = in.Next(pc)
+			if epc := o.traps[ti].blk.IAddr; epc != pc {
+				next = epc
+			}
+		}
 		it := itypeFor(in, pc, next)
-		if !last && next != in.Next(pc) && in.Class == riscv.ClassLinear {
+		if !last && !flowTrap && next != in.Next(pc) && in.Class == riscv.ClassLinear {
 			it = ingress.ITypeInterrupt // an unexplained discontinuity: a trap
 			cur.Cause = 7
 		}
@@ -163,11 +190,14 @@ func genBlocks(t testing.TB, img *image.Set, pcs []uint64, o genOpts) []ingress.
 		}
 		cur.IType = it
 		trap := o.trapEvery > 0 && i%o.trapEvery == o.trapEvery-1 && !last
-		if it != ingress.ITypeNone || in.Class != riscv.ClassLinear || o.single || last || trap {
+		if it != ingress.ITypeNone || in.Class != riscv.ClassLinear || o.single || last || trap || flowTrap {
 			if o.threeBit && in.Class == riscv.ClassJump {
 				// inferable jumps end their block also on a 3-bit port
 			}
 			emit()
+			if flowTrap {
+				addTraps(i + 1)
+			}
 			if trap {
 				trapN++
 				tb := ingress.Block{IAddr: next, Priv: priv, Context: ctx, Cause: uint64(trapN % 13), TVal: uint64(i)}

@@ -9,56 +9,6 @@ import (
 	"github.com/rvtrace/rvtrace/riscv"
 )
 
-// node returns the run starting at a.
-func (d *Decoder) node(a uint64) (*node, error) {
-	h := (a >> 1) & uint64(len(d.cache)-1)
-	if nd := d.cache[h]; nd != nil && nd.start == a {
-		return nd, nil
-	}
-	nd := d.nodes[a]
-	if nd == nil {
-		if d.img == nil {
-			return nil, fmt.Errorf("%w: no program image", decode.ErrOutsideImage)
-		}
-		r, err := d.img.Run(a)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", decode.ErrOutsideImage, err)
-		}
-		nd = &node{start: a, last: r.LastAddr, end: r.End(), n: r.N, in: r.Last}
-		if r.Last.Class == riscv.ClassBranch || r.Last.Class == riscv.ClassJump {
-			nd.target = r.Last.Target(r.LastAddr)
-		}
-		if r.N >= 2 && r.Last.Class == riscv.ClassIndirect {
-			_, nd.prev, _ = d.countTo(nd, nd.last)
-			nd.prevIn, _ = d.img.Inst(nd.prev)
-		}
-		d.nodes[a] = nd
-	}
-	d.cache[h] = nd
-	return nd, nil
-}
-
-// countTo counts the instructions of nd from its start up to and including
-// a, and returns the address of the instruction before a.
-func (d *Decoder) countTo(nd *node, a uint64) (n uint64, prev uint64, err error) {
-	x := nd.start
-	for {
-		in, ok := d.img.Inst(x)
-		if !ok || in.Len == 0 {
-			return 0, 0, fmt.Errorf("%w: no instruction at %#x", decode.ErrOutsideImage, x)
-		}
-		n++
-		if x == a {
-			return n, prev, nil
-		}
-		prev = x
-		x += uint64(in.Len)
-		if x > a {
-			return 0, 0, fmt.Errorf("address %#x is not an instruction boundary (run from %#x)", a, nd.start)
-		}
-	}
-}
-
 // itypeOf returns the itype of instruction in leaving its range: the
 // ingress table's, except that E-Trace counts a Zcmt table jump as
 // uninferable (its target comes from the jump table in memory, not from
@@ -82,7 +32,7 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	ev := &d.rev
 	ev.Kind, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, d.rStart, d.pc, d.rN, end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
-	d.emitted += d.rN
+	d.tally.Emit(d.rN)
 	d.rN = 0
 	if err := d.sink.Event(ev); err != nil {
 		return errSink{err}
@@ -91,43 +41,22 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 }
 
 // sijumpTarget returns the target of the indirect jump in at pc when the
-// instruction before it (at prev) loads its register with lui, c.lui or
-// auipc.
+// instruction retired before it (at prev) loads its register with lui,
+// c.lui or auipc (ingress.SeqTarget, which the encoders use too).
 func (d *Decoder) sijumpTarget(in *riscv.Inst) (uint64, bool) {
 	if !d.prevOK || in.Rs1 == 0 {
 		return 0, false
 	}
 	var p riscv.Inst
-	if d.pcNode != nil && d.pcNode.n >= 2 && d.prev == d.pcNode.prev {
-		p = d.pcNode.prevIn
+	if d.pcNode != nil && d.pcNode.N >= 2 && d.prev == d.pcNode.Prev {
+		p = d.pcNode.PrevInst
 	} else {
 		var ok bool
 		if p, ok = d.img.Inst(d.prev); !ok {
 			return 0, false
 		}
 	}
-	if p.Rd != in.Rs1 {
-		return 0, false
-	}
-	var t uint64
-	switch p.Op.String() {
-	case "lui":
-		t = uint64(int64(int32(p.Raw & 0xfffff000)))
-	case "auipc":
-		t = d.prev + uint64(int64(int32(p.Raw&0xfffff000)))
-	case "c.lui":
-		v := int64(p.Raw>>2&0x1f) | int64(p.Raw>>12&1)<<5
-		v = v << 58 >> 58 // sign-extend 6 bits
-		t = uint64(v << 12)
-	default:
-		return 0, false
-	}
-	t += uint64(in.Imm)
-	t &^= 1
-	if in.XLen() == 32 {
-		t &= 0xffffffff
-	}
-	return t, true
+	return ingress.SeqTarget(p, d.prev, *in, in.XLen())
 }
 
 // walk follows the program from the current position (pc, the last
@@ -136,10 +65,10 @@ func (d *Decoder) walk(mode int, a uint64) error {
 	// The 0.026 layout reports an instruction twice to pin the decoder on
 	// it (see the package documentation); 2.0 never does.
 	if d.v026 && d.zeroOK && (mode == modeLast || mode == modeSync) && d.pc == a {
-		isBr := d.pcNode != nil && d.pcNode.in.Class == riscv.ClassBranch
+		isBr := d.pcNode != nil && d.pcNode.Inst.Class == riscv.ClassBranch
 		if d.arrived(a, isBr) {
 			d.settle()
-			d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
+			d.arrivedAt, d.arrivedOK = d.tally.Emitted()+d.rN, true
 			return nil
 		}
 	}
@@ -147,7 +76,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 	for {
 		var (
 			next uint64
-			nn   *node
+			nn   *decode.Block
 			stop bool
 		)
 		if nd := d.pcNode; nd == nil {
@@ -157,7 +86,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			}
 			next = in.Next(d.pc)
 		} else {
-			in := &nd.in
+			in := &nd.Inst
 			taken := false
 			switch in.Class {
 			case riscv.ClassBranch:
@@ -167,12 +96,12 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				}
 				steps = 0
 				if taken {
-					next, nn = nd.target, nd.tgt
+					next, nn = nd.Target, nd.Tgt
 				} else {
-					next, nn = nd.end, nd.seq
+					next, nn = nd.End, nd.Seq
 				}
 			case riscv.ClassJump:
-				next, nn = nd.target, nd.tgt
+				next, nn = nd.Target, nd.Tgt
 			case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
 				t, ok := uint64(0), false
 				if in.Class == riscv.ClassIndirect && d.opt.SIJump {
@@ -181,10 +110,10 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				switch {
 				case ok:
 					next = t
-				case in.Link == riscv.LinkReturn && d.opt.ImplicitReturn && d.stack.depth > 0 &&
-					!(d.irActive && d.irDepth == d.stack.depth):
-					next = d.stack.pop()
-					d.irAt = d.emitted + d.rN + 1
+				case in.Link == riscv.LinkReturn && d.opt.ImplicitReturn && d.stack.Depth() > 0 &&
+					!(d.irActive && d.irDepth == d.stack.Depth()):
+					next, _ = d.stack.Pop()
+					d.irAt = d.tally.Emitted() + d.rN + 1
 				default:
 					if mode == modeLastBranch || mode == modeFail {
 						return fmt.Errorf("uninferable discontinuity at %#x before the last branch", d.pc)
@@ -199,32 +128,27 @@ func (d *Decoder) walk(mode int, a uint64) error {
 					}
 				}
 			default:
-				next, nn = nd.end, nd.seq
+				next, nn = nd.End, nd.Seq
 			}
 			if (in.Link == riscv.LinkCall || in.Link == riscv.LinkCoSwap) && d.opt.ImplicitReturn && in.Class != riscv.ClassBranch {
-				d.stack.push(nd.end)
+				d.stack.Push(nd.End)
 			}
-			if next != nd.end {
+			if next != nd.End {
 				if err := d.closeRange(itypeOf(in, taken), next, true); err != nil {
 					return err
 				}
 				d.rStart = next
 			}
-			if nn == nil || nn.start != next {
+			if nn == nil || nn.Start != next {
 				var err error
-				if nn, err = d.node(next); err != nil {
+				if nn, err = d.blocks.Follow(nd, next); err != nil {
 					return err
-				}
-				if next == nd.end {
-					nd.seq = nn
-				} else if next == nd.target && (in.Class == riscv.ClassBranch || in.Class == riscv.ClassJump) {
-					nd.tgt = nn
 				}
 			}
 		}
 		if nn == nil {
 			var err error
-			if nn, err = d.node(next); err != nil {
+			if nn, err = d.blocks.At(next); err != nil {
 				return err
 			}
 		}
@@ -236,12 +160,12 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			d.pc = next
 			d.rN++
 			d.pcNode = nil
-			if nn.n == 1 {
+			if nn.N == 1 {
 				d.pcNode = nn
 			}
 			d.settle()
 			want := uint64(0)
-			if nn.n == 1 && nn.in.Class == riscv.ClassBranch {
+			if nn.N == 1 && nn.Inst.Class == riscv.ClassBranch {
 				want = 1
 			}
 			if d.remaining() != want {
@@ -249,17 +173,17 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			}
 			return nil
 		}
-		if (mode == modeLast || mode == modeSync) && a >= nn.start && a <= nn.last {
-			isBr := a == nn.last && nn.in.Class == riscv.ClassBranch
+		if (mode == modeLast || mode == modeSync) && a >= nn.Start && a <= nn.Last {
+			isBr := a == nn.Last && nn.Inst.Class == riscv.ClassBranch
 			if d.arrived(a, isBr) {
-				cnt, prev, err := d.countTo(nn, a)
+				cnt, prev, err := d.blocks.CountTo(nn, a)
 				if err != nil {
 					return err
 				}
 				d.rN += cnt
 				d.pc = a
 				d.pcNode = nil
-				if a == nn.last {
+				if a == nn.Last {
 					d.pcNode = nn
 				}
 				if cnt >= 2 {
@@ -268,19 +192,19 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				d.settle()
 				// a checkpoint when the caller's checks pass: the address
 				// and the outcomes agree
-				d.arrivedAt, d.arrivedOK = d.emitted+d.rN, true
+				d.arrivedAt, d.arrivedOK = d.tally.Emitted()+d.rN, true
 				return nil
 			}
 		}
-		d.rN += uint64(nn.n)
-		d.pc, d.pcNode = nn.last, nn
-		if nn.n >= 2 {
-			d.prev = nn.prev
-			if nn.in.Class != riscv.ClassIndirect {
+		d.rN += uint64(nn.N)
+		d.pc, d.pcNode = nn.Last, nn
+		if nn.N >= 2 {
+			d.prev = nn.Prev
+			if nn.Inst.Class != riscv.ClassIndirect {
 				d.prevOK = false // not needed
 			}
 		}
-		if nn.in.Class == riscv.ClassBranch {
+		if nn.Inst.Class == riscv.ClassBranch {
 			switch mode {
 			case modeLastBranch:
 				if d.qn == 1 && d.pbcLeft == 0 && !d.fail {

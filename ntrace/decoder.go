@@ -195,8 +195,8 @@ type Decoder struct {
 	one     *srcState   // fast path: the state of the last SRC seen
 	oneID   uint64
 	ev      flow.Event
-	rev     flow.Event // range events: only the range fields are ever set
-	runs    [runCacheSize]runCacheEntry
+	rev     flow.Event     // range events: only the range fields are ever set
+	blocks  *decode.Blocks // the program's straight-line runs
 	st      Stats
 	cur     *Message // message being handled (for error offsets)
 	curIdx  int64    // its index in the trace
@@ -217,44 +217,73 @@ type Decoder struct {
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id        uint32
-	synced    bool  // decoding: s.pc is known
-	seen      bool  // has synchronised at least once
-	ended     bool  // ended cleanly by ProgTraceCorrelation
-	lost      bool  // in a reported gap: skip to the next sync
-	mode      Mode  // trace mode, given or learned (0: not known yet)
-	btype     int   // trap B-TYPE style, given or learned (0: not known yet)
-	ts        bool  // messages carry TSTAMP (learned at each sync)
-	ctx       int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg   TCode // previous message of the source
-	prevMsg   TCode // the one before the current message
-	lastBT    uint64
-	sinceGood uint64
-	hwSync    uint64 // halfwords reported since the last sync
-	msgSync   uint64 // messages since the last sync
-	pc        uint64 // next instruction to execute
-	addr      uint64 // reference for U-ADDR
-	icntAcc   int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used      int64  // halfwords walked since the last I-CNT field
-	stack     []uint64
-	sp        int // entries in stack (ring: top at (base+sp-1)%len)
-	base      int
-	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
-	callsMax  uint64
-	last      Message // last branch message, for RepeatBranch
-	haveBr    bool
-	time      uint64
-	hasTime   bool
-	priv      ingress.Priv
-	prevIn    *riscv.Inst // last instruction walked (sequential jumps)
-	prevPC    uint64
-	prevOK    bool
+	id       uint32
+	synced   bool  // decoding: s.pc is known
+	seen     bool  // has synchronised at least once
+	ended    bool  // ended cleanly by ProgTraceCorrelation
+	lost     bool  // in a reported gap: skip to the next sync
+	mode     Mode  // trace mode, given or learned (0: not known yet)
+	btype    int   // trap B-TYPE style, given or learned (0: not known yet)
+	ts       bool  // messages carry TSTAMP (learned at each sync)
+	ctx      int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg  TCode // previous message of the source
+	prevMsg  TCode // the one before the current message
+	lastBT   uint64
+	tally    decode.Tally // instructions emitted, and since the last point known good
+	hwSync   uint64       // halfwords reported since the last sync
+	msgSync  uint64       // messages since the last sync
+	pc       uint64       // next instruction to execute
+	addr     uint64       // reference for U-ADDR
+	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used     int64        // halfwords walked since the last I-CNT field
+	stack    decode.ReturnStack
+	calls    uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
+	callsMax uint64
+	last     lastBranch // last branch message, for RepeatBranch
+	haveBr   bool
+	time     uint64
+	hasTime  bool
+	priv     ingress.Priv
+	prevIn   *riscv.Inst // last instruction walked (sequential jumps)
+	prevPC   uint64
+	prevOK   bool
 	// a FIFO overflow reported by an Error message, waiting for the sync
 	// that resumes the trace
 	ovPending bool
 	ovErr     decode.Error
 	ovPC      uint64
 	ovPCKnown bool
+}
+
+// lastBranch is what RepeatBranch repeats of the last branch message:
+// its TCODE and flow fields (a whole Message is several times larger,
+// and holds a pointer, which makes the copy for every branch message
+// costly).
+type lastBranch struct {
+	tcode                    TCode
+	has                      uint32
+	btype, icnt, uaddr, hist uint64
+	offset                   int64
+}
+
+// set records m.
+func (b *lastBranch) set(m *Message) {
+	b.tcode, b.has, b.offset, b.icnt = m.TCode, m.Has&lastBranchFields, m.Offset, m.V[FieldICNT]
+	if b.has&^(1<<FieldICNT) != 0 {
+		b.btype, b.uaddr, b.hist = m.V[FieldBTYPE], m.V[FieldUADDR], m.V[FieldHIST]
+	}
+}
+
+// lastBranchFields are the fields lastBranch keeps.
+const lastBranchFields = 1<<FieldBTYPE | 1<<FieldICNT | 1<<FieldUADDR | 1<<FieldHIST
+
+// message returns the recorded message (without TSTAMP).
+func (b *lastBranch) message(m *Message) {
+	*m = Message{TCode: b.tcode, Has: b.has, Offset: b.offset}
+	m.V[FieldICNT] = b.icnt
+	if b.has&^(1<<FieldICNT) != 0 {
+		m.V[FieldBTYPE], m.V[FieldUADDR], m.V[FieldHIST] = b.btype, b.uaddr, b.hist
+	}
 }
 
 // NewDecoder returns a decoder writing the flow to sink, or an error when
@@ -294,7 +323,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
-	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{},
+		blocks: decode.NewBlocks(img)}
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
 }
@@ -421,11 +451,11 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 		return nil // inside a gap already, or before the start of a circular buffer
 	}
 	for _, s := range d.order {
-		if s.ended && s.sinceGood > 0 {
+		if s.ended && s.tally.Suspect() > 0 {
 			// Bad bytes after the end: what the source decoded unverified
 			// may have been decoded from bad bytes too.
 			any = true
-			if err := d.gapWith(s, e, s.sinceGood); err != nil {
+			if err := d.gapWith(s, e, s.tally.Suspect()); err != nil {
 				return err
 			}
 			s.lost, s.ended = false, true
@@ -439,38 +469,12 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 	return d.sink.Event(&d.ev)
 }
 
-// runCacheSize is the number of entries of the decoder's direct-mapped
-// cache of straight-line runs (in front of the image's own cache, which
-// costs a segment and page lookup).
-const runCacheSize = 1 << 12
-
-type runCacheEntry struct {
-	pc uint64
-	r  *image.Run
-}
-
 // run returns the straight-line run at pc.
-func (d *Decoder) run(pc uint64) (*image.Run, error) {
-	e := &d.runs[(pc>>1)&(runCacheSize-1)]
-	if e.r != nil && e.pc == pc {
-		return e.r, nil
-	}
-	r, err := d.img.Run(pc)
-	if err != nil {
-		return nil, err
-	}
-	e.pc, e.r = pc, r
-	return r, nil
-}
+func (d *Decoder) run(pc uint64) (*decode.Block, error) { return d.blocks.At(pc) }
 
 // contains reports whether addr is in the image, looking in the run
 // cache first.
-func (d *Decoder) contains(addr uint64) bool {
-	if e := &d.runs[(addr>>1)&(runCacheSize-1)]; e.r != nil && e.pc == addr {
-		return true
-	}
-	return d.img.Contains(addr)
-}
+func (d *Decoder) contains(addr uint64) bool { return d.blocks.Cached(addr) || d.img.Contains(addr) }
 
 // walkErr turns a failure to form a run at pc into a gap cause.
 func (d *Decoder) walkErr(pc uint64, err error) error {
@@ -484,9 +488,16 @@ func (d *Decoder) state(src uint64) *srcState {
 	if d.one != nil && d.oneID == src {
 		return d.one
 	}
+	return d.newState(src)
+}
+
+// newState returns the state of source src, creating it the first time.
+//
+//go:noinline
+func (d *Decoder) newState(src uint64) *srcState {
 	s := d.srcs[src]
 	if s == nil {
-		s = &srcState{id: uint32(src), stack: make([]uint64, d.cfg.StackDepth), mode: d.cfg.Mode,
+		s = &srcState{id: uint32(src), stack: decode.NewReturnStack(d.cfg.StackDepth), mode: d.cfg.Mode,
 			btype: d.cfg.TrapBType}
 		if d.cfg.CountBits > 0 {
 			s.callsMax = 1<<uint(d.cfg.CountBits) - 1
@@ -531,6 +542,39 @@ func (d *Decoder) knownSource(src uint64) bool {
 		}
 	}
 	return false
+}
+
+// fastTCodes[mode] has bit t set when neither checkMode nor limits has
+// anything to check on a message with TCODE t (other than a sync) in a
+// source of that mode (0, BTM or HTM; indexed by the mode's low 3 bits),
+// unless the message has a HIST field, a field with a redundant chunk or
+// an I-CNT beyond the specification's maximum. Messages of the other
+// TCODEs depend on fields (ResourceFull, ProgTraceCorrelation,
+// RepeatBranch) or tell the mode of a source that does not know it.
+var fastTCodes = func() (t [8]uint64) {
+	for _, mode := range []Mode{0, BTM, HTM} {
+		for tc := TCode(0); tc < 64; tc++ {
+			want, fixed := tcodeMode(tc)
+			if fixed && (want == 0 || mode != 0 && want == mode) && tc != TCodeRepeatBranch {
+				t[mode&7] |= 1 << tc
+			}
+		}
+	}
+	return t
+}()
+
+// tcodeMode returns the trace mode messages with TCODE t belong to (0:
+// either), and whether it depends on t alone (not on fields).
+func tcodeMode(t TCode) (Mode, bool) {
+	switch t {
+	case TCodeDirectBranch, TCodeDirectBranchSync:
+		return BTM, true
+	case TCodeIndirectBranchHist, TCodeIndirectBranchHistSync:
+		return HTM, true
+	case TCodeResourceFull, TCodeProgTraceCorrelation, TCodeIndirectBranchSync:
+		return 0, false
+	}
+	return 0, true
 }
 
 // limits checks field values against the specification's maxima and the
@@ -595,7 +639,7 @@ func (d *Decoder) warn(s *srcState, err error) error {
 // gap reports lost synchronisation, with the instructions emitted since
 // the last point known good as suspect, and waits for the next sync.
 func (d *Decoder) gap(s *srcState, e *decode.Error) error {
-	n := s.sinceGood
+	n := s.tally.Suspect()
 	if !s.synced {
 		n = 0
 	}
@@ -610,7 +654,8 @@ func (d *Decoder) gapWith(s *srcState, e *decode.Error, n uint64) error {
 // gapAddr is gapWith for a gap at a sync message whose address addr is
 // outside every image (0 for other gaps).
 func (d *Decoder) gapAddr(s *srcState, e *decode.Error, n, addr uint64) error {
-	s.synced, s.lost, s.sinceGood = false, true, 0
+	s.synced, s.lost = false, true
+	s.tally.Good()
 	d.st.Gaps++
 	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
 		Priv: s.priv, Addr: addr}
@@ -645,11 +690,16 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
 	}
-	if err := d.checkMode(s, m); err != nil {
-		return err
+	fast := fastTCodes[s.mode&7]>>m.TCode&1 != 0
+	if !fast {
+		if err := d.checkMode(s, m); err != nil {
+			return err
+		}
 	}
-	if err := d.limits(s, m); err != nil {
-		return err
+	if !fast || m.Padded != 0 || m.Has&(1<<FieldHIST) != 0 || m.V[FieldICNT] > maxICNTSpec {
+		if err := d.limits(s, m); err != nil {
+			return err
+		}
 	}
 	prev, prevBT := s.lastMsg, s.lastBT
 	s.prevMsg, s.lastMsg, s.lastBT = prev, m.TCode, m.Get(FieldBTYPE)
@@ -661,14 +711,15 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			s.ctx = 1
 		}
 	}
-	if m.TCode == TCodeOwnership && (s.ctx == 0 || d.cfg.NoContext) {
-		return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
-	}
 	switch m.TCode {
 	case TCodeOwnership:
+		if s.ctx == 0 || d.cfg.NoContext {
+			return d.inconsistent("Ownership message in a trace whose sync message had none after it (trTeContext off)")
+		}
 		return d.ownership(s, m)
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
-		s.last, s.haveBr = *m, true
+		s.last.set(m)
+		s.haveBr = true
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
 		if d.cfg.NoRepeatBranch {
@@ -678,8 +729,8 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
 		n := m.Get(FieldBCNT)
-		rep := s.last
-		rep.Has &^= 1 << FieldTSTAMP // the repeat's own TSTAMP applies once
+		var rep Message
+		s.last.message(&rep) // the repeat's own TSTAMP applies once
 		work := rep.Get(FieldICNT) + uint64(bits.Len64(rep.Get(FieldHIST)))
 		if n*work > maxICNT {
 			return d.fail(decode.ErrMalformed, "B-CNT %d repeats of a message of I-CNT %d exceed the decoder's bound", n,
@@ -839,7 +890,7 @@ func (d *Decoder) unsynced(s *srcState, m *Message) error {
 		return nil
 	default:
 		return d.gapWith(s, d.errAt(decode.ErrSkipped,
-			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.sinceGood)
+			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.tally.Suspect())
 	}
 }
 
@@ -849,12 +900,8 @@ func (d *Decoder) checkMode(s *srcState, m *Message) error {
 	if d.cfg.OwnEncoder && s.mode == HTM && m.TCode == TCodeIndirectBranchSync {
 		return d.inconsistent("IndirectBranchSync in an HTM trace, where this encoder sends IndirectBranchHistSync")
 	}
-	var want Mode
+	want, _ := tcodeMode(m.TCode)
 	switch m.TCode {
-	case TCodeDirectBranch, TCodeDirectBranchSync:
-		want = BTM
-	case TCodeIndirectBranchHist, TCodeIndirectBranchHistSync:
-		want = HTM
 	case TCodeResourceFull:
 		if rc := m.Get(FieldRCODE); rc == RCodeHist || rc == RCodeHistRepeat {
 			want = HTM
@@ -868,8 +915,6 @@ func (d *Decoder) checkMode(s *srcState, m *Message) error {
 		default:
 			return d.fail(decode.ErrMalformed, "reserved CDF=%d", m.Get(FieldCDF))
 		}
-	default:
-		return nil
 	}
 	if want == 0 {
 		return nil
@@ -901,11 +946,19 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		}
 	}
 	if m.TCode == TCodeDirectBranch {
-		if err := d.finish(s, m.Get(FieldICNT), endTaken); err != nil {
+		// (finish, unrolled on this hot path)
+		if err := d.finishWalk(s, m.Get(FieldICNT), endTaken); err != nil {
 			return err
 		}
-		if err := d.checkNotDue(s); err != nil {
-			return err
+		if d.cfg.ICNTBits != 0 {
+			if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+				return err
+			}
+		}
+		if d.cfg.SyncMode != SyncOff {
+			if err := d.checkNotDue(s); err != nil {
+				return err
+			}
 		}
 		return d.timestamp(s, m)
 	}
@@ -917,15 +970,22 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 	if bt != BTypeIndirect {
 		kind = endTrap
 	}
-	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
+	if err := d.finishWalk(s, m.Get(FieldICNT), kind); err != nil {
 		return err
+	}
+	if d.cfg.ICNTBits != 0 {
+		if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+			return err
+		}
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
 	if !d.contains(target) {
 		return d.fail(decode.ErrOutsideImage, "U-ADDR gives the target %#x, outside every image", target)
 	}
-	if err := d.checkNotDue(s); err != nil {
-		return err
+	if d.cfg.SyncMode != SyncOff {
+		if err := d.checkNotDue(s); err != nil {
+			return err
+		}
 	}
 	if kind == endIndirect && d.cfg.ReturnStack && d.poppedOK && d.popped == target {
 		return d.inconsistent("a return to %#x reported, where the encoder's return stack predicts it", target)
@@ -1026,14 +1086,14 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 			d.firstOutside = faddr
 		}
 		d.outsideSyncs++
-		n := s.sinceGood
+		n := s.tally.Suspect()
 		if !s.synced {
 			n = 0
 		}
 		return d.gapAddr(s, d.errAt(decode.ErrOutsideImage, "F-ADDR %#x is outside every image", faddr), n, faddr)
 	}
 	if !s.synced {
-		s.sinceGood = 0 // a fresh start is a point known good
+		s.tally.Good() // a fresh start is a point known good
 		if err := d.checkMode(s, m); err != nil {
 			return d.gapNoSuspect(s, err.(*failure).e)
 		}
@@ -1046,7 +1106,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
 	s.hwSync, s.msgSync = 0, 0
-	s.sp, s.calls = 0, 0
+	s.stack.Reset()
+	s.calls = 0
 	s.haveBr = false
 	s.prevOK = false
 	if m.Present(FieldTSTAMP) {
@@ -1137,7 +1198,7 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if s.pc != faddr {
 		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
 	}
-	s.sinceGood = 0
+	s.tally.Good()
 	return nil
 }
 
@@ -1234,27 +1295,16 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 
 // ---------------------------------------------------------------- walking
 
-// push and pop mirror the encoder's return-address stack.
+// push and pop mirror the encoder's return-address stack and nesting
+// counter.
 func (s *srcState) push(a uint64) {
 	if s.calls < s.callsMax {
 		s.calls++
 	}
-	n := len(s.stack)
-	if s.sp == n {
-		s.base = (s.base + 1) % n // drop the oldest
-		s.sp--
-	}
-	s.stack[(s.base+s.sp)%n] = a
-	s.sp++
+	s.stack.Push(a)
 }
 
-func (s *srcState) pop() (uint64, bool) {
-	if s.sp == 0 {
-		return 0, false
-	}
-	s.sp--
-	return s.stack[(s.base+s.sp)%len(s.stack)], true
-}
+func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
 // emitRange reports n instructions from start to last.
 func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
@@ -1262,7 +1312,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	d.st.Instructions += uint64(n)
-	s.sinceGood += uint64(n)
+	s.tally.Emit(uint64(n))
 	d.walkRanges++
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
@@ -1299,32 +1349,32 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		if err != nil {
 			return d.walkErr(s.pc, err)
 		}
-		last := &r.Last
+		last := &r.Inst
 		s.used += int64(r.Halfwords)
 		if d.isHistInst(last) {
-			next := last.Next(r.LastAddr)
+			next := last.Next(r.Last)
 			it := ingress.ITypeNotTaken
 			if taken {
-				next = last.Target(r.LastAddr)
+				next = last.Target(r.Last)
 				it = ingress.ITypeTaken
 				if last.Class == riscv.ClassJump {
 					it = ingress.ITypeOf(*last, true)
 					if last.Link == riscv.LinkCall || last.Link == riscv.LinkOther {
 						if last.Link == riscv.LinkCall {
-							s.push(last.Next(r.LastAddr))
+							s.push(last.Next(r.Last))
 						}
 					}
 				}
 			} else if last.Class == riscv.ClassJump {
-				return d.inconsistent("direct jump at %#x reported as not taken", r.LastAddr)
+				return d.inconsistent("direct jump at %#x reported as not taken", r.Last)
 			}
 			if d.xlen == 32 {
 				next &= 1<<32 - 1
 			}
-			if err := d.emitRange(s, r.Start, r.LastAddr, r.N, it, next, true); err != nil {
+			if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 				return err
 			}
-			s.setPrev(last, r.LastAddr)
+			s.setPrev(last, r.Last)
 			s.pc = next
 			return nil
 		}
@@ -1332,10 +1382,10 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.LastAddr, r.N, it, next, true); err != nil {
+		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 			return err
 		}
-		s.setPrev(last, r.LastAddr)
+		s.setPrev(last, r.Last)
 		s.pc = next
 	}
 }
@@ -1352,12 +1402,19 @@ func (d *Decoder) isHistInst(in *riscv.Inst) bool {
 // implicit returns, sequentially inferable jumps, not-taken branches, and
 // ecall/ebreak handled without a trap. mid tells whether more instructions
 // follow in the walk (an explicit jump cannot be passed).
-func (d *Decoder) inferNext(s *srcState, r *image.Run, last *riscv.Inst, mid bool) (uint64, ingress.IType, error) {
-	pc := r.LastAddr
+func (d *Decoder) inferNext(s *srcState, r *decode.Block, last *riscv.Inst, mid bool) (uint64, ingress.IType, error) {
+	pc := r.Last
 	switch last.Class {
 	case riscv.ClassBranch:
+		if s.mode == HTM {
+			// (walkToBranch gives every branch its HIST bit before)
+			return 0, ingress.ITypeNotTaken, d.noHist(r)
+		}
 		return last.Next(pc), ingress.ITypeNotTaken, nil
 	case riscv.ClassJump:
+		if d.cfg.AllJumps && s.mode == HTM {
+			return 0, ingress.ITypeNone, d.noHist(r)
+		}
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
@@ -1439,25 +1496,17 @@ func (d *Decoder) mask(a uint64) uint64 {
 
 // seqTarget finds the target of an uninferable jump from the auipc/lui
 // retired just before it.
-func (d *Decoder) seqTarget(s *srcState, r *image.Run, jmp *riscv.Inst) (uint64, bool) {
+func (d *Decoder) seqTarget(s *srcState, r *decode.Block, jmp *riscv.Inst) (uint64, bool) {
 	var prev riscv.Inst
 	var prevPC uint64
 	if r.N == 1 {
-		if !s.prevOK || s.prevPC+uint64(s.prevIn.Len) != r.LastAddr {
+		if !s.prevOK || s.prevPC+uint64(s.prevIn.Len) != r.Last {
 			return 0, false
 		}
 		prev, prevPC = *s.prevIn, s.prevPC
 	} else {
-		// walk the run to find the instruction before the jump
-		pc := r.Start
-		for pc < r.LastAddr {
-			in, ok := d.img.Inst(pc)
-			if !ok || in.Len == 0 {
-				return 0, false
-			}
-			prev, prevPC = in, pc
-			pc += uint64(in.Len)
-		}
+		// the block keeps the instruction before its indirect jump
+		prev, prevPC = r.PrevInst, r.Prev
 	}
 	return ingress.SeqTarget(prev, prevPC, *jmp, d.xlen)
 }
@@ -1471,6 +1520,12 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if d.cfg.ICNTBits == 0 {
 		return nil
 	}
+	return d.checkOvershoot(icnt)
+}
+
+// checkOvershoot checks an I-CNT against the width of the encoder's
+// counter.
+func (d *Decoder) checkOvershoot(icnt uint64) error {
 	if lim := d.icntLimit(); icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
@@ -1493,11 +1548,11 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	s.icntAcc, s.used = 0, 0
 	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
 	d.walkRanges = 0
-	if rem < 0 {
-		return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
-			icnt, -rem+int64(icnt))
-	}
-	if rem > maxICNT {
+	if uint64(rem) > maxICNT { // (one test for both bounds)
+		if rem < 0 {
+			return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
+				icnt, -rem+int64(icnt))
+		}
 		return d.fail(decode.ErrMalformed, "I-CNT fields add up to %d halfwords, beyond the decoder's bound", rem)
 	}
 	for rem > 0 {
@@ -1508,22 +1563,22 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 			return d.finishPartial(s, rem, kind)
 		}
 		rem -= int64(r.Halfwords)
-		last := &r.Last
-		if s.mode == HTM && d.isHistInst(last) {
-			return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
-				riscv.Disasm(last.Raw, r.LastAddr, d.xlen), r.LastAddr)
-		}
+		last := &r.Inst
 		if rem == 0 {
+			if s.mode == HTM && d.isHistInst(last) {
+				return d.noHist(r)
+			}
 			return d.lastInst(s, r, last, kind)
 		}
+		// (inferNext checks that an HTM trace has no branch here)
 		next, it, err := d.inferNext(s, r, last, true)
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.LastAddr, r.N, it, next, true); err != nil {
+		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 			return err
 		}
-		s.setPrev(last, r.LastAddr)
+		s.setPrev(last, r.Last)
 		s.pc = next
 	}
 	if kind == endTaken {
@@ -1591,9 +1646,16 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	return d.emitRange(s, start, lastPC, n, ingress.ITypeNone, pc, kind != endIndirect)
 }
 
+// noHist reports the branch ending run r, passed in an I-CNT walk of an
+// HTM trace, where every branch takes a HIST bit.
+func (d *Decoder) noHist(r *decode.Block) error {
+	return d.inconsistent("the %s at %#x has no HIST bit (history missing)",
+		riscv.Disasm(r.Inst.Raw, r.Last, d.xlen), r.Last)
+}
+
 // lastInst applies the control-flow instruction that ends an I-CNT walk.
-func (d *Decoder) lastInst(s *srcState, r *image.Run, last *riscv.Inst, kind int) error {
-	pc := r.LastAddr
+func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind int) error {
+	pc := r.Last
 	switch kind {
 	case endTaken:
 		if last.Class != riscv.ClassBranch && !(d.cfg.AllJumps && last.Class == riscv.ClassJump) {
