@@ -184,17 +184,13 @@ func TestTraceScriptCapture(t *testing.T) {
 		limit string
 		all   bool
 		fmt   string
-	}{{"whole", "", false, "1"}, {"wrapped", "write trRamLimitLow 0x1FC", false, "1"}, {"drained", "write trRamLimitLow 0x1FC", true, "1"},
-		{"etrace", "", false, "0"}, {"etrace-wrapped", "write trRamLimitLow 0x3FC", false, "0"}} {
+	}{{"whole", "", false, "1"}, {"wrapped", "write trRamLimitLow 0x7C", false, "1"}, {"drained", "write trRamLimitLow 0x7C", true, "1"},
+		{"etrace", "", false, "0"}, {"etrace-wrapped", "write trRamLimitLow 0x7C", false, "0"}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			script := filepath.Join(dir, "probe.txt")
 			text := strings.ReplaceAll(strings.Replace(tracesysScript, "LIMIT", c.limit, 1), "FMT", c.fmt)
-			feat := ",trTeInstEnSequentialJump=1"
-			if c.fmt == "0" {
-				feat = "" // E-Trace with sequential jumps has a decoder problem of its own
-			}
-			text = strings.Replace(text, "FEAT", feat, 1)
+			text = strings.Replace(text, "FEAT", ",trTeInstEnSequentialJump=1", 1)
 			if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
