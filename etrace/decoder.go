@@ -32,7 +32,8 @@ type node struct {
 type Decoder struct {
 	cfg   Config
 	codec *Codec
-	img   *image.Set
+	img   *image.Set // the address space followed: base.ForContext(the context)
+	base  *image.Set
 	sink  flow.Sink
 	opt   Options
 	v026  bool
@@ -96,6 +97,9 @@ type Decoder struct {
 
 	cache [1024]*node
 	nodes map[uint64]*node
+	// byCtx holds the nodes of each context's address space (with
+	// images valid in one context only: image.Set.ForContext)
+	byCtx map[*image.Set]map[uint64]*node
 
 	st        Stats
 	idx       int64  // index of the packet being processed
@@ -134,7 +138,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, sink: sink, opt: cfg.Options,
+	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, base: img, sink: sink, opt: cfg.Options,
 		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node)}
 	p := &d.cfg.Params
 	d.lsb = uint(p.IAddressLSB)
@@ -793,6 +797,24 @@ func (d *Decoder) trapEvent(p *Packet, epc, handler uint64, hasTarget bool) erro
 	return d.emit(&d.ev)
 }
 
+// useContext follows the images valid in context ctx, each address space
+// with its own run nodes.
+func (d *Decoder) useContext(ctx uint64) {
+	v := d.base.ForContext(ctx)
+	if v == d.img {
+		return
+	}
+	if d.byCtx == nil {
+		d.byCtx = map[*image.Set]map[uint64]*node{d.img: d.nodes}
+	}
+	d.img = v
+	if d.nodes = d.byCtx[v]; d.nodes == nil {
+		d.nodes = make(map[uint64]*node)
+		d.byCtx[v] = d.nodes
+	}
+	clear(d.cache[:])
+}
+
 // contextEvent reports the privilege and context when they change.
 func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error {
 	if d.cfg.Params.NoContext {
@@ -805,6 +827,9 @@ func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error 
 		return err
 	}
 	d.priv, d.context = priv, ctx
+	if d.base.HasContexts() {
+		d.useContext(ctx)
+	}
 	d.ev = flow.Event{Kind: flow.KindContext, Priv: priv, Context: ctx, Offset: d.off}
 	return d.emit(&d.ev)
 }

@@ -64,6 +64,8 @@ type Set struct {
 	files []string  // file names referenced by lines
 
 	elves []*elfFile // the ELF files added, for Files and Frames
+
+	ctx *ctxImages // memory valid in one context only (context.go)
 }
 
 // source ranks what set a property of the Set (XLEN, entry point), so that
@@ -327,6 +329,9 @@ func (s *Set) commit(img *loaded) {
 	}
 	if img.elf != nil {
 		s.elves = append(s.elves, img.elf)
+	}
+	if s.ctx != nil {
+		clear(s.ctx.views)
 	}
 }
 

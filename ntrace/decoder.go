@@ -186,7 +186,8 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 // DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
 	cfg     DecoderConfig
-	img     *image.Set
+	img     *image.Set // the address space followed: base.ForContext(the source's context)
+	base    *image.Set
 	sink    flow.Sink
 	obs     flow.MessageObserver // the sink, when it counts messages
 	xlen    int
@@ -218,16 +219,17 @@ type Decoder struct {
 // srcState is the decoding state of one trace source.
 type srcState struct {
 	id        uint32
-	synced    bool  // decoding: s.pc is known
-	seen      bool  // has synchronised at least once
-	ended     bool  // ended cleanly by ProgTraceCorrelation
-	lost      bool  // in a reported gap: skip to the next sync
-	mode      Mode  // trace mode, given or learned (0: not known yet)
-	btype     int   // trap B-TYPE style, given or learned (0: not known yet)
-	ts        bool  // messages carry TSTAMP (learned at each sync)
-	ctx       int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg   TCode // previous message of the source
-	prevMsg   TCode // the one before the current message
+	img       *image.Set // the address space of the source's context (nil: base)
+	synced    bool       // decoding: s.pc is known
+	seen      bool       // has synchronised at least once
+	ended     bool       // ended cleanly by ProgTraceCorrelation
+	lost      bool       // in a reported gap: skip to the next sync
+	mode      Mode       // trace mode, given or learned (0: not known yet)
+	btype     int        // trap B-TYPE style, given or learned (0: not known yet)
+	ts        bool       // messages carry TSTAMP (learned at each sync)
+	ctx       int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg   TCode      // previous message of the source
+	prevMsg   TCode      // the one before the current message
 	lastBT    uint64
 	sinceGood uint64
 	hwSync    uint64 // halfwords reported since the last sync
@@ -294,7 +296,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
-	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d := &Decoder{cfg: cfg, img: img, base: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
 }
@@ -449,6 +451,15 @@ type runCacheEntry struct {
 	r  *image.Run
 }
 
+// setImg follows the address space v (a context's view of the images),
+// dropping the run cache when it changes.
+func (d *Decoder) setImg(v *image.Set) {
+	if v != d.img {
+		d.img = v
+		clear(d.runs[:])
+	}
+}
+
 // run returns the straight-line run at pc.
 func (d *Decoder) run(pc uint64) (*image.Run, error) {
 	e := &d.runs[(pc>>1)&(runCacheSize-1)]
@@ -495,6 +506,11 @@ func (d *Decoder) state(src uint64) *srcState {
 		d.order = append(d.order, s)
 	}
 	d.one, d.oneID = s, src
+	if s.img != nil {
+		d.setImg(s.img)
+	} else {
+		d.setImg(d.base)
+	}
 	return s
 }
 
@@ -1224,6 +1240,11 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 		return d.fail(decode.ErrMalformed, "PROCESS %#x has a reserved FORMAT or privilege encoding", m.Get(FieldPROCESS))
 	}
 	s.priv = p
+	if d.base.HasContexts() {
+		// the images valid in this context (image.Set.ForContext)
+		s.img = d.base.ForContext(ctx)
+		d.setImg(s.img)
+	}
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
 		Reason: uint32(format)}
 	if err := d.sink.Event(&d.ev); err != nil {

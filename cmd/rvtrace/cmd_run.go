@@ -109,6 +109,7 @@ func runRun(args []string) error {
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
 	pp := pmuFlags(fs)
 	kf := kernelFlags(fs)
+	ctxSource := fs.String("context-source", "", "what the trace's context (process ID) carries: asid (the ASID of satp: the default with --kernel) or scontext (writes of the scontext CSR: the default otherwise, and for kernels that write it)")
 	openOutputs := outputFlags(fs, "pcs")
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
 	var p *protocol
@@ -150,6 +151,29 @@ func runRun(args []string) error {
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
+	switch *ctxSource {
+	case "asid":
+		cfg.ContextSource = sim.ContextASID
+	case "scontext":
+	case "":
+		if *kf.kernel != "" {
+			cfg.ContextSource = sim.ContextASID
+		}
+	default:
+		return fmt.Errorf("--context-source %q: want asid or scontext", *ctxSource)
+	}
+	if *kf.kernel != "" && *trace != "" && fs.Lookup("context") != nil {
+		// A system trace names the process of every instruction: context
+		// reporting (N-Trace Ownership messages, E-Trace context fields)
+		// is on unless --context=false says otherwise.
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "context" })
+		if !set {
+			if err := fs.Set("context", "true"); err != nil {
+				return err
+			}
+		}
+	}
 	switch *misaligned {
 	case "":
 	case "hardware":
