@@ -32,8 +32,9 @@ type node struct {
 type Decoder struct {
 	cfg   Config
 	codec *Codec
-	img   *image.Set // the address space followed: base.ForContext(the context)
+	img   *image.Set // the address space followed: base.View(the context, instructions so far)
 	base  *image.Set
+	epoch uint64 // the instruction count at which base's memory changes next (image.Set.Epochs)
 	sink  flow.Sink
 	opt   Options
 	v026  bool
@@ -139,7 +140,10 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 		return nil, err
 	}
 	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, base: img, sink: sink, opt: cfg.Options,
-		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node)}
+		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node), epoch: ^uint64(0)}
+	if e := img.Epochs(); len(e) > 0 {
+		d.epoch = e[0]
+	}
 	p := &d.cfg.Params
 	d.lsb = uint(p.IAddressLSB)
 	d.amask = p.addrMask()
@@ -797,10 +801,25 @@ func (d *Decoder) trapEvent(p *Packet, epc, handler uint64, hasTarget bool) erro
 	return d.emit(&d.ev)
 }
 
-// useContext follows the images valid in context ctx, each address space
-// with its own run nodes.
+// nextEpoch follows the memory that holds from the instruction count
+// reached on (code overwritten while the traced system ran:
+// image.Set.AddTimedBytes).
+func (d *Decoder) nextEpoch() {
+	n := d.emitted + d.rN
+	d.epoch = ^uint64(0)
+	for _, e := range d.base.Epochs() {
+		if e > n {
+			d.epoch = e
+			break
+		}
+	}
+	d.useContext(d.context)
+}
+
+// useContext follows the images valid in context ctx (at the current
+// instruction count), each address space with its own run nodes.
 func (d *Decoder) useContext(ctx uint64) {
-	v := d.base.ForContext(ctx)
+	v := d.base.View(ctx, d.emitted+d.rN)
 	if v == d.img {
 		return
 	}

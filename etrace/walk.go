@@ -11,6 +11,9 @@ import (
 
 // node returns the run starting at a.
 func (d *Decoder) node(a uint64) (*node, error) {
+	if d.emitted+d.rN >= d.epoch {
+		d.nextEpoch()
+	}
 	h := (a >> 1) & uint64(len(d.cache)-1)
 	if nd := d.cache[h]; nd != nil && nd.start == a {
 		return nd, nil
@@ -81,6 +84,10 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	// rev is only ever used for ranges: set the fields that change.
 	ev := &d.rev
 	ev.Kind, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, d.rStart, d.pc, d.rN, end
+	ev.Image = nil
+	if d.img != d.base {
+		ev.Image = d.img
+	}
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
 	d.emitted += d.rN
 	d.rN = 0

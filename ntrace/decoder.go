@@ -186,8 +186,9 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 // DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
 	cfg     DecoderConfig
-	img     *image.Set // the address space followed: base.ForContext(the source's context)
+	img     *image.Set // the address space followed: base.View(the source's context, instructions so far)
 	base    *image.Set
+	epoch   uint64 // the instruction count at which base's memory changes next (image.Set.Epochs)
 	sink    flow.Sink
 	obs     flow.MessageObserver // the sink, when it counts messages
 	xlen    int
@@ -220,6 +221,7 @@ type Decoder struct {
 type srcState struct {
 	id        uint32
 	img       *image.Set // the address space of the source's context (nil: base)
+	context   uint64     // the source's context (Ownership)
 	synced    bool       // decoding: s.pc is known
 	seen      bool       // has synchronised at least once
 	ended     bool       // ended cleanly by ProgTraceCorrelation
@@ -297,6 +299,10 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		cfg.StackDepth = 1024
 	}
 	d := &Decoder{cfg: cfg, img: img, base: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d.epoch = ^uint64(0)
+	if e := img.Epochs(); len(e) > 0 {
+		d.epoch = e[0]
+	}
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
 }
@@ -460,8 +466,31 @@ func (d *Decoder) setImg(v *image.Set) {
 	}
 }
 
+// nextEpoch follows the memory that holds from the instruction count
+// reached on (code overwritten while the traced system ran:
+// image.Set.AddTimedBytes).
+func (d *Decoder) nextEpoch() {
+	n := d.st.Instructions
+	d.epoch = ^uint64(0)
+	for _, e := range d.base.Epochs() {
+		if e > n {
+			d.epoch = e
+			break
+		}
+	}
+	if s := d.one; s != nil {
+		s.img = d.base.View(s.context, n)
+		d.setImg(s.img)
+	} else {
+		d.setImg(d.base.View(0, n))
+	}
+}
+
 // run returns the straight-line run at pc.
 func (d *Decoder) run(pc uint64) (*image.Run, error) {
+	if d.st.Instructions >= d.epoch {
+		d.nextEpoch()
+	}
 	e := &d.runs[(pc>>1)&(runCacheSize-1)]
 	if e.r != nil && e.pc == pc {
 		return e.r, nil
@@ -1242,7 +1271,8 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 	s.priv = p
 	if d.base.HasContexts() {
 		// the images valid in this context (image.Set.ForContext)
-		s.img = d.base.ForContext(ctx)
+		s.context = ctx
+		s.img = d.base.View(ctx, d.st.Instructions)
 		d.setImg(s.img)
 	}
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
@@ -1282,6 +1312,10 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev := &d.rev
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
+	ev.Image = nil
+	if d.img != d.base {
+		ev.Image = d.img
+	}
 	d.st.Instructions += uint64(n)
 	s.sinceGood += uint64(n)
 	d.walkRanges++
@@ -1562,6 +1596,9 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 // instruction of the run at the PC: the message ends on a linear
 // instruction (trap, sync, stop).
 func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
+	if d.st.Instructions >= d.epoch {
+		d.nextEpoch()
+	}
 	start := s.pc
 	pc := s.pc
 	var n uint32

@@ -148,6 +148,7 @@ type Machine struct {
 
 	unsupported []uint64   // Linux system calls answered ENOSYS, in order
 	codeWrites  CodeWrites // stores into executed instructions
+	codeHook    func(pa uint64)
 }
 
 // CodeWrites counts the stores that overwrote instructions the harts had

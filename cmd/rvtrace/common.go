@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/sideband"
 )
 
 // multiFlag is a repeatable string flag.
@@ -25,8 +28,14 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 	fs.Var(&elfs, "image", "program ELF `file` (repeatable: several images form one address space)")
 	fs.Var(&raws, "raw", "raw binary loaded at an address, as `FILE@ADDR` (repeatable)")
 	xlen := fs.Int("xlen", 0, "XLEN of the traced hart, 32 or 64 (default: from the first ELF, else 64)")
+	sb := fs.String("sideband-in", "", "sideband `file` written by run --sideband: the code of every context of a system trace, from the images it names")
 	return func() (*image.Set, error) {
 		img := image.NewSet()
+		if *sb != "" {
+			if err := loadSideband(img, *sb); err != nil {
+				return nil, err
+			}
+		}
 		for _, e := range elfs {
 			if err := noteInput(e); err != nil {
 				return nil, err
@@ -59,6 +68,24 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 		}
 		return img, nil
 	}
+}
+
+// loadSideband adds the code a sideband describes to img, saying on
+// stderr where it is not exact.
+func loadSideband(img *image.Set, path string) error {
+	if err := noteInput(path); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sf, err := sideband.Read(bufio.NewReader(f), path)
+	if err != nil {
+		return err
+	}
+	return sf.Apply(img, nil)
 }
 
 // counted is an ingress source that can say how many instructions it read.
