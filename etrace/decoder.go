@@ -139,7 +139,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, base: img, sink: sink, opt: cfg.Options,
+	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img.View(0, 0), base: img, sink: sink, opt: cfg.Options,
 		v026: cfg.Version == V026, MaxSteps: 1 << 20, nodes: make(map[uint64]*node), epoch: ^uint64(0)}
 	if e := img.Epochs(); len(e) > 0 {
 		d.epoch = e[0]

@@ -93,12 +93,12 @@ func (s *Set) AddTimedBytes(global bool, ctx, from uint64, name string, addr uin
 // HasContexts reports whether some memory was added with
 // [Set.AddContextBytes] or [Set.AddTimedBytes]: a decoder then follows
 // [Set.View] (or [Set.ForContext]) rather than the Set itself.
-func (s *Set) HasContexts() bool { return s.ctx != nil }
+func (s *Set) HasContexts() bool { return s != nil && s.ctx != nil }
 
 // Epochs returns the instruction counts at which memory added with
 // [Set.AddTimedBytes] starts to hold, sorted.
 func (s *Set) Epochs() []uint64 {
-	if s.ctx == nil {
+	if s == nil || s.ctx == nil {
 		return nil
 	}
 	return s.ctx.epochs
@@ -130,10 +130,10 @@ func (s *Set) ForContext(ctx uint64) *Set { return s.View(ctx, 0) }
 // instructions of the memory they have in common; View is safe for
 // concurrent use once loading is done.
 func (s *Set) View(ctx, n uint64) *Set {
-	c := s.ctx
-	if c == nil {
+	if s == nil || s.ctx == nil {
 		return s
 	}
+	c := s.ctx
 	epoch := sort.Search(len(c.epochs), func(i int) bool { return c.epochs[i] > n })
 	c.mu.Lock()
 	defer c.mu.Unlock()

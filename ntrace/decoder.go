@@ -298,7 +298,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
-	d := &Decoder{cfg: cfg, img: img, base: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d := &Decoder{cfg: cfg, img: img.View(0, 0), base: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
 	d.epoch = ^uint64(0)
 	if e := img.Epochs(); len(e) > 0 {
 		d.epoch = e[0]
@@ -538,7 +538,8 @@ func (d *Decoder) state(src uint64) *srcState {
 	if s.img != nil {
 		d.setImg(s.img)
 	} else {
-		d.setImg(d.base)
+		// context 0 until an Ownership message says otherwise
+		d.setImg(d.base.View(0, d.st.Instructions))
 	}
 	return s
 }

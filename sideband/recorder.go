@@ -49,7 +49,7 @@ type Recorder struct {
 	byFrame  map[uint64][]key // physical page: the keys that ran from it
 	lastKey  key
 	haveLast bool
-	lastLoc  map[uint64]loc // context (or ^0 for global): the last match, to prefer neighbours
+	lastLoc  map[uint64]loc    // context (or ^0 for global): the last match, to prefer neighbours
 	dirty    map[uint64]uint64 // physical page: instret of the latest store into it
 
 	buf   [PageSize]byte
