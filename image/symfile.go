@@ -42,6 +42,9 @@ func ReadSymbolMap(r io.Reader, name string) ([]Symbol, error) {
 			continue
 		}
 		f := strings.Fields(s)
+		if len(f) == 2 && len(f[0]) == 1 && strings.ContainsRune("UwvV", rune(f[0][0])) {
+			continue // nm's undefined symbol: no address
+		}
 		if len(f) < 3 || len(f) > 4 || len(f[1]) != 1 || (len(f) == 4 && !(strings.HasPrefix(f[3], "[") && strings.HasSuffix(f[3], "]"))) {
 			return nil, &SymbolFileError{name, line, fmt.Sprintf("want ADDRESS TYPE NAME [[module]], got %q", clip(s))}
 		}
