@@ -24,6 +24,7 @@ type Memory interface {
 type Stats struct {
 	Matched  int // pages matched to an image
 	Literal  int // pages written as bytes records (no image holds them)
+	Patched  int // pages written as an image page with a few bytes changed
 	Changed  int // pages recorded again because their code changed
 	Unmapped int // pages a block ran from that could not be read when the block was reported (nothing recorded)
 }
@@ -50,6 +51,7 @@ type Recorder struct {
 	lastKey  key
 	haveLast bool
 	lastLoc  map[uint64]loc    // context (or ^0 for global): the last match, to prefer neighbours
+	lastVA   map[uint64]uint64 // context (or ^0 for global): the address of the last match
 	dirty    map[uint64]uint64 // physical page: instret of the latest store into it
 
 	buf   [PageSize]byte
@@ -81,7 +83,7 @@ const globalCtx = ^uint64(0)
 func NewRecorder(w io.Writer, mem Memory, hart int, instret func() uint64, images []string) (*Recorder, error) {
 	r := &Recorder{mem: mem, hart: hart, instret: instret, seed: maphash.MakeSeed(),
 		index: map[uint64][]loc{}, seen: map[key]uint64{}, global: map[uint64]entry{},
-		private: map[key]entry{}, byFrame: map[uint64][]key{}, lastLoc: map[uint64]loc{}, dirty: map[uint64]uint64{}}
+		private: map[key]entry{}, byFrame: map[uint64][]key{}, lastLoc: map[uint64]loc{}, lastVA: map[uint64]uint64{}, dirty: map[uint64]uint64{}}
 	for i, p := range images {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -189,13 +191,77 @@ func (r *Recorder) visit(k key, priv ingress.Priv) error {
 	}
 	if l, ok := r.match(sum, va, lk); ok {
 		rec.Image, rec.Offset = l.img, l.off
-		r.lastLoc[lk] = l
+		r.lastLoc[lk], r.lastVA[lk] = l, va
 		r.stats.Matched++
-	} else {
-		rec.Image, rec.Bytes = -1, r.buf[:]
-		r.stats.Literal++
+		return r.w.Write(&rec)
 	}
+	if l, ok := r.near(va, lk); ok {
+		// the image's page with a few bytes changed (code the kernel
+		// patched): a map record and bytes records for the changes,
+		// with the same INSTRET, so that they add up
+		rec.Image, rec.Offset = l.img, l.off
+		if err := r.w.Write(&rec); err != nil {
+			return err
+		}
+		img := page(r.data[l.img], int(l.off), r.pad[:])
+		for i := 0; i < PageSize; {
+			if img[i] == r.buf[i] {
+				i++
+				continue
+			}
+			j := i + 1
+			for same := 0; j < PageSize && same < 16; j++ {
+				if img[j] == r.buf[j] {
+					same++
+				} else {
+					same = 0
+				}
+			}
+			for j > i && img[j-1] == r.buf[j-1] {
+				j--
+			}
+			p := Record{Context: k.ctx, Global: global, Start: va + uint64(i), End: va + uint64(j), Image: -1,
+				Bytes: r.buf[i:j], Instret: rec.Instret}
+			if err := r.w.Write(&p); err != nil {
+				return err
+			}
+			i = j
+		}
+		r.stats.Patched++
+		return nil
+	}
+	rec.Image, rec.Bytes = -1, r.buf[:]
+	r.stats.Literal++
 	return r.w.Write(&rec)
+}
+
+// maxPatch is the most bytes a page may differ from the image page at
+// the same distance as the last match for it to be recorded as that page
+// with changes.
+const maxPatch = 256
+
+// near finds the image page at the same distance from va as the last
+// match of the address space, when it differs from the page read in at
+// most maxPatch bytes.
+func (r *Recorder) near(va, lk uint64) (loc, bool) {
+	l, ok := r.lastLoc[lk]
+	if !ok {
+		return loc{}, false
+	}
+	off := l.off + (va - r.lastVA[lk])
+	if off >= uint64(len(r.data[l.img])) || off%PageSize != 0 {
+		return loc{}, false
+	}
+	img := page(r.data[l.img], int(off), r.pad[:])
+	diff := 0
+	for i := range img {
+		if img[i] != r.buf[i] {
+			if diff++; diff > maxPatch {
+				return loc{}, false
+			}
+		}
+	}
+	return loc{l.img, off}, true
 }
 
 // match finds an image page holding exactly the bytes in r.buf (hash

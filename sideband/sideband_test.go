@@ -86,15 +86,18 @@ func TestRecorderApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := r.Stats()
-	if st.Matched != 3 || st.Literal != 2 || st.Changed != 1 {
-		t.Errorf("stats %+v, want 3 matched, 2 literal, 1 changed", st)
+	if st.Matched != 3 || st.Literal != 1 || st.Patched != 1 || st.Changed != 1 {
+		t.Errorf("stats %+v, want 3 matched, 1 literal, 1 patched (the kernel page, changed)", st)
 	}
 	sf, err := Read(bytes.NewReader(out.Bytes()), "t.side")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if len(sf.Images) != 1 || sf.Images[0].SHA256 != sha256.Sum256(imgBytes) || len(sf.Records) != 5 {
-		t.Fatalf("read back %d images, %d records:\n%s", len(sf.Images), len(sf.Records), out.String())
+	if len(sf.Images) != 1 || sf.Images[0].SHA256 != sha256.Sum256(imgBytes) || len(sf.Records) != 6 {
+		t.Fatalf("read back %d images, %d records", len(sf.Images), len(sf.Records))
+	}
+	if last := sf.Records[5]; last.Image != -1 || last.Start != kern+0x40 || last.End != kern+0x44 || last.Instret != 500 {
+		t.Errorf("the patch of the kernel page: %+v", last)
 	}
 	set := image.NewSet()
 	if err := sf.Apply(set, nil); err != nil {

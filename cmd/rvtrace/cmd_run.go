@@ -453,8 +453,8 @@ func runRun(args []string) error {
 		fmt.Fprintln(stderr, line)
 		if sbRec != nil {
 			st := sbRec.Stats()
-			fmt.Fprintf(stderr, "rvtrace run: sideband %s: %d pages matched to images, %d recorded as bytes (no image holds them), %d recorded again after their code changed\n",
-				*sidebandOut, st.Matched, st.Literal, st.Changed)
+			fmt.Fprintf(stderr, "rvtrace run: sideband %s: %d pages matched to images, %d to images with a few bytes changed, %d recorded as bytes (no image holds them); %d recorded again after their code changed\n",
+				*sidebandOut, st.Matched, st.Patched, st.Literal, st.Changed)
 		}
 	}
 	if sbRec != nil && sbRec.Stats().Unmapped > 0 {
