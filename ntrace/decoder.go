@@ -1270,9 +1270,13 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 		return d.fail(decode.ErrMalformed, "PROCESS %#x has a reserved FORMAT or privilege encoding", m.Get(FieldPROCESS))
 	}
 	s.priv = p
+	if format == 0 {
+		// FORMAT 0 reports the privilege only: the context is unchanged
+		ctx = s.context
+	}
+	s.context = ctx
 	if d.base.HasContexts() {
-		// the images valid in this context (image.Set.ForContext)
-		s.context = ctx
+		// the images valid in this context (image.Set.View)
 		s.img = d.base.View(ctx, d.st.Instructions)
 		d.setImg(s.img)
 	}
