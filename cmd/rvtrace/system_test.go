@@ -239,7 +239,7 @@ func TestSystemTrace(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("profile: exit %d: %s", code, errb)
 		}
-		for _, want := range []string{"privilege     S ", ", U ", "memset", "handle_exception"} {
+		for _, want := range []string{"privilege     S ", ", U ", "memset", "inflate_fast"} {
 			if !strings.Contains(prof, want) {
 				t.Errorf("profile lacks %q:\n%s", want, prof)
 			}
