@@ -7,11 +7,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rvtrace/rvtrace/pmu"
 )
 
 // TestKernelPerf boots the kit's full initramfs (busybox and perf) and
 // types into its shell: perf stat counts a busybox workload on the
-// simulated counters (SBI PMU), perf record samples it (counter overflow
+// simulated counters (SBI PMU, with the event model for the branch and
+// cache events), perf record samples it (counter overflow
 // interrupts, Sscofpmf) and perf report names where the samples fell.
 func TestKernelPerf(t *testing.T) {
 	if testing.Short() {
@@ -34,6 +37,14 @@ func TestKernelPerf(t *testing.T) {
 	err = m.LoadKernel(Kernel{Image: filepath.Join(dir, "Image"), Initrd: initrd,
 		Append: "console=ttyS0 rdinit=/init rvtrace.shell=1 quiet"})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// the event model counts branches and cache misses (as run --pmu)
+	pm, err := pmu.New(pmu.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetEventModel(0, pm); err != nil {
 		t.Fatal(err)
 	}
 	m.SetStdin(strings.NewReader(in))

@@ -264,7 +264,7 @@ func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenien
 	}
 	switch {
 	case pcs != "":
-		if len(img.Segments()) == 0 {
+		if len(img.Segments()) == 0 && !img.HasContexts() {
 			f.Close()
 			return nil, nil, fmt.Errorf("--pcs-in needs the program image (--image PROG.elf)")
 		}

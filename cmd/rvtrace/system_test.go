@@ -284,3 +284,63 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// TestCLISideband runs a tiny raw kernel Image traced with a sideband:
+// the sideband maps the page it ran to the Image (global: MMU off), and
+// decoding with the sideband alone, with the Image placed by hand
+// (FILE@ADDR) and with it limited to context 0 (ctx=0:FILE@ADDR) gives
+// the PCs the simulator retired; a context the trace is not in has no
+// code. Bad arguments and sidebands fail with messages naming them.
+func TestCLISideband(t *testing.T) {
+	img := tinyImage(t)
+	dir := t.TempDir()
+	nex, side, pcs := filepath.Join(dir, "t.nex"), filepath.Join(dir, "t.side"), filepath.Join(dir, "run.pcs")
+	code, out, errb := rv(t, "run", "--machine", "virt", "--kernel", img, "--trace", "ntrace", "--preset", "best", "-o", nex,
+		"--sideband", side, "--image", img, "--pcs", pcs)
+	if code != 0 || out != "K" || !strings.Contains(errb, "sideband "+side+": 1 pages matched to images") {
+		t.Fatalf("run: exit %d, stdout %q, stderr %s", code, out, errb)
+	}
+	b, err := os.ReadFile(side)
+	if err != nil || !strings.Contains(string(b), "\nmap * 0x80200000 0x80201000 0x0 0x0 0x0\n") {
+		t.Fatalf("sideband: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(pcs)
+	if err != nil || len(want) == 0 {
+		t.Fatal(err)
+	}
+	for i, imgArgs := range [][]string{
+		{"--sideband-in", side},
+		{"--image", img + "@0x80200000"},
+		{"--image", "ctx=0:" + img + "@0x80200000"},
+	} {
+		got := filepath.Join(dir, fmt.Sprintf("dec%d.pcs", i))
+		code, _, errb := rv(t, append(append([]string{"decode", "--protocol", "ntrace", "--preset", "best"}, imgArgs...), nex, "--pcs", got)...)
+		g, _ := os.ReadFile(got)
+		if code != 0 || !bytes.Equal(g, want) {
+			t.Errorf("decode %v: exit %d, %d bytes of PCs, want %d\n%s", imgArgs, code, len(g), len(want), errb)
+		}
+	}
+	code, _, errb = rv(t, "decode", "--protocol", "ntrace", "--preset", "best", "--image", "ctx=5:"+img+"@0x80200000", nex)
+	if code == 0 || !strings.Contains(errb, "wrong image?") {
+		t.Errorf("decode with the image in another context: exit %d, %s", code, errb)
+	}
+	bad := filepath.Join(dir, "bad.side")
+	if err := os.WriteFile(bad, []byte(sideband.Magic+"\nmap * 0x1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"decode", "--protocol", "ntrace", "--sideband-in", bad, nex}, bad + ":2: map: want CTX"},
+		{[]string{"decode", "--protocol", "ntrace", "--image", "ctx=x:" + img, nex}, "want ctx=N:FILE[@ADDR]"},
+		{[]string{"decode", "--protocol", "ntrace", "--image", img + "@0xzz", nex}, "invalid address"},
+		{[]string{"run", "--machine", "virt", "--kernel", img, "--image", img}, "run takes images only to match the pages of a --sideband"},
+		{[]string{"run", "--machine", "virt", "--kernel", img, "--context-source", "pid"}, "--context-source \"pid\""},
+	} {
+		code, _, errb := rv(t, tc.args...)
+		if code == 0 || !strings.Contains(errb, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errb, tc.want)
+		}
+	}
+}
