@@ -55,6 +55,7 @@ package sideband
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -238,7 +239,7 @@ func ctxField(s string, r *Record) error {
 // num parses a 0x-prefixed hexadecimal number.
 func num(s string) (uint64, error) {
 	if len(s) < 3 || s[0] != '0' || s[1] != 'x' {
-		return 0, fmt.Errorf("want 0x...")
+		return 0, errors.New("want 0x and hexadecimal digits")
 	}
 	return strconv.ParseUint(s[2:], 16, 64)
 }
