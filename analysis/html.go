@@ -148,7 +148,7 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 		d.Funcs = append(d.Funcs, hf)
 	}
 	if len(fs) > 0 {
-		d.TopFunc = fs[0].Func.Name
+		d.TopFunc = p.FuncLabel(fs[0].Func)
 	}
 	d.Flame, d.FlameHeight = flameSVG(p, opt.FlameCallOrder)
 	for i, l := range p.LineStats() {
@@ -182,7 +182,7 @@ func WriteHTML(w io.Writer, p *Profile, opt ReportOptions) error {
 		if f.Self > 0 {
 			bpi = float64(f.TraceBytes) * 8 / float64(f.Self)
 		}
-		d.Costs = append(d.Costs, htmlBar{Label: f.Func.Name, Pct: pct(f.TraceBytes, maxCost),
+		d.Costs = append(d.Costs, htmlBar{Label: p.FuncLabel(f.Func), Pct: pct(f.TraceBytes, maxCost),
 			Value: fmt.Sprintf("%s bytes, %.2f bits/instruction", Thousands(f.TraceBytes), bpi)})
 	}
 	d.HasTrace = d.TraceBytes > 0 || len(d.Msgs) > 0 || len(d.Costs) > 0
@@ -258,7 +258,7 @@ func flameSVG(p *Profile, callOrder bool) (template.HTML, int) {
 	for _, r := range rects {
 		w := float64(r.n.Inclusive) / float64(total) * flameWidth
 		y := float64(h) - float64(r.depth+1)*flameRow - 1
-		name := html.EscapeString(r.n.Func.Name)
+		name := html.EscapeString(p.FuncLabel(r.n.Func))
 		hue := 0
 		for _, c := range r.n.Func.Name {
 			hue = (hue*31 + int(c)) % 60

@@ -11,10 +11,11 @@ import (
 	"github.com/rvtrace/rvtrace/image"
 )
 
-// frameName is a function's name as a stack frame of folded output:
-// spaces and semicolons, which the format uses, are replaced.
-func frameName(f *Function) string {
-	n := f.Name
+// frameName is a function's name as a stack frame of folded output
+// ([unknown] with its addresses): spaces and semicolons, which the
+// format uses, are replaced.
+func frameName(p *Profile, f *Function) string {
+	n := p.FuncLabel(f)
 	if strings.ContainsAny(n, " ;") {
 		n = strings.NewReplacer(" ", "_", ";", ":").Replace(n)
 	}
@@ -40,7 +41,7 @@ func WriteFolded(w io.Writer, p *Profile, cycles bool) error {
 			path = path[:len(path)-1]
 			return
 		}
-		path = append(path, frameName(n.Func))
+		path = append(path, frameName(p, n.Func))
 		v := n.Self
 		if cycles {
 			v = n.SelfCycles
@@ -86,7 +87,9 @@ type ChromeOptions struct {
 // Time: the format's timestamps are microseconds; rvtrace writes one
 // instruction executed (by the span's hart) as one microsecond unless
 // ChromeOptions.UseTime places spans by the flow's timestamps. The
-// document says so in its "otherData" ("time_unit"). Tracks: one per
+// document says so in its "otherData" ("time_unit"), and its
+// "displayTimeUnit" is "ns", so that viewers show one instruction as
+// 1,000 ns, the unit of the Perfetto protobuf (Perfetto). Tracks: one per
 // hart and privilege level (thread "hart N (S)"; "hart N" when the flow
 // reports no privilege level), thread ID 8*hart + level (7 when unknown).
 // Activations of no instruction (a function entered and left at once, as
@@ -165,7 +168,7 @@ func (c *Chrome) span(s *Span) {
 	c.sep()
 	b := c.buf[:0]
 	b = append(b, `{"name":`...)
-	b = strconv.AppendQuote(b, s.Func.Name)
+	b = strconv.AppendQuote(b, s.Label())
 	b = append(b, `,"cat":"function","ph":"X","pid":1,"tid":`...)
 	b = strconv.AppendUint(b, uint64(tid), 10)
 	b = append(b, `,"ts":`...)

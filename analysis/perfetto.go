@@ -44,7 +44,9 @@ const (
 //
 // It shows what the Chrome JSON writer shows, with the same tracks (one
 // per hart and privilege level: TrackID, TrackName) and the same slices:
-// activations of no instruction are left out. Timestamps are
+// activations of no instruction are left out; a slice of the [unknown]
+// stand-in is named by its first address (it begins before the rest is
+// known), where the JSON names it by all of them. Timestamps are
 // nanoseconds: 1000 per instruction executed by the hart (so that 1 µs
 // is one instruction, as in the JSON), or with PerfettoOptions.UseTime
 // the flow's timestamps.
@@ -55,7 +57,7 @@ type Perfetto struct {
 	err    error
 	closer io.Closer
 	tracks map[uint32]bool
-	names  map[*Function]uint64
+	names  map[string]uint64
 	stacks map[uint32][]pfOpen
 	pkt    []byte
 	msg    []byte
@@ -84,7 +86,7 @@ type pfOpen struct {
 // replaced).
 func NewPerfetto(w io.Writer, img *image.Set, popt Options, opt PerfettoOptions) *Perfetto {
 	c := &Perfetto{w: bufio.NewWriterSize(w, 256<<10), opt: opt, tracks: map[uint32]bool{},
-		names: map[*Function]uint64{}, stacks: map[uint32][]pfOpen{}, first: true}
+		names: map[string]uint64{}, stacks: map[uint32][]pfOpen{}, first: true}
 	popt.OnEnter = c.enter
 	popt.OnSpan = c.end
 	c.Profile = New(img, popt)
@@ -165,12 +167,15 @@ func (c *Perfetto) event(s *Span, begin bool) {
 	c.msg = c.msg[:0]
 	if begin {
 		c.msg = appendVarintField(c.msg, pfEventType, pfSliceBegin)
-		iid, ok := c.names[s.Func]
+		// (the [unknown] stand-in is named by its first address:
+		// the slice begins before the rest is known)
+		name := s.Label()
+		iid, ok := c.names[name]
 		if !ok {
 			iid = uint64(len(c.names) + 1)
-			c.names[s.Func] = iid
+			c.names[name] = iid
 			c.sub = appendVarintField(c.sub[:0], pfNameIID, iid)
-			c.sub = appendBytesField(c.sub, pfNameName, []byte(s.Func.Name))
+			c.sub = appendBytesField(c.sub, pfNameName, []byte(name))
 			var in []byte
 			in = appendBytesField(in, pfInternEventNames, c.sub)
 			c.pkt = appendBytesField(c.pkt, pfInternedData, in)

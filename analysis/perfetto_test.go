@@ -74,6 +74,10 @@ func chromeJSON(t *testing.T, img *image.Set, evs []flow.Event) ([]chromeSpan, m
 	if doc.OtherData["time_unit"] != "1 us = 1 instruction executed by the hart" {
 		t.Errorf("otherData %v: no time unit", doc.OtherData)
 	}
+	// shown in ns, the Perfetto protobuf's unit: 1 instruction = 1000 ns
+	if doc.DisplayTimeUnit != "ns" {
+		t.Errorf("displayTimeUnit %q, want ns", doc.DisplayTimeUnit)
+	}
 	names := map[uint32]string{}
 	var spans []chromeSpan
 	for _, e := range doc.TraceEvents {

@@ -188,7 +188,7 @@ func PprofProfile(p *Profile) *profile.Profile {
 		files = p.img.Files()
 	}
 	b := NewPprofBuilder(types, ImageFrames(p.img, func(addr uint64) string {
-		return p.syms.lookup(addr).Name
+		return p.FuncLabel(p.syms.lookup(addr))
 	}), files)
 
 	// Per call path and address.

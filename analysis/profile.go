@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/rvtrace/rvtrace/flow"
@@ -52,6 +53,26 @@ type Span struct {
 	// PrivKnown (the flow reported it with a context event before).
 	Priv      ingress.Priv
 	PrivKnown bool
+	// Lo and Hi are, for the [unknown] stand-in (Func.Name "[unknown]"),
+	// the lowest and highest address the activation executed (at
+	// OnEnter both are its first address); 0 for other functions.
+	Lo, Hi uint64
+}
+
+// Label is the span's name as the timelines show it: the function's
+// name, and for the [unknown] stand-in its addresses ("[unknown]
+// 0x1000-0x10fe", "[unknown] 0x1000" for one address).
+func (s *Span) Label() string {
+	if s.Func == nil || s.Func.Name != unknownName || s.Func.End != 0 {
+		if s.Func == nil {
+			return ""
+		}
+		return s.Func.Name
+	}
+	if s.Lo == s.Hi {
+		return fmt.Sprintf("%s %#x", unknownName, s.Lo)
+	}
+	return fmt.Sprintf("%s %#x-%#x", unknownName, s.Lo, s.Hi)
 }
 
 // Node is a node of the call tree: one function reached by one path of
@@ -168,6 +189,7 @@ type fnCount struct {
 type srcState struct {
 	src    uint32
 	frames []frame
+	at     uint64 // the address a new frame is entered at
 	// what the last range's end asks of the next range
 	pend     pendKind
 	callSite uint64
@@ -208,6 +230,7 @@ type frame struct {
 	insts0  uint64 // instructions executed before entry
 	priv    ingress.Priv
 	privOK  bool
+	lo, hi  uint64 // the [unknown] stand-in: addresses executed
 }
 
 // cycEntry is a count of instructions waiting for the next timestamp to
@@ -367,6 +390,9 @@ func (p *Profile) rangeEvent(e *flow.Event) {
 		// through into the next one): split it.
 		p.straddle(st, e.Start, e.Last, n)
 	} else {
+		if fn == p.syms.unknown {
+			top.lo, top.hi = min(top.lo, e.Start), max(top.hi, e.Last)
+		}
 		slot := p.ranges.add(e.Start, e.Last, n, top.node)
 		top.node.Self += n
 		if st.timed {
@@ -433,6 +459,7 @@ func (p *Profile) classifyLast(addr uint64, end ingress.IType) pendKind {
 // enter makes the top of st's stack the frame that addr runs in, as the
 // pending end of the previous range says.
 func (p *Profile) enter(st *srcState, addr uint64) {
+	st.at = addr
 	fn := p.syms.lookup(addr)
 	pend := st.pend
 	st.pend = pendNone
@@ -541,7 +568,7 @@ func (p *Profile) push(st *srcState, parent *Node, fn *Function, hasSite bool, s
 		n.noteSite(site, hasSite)
 	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: site, hasSite: hasSite, trap: trap,
-		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown})
+		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown, lo: st.at, hi: st.at})
 	p.beginSpan(st)
 }
 
@@ -566,7 +593,7 @@ func (p *Profile) replace(st *srcState, fn *Function) {
 		n.noteSite(top.site, top.hasSite)
 	}
 	st.frames = append(st.frames, frame{node: n, fn: fn, site: top.site, hasSite: top.hasSite, trap: top.trap,
-		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown})
+		timed: st.timed, begin: st.time, insts0: st.insts, priv: st.priv, privOK: st.privKnown, lo: st.at, hi: st.at})
 	p.beginSpan(st)
 }
 
@@ -578,6 +605,9 @@ func (p *Profile) beginSpan(st *srcState) {
 	f := &st.frames[len(st.frames)-1]
 	s := Span{Func: f.fn, Src: st.src, Depth: len(st.frames) - 1, Begin: f.insts0, End: f.insts0,
 		Timed: f.timed, BeginTime: f.begin, EndTime: f.begin, Priv: f.priv, PrivKnown: f.privOK}
+	if f.fn == p.syms.unknown {
+		s.Lo, s.Hi = f.lo, f.hi
+	}
 	p.opt.OnEnter(&s)
 }
 
@@ -596,6 +626,9 @@ func (p *Profile) endSpan(st *srcState, f *frame, depth int) {
 	}
 	s := Span{Func: f.fn, Src: st.src, Depth: depth, Begin: f.insts0, End: st.insts, Insts: st.insts - f.insts0,
 		Timed: f.timed, BeginTime: f.begin, EndTime: st.time, Priv: f.priv, PrivKnown: f.privOK}
+	if f.fn == p.syms.unknown {
+		s.Lo, s.Hi = f.lo, f.hi
+	}
 	p.opt.OnSpan(&s)
 }
 
@@ -609,6 +642,9 @@ func (p *Profile) straddle(st *srcState, start, last, n uint64) {
 			return
 		}
 		top := &st.frames[len(st.frames)-1]
+		if top.fn == p.syms.unknown {
+			top.lo, top.hi = min(top.lo, runStart), max(top.hi, runLast)
+		}
 		slot := p.ranges.add(runStart, runLast, run, top.node)
 		top.node.Self += run
 		if st.timed {
@@ -627,6 +663,7 @@ func (p *Profile) straddle(st *srcState, start, last, n uint64) {
 		if !p.syms.contains(top.fn, addr) {
 			flush()
 			fn := p.syms.lookup(addr)
+			st.at = addr
 			p.replace(st, fn) // falling through into the next function
 		}
 		if run == 0 {

@@ -229,6 +229,18 @@ func (p *Profile) UnknownLabel() string {
 	return fmt.Sprintf("%s %#x-%#x", unknownName, lo, hi)
 }
 
+// FuncLabel is f's name as the reports show it: UnknownLabel for the
+// [unknown] stand-in, else the name.
+func (p *Profile) FuncLabel(f *Function) string {
+	if f != nil && f == p.syms.unknown {
+		return p.UnknownLabel()
+	}
+	if f == nil {
+		return ""
+	}
+	return f.Name
+}
+
 // FuncStat returns the flat profile of one function.
 func (p *Profile) FuncStat(fn *Function) FuncStat {
 	r := p.results()

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -31,7 +33,8 @@ const (
 	// FieldCtx is the context (process ID) in hex ("-" before the first
 	// context event).
 	FieldCtx
-	// FieldIP is the instruction address, zero-padded hex.
+	// FieldIP is the instruction address in hex, zero-padded to the
+	// digits of the image's highest executable address (at least 8).
 	FieldIP
 	// FieldSym is the symbol and offset, as "main+0x1c".
 	FieldSym
@@ -149,18 +152,25 @@ type Script struct {
 	plan   []planItem
 	groups int
 	static bool // some field needs the per-address cache
-	ipW    int
-	symW   int
+	// fast: the line of an instruction that does not end its range (and
+	// is not a conditional branch, when branch is shown) is the index
+	// (when fastIdx) and the first static group, whose cache entry ends
+	// with the newline (scriptEntry.fastEnd).
+	fast    bool
+	fastIdx bool
+	ipW     int
+	symW    int
 
 	index uint64
 	lines uint64
-	// appendIdx's digits of idxVal, from idxDigits[idxFrom]
-	idxDigits [20]byte
-	idxFrom   int
-	idxVal    uint64
-	idxOK     bool
-	srcs      []scriptSrc
-	cur       *scriptSrc
+	// idxVal formatted by appendIdx: the first two and the last eight
+	// characters of the column, little-endian.
+	idxHi  uint16
+	idxLo  uint64
+	idxVal uint64
+	idxOK  bool
+	srcs   []scriptSrc
+	cur    *scriptSrc
 
 	cache     []scriptEntry
 	lastCache []scriptEntry // --ranges: the last instructions
@@ -190,7 +200,17 @@ type scriptEntry struct {
 	// owed after it.
 	grpEnd  [maxGroups]int32
 	grpPend [maxGroups]uint8
-	buf     []byte
+	// fastEnd (Script.fast): group 0 is followed by a newline, ending
+	// at fastEnd. From there to tailEnd, the line's group again with its
+	// branch column (tailEnd 0: not rendered yet) for the last
+	// instruction of a range ending as tailType at tailTarget (when
+	// tailHas), or for a branch not taken (tailType ITypeNone).
+	fastEnd    int32
+	tailEnd    int32
+	tailType   ingress.IType
+	tailHas    bool
+	tailTarget uint64
+	buf        []byte
 }
 
 // maxGroups bounds the static groups: runs of consecutive fields that
@@ -234,10 +254,7 @@ func NewScript(w io.Writer, img *image.Set, opt ScriptOptions) *Script {
 	}
 	s.last = opt.Fields[len(opt.Fields)-1]
 	s.static = s.has[FieldSym] || s.has[FieldSrcline] || s.has[FieldInsn]
-	s.ipW = 16
-	if img.XLEN() == 32 {
-		s.ipW = 8
-	}
+	s.ipW = ipWidth(img)
 	s.symW = 16
 	for _, sym := range img.Symbols() {
 		if sym.Kind == image.Func && len(sym.Name)+6 > s.symW {
@@ -260,7 +277,30 @@ func NewScript(w io.Writer, img *image.Set, opt ScriptOptions) *Script {
 		s.groups++
 		i = j
 	}
+	p := s.plan
+	if len(p) > 0 && p[0].group < 0 && p[0].f == FieldIdx {
+		s.fastIdx = true
+		p = p[1:]
+	}
+	if len(p) > 1 && p[len(p)-1].f == FieldBranch {
+		p = p[:len(p)-1]
+	}
+	s.fast = len(p) == 1 && p[0].group == 0
 	return s
+}
+
+// ipWidth is the width of the ip column: the hex digits of the highest
+// executable address of img, at least 8 (the width of an RV32 address),
+// so that a program linked low does not pay for 64-bit addresses on every
+// line. An address beyond it (none is in a decoded range) is written whole.
+func ipWidth(img *image.Set) int {
+	w := 8
+	for _, seg := range img.Segments() {
+		if seg.Exec && seg.MemSize > 0 {
+			w = max(w, (bits.Len64(seg.Addr+seg.MemSize-1)+3)/4)
+		}
+	}
+	return w
 }
 
 // SetCloser makes Close close c after flushing.
@@ -465,6 +505,12 @@ func (s *Script) entry(cache []scriptEntry, pc uint64) *scriptEntry {
 		}
 		c.grpEnd[it.group], c.grpPend[it.group] = int32(len(b)), uint8(pend)
 	}
+	if s.fast {
+		// The only group ends the buffer.
+		b = append(b, '\n')
+		c.fastEnd = int32(len(b))
+		c.tailEnd = 0
+	}
 	c.buf = b
 	return c
 }
@@ -492,49 +538,71 @@ const hexDigits = "0123456789abcdef"
 // spaces pads columns (no column is wider).
 const spaces = "                                                                "
 
-// appendIdx appends the index column. The decimal digits of the last
-// index, right-aligned in spaces, are kept and counted up in place, since
-// indexes mostly follow each other; a ten-column index is copied as one
-// array (no call).
+// appendIdx appends the index column, right-aligned in idxW columns.
+// The ten characters of the last index are kept as two words (the first
+// two characters and the last eight, little-endian, so that the last
+// digit is the top byte of idxLo): an index following the last one and
+// not ending in 9 is counted up by adding to the top byte, and written as
+// two stores.
 func (s *Script) appendIdx(b []byte) []byte {
-	d := &s.idxDigits
-	if !s.idxOK || s.index != s.idxVal+1 {
-		s.idxVal, s.idxOK = s.index, true
-		copy(d[:], spaces)
-		v := s.index
-		i := len(d)
-		for {
-			i--
-			d[i] = byte('0' + v%10)
-			v /= 10
-			if v == 0 {
-				break
-			}
+	if !s.idxOK || s.index != s.idxVal+1 || !s.nextIdx() {
+		if !s.setIdx() {
+			return appendDec(b, s.index, idxW)
 		}
-		s.idxFrom = i
-	} else {
-		s.idxVal++
-		i := len(d) - 1
-		for ; d[i] == '9'; i-- {
-			d[i] = '0'
+	}
+	n := len(b)
+	if cap(b)-n < idxW {
+		b = append(b, spaces[:idxW]...)[:n]
+	}
+	b = b[:n+idxW]
+	binary.LittleEndian.PutUint16(b[n:], s.idxHi)
+	binary.LittleEndian.PutUint64(b[n+2:], s.idxLo)
+	return b
+}
+
+// nextIdx counts idxLo up by one, carrying through its digits; it
+// returns false when the carry would reach idxHi.
+func (s *Script) nextIdx() bool {
+	lo := s.idxLo
+	for k := 56; k >= 0; k -= 8 {
+		switch byte(lo >> k) {
+		case '9':
+			lo -= ('9' - '0') << k
+			continue
+		case ' ':
+			lo += ('1' - ' ') << k
+		default:
+			lo += 1 << k
 		}
-		if d[i] == ' ' {
-			d[i] = '1'
-		} else {
-			d[i]++
+		s.idxLo, s.idxVal = lo, s.idxVal+1
+		return true
+	}
+	return false
+}
+
+// setIdx formats s.index into idxHi and idxLo; it returns false when the
+// index is wider than the column.
+func (s *Script) setIdx() bool {
+	v := s.index
+	if v >= 1e10 {
+		s.idxOK = false
+		return false
+	}
+	var d [idxW]byte
+	copy(d[:], spaces)
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
 		}
-		s.idxFrom = min(s.idxFrom, i)
 	}
-	if s.idxFrom >= len(d)-idxW && cap(b)-len(b) >= idxW {
-		n := len(b)
-		b = b[:n+idxW]
-		*(*[idxW]byte)(b[n:]) = *(*[idxW]byte)(d[len(d)-idxW:])
-		return b
-	}
-	if n := idxW - (len(d) - s.idxFrom); n > 0 {
-		b = append(b, spaces[:n]...)
-	}
-	return append(b, d[s.idxFrom:]...)
+	s.idxVal, s.idxOK = s.index, true
+	s.idxHi = binary.LittleEndian.Uint16(d[:2])
+	s.idxLo = binary.LittleEndian.Uint64(d[2:])
+	return true
 }
 
 // appendHex appends v in lower-case hex, zero-padded to w digits (at
@@ -762,7 +830,23 @@ func (s *Script) rangeLines(e *flow.Event, st *scriptSrc) error {
 	for i := uint64(0); i < e.N; i++ {
 		last := i+1 == e.N
 		c := s.entry(s.cache, pc)
-		s.buf = s.line(s.buf, st, e, pc, c, last, c)
+		if s.fast && c != nil {
+			b := s.buf
+			if s.fastIdx {
+				b = append(s.appendIdx(b), ' ')
+			}
+			switch {
+			case !s.has[FieldBranch] || (last && e.End == ingress.ITypeNone) || (!last && c.class != riscv.ClassBranch):
+				b = append(b, c.buf[c.insEnd:c.fastEnd]...)
+			case last:
+				b = append(b, s.tail(c, e.End, e.HasTarget, e.Target)...)
+			default:
+				b = append(b, s.tail(c, ingress.ITypeNone, false, 0)...)
+			}
+			s.buf = b
+		} else {
+			s.buf = s.line(s.buf, st, e, pc, c, last, c)
+		}
 		s.index++
 		s.lines++
 		if len(s.buf) > scriptFlushAt {
@@ -780,6 +864,29 @@ func (s *Script) rangeLines(e *flow.Event, st *scriptSrc) error {
 		pc += uint64(c.len)
 	}
 	return nil
+}
+
+// tail returns the fast line of c with its branch column: how its range
+// ended (end, and target when has), or not-taken when end is
+// ingress.ITypeNone. It is cached in c for the last end it was asked.
+func (s *Script) tail(c *scriptEntry, end ingress.IType, has bool, target uint64) []byte {
+	if c.tailEnd == 0 || c.tailType != end || c.tailHas != has || (has && c.tailTarget != target) {
+		b := c.buf[:c.fastEnd]
+		b = append(b, b[c.insEnd:c.grpEnd[0]]...)
+		b = append(b, spaces[:c.grpPend[0]+1]...)
+		if end == ingress.ITypeNone {
+			b = append(b, "not-taken"...)
+		} else {
+			b = append(b, end.String()...)
+			if has {
+				b = append(b, " 0x"...)
+				b = appendHex(b, target, 1)
+			}
+		}
+		b = append(b, '\n')
+		c.buf, c.tailEnd, c.tailType, c.tailHas, c.tailTarget = b, int32(len(b)), end, has, target
+	}
+	return c.buf[c.fastEnd:c.tailEnd]
 }
 
 // scriptFlushAt is the fill of the output buffer (1 MiB) past which it is

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // nmFuncs returns the sized function symbols of an ELF as nm lists them,
@@ -197,6 +198,81 @@ func TestScriptEvents(t *testing.T) {
 	}
 	if n := len(lines) - 1 - 2; uint64(n) != evs[0].N+evs[1].N {
 		t.Errorf("%d instruction lines, want %d", n, evs[0].N+evs[1].N)
+	}
+}
+
+// TestScriptFastPath checks that the lines written by the fast path (an
+// index and one group of address fields) are those of the general one,
+// for field sets that take it and sets that do not, on the calls flow
+// with a range cut short (no end type) and indexes that carry across
+// every digit and past the column's width.
+func TestScriptFastPath(t *testing.T) {
+	img, pcs := loadProgram(t, "calls")
+	evs := pcsToFlow(t, img, pcs)
+	cut := evs[10]
+	cut.End, cut.HasTarget = 0, false
+	evs = append(evs[:11:11], append([]flow.Event{cut}, evs[11:]...)...)
+	// Ranges through not-taken branches, as a decoder gives them from
+	// a history of branches.
+	var merged []flow.Event
+	for _, e := range evs {
+		if k := len(merged) - 1; k >= 0 && merged[k].End == ingress.ITypeNotTaken {
+			merged[k].N += e.N
+			merged[k].Last, merged[k].End, merged[k].Target, merged[k].HasTarget = e.Last, e.End, e.Target, e.HasTarget
+			continue
+		}
+		merged = append(merged, e)
+	}
+	if len(merged) == len(evs) {
+		t.Fatal("no not-taken branch in the flow")
+	}
+	for _, evs := range [][]flow.Event{evs, merged} {
+		testScriptFastPath(t, img, evs)
+	}
+}
+
+func testScriptFastPath(t *testing.T, img *image.Set, evs []flow.Event) {
+	for _, spec := range []string{"", "ip,sym,insn", "idx,sym", "idx,ip,sym,insn", "ip,insn,branch", "idx,srcline,sym,branch", "idx,ip,time,sym,branch"} {
+		var fields []ScriptField
+		if spec != "" {
+			var err error
+			if fields, err = ParseScriptFields(spec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, first := range []uint64{0, 99_999_990, 9_999_999_990} {
+			var fast, slow bytes.Buffer
+			sf := NewScript(&fast, img, ScriptOptions{Fields: fields})
+			ss := NewScript(&slow, img, ScriptOptions{Fields: fields})
+			ss.fast = false
+			if want := !strings.Contains(spec, "time"); sf.fast != want {
+				t.Fatalf("-F %q: fast path %v, want %v", spec, sf.fast, want)
+			}
+			sf.SetIndex(first)
+			ss.SetIndex(first)
+			feed(t, sf, evs)
+			feed(t, ss, evs)
+			if !bytes.Equal(fast.Bytes(), slow.Bytes()) {
+				fl := strings.Split(fast.String(), "\n")
+				sl := strings.Split(slow.String(), "\n")
+				for i := range min(len(fl), len(sl)) {
+					if fl[i] != sl[i] {
+						t.Fatalf("-F %q from %d: line %d\nfast %q\nslow %q", spec, first, i, fl[i], sl[i])
+					}
+				}
+				t.Fatalf("-F %q from %d: %d lines, want %d", spec, first, len(fl), len(sl))
+			}
+			// The index column counts on from first.
+			if fields == nil || fields[0] == FieldIdx {
+				lines := strings.Split(strings.TrimSpace(fast.String()), "\n")[1:]
+				for i, l := range lines {
+					f := strings.Fields(l)
+					if want := strconv.FormatUint(first+uint64(i), 10); f[0] != want {
+						t.Fatalf("-F %q: line %d index %q, want %s", spec, i, f[0], want)
+					}
+				}
+			}
+		}
 	}
 }
 

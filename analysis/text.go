@@ -142,7 +142,7 @@ func WriteTree(w io.Writer, p *Profile, minPct float64) {
 			trap = " [trap]"
 		}
 		fmt.Fprintf(w, "%6.2f%% %11d %11d %8d  %s%s%s\n", pct(n.Inclusive, total), n.Inclusive, n.Self, n.Calls,
-			strings.Repeat("  ", depth-1), n.Func.Name, trap)
+			strings.Repeat("  ", depth-1), p.FuncLabel(n.Func), trap)
 	})
 }
 

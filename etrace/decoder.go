@@ -48,6 +48,10 @@ type Decoder struct {
 	// total (branch counts of the predictor can legitimately make a walk
 	// billions of branches long; fuzzing bounds it).
 	MaxWalk int
+	// Data, if not nil, receives the data trace packets Decode reads and
+	// sees every te_inst packet before the decoder (a DataJoiner).
+	Data        DataHandler
+	dataSkipped bool // a warning said the data packets are skipped
 
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
@@ -108,6 +112,7 @@ type Decoder struct {
 	emitted   uint64 // instructions sent in ranges
 	good      uint64 // emitted at the last point known good
 	gapAt     uint64 // emitted at the last gap
+	irAt      uint64 // emitted (and walked) when a return was last inferred
 	arrivedAt uint64 // emitted when the walk arrived at the address stated
 	// arrivedOK: the walk stopped at the address stated (not at the
 	// target of an uninferable discontinuity)
@@ -201,6 +206,16 @@ func (d *Decoder) Decode(r io.Reader) error {
 			continue
 		}
 		fr := sc.Frame()
+		if fr.Data {
+			if d.Data != nil {
+				if err := d.Data.DataFrame(fr); err != nil {
+					return err
+				}
+			} else if err := d.skipData(fr); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
 			if !isSentinel(err) {
 				err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
@@ -228,6 +243,11 @@ func (d *Decoder) Decode(r io.Reader) error {
 		if obs != nil {
 			obs.Message(d.codec.FormatName(p), fr.Offset, int(sc.Offset()-fr.Offset)*8)
 		}
+		if d.Data != nil {
+			if err := d.Data.InstPacket(p, fr.Offset); err != nil {
+				return err
+			}
+		}
 		if err := d.Packet(p, fr.Offset); err != nil {
 			return err
 		}
@@ -240,6 +260,19 @@ func (d *Decoder) Decode(r io.Reader) error {
 		return &decode.Error{Offset: 0, Index: 0, Err: fmt.Errorf("%w (format 3 subformat 0 or 1)", decode.ErrNoSync)}
 	}
 	return d.Flush()
+}
+
+// skipData reports, once, that the trace has data trace packets the
+// decoder was not asked to join.
+func (d *Decoder) skipData(fr *Frame) error {
+	if d.dataSkipped {
+		return nil
+	}
+	d.dataSkipped = true
+	d.ev = flow.Event{Kind: flow.KindWarn, Offset: fr.Offset, Index: -1, Priv: d.priv,
+		Err: &decode.Error{Offset: fr.Offset, Index: -1, What: "data packet",
+			Err: fmt.Errorf("%w: the trace has data trace packets (message type 3); they are skipped: decode with --data-trace to join them", decode.ErrSkipped)}}
+	return d.emit(&d.ev)
 }
 
 // fault handles a packet that could not be read or followed (cause) at
@@ -304,6 +337,15 @@ func (d *Decoder) gap(e *decode.Error) error {
 	}
 	d.phase, d.pendOK, d.trapPending = phaseGap, false, false
 	d.synced = false
+	if d.opt.ImplicitReturn && d.cfg.Params.CallCounterSize > 0 && d.irAt > d.good &&
+		(errors.Is(e.Err, decode.ErrInconsistent) || errors.Is(e.Err, decode.ErrCheckpoint)) {
+		// The specification's call counter cannot trace a return that
+		// goes elsewhere than after its call; the decoder then follows
+		// the call site until the trace disagrees (rvtrace's encoder
+		// resynchronises before such returns instead).
+		e.Err = fmt.Errorf("%w (call counter mode: a return inferred since the last checkpoint may have gone elsewhere than after its call, "+
+			"as with longjmp, which a call counter cannot trace; a return stack can)", e.Err)
+	}
 	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
 		Suspect: d.emitted - d.good}
 	d.good, d.gapAt = d.emitted, d.emitted

@@ -27,6 +27,13 @@
 //     records and by the ingress.Gated calls of a filter stage.
 //   - the decoder (decoder.go): the decoder algorithm of the specification,
 //     extended to the same optional modes, producing flow.Event values.
+//   - data trace (data.go, dataenc.go, datajoin.go): the data packets of
+//     the chapter "Data Trace Encoder Output Packets" (unified loads,
+//     stores and atomics, with address and data, address only or data
+//     only), written by a DataEncoder in front of the Encoder from the
+//     accesses of the data trace interface (ingress.Access) and joined
+//     back to the decoded flow by a DataJoiner (flow.KindData events).
+//     Config.Data turns it on; data.go lists the decisions taken.
 //
 // # Gaps and checkpoints
 //
@@ -71,13 +78,34 @@
 //     reported instruction (sent when a return was inferred since the
 //     previous packet); in a packet that reports the target of an
 //     uninferable discontinuity they mark the mispredicted return.
-//   - The call counter variant of implicit return keeps the return
-//     addresses the encoder sees, so that a return whose address is not the
-//     expected one is reported (with irreport) as with a stack.
-//   - In a trap packet with thaddr=0, address holds the EPC of the trap.
-//   - Implicit exception mode needs the trap vector (the rvtrace_tvec
-//     parameter); a trap whose handler is not where the vector says is sent
-//     with thaddr=0 followed by a synchronisation packet.
+//   - The decoder takes the first return it meets at the depth irdepth
+//     gives for the mispredicted one (as the specification's decoder
+//     does). A return inferred at that same depth since the last
+//     instruction the decoder stopped at (setjmp returning, then longjmp
+//     at the same depth; or any two returns at a depth a full stack
+//     saturates) would be taken for it, so the encoder then pins the
+//     decoder on the mispredicted return itself with a sync packet
+//     (preceded, when branch outcomes are unreported, by a format 0/1/2
+//     packet reporting the instruction before it; an inferred return
+//     needs none, as the sync's walk cannot reach that instruction in
+//     another call, see below) and reports its target as that of an uninferable jump
+//     from an empty stack. It does the same when the instruction after a
+//     mispredicted return is reported with a sync packet (a privilege or
+//     precise context change, a resynchronisation), whose walk would
+//     infer the return. Stats.Anchors counts these sync packets.
+//   - With the call counter variant of implicit return (call_counter_size_p)
+//     the specification defines no report of a return that goes
+//     elsewhere than after its call: "any program that modifies return
+//     addresses cannot be traced using this mode". The encoder keeps the
+//     return addresses it sees, resynchronises before every such return
+//     as above (so the trace stays exact for any decoder) and counts
+//     them: Stats.RetMisses, and Encoder.Warning says so. An encoder
+//     that does not check (the specification's minimal counter) treats
+//     such a return as inferable and the decoder follows the call site
+//     until the trace disagrees with the program: in call counter mode a
+//     gap found after a return was inferred since the last checkpoint
+//     says that this may be the cause (its Suspect count covers the
+//     instructions followed since).
 //   - The decoder stops on a reported instruction the first time its path
 //     reaches it with no branch outcome left (as the specification's
 //     decoder does, and with irdepth when irreport is set). A path with
@@ -88,12 +116,21 @@
 //     trap, the end of tracing, a resynchronisation, a notification)
 //     reports. This encoder keeps the address ranges executed since the
 //     decoder's last stopping point or the last branch, and before a
-//     block that comes back into one of them it reports the instruction
-//     before it with notify set (format 0/1/2, as for a trigger[2]
-//     notification), so no reported instruction is ever ambiguous. An
-//     idle loop thus costs one small packet every two iterations. The
-//     decoder cannot tell these packets from requested notifications and
-//     reports both as flow.KindNotify events.
+//     block that comes back into one of them it pins the instruction
+//     before it with a sync packet (a resynchronisation, which the
+//     specification lets an encoder send at any instruction; preceded as
+//     above by a packet reporting the instruction before when branch
+//     outcomes are unreported: the pinned instruction was not executed
+//     since the decoder's last stopping point or the last branch, so the
+//     sync's walk stops at the right execution whatever the call depth),
+//     so no reported instruction is ever ambiguous. An idle
+//     loop "j ." thus costs one sync packet an iteration (6 bytes with a
+//     32-bit address; marking format 2 packets as notifications instead
+//     would claim trigger[2] requests that never came, and costs 10). No
+//     pin is needed when the instruction before is an uninferable jump
+//     whose target is reported: the decoder stops at the first one. The
+//     notify bit is set only for a notification the hart requested
+//     (Gated.Notify).
 //   - A resynchronisation (ResyncPeriod te_inst packets since the last
 //     sync) is the specification's three-state sequence: when branches
 //     or an inferred return are unreported, a format 0/1/2 packet reports

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // DumpStats summarises a dump.
@@ -11,6 +14,77 @@ type DumpStats struct {
 	Packets  uint64
 	Errors   uint64
 	ByFormat [4]uint64
+	Data     uint64 // data trace packets
+}
+
+// dataDumper lists data packets, with the access each decodes to.
+type dataDumper struct {
+	dc  *dataCodec
+	st  dataState
+	p   DataPacket
+	a   ingress.Access
+	bad bool // a packet failed: the state is unknown until the next sync
+}
+
+func (d *dataDumper) line(w *bufio.Writer, payload []byte) error {
+	if err := d.dc.parse(payload, &d.p); err != nil {
+		d.bad = true
+		return err
+	}
+	p := &d.p
+	fmt.Fprintf(w, "data format=%d", p.Format)
+	if p.Format == DFmtAtomic {
+		fmt.Fprintf(w, " subtype=%d", p.Subtype)
+	}
+	fmt.Fprintf(w, " size=%d diff=%d", p.Size, p.Diff)
+	l := d.dc.layout(p.Format, p.Subtype)
+	if l.operand {
+		fmt.Fprintf(w, " op_len=%d operand=%#x", p.OpLen, p.Operand)
+	}
+	if l.dataLen {
+		fmt.Fprintf(w, " data_len=%d", p.DataLen)
+	}
+	if l.dataLen || l.dataW {
+		fmt.Fprintf(w, " data=%#x", p.Data)
+	}
+	if l.address {
+		fmt.Fprintf(w, " address=%#x", p.Address)
+	}
+	if err := d.dc.decodeAccess(&d.st, p, &d.a); err != nil {
+		d.bad = true
+		return err
+	}
+	fmt.Fprintf(w, "  -> %s", d.a.DType)
+	if l.address {
+		fmt.Fprintf(w, " @%#x", d.a.DAddr)
+	}
+	if l.dataLen || l.dataW {
+		if d.a.DType.IsAtomic() {
+			fmt.Fprintf(w, " load=%#x store=%#x", d.a.Data, d.a.SData)
+		} else {
+			fmt.Fprintf(w, " =%#x", d.a.Data)
+		}
+	}
+	w.WriteByte('\n')
+	return nil
+}
+
+// DumpOptions configure DumpWith.
+type DumpOptions struct {
+	// Symbolize, when not nil, names the function an address is in
+	// ("main+0x10", "" for none). Every packet whose own fields give an
+	// instruction address then shows it, absolute and named, as
+	// "[0x80000024 <_start+0x24>]" right after its address field (after
+	// the packet for a trap whose handler comes from the trap vector):
+	// the address of a sync packet, the EPC or handler of a trap, and a
+	// full or differential address of a format 0, 1 or 2 packet, made
+	// absolute as the decoder does, by adding it to the last address
+	// reported by the same source. A differential address with no full
+	// address before it (at the start, or after a framing or packet
+	// error) shows "[base unknown]". A jump target cache index names
+	// no address: the cache is filled by following the program, which a
+	// dump does not do.
+	Symbolize func(addr uint64) string
 }
 
 // Dump writes one line per packet of the framed byte stream read from r:
@@ -18,11 +92,21 @@ type DumpStats struct {
 // packet errors are listed in place and the dump goes on; the returned
 // error is a read or write error.
 func Dump(r io.Reader, w io.Writer, cfg *Config) (DumpStats, error) {
+	return DumpWith(r, w, cfg, DumpOptions{})
+}
+
+// DumpWith is Dump with options.
+func DumpWith(r io.Reader, w io.Writer, cfg *Config, opt DumpOptions) (DumpStats, error) {
 	var st DumpStats
 	bw := bufio.NewWriter(w)
 	c := NewCodec(cfg)
 	sc := NewScanner(r, cfg)
 	var p Packet
+	var addrs dumpAddrs
+	var dd *dataDumper
+	if cfg.Data != nil {
+		dd = &dataDumper{dc: newDataCodec(cfg.Data)}
+	}
 	for {
 		if !sc.Scan() {
 			if err := sc.Err(); err != nil {
@@ -31,6 +115,7 @@ func Dump(r io.Reader, w io.Writer, cfg *Config) (DumpStats, error) {
 					return st, err
 				}
 				st.Errors++
+				addrs.lost()
 				fmt.Fprintf(bw, "error: %v\n", err)
 				if !sc.Done() {
 					continue
@@ -40,25 +125,139 @@ func Dump(r io.Reader, w io.Writer, cfg *Config) (DumpStats, error) {
 		}
 		fr := sc.Frame()
 		fmt.Fprintf(bw, "%8d: % x  ", fr.Offset, fr.Payload)
+		if fr.Data {
+			st.Data++
+			if dd == nil {
+				fmt.Fprintf(bw, "data packet (decode with --data-trace)\n")
+				continue
+			}
+			if err := dd.line(bw, fr.Payload); err != nil {
+				st.Errors++
+				fmt.Fprintf(bw, "error: data packet %d: %v\n", st.Data-1, err)
+			}
+			continue
+		}
 		if err := c.Parse(fr.Payload, fr.Support, &p); err != nil {
 			st.Errors++
+			addrs.lost()
 			fmt.Fprintf(bw, "error: packet %d: %v\n", st.Packets, err)
 			continue
 		}
 		st.Packets++
 		st.ByFormat[p.Format&3]++
+		if dd != nil && p.Format == FormatSync && (p.Subformat == SubStart || p.Subformat == SubTrap) {
+			dd.st.reset()
+		}
 		if cfg.Encap == EncapUTDD && (cfg.SrcBits > 0 || cfg.TimestampBytes > 0) {
 			fmt.Fprintf(bw, "src=%d ts=%d ", fr.SrcID, fr.Timestamp)
 		}
-		bw.WriteString(c.String(&p))
+		line := c.String(&p)
+		if opt.Symbolize != nil {
+			line = addrs.name(c, &p, fr.SrcID, line, opt.Symbolize)
+		}
+		bw.WriteString(line)
 		bw.WriteByte('\n')
 		if p.Format == FormatSync && p.Subformat == SubSupport && cfg.Version == V2 {
 			c.Options = OptionsFromBits(p.IOptions)
 		}
 	}
-	fmt.Fprintf(bw, "# %d packets (format 0: %d, 1: %d, 2: %d, 3: %d), %d errors, %d bytes\n",
-		st.Packets, st.ByFormat[0], st.ByFormat[1], st.ByFormat[2], st.ByFormat[3], st.Errors, sc.Offset())
+	data := ""
+	if st.Data > 0 {
+		data = fmt.Sprintf(", %d data packets", st.Data)
+	}
+	fmt.Fprintf(bw, "# %d packets (format 0: %d, 1: %d, 2: %d, 3: %d)%s, %d errors, %d bytes\n",
+		st.Packets, st.ByFormat[0], st.ByFormat[1], st.ByFormat[2], st.ByFormat[3], data, st.Errors, sc.Offset())
 	return st, bw.Flush()
+}
+
+// dumpAddrs follows the last reported address of each source, as the
+// decoder does, to make the address fields of a dump absolute.
+type dumpAddrs struct {
+	last map[uint32]uint64 // by source; absent: no full address yet
+}
+
+// lost forgets every address: after a lost packet, a differential
+// address has no known base.
+func (a *dumpAddrs) lost() { clear(a.last) }
+
+// addr returns the instruction address p's fields give, and whether they
+// give one (has) and it is known (ok).
+func (a *dumpAddrs) addr(c *Codec, p *Packet, src uint32) (v uint64, has, ok bool) {
+	pr := &c.Params
+	lsb, amask := uint(pr.IAddressLSB), pr.addrMask()
+	v026 := c.Version == V026
+	present := c.present(p)[fAddress]
+	if a.last == nil {
+		a.last = map[uint32]uint64{}
+	}
+	switch p.Format {
+	case FormatSync:
+		if p.Subformat != SubStart && p.Subformat != SubTrap {
+			return 0, false, false
+		}
+		if !present {
+			// Implicit exception mode: the handler from the vector.
+			v, ok = pr.handler(p.Ecause, p.Interrupt != 0)
+			return v, true, ok
+		}
+		v = p.Address << lsb & amask
+		a.last[src] = v
+		return v, true, true
+	case FormatExt:
+		if !v026 && p.Subformat == SubJumpCache {
+			return 0, false, false
+		}
+	}
+	if !present {
+		return 0, false, false
+	}
+	full := c.Options.FullAddress
+	if v026 {
+		full = p.Format == FormatExt || p.Format == FormatAddr && c.Options.FullAddress
+	}
+	if full {
+		v = p.Address << lsb
+	} else {
+		base, known := a.last[src]
+		if !known {
+			return 0, true, false
+		}
+		d := p.Address
+		if n := pr.addrBits(); n < 64 && d>>(uint(n)-1)&1 != 0 {
+			d |= ^mask(n)
+		}
+		v = base + d<<lsb
+	}
+	v &= amask
+	a.last[src] = v
+	return v, true, true
+}
+
+// name inserts into the listing line of p the absolute address its fields
+// give, named by sym (see DumpOptions.Symbolize).
+func (a *dumpAddrs) name(c *Codec, p *Packet, src uint32, line string, sym func(uint64) string) string {
+	v, has, ok := a.addr(c, p, src)
+	if !has {
+		return line
+	}
+	note := " [base unknown]"
+	if ok {
+		note = fmt.Sprintf(" [%#x]", v)
+		if n := sym(v); n != "" {
+			note = fmt.Sprintf(" [%#x <%s>]", v, n)
+		}
+	}
+	i := strings.Index(line, " address=")
+	if i < 0 {
+		return line + " handler" + note
+	}
+	i += len(" address=")
+	if j := strings.IndexByte(line[i:], ' '); j >= 0 {
+		i += j
+	} else {
+		i = len(line)
+	}
+	return line[:i] + note + line[i:]
 }
 
 // ToCSV converts the framed byte stream read from r to the reference
@@ -70,6 +269,9 @@ func ToCSV(r io.Reader, cfg *Config, w io.Writer) error {
 	var p Packet
 	for sc.Scan() {
 		fr := sc.Frame()
+		if fr.Data {
+			return fmt.Errorf("byte %d: a data trace packet: the te_inst CSV has no data trace", fr.Offset)
+		}
 		if err := c.Parse(fr.Payload, fr.Support, &p); err != nil {
 			return fmt.Errorf("byte %d: %w", fr.Offset, err)
 		}

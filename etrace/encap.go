@@ -63,6 +63,7 @@ type Frame struct {
 	SrcID     uint32 // UTDD source ID
 	Timestamp uint64 // UTDD timestamp
 	MsgType   uint8  // raw framing message type
+	Data      bool   // a data trace packet (Config.Data set)
 }
 
 // FramingError is an error in the framing of a byte stream. A Scanner can
@@ -185,6 +186,7 @@ func (s *Scanner) Scan() bool {
 				v |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
 			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
+			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
 			s.lo += extra
 			for i := 0; i < ts; i++ {
 				s.fr.Timestamp |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
@@ -210,6 +212,10 @@ func (s *Scanner) Scan() bool {
 			}
 			switch s.fr.MsgType {
 			case msgTeInst:
+			case msgData:
+				// data trace (even when not configured: the decoder
+				// says it skips them)
+				s.fr.Data = true
 			case msgSupport026:
 				if s.cfg.Version != V026 {
 					s.lo += n
@@ -248,6 +254,9 @@ type Writer struct {
 	buf   []byte
 	Bytes int64 // bytes written
 	err   error
+	// syncs counts the format 3 subformat 0 and 1 packets written (data
+	// trace compression restarts after each).
+	syncs uint64
 }
 
 // NewWriter returns a writer of packets framed as cfg says.
@@ -260,6 +269,9 @@ func NewWriter(w io.Writer, cfg *Config) *Writer {
 func (w *Writer) Write(p *Packet, ts uint64) error {
 	if w.err != nil {
 		return w.err
+	}
+	if p.Format == FormatSync && (p.Subformat == SubStart || p.Subformat == SubTrap) {
+		w.syncs++
 	}
 	var tmp [64]byte
 	pl, err := w.codec.Append(tmp[:0], p)

@@ -19,6 +19,22 @@ type Stats struct {
 	Instructions uint64    // instructions retired (encoder: counted with an image, else blocks' halfwords/2) or decoded
 	Reasons      [8]uint64 // address packets by reason (R1 target, R2 last, R3 notify; encoder)
 	Gaps         uint64    // gaps reported (decoder)
+	// Anchors counts the synchronisation packets the encoder sent to
+	// keep a reported instruction unambiguous: before a return whose
+	// address is not the predicted one when the decoder could take an
+	// earlier, correctly predicted return at the same depth for it, and
+	// on a branch-free path that comes back to an instruction (an idle
+	// loop). Encoder only.
+	Anchors uint64
+	// RetMisses counts returns in call counter mode that did not go to
+	// the instruction after their call (longjmp, unwinding, a modified
+	// return address), which the specification's call counter cannot
+	// trace; the encoder resynchronises before each (see
+	// Encoder.Warning), unless the return is itself the target of an
+	// uninferable jump, which is reported with irreport as with a stack.
+	// RetMiss and RetMissTo are the first such return and where it went.
+	RetMisses          uint64
+	RetMiss, RetMissTo uint64
 }
 
 // BitsPerInstruction returns the trace size in bits per retired
@@ -129,6 +145,17 @@ type Encoder struct {
 	// holds the address ranges executed since the last instruction it
 	// stopped at or the last branch (the anchor), so that a path that
 	// comes back to one of them is pinned first (see revisits).
+	// the previous step, for a packet that reports it before a sync
+	// packet at the current one (see anchor)
+	pAddr  uint64
+	pDepth int  // return stack depth before the previous step
+	pHere  bool // the decoder stops at the previous step (a packet reported it)
+	here   bool // ... at the current step
+	// irSeen has bit d%64 set when a return was inferred at stack depth
+	// d since the last instruction the decoder stops at: a return
+	// reported with irreport at such a depth would be ambiguous.
+	irSeen uint64
+
 	tail     [][2]uint64 // closed ranges, first and last instruction address
 	tailFrom uint64      // start of the open range, which ends at the current step
 	tailOpen bool
@@ -136,6 +163,11 @@ type Encoder struct {
 	syncAt   bool // ... and it was a sync packet
 
 	err error
+
+	// blind makes call counter mode behave as the specification's
+	// minimal counter, which cannot check return addresses (tests only):
+	// every return with a non-zero count is treated as inferable.
+	blind bool
 }
 
 // maxTail bounds the ranges kept for one branch-free path; a longer one is
@@ -435,11 +467,14 @@ func (e *Encoder) push(s *step) {
 }
 
 func (e *Encoder) process(c, n *step) {
+	depth := e.stack.depth
 	if c.kind == stTrap {
 		e.doTrap(c, n)
 	} else {
 		e.doInst(c, n)
 	}
+	e.pAddr, e.pDepth, e.pHere = c.addr, depth, e.here
+	e.here = false
 }
 
 // doTrap handles a trap: it is reported here only when the handler's
@@ -479,7 +514,18 @@ func (e *Encoder) doInst(c, n *step) {
 	isBranch := c.itype.IsBranch()
 	taken := c.itype == ingress.ITypeTaken
 
-	pin := !isBranch && e.revisits(c, n)
+	// A path that comes back to an instruction is pinned, unless c is an
+	// uninferable jump whose target the next packet reports: the decoder
+	// stops at the first such jump, so that packet is unambiguous.
+	pin := !isBranch && !(!e.v026 && e.targetReported(c, n)) && e.revisits(c, n)
+	miss := e.retMiss(c, n)
+	// A sync packet at c is the only packet of the specification that
+	// pins the decoder on c, an instruction that is not the target of an
+	// uninferable discontinuity, when no format 3 packet follows (notify
+	// means a trigger[2] request): see anchor.
+	// A notification the hart requested for c pins it too.
+	anchor := !e.v026 && e.started && !e.prevTrap && !e.prevUpd &&
+		(pin && !c.notify || miss && e.missNeedsSync(c, n))
 	// Format 3 packets reported at c.
 	sync := true
 	switch {
@@ -501,6 +547,8 @@ func (e *Encoder) doInst(c, n *step) {
 		e.v026 && c.notify,
 		e.period > 0 && e.resyncCount >= e.period && !e.needFlush():
 		e.syncPacket(c)
+	case anchor:
+		e.anchor(c, n, miss)
 	case e.v026 && pin:
 		// 0.026 has no notify bit: pin the decoder with a sync packet.
 		if e.needFlush() || e.prevUpd {
@@ -508,7 +556,7 @@ func (e *Encoder) doInst(c, n *step) {
 			if e.prevUpd {
 				kind = rTarget
 			}
-			e.addrPacket(c, n, kind, false)
+			e.addrPacket(c, kind, false, e.stack.depth)
 		}
 		e.syncPacket(c)
 	case e.v026 && e.irOn && c.itype == ingress.ITypeReturn && e.stack.depth > 0 &&
@@ -516,9 +564,9 @@ func (e *Encoder) doInst(c, n *step) {
 		// 0.026 has no irreport: resynchronise before a mispredicted return.
 		switch {
 		case e.prevUpd:
-			e.addrPacket(c, n, rTarget, false)
+			e.addrPacket(c, rTarget, false, e.stack.depth)
 		case e.needFlush():
-			e.addrPacket(c, n, rLast, false)
+			e.addrPacket(c, rLast, false, e.stack.depth)
 		}
 		e.syncPacket(c)
 	default:
@@ -574,9 +622,7 @@ func (e *Encoder) doInst(c, n *step) {
 	case n.ctype == ingress.CTypeAsynchronous,
 		(n.priv != c.priv || n.ctype >= ingress.CTypePrecise || e.v026 && n.notify) && (e.needFlush() || mispred):
 		kind = rLast
-	case pin:
-		kind = rNotify
-	case e.period > 0 && e.resyncCount >= e.period:
+	case e.period > 0 && e.resyncCount >= e.period && !miss:
 		kind = rLast // resync: report branches before the sync
 		e.syncNext = true
 	case c.notify && !e.v026:
@@ -585,10 +631,10 @@ func (e *Encoder) doInst(c, n *step) {
 		kind = rNotify
 	}
 	if kind != rNone {
-		if n.kind == stInst && e.period > 0 && e.resyncCount+1 >= e.period {
+		if n.kind == stInst && e.period > 0 && e.resyncCount+1 >= e.period && !miss {
 			e.syncNext = true
 		}
-		e.addrPacket(c, n, kind, mispred)
+		e.addrPacket(c, kind, mispred, e.stack.depth)
 	} else if mispred {
 		p := Packet{Format: FormatExt, Subformat: SubBranchCount, BranchCount: uint32(e.pbc - 31), BranchFmt: BranchFmtNoAddr}
 		e.pbc = 0
@@ -606,6 +652,102 @@ func (e *Encoder) doInst(c, n *step) {
 	e.advance(c, n, isBranch || e.anchored)
 }
 
+// targetReported reports whether c is an uninferable jump whose target
+// (n) will be reported: not a sequentially inferable jump nor a return
+// the return stack predicts.
+func (e *Encoder) targetReported(c, n *step) bool {
+	it := c.itype
+	if !it.Uninferable() || e.cfg.Options.SIJump && c.sijump {
+		return false
+	}
+	return !(e.irOn && it == ingress.ITypeReturn && e.stack.depth > 0 && n.kind == stInst &&
+		(e.stack.top() == n.addr || e.blind && e.cfg.Params.ReturnStackSize == 0))
+}
+
+// retMiss reports whether c is a return that the return stack (or the
+// call counter variant, which keeps the return addresses too) predicts
+// wrongly: n, the instruction after it, is not the address on top.
+func (e *Encoder) retMiss(c, n *step) bool {
+	if e.blind && e.cfg.Params.ReturnStackSize == 0 {
+		return false
+	}
+	return e.irOn && c.itype == ingress.ITypeReturn && e.stack.depth > 0 && n.kind == stInst &&
+		e.stack.top() != n.addr && !(e.cfg.Options.SIJump && c.sijump)
+}
+
+// missNeedsSync reports whether the mispredicted return c must be
+// preceded by a sync packet at c rather than reported with irreport in
+// the packet reporting n:
+//   - the decoder takes the first return at the depth irdepth gives for
+//     the mispredicted one (as the specification's decoder does), so a
+//     return inferred at that depth since the last instruction it
+//     stopped at would be taken for it (a correctly predicted return and
+//     a mispredicted one at the same depth within one packet interval,
+//     as with setjmp/longjmp);
+//   - with a call counter, the specification defines no report of a
+//     return that does not go back to its call site ("any program that
+//     modifies return addresses cannot be traced"): the encoder
+//     resynchronises, so that the return is an ordinary uninferable
+//     jump, and counts it (RetMisses);
+//   - when n is reported with a sync packet (a privilege or precise
+//     context change, a resynchronisation), whose walk from c would
+//     infer the return.
+func (e *Encoder) missNeedsSync(c, n *step) bool {
+	if e.cfg.Params.ReturnStackSize == 0 {
+		return true
+	}
+	if e.irSeen&(1<<(uint(e.stack.depth)&63)) != 0 {
+		return true
+	}
+	return n.priv != c.priv || n.ctype >= ingress.CTypePrecise || e.period > 0 && e.resyncCount+1 >= e.period
+}
+
+// anchor pins the decoder on c with a sync packet (the specification's
+// resynchronisation, which an encoder may send at any instruction). The
+// branch outcomes the sync would drop are first reported with a format
+// 0/1/2 packet reporting the previous instruction, unless the decoder
+// already stops there: that packet is followed by the sync, so it
+// reports the last instruction before it, and the decoder reaches c from
+// it in one step. An inferred return alone needs no such packet: c has
+// not been executed since the decoder's last stopping point or the last
+// branch (revisits pins a path before it comes back), so the sync's walk
+// cannot stop at c in a wrong call. miss says c is a mispredicted return;
+// after the sync the stack is empty and its target is reported as that
+// of an uninferable jump.
+func (e *Encoder) anchor(c, n *step, miss bool) {
+	if (e.mapN > 0 || e.pbc > 0) && !e.pHere {
+		e.addrPacket(&step{addr: e.pAddr}, rLast, false, e.pDepth)
+	}
+	e.st.Anchors++
+	if miss {
+		e.counterMiss(c, n)
+	}
+	e.syncPacket(c)
+}
+
+// counterMiss counts the mispredicted return c in call counter mode.
+func (e *Encoder) counterMiss(c, n *step) {
+	if e.cfg.Params.ReturnStackSize != 0 {
+		return
+	}
+	if e.st.RetMisses == 0 {
+		e.st.RetMiss, e.st.RetMissTo = c.addr, n.addr
+	}
+	e.st.RetMisses++
+}
+
+// Warning returns what the user should know about the trace written so
+// far, or "": returns that call counter mode cannot follow.
+func (e *Encoder) Warning() string {
+	if e.st.RetMisses == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d returns went elsewhere than after their call (the first at %#x, to %#x), which "+
+		"the call counter variant of implicit return cannot trace; the encoder resynchronised before them "+
+		"(the trace stays exact; a return stack, --implicit-return stack, reports them with irreport)",
+		e.st.RetMisses, e.st.RetMiss, e.st.RetMissTo)
+}
+
 // control applies c's own control flow: whether the instruction after it
 // must be reported, and the return stack.
 func (e *Encoder) control(c, n *step, synced bool) {
@@ -617,10 +759,14 @@ func (e *Encoder) control(c, n *step, synced bool) {
 		case e.cfg.Options.SIJump && c.sijump && !synced:
 			// sequentially inferable: the decoder computes the target
 		case e.irOn && it == ingress.ITypeReturn && e.stack.depth > 0 && n.kind != stEnd:
-			if e.stack.top() == n.addr {
+			if e.stack.top() == n.addr || e.blind && e.cfg.Params.ReturnStackSize == 0 {
+				e.irSeen |= 1 << (uint(e.stack.depth) & 63)
 				e.stack.pop()
 				e.irSince = true
 			} else {
+				// (in call counter mode, only when c is also the
+				// target of an uninferable jump: see missNeedsSync)
+				e.counterMiss(c, n)
 				e.prevUpd, e.prevRetMiss = true, true
 			}
 		default:
@@ -722,7 +868,7 @@ func (p *Params) handler(cause uint64, interrupt bool) (uint64, bool) {
 }
 
 // addrPacket sends a format 0, 1 or 2 packet reporting c.
-func (e *Encoder) addrPacket(c, n *step, kind int, mispred bool) {
+func (e *Encoder) addrPacket(c *step, kind int, mispred bool, depth int) {
 	e.st.Reasons[kind]++
 	a := c.addr
 	e.checkAddr(a)
@@ -730,11 +876,11 @@ func (e *Encoder) addrPacket(c, n *step, kind int, mispred bool) {
 	switch kind {
 	case rTarget:
 		if e.prevRetMiss && !e.v026 {
-			p.Irreport, p.Irdepth = true, uint32(e.stack.depth)
+			p.Irreport, p.Irdepth = true, uint32(depth)
 		}
 	default:
 		if e.irOn && e.irSince && !e.v026 {
-			p.Irreport, p.Irdepth = true, uint32(e.stack.depth)
+			p.Irreport, p.Irdepth = true, uint32(depth)
 		}
 		p.Notify = kind == rNotify
 	}
@@ -793,6 +939,9 @@ func (e *Encoder) wireAddr(a, base uint64) uint64 {
 func (e *Encoder) support(ienable, qual uint8) {
 	p := Packet{Format: FormatSync, Subformat: SubSupport, IEnable: ienable, QualStatus: qual,
 		IOptions: e.cfg.Options.Bits()}
+	if d := e.cfg.Data; d != nil {
+		p.DEnable, p.DOptions = 1, d.DOptions()
+	}
 	e.emit(&p, rNone)
 }
 
@@ -825,6 +974,11 @@ func (e *Encoder) emit(p *Packet, kind int) {
 		}
 		e.write(&e.pend)
 		e.pendOK = false
+	}
+	if p.Format != FormatSync || p.Subformat == SubStart || p.Subformat == SubTrap {
+		// The decoder stops at the instruction this packet reports
+		// (a format 0/1/2 packet, a sync packet).
+		e.here, e.irSeen = true, 0
 	}
 	if p.Format != FormatSync || p.Subformat != SubSupport {
 		e.resyncCount++

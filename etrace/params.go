@@ -405,6 +405,8 @@ type Config struct {
 	// Decode holds the decoder options every protocol shares (the encoder
 	// ignores them).
 	Decode decode.Options
+	// Data, if not nil, turns data trace on (see data.go).
+	Data *DataConfig
 }
 
 // DefaultConfig returns E-Trace 2.0 with DefaultParams, delta address mode
@@ -436,6 +438,9 @@ func (c *Config) Check() error {
 	}
 	if c.ResyncPeriod < 0 {
 		return fmt.Errorf("etrace: negative resync period")
+	}
+	if err := c.checkData(); err != nil {
+		return err
 	}
 	return p.Validate()
 }

@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -153,6 +154,92 @@ func TestResyncPeriodsT1(t *testing.T) {
 					cfg.ResyncPeriod = period
 					name := fmt.Sprintf("%s/%s/%s/period-%d", v, in.name, m.name, period)
 					roundTrip(t, name, cfg, nil, img, blocks, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIdleLoop checks the encoding of an idle loop "j ." (an instruction
+// that is its own successor, with no branch and no uninferable jump):
+// every iteration must be reported for the decoder to count them, and
+// the encoder pins each with a sync packet (a resynchronisation, which the
+// specification allows at any instruction) rather than with a format 2
+// packet marked as a notification, which would claim a trigger[2]
+// request. The loop ends with an interrupt, with the end of tracing and
+// with a notification the hart requested (Gated.Notify), the one case
+// that sets notify.
+func TestIdleLoop(t *testing.T) {
+	img := image.NewSet()
+	img.AddBytes("idle", 0x80000000, []byte{
+		0x01, 0x00, // 80000000: c.nop
+		0x01, 0xa0, // 80000002: c.j 80000002
+		0x01, 0x00, // 80000004: c.nop (handler)
+		0xfd, 0xbf, // 80000006: c.j 80000004
+	})
+	img.SetXLEN(64)
+	const iters = 1000
+	m := ingress.PrivM
+	blocks := []ingress.Block{{IAddr: 0x80000000, IRetire: 2, IType: ingress.ITypeDirectJump, Priv: m}}
+	for i := 1; i < iters; i++ {
+		blocks = append(blocks, ingress.Block{IAddr: 0x80000002, IRetire: 1, IType: ingress.ITypeDirectJump, Priv: m})
+	}
+	trap := append(append([]ingress.Block{}, blocks...),
+		ingress.Block{IAddr: 0x80000002, IType: ingress.ITypeInterrupt, Cause: 7, Priv: m},
+		ingress.Block{IAddr: 0x80000004, IRetire: 2, IType: ingress.ITypeDirectJump, Priv: m},
+		ingress.Block{IAddr: 0x80000004, IRetire: 1, Priv: m})
+	for _, tc := range []struct {
+		name   string
+		blocks []ingress.Block
+		notify int // Gated.Notify before this block (0: none)
+	}{
+		{"end", blocks, 0},
+		{"interrupt", trap, 0},
+		{"notify", blocks, 500},
+	} {
+		for _, v := range []Version{V2, V026} {
+			for _, md := range modes {
+				cfg := DefaultConfig()
+				cfg.Version = v
+				md.set(&cfg)
+				name := fmt.Sprintf("%s/%s/%s", tc.name, v, md.name)
+				var buf bytes.Buffer
+				e, _ := NewEncoder(&buf, cfg, img)
+				notified := 0
+				e.OnPacket = func(p *Packet) {
+					if p.Notify {
+						notified++
+					}
+				}
+				for i := range tc.blocks {
+					if tc.notify > 0 && i == tc.notify {
+						e.Notify()
+					}
+					if err := e.Block(&tc.blocks[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := e.Close(); err != nil {
+					t.Fatal(err)
+				}
+				want := 0
+				if tc.notify > 0 && v == V2 {
+					want = 1
+				}
+				if notified != want {
+					t.Errorf("%s: %d packets with notify set, want %d", name, notified, want)
+				}
+				s := decodePCs(t, cfg, img, buf.Bytes())
+				for _, ev := range s.events {
+					t.Errorf("%s: %v", name, &ev)
+				}
+				comparePCs(t, name, s.pcs, retired(t, img, tc.blocks))
+				st := e.Stats()
+				if v == V2 && md.name == "baseline" {
+					t.Logf("%s: %d bytes, %d packets for %d iterations", name, st.Bytes, st.Packets, iters)
+				}
+				if per := float64(st.Bytes) / iters; per > 6.1 {
+					t.Errorf("%s: %.2f bytes per iteration", name, per)
 				}
 			}
 		}

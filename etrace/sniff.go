@@ -39,6 +39,11 @@ func Sniff(prefix []byte, cfg *Config) SniffResult {
 	c := NewCodec(cfg)
 	sc := NewScanner(bytes.NewReader(prefix), cfg)
 	var p Packet
+	var dc *dataCodec
+	dataCfg := cfg.Data
+	if dataCfg == nil {
+		dataCfg = &DataConfig{DataWidth: 64, DAddressWidth: cfg.Params.IAddressWidth}
+	}
 	for {
 		start := sc.Offset()
 		if !sc.Scan() {
@@ -55,6 +60,19 @@ func Sniff(prefix []byte, cfg *Config) SniffResult {
 		n := int(sc.Offset() - start)
 		res.Bytes += n
 		fr := sc.Frame()
+		if fr.Data {
+			if dc == nil {
+				dc = newDataCodec(dataCfg)
+			}
+			var dp DataPacket
+			if dc.parse(fr.Payload, &dp) != nil {
+				res.Errors++
+			} else {
+				res.Good += n
+				res.Packets++
+			}
+			continue
+		}
 		if err := c.Parse(fr.Payload, fr.Support, &p); err != nil {
 			res.Errors++
 			continue

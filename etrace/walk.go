@@ -191,6 +191,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				case in.Link == riscv.LinkReturn && d.opt.ImplicitReturn && d.stack.depth > 0 &&
 					!(d.irActive && d.irDepth == d.stack.depth):
 					next = d.stack.pop()
+					d.irAt = d.emitted + d.rN + 1
 				default:
 					if mode == modeLastBranch || mode == modeFail {
 						return fmt.Errorf("uninferable discontinuity at %#x before the last branch", d.pc)

@@ -61,10 +61,17 @@ const (
 	// (a field beyond the specification's maximum that was still used);
 	// Err says what and Offset where.
 	KindWarn
+	// KindData is a data access (data trace) of the instruction at Addr,
+	// which is the last instruction of the range just before it: Access
+	// holds the access (its IAddr is Addr), AccessHas which of its
+	// address and data the trace carried. An atomic is one event with
+	// the value loaded (Access.Data) and the value stored (Access.SData).
+	// Offset is the byte offset of the data packet.
+	KindData
 	numKinds
 )
 
-var kindNames = [numKinds]string{"range", "trap", "sync", "context", "time", "gap", "stop", "notify", "warn"}
+var kindNames = [numKinds]string{"range", "trap", "sync", "context", "time", "gap", "stop", "notify", "warn", "data"}
 
 // String returns the lower-case name of the kind.
 func (k Kind) String() string {
@@ -119,6 +126,11 @@ type Event struct {
 	Suspect uint64
 	// Err explains a gap.
 	Err error
+	// Access is the data access of a KindData event.
+	Access ingress.Access
+	// AccessHas tells which parts of Access the trace carried
+	// (AccessAddr, AccessData).
+	AccessHas uint8
 	// Image, on a range, is the address space the range was decoded in
 	// when it is not the image the decoder was given: the view of a
 	// context or of a point in time of a system trace
@@ -134,6 +146,12 @@ func (e *Event) ImageOr(img *image.Set) *image.Set {
 	}
 	return img
 }
+
+// Bits of Event.AccessHas.
+const (
+	AccessAddr = 1 << iota // Access.DAddr is known
+	AccessData             // Access.Data (and SData) are known
+)
 
 // String renders the event on one line, for listings and test failures.
 func (e *Event) String() string {
@@ -171,6 +189,20 @@ func (e *Event) String() string {
 		return fmt.Sprintf("stop reason=%d", e.Reason)
 	case KindNotify:
 		return fmt.Sprintf("notify at %#x", e.Addr)
+	case KindData:
+		a := &e.Access
+		s := fmt.Sprintf("data %s pc=%#x size=%d", a.DType, e.Addr, a.Bytes())
+		if e.AccessHas&AccessAddr != 0 {
+			s += fmt.Sprintf(" addr=%#x", a.DAddr)
+		}
+		if e.AccessHas&AccessData != 0 && a.DType != ingress.DTypeSCFail {
+			if a.DType.IsAtomic() {
+				s += fmt.Sprintf(" load=%#x store=%#x", a.Data, a.SData)
+			} else {
+				s += fmt.Sprintf(" value=%#x", a.Data)
+			}
+		}
+		return s
 	}
 	return e.Kind.String()
 }

@@ -206,7 +206,9 @@ func (s *Selection) Event(e *Event) error {
 			return s.next.Event(e)
 		}
 		return nil
-	case KindStop:
+	case KindStop, KindData:
+		// a data access belongs to the last instruction of the range
+		// before it
 		if st.prevKept {
 			return s.next.Event(e)
 		}

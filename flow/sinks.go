@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // PCWriter is a sink that writes the address of every executed
@@ -208,6 +209,8 @@ func (l *Listing) Event(e *Event) error {
 		_, err = fmt.Fprintf(l.w, "%sstop (reason %d)\n", src, e.Reason)
 	case KindNotify:
 		_, err = fmt.Fprintf(l.w, "%snotify at %s\n", src, l.addr(e.Addr))
+	case KindData:
+		_, err = fmt.Fprintf(l.w, "%s    %s\n", src, e.String())
 	}
 	return err
 }
@@ -355,6 +358,24 @@ func (j *JSONLines) Event(e *Event) error {
 		}
 	case KindStop:
 		num("reason", uint64(e.Reason))
+	case KindData:
+		a := &e.Access
+		hex("pc", e.Addr)
+		b = append(b, `,"dtype":"`...)
+		b = append(b, a.DType.String()...)
+		b = append(b, '"')
+		num("size", uint64(a.Bytes()))
+		if e.AccessHas&AccessAddr != 0 {
+			hex("addr", a.DAddr)
+		}
+		if e.AccessHas&AccessData != 0 && a.DType != ingress.DTypeSCFail {
+			if a.DType.IsAtomic() {
+				hex("load", a.Data)
+				hex("store", a.SData)
+			} else {
+				hex("value", a.Data)
+			}
+		}
 	}
 	if e.Offset >= 0 && e.Kind != KindRange {
 		num("offset", uint64(e.Offset))

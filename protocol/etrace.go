@@ -24,42 +24,70 @@ func (etraceProto) NewEncoder(w io.Writer, img *image.Set, cfg *Config) (ingress
 	if img != nil && len(img.Segments()) == 0 {
 		img = nil
 	}
-	return etrace.NewEncoder(w, cfg.ETrace, img)
+	enc, err := etrace.NewEncoder(w, cfg.ETrace, img)
+	if err != nil || cfg.ETrace.Data == nil {
+		return enc, err
+	}
+	// data trace: the encoder is also an ingress.DataSink
+	return etrace.NewDataEncoder(enc)
 }
 
 // etraceDecoder decodes framed bytes or te_inst CSV.
 type etraceDecoder struct {
-	d   *etrace.Decoder
-	csv bool
+	d    *etrace.Decoder
+	csv  bool
+	join *etrace.DataJoiner // data trace
 }
 
 func (d etraceDecoder) Decode(r io.Reader) error {
 	if d.csv {
+		if d.join != nil {
+			return fmt.Errorf("etrace: a te_inst CSV file has no data trace")
+		}
 		return d.d.DecodeCSV(r)
 	}
-	return d.d.Decode(r)
+	err := d.d.Decode(r)
+	if d.join != nil {
+		// what the joiner holds at the end: left-over packets, the
+		// count of instructions left without their access
+		if jerr := d.join.Flush(); err == nil {
+			err = jerr
+		}
+	}
+	return err
 }
 
 func (etraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Decoder, error) {
 	c := cfg.ETrace
 	c.Decode = cfg.Decode
+	var join *etrace.DataJoiner
+	if c.Data != nil {
+		var err error
+		if join, err = etrace.NewDataJoiner(sink, img, &c); err != nil {
+			return nil, err
+		}
+		sink = join
+	}
 	// The one place the E-Trace decoder is constructed.
 	d, err := etrace.NewDecoder(img, sink, c)
 	if err != nil {
 		return nil, err
 	}
-	return etraceDecoder{d, cfg.ETraceCSV}, nil
+	if join != nil {
+		d.Data = join
+	}
+	return etraceDecoder{d, cfg.ETraceCSV, join}, nil
 }
 
 func (etraceProto) Dump(r io.Reader, w io.Writer, cfg *Config) error {
 	c := cfg.ETrace
-	if cfg.Dump.Symbolize != nil {
-		return ErrNoDumpSymbols
-	}
 	if cfg.Dump.CSV {
+		if cfg.Dump.Symbolize != nil {
+			return ErrNoDumpSymbols
+		}
 		return etrace.ToCSV(r, &c, w)
 	}
-	st, err := etrace.Dump(r, w, &c)
+	st, err := etrace.DumpWith(r, w, &c, etrace.DumpOptions{Symbolize: cfg.Dump.Symbolize})
 	if err == nil && st.Errors > 0 {
 		return fmt.Errorf("%d errors", st.Errors)
 	}

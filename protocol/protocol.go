@@ -71,13 +71,15 @@ type DumpOptions struct {
 	Stats io.Writer
 	// Symbolize, when not nil, names the function an address is in
 	// ("main+0x10", "" for none): the N-Trace listing shows it after
-	// every full address. E-Trace dumps refuse it (ErrNoDumpSymbols):
-	// their address fields are not full addresses.
+	// every full address, the E-Trace listing after every address a
+	// packet gives, made absolute (etrace.DumpOptions). The E-Trace
+	// te_inst CSV refuses it (ErrNoDumpSymbols).
 	Symbolize func(addr uint64) string
 }
 
-// ErrNoDumpSymbols is the error of an E-Trace dump asked for symbols.
-var ErrNoDumpSymbols = errors.New("symbols in the E-Trace listing are not supported (its address fields are differential or shifted, not full addresses): decode with --image instead")
+// ErrNoDumpSymbols is the error of an E-Trace te_inst CSV dump asked for
+// symbols.
+var ErrNoDumpSymbols = errors.New("the te_inst CSV has no place for symbols: dump without --to-csv to see them")
 
 // DefaultConfig returns a Config with each protocol's defaults: N-Trace in
 // HTM mode, E-Trace 2.0 in its default configuration.

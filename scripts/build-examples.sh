@@ -8,3 +8,8 @@ CC=${CC:-riscv64-linux-gnu-gcc}
 CFLAGS="-O2 -g -march=rv64gc -mabi=lp64d -mcmodel=medany -ffreestanding -fno-builtin -nostdlib -nostartfiles -static -fno-pie -no-pie"
 $CC $CFLAGS -T link.ld -o demo.elf start.S demo.c
 echo "built examples/demo/demo.elf"
+cd ../trace-self
+$CC $CFLAGS -T link.ld -o trace-self.elf start.S trace-self.c
+echo "built examples/trace-self/trace-self.elf"
+$CC $CFLAGS -DSMODE -Wl,--build-id=none -T link-s.ld -o trace-self-s.elf start.S trace-self.c
+echo "built examples/trace-self/trace-self-s.elf"

@@ -17,6 +17,8 @@
 #   OpenSBI fw_jump.elf/fw_dynamic.elf the virt machine's firmware
 #   chromium --headless               the HTML report test
 #                                     (RVTRACE_BROWSER_TESTS=0 leaves it out)
+#   genhtml (lcov)                    renders rvtrace's lcov output
+#                                     (analysis TestLcovGenhtml)
 #   staticcheck                       the lint step of scripts/test.sh
 #   pprof (standalone)                pprof -disasm through binutils' objdump
 #                                     (analysis TestPprofDisasmObjdump)
@@ -37,6 +39,7 @@ command -v riscv64-linux-gnu-objdump >/dev/null 2>&1 || need+=(binutils-riscv64-
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 { command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
 [ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
+command -v genhtml >/dev/null 2>&1 || need+=(lcov)
 if [ "$BROWSER" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 fi
@@ -102,6 +105,13 @@ done
 for fw in fw_jump.elf fw_dynamic.elf; do
   [ -s "$OPENSBI/$fw" ] || fail "OpenSBI firmware $OPENSBI/$fw (opensbi)"
 done
+
+# genhtml renders a one-function tracefile (with its source) to HTML.
+printf 'int f(void) { return 1; }\n' >"$work/cov.c"
+printf 'TN:t\nSF:%s\nFN:1,f\nFNDA:1,f\nFNF:1\nFNH:1\nDA:1,1\nLF:1\nLH:1\nend_of_record\n' "$work/cov.c" >"$work/cov.info"
+if ! genhtml -q -o "$work/covhtml" "$work/cov.info" >"$work/genhtml.log" 2>&1 || ! grep -q 'cov.c' "$work/covhtml/index.html" 2>/dev/null; then
+  fail "genhtml does not render an lcov tracefile (lcov): $(head -c 300 "$work/genhtml.log")"
+fi
 
 if [ "$BROWSER" = 1 ]; then
   chrome=$(command -v chromium || command -v chromium-browser || true)

@@ -1,6 +1,9 @@
 package sim
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Access types, for translation, PMP and fault causes.
 const (
@@ -447,10 +450,7 @@ func (h *Hart) pmpRange(i int) (lo, hi uint64) {
 	case pmpNA4:
 		return addr << 2, addr<<2 + 4
 	default:
-		t := uint(0)
-		for t < 64 && addr>>t&1 == 1 {
-			t++
-		}
+		t := uint(bits.TrailingZeros64(^addr)) // trailing ones
 		if t >= 62 {
 			return 0, ^uint64(0)
 		}

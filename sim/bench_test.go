@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -55,3 +56,69 @@ func BenchmarkCoremark(b *testing.B) { benchCoremark(b, false) }
 // BenchmarkCoremarkIngress runs coremark feeding a counting ingress sink
 // (coalesced blocks).
 func BenchmarkCoremarkIngress(b *testing.B) { benchCoremark(b, true) }
+
+// benchRun times Machine.Run of the machine load prepares, b.N times, and
+// reports MIPS of wall time and of process CPU time.
+func benchRun(b *testing.B, load func(m *Machine) error) {
+	benchRunCfg(b, Config{}, load)
+}
+
+// benchRunCfg is benchRun with machines of configuration cfg.
+func benchRunCfg(b *testing.B, cfg Config, load func(m *Machine) error) {
+	var instr uint64
+	var cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		m, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := load(m); err != nil {
+			b.Fatal(err)
+		}
+		c0 := cpuTime()
+		res, err := m.Run()
+		cpu += cpuTime() - c0
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("exit %d, %v", res.ExitCode, err)
+		}
+		instr += res.Instret
+	}
+	b.ReportMetric(float64(instr)/b.Elapsed().Seconds()/1e6, "MIPS")
+	b.ReportMetric(float64(instr)/cpu.Seconds()/1e6, "cpu-MIPS")
+}
+
+// BenchmarkSv39 runs examples/bench/sv39bench.elf: user code under Sv39
+// with a system call delegated to S-mode every 580 instructions (44.9 M
+// instructions).
+func BenchmarkSv39(b *testing.B) {
+	path := filepath.Join("..", "examples", "bench", "sv39bench.elf")
+	benchRun(b, func(m *Machine) error { return m.LoadELF(path) })
+}
+
+// BenchmarkLinuxSimbench runs examples/bench/simbench.c, built static
+// with riscv64-linux-gnu-gcc, in Linux user mode (74 M instructions).
+func BenchmarkLinuxSimbench(b *testing.B) {
+	gcc, err := exec.LookPath("riscv64-linux-gnu-gcc")
+	if err != nil {
+		b.Skip("riscv64-linux-gnu-gcc not installed")
+	}
+	path := filepath.Join(b.TempDir(), "simbench")
+	out, err := exec.Command(gcc, "-static", "-O2", "-o", path,
+		filepath.Join("..", "examples", "bench", "simbench.c"), "-lm").CombinedOutput()
+	if err != nil {
+		b.Fatalf("building simbench: %v\n%s", err, out)
+	}
+	b.ResetTimer()
+	benchRun(b, func(m *Machine) error { return m.LoadLinuxELF(path, []string{"simbench"}, nil) })
+}
+
+// BenchmarkKernelBoot boots the Linux kit's kernel (Sv39) on the built-in
+// SBI to the busybox init script, which powers off (about 0.7 G
+// instructions); skipped without the kit (scripts/linux-kit.sh).
+func BenchmarkKernelBoot(b *testing.B) {
+	dir := linuxKit(b)
+	benchRunCfg(b, Config{MaxInstret: bootLimit}, func(m *Machine) error {
+		return m.LoadKernel(Kernel{Image: filepath.Join(dir, "Image"),
+			Initrd: filepath.Join(dir, "initramfs-busybox.cpio.gz"), Append: "console=ttyS0 rdinit=/init"})
+	})
+}

@@ -125,10 +125,12 @@
 // go through direct-mapped software TLBs of host pages, one set per
 // privilege level, so that traps and returns switch sets instead of
 // flushing them (satp, sfence.vma, SUM, MXR, MPRV and PMP changes flush);
-// the interpreter loop allocates nothing. Double-precision fused
-// multiply-adds use the host's FMA once fflags.NX is set. Coremark runs at
-// about 180-195 M instructions per CPU-second (go test -bench Coremark
-// ./sim/; rvtrace bench --sim times whole processes).
+// the interpreter loop allocates nothing and makes no calls (whatever
+// needs one returns to a handler loop, so that the loop's state stays in
+// registers). Double-precision fused multiply-adds use the host's FMA
+// once fflags.NX is set. Coremark runs at about 250 M instructions per
+// CPU-second in process (go test -bench Coremark ./sim/) and 235 M as a
+// whole process (rvtrace bench --sim); see PERFORMANCE.md.
 //
 // # Limits
 //

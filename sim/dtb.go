@@ -187,6 +187,7 @@ func (m *Machine) makeDTB() []byte {
 	f.cells("reg", 0, UARTBase, 0, uartSize)
 	f.cells("reg-shift", 0)
 	f.end()
+	m.fdtTrace(f)
 	f.end()
 	if m.htif {
 		f.begin("htif")
@@ -206,6 +207,12 @@ func (m *Machine) installBootROM() error {
 	if err := m.mem.addRAM(BootROMBase, bootROMSize, "sim: boot ROM"); err != nil {
 		return err
 	}
+	return m.writeBootROM()
+}
+
+// writeBootROM writes the reset code and the device tree into the boot
+// ROM.
+func (m *Machine) writeBootROM() error {
 	var rom []byte
 	reset := []uint32{
 		0x00000297, // auipc t0, 0

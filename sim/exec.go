@@ -45,37 +45,159 @@ func (h *Hart) step(n uint64) {
 	}
 }
 
-// exec is the interpreter loop: it runs up to limit instructions and
-// returns how many retired and whether the current step must end.
+// Why the inner loop (run) stopped.
+const (
+	whyLimit uint8 = iota // limit instructions retired
+	whyFetch              // the pc is outside the decoded window, or its slot is not decoded
+	whyMem                // a load or store missed the TLB (or is misaligned)
+	whySlow               // an operation of execSlow
+	whyPost               // an instruction retired that the tracer or an observer must see
+)
+
+// pending is the instruction the inner loop left to exec's handlers.
+type pending struct {
+	d   *inst
+	npc uint64 // the next pc (whyPost: after execution)
+	a   uint64 // rs1 before execution
+	it  uint8  // itype of the retirement (whyPost)
+}
+
+// exec is the interpreter: it runs up to limit instructions and returns
+// how many retired and whether the current step must end.
+//
+// The inner loop (run) makes no calls: everything that needs one (a fetch
+// outside the decoded window, a load or store that misses the TLB, the
+// operations of execSlow, the tracer and observers) returns to exec,
+// which calls and enters the loop again. Nothing is then live across a
+// call inside the loop, so the compiler keeps its state in registers.
+// Only the handlers can set h.stop, so the loop never tests it.
 func (h *Hart) exec(limit uint64) (n uint64, end bool) {
-	x := &h.x
-	amask := h.amask
-	pc := h.pc
-	lsz := h.lastSize
-	for n < limit {
-		var d *inst
-		var npc uint64
-		var it uint8
-		var a uint64 // rs1 before execution (for the observer)
-		off := pc - h.fbase
-		if off < pageSize-2 {
-			d = &h.fpage.insts[off>>1]
-			if d.op == opInvalid {
-				if h.fpage == &noFetchPage {
-					h.pc = pc
-					if d = h.fetchSlow(pc); d == nil {
-						goto exc
-					}
-				} else {
-					h.fill(d, off)
-				}
-			}
-		} else {
-			h.pc = pc
-			d = h.fetchSlow(pc)
-			if d == nil {
+	c := &h.cur
+	for {
+		var why uint8
+		n, why, c.d = h.run(n, limit)
+		switch why {
+		case whyLimit:
+			h.dropXOne()
+			return n, false
+		case whyFetch:
+			if !h.fetchMiss() {
+				c.d = nil
 				goto exc
 			}
+			continue
+		case whyMem:
+			c.it = 0
+			if !h.memSlow(c.d, c.a) {
+				goto exc
+			}
+			h.retired(c)
+			n++
+		case whySlow:
+			var ok bool
+			c.npc, c.it, ok = h.execSlow(c.d, h.pc, c.npc)
+			if !ok {
+				goto exc
+			}
+			h.retired(c)
+			n++
+		}
+		h.post(c)
+		if h.stop {
+			h.stop = false
+			h.dropXOne()
+			return n, h.halted || h.waiting || h.m.done
+		}
+		continue
+	exc:
+		h.dropXOne()
+		h.takeTrap(h.excCause, h.excTval, false, c.d)
+		return n, true
+	}
+}
+
+// retired does the inner loop's bookkeeping for an instruction a handler
+// executed.
+func (h *Hart) retired(c *pending) {
+	h.x[0] = 0
+	h.instret++
+	h.cycle += uint64(c.d.cost)
+	h.prevSize = h.lastSize
+	h.lastSize = c.d.size
+	if it := c.it; it != 0 && it != 4 && it < itEnd {
+		h.cycle += h.takenPenalty
+	}
+}
+
+// post reports the retirement of the instruction at h.pc (coalesced
+// ingress blocks end at control transfers; the PC hook and observers see
+// every retirement) and moves to the next.
+func (h *Hart) post(c *pending) {
+	d, pc, npc, it := c.d, h.pc, c.npc, c.it
+	if it != 0 && h.cf {
+		h.tr.retireCF(pc, d, npc, it)
+	}
+	if h.perInst {
+		// the event model's fast paths (observe.go), else the hook
+		if f := h.fast; f != nil && d.mk < mkSystem {
+			if ea := (c.a + uint64(d.imm)) & h.amask; !f.Fast.Retire(pc, d.mk, ea) {
+				h.cycle += f.Step(pc, d.mk, ea, npc)
+			}
+		} else {
+			h.retireHook(pc, d, npc, it, c.a)
+		}
+	}
+	h.pc = npc
+}
+
+// fetchMiss decodes the instruction at h.pc for the inner loop: in its
+// slot of the fetch window, else (a 32-bit instruction across the page
+// boundary, a page that PMP does not cover whole) in a window of its own
+// (setXOne). False when a fetch exception was recorded.
+func (h *Hart) fetchMiss() bool {
+	pc := h.pc
+	wasXOne := h.dropXOne()
+	if off := pc - h.fbase; !wasXOne && off < pageSize-2 && h.fpage != &noFetchPage {
+		h.fill(&h.fpage.insts[off>>1], off)
+		return true
+	}
+	d := h.fetchSlow(pc)
+	if d == nil {
+		return false
+	}
+	if h.fpage == &noFetchPage || d != &h.fpage.insts[(pc-h.fbase)>>1] {
+		h.setXOne(pc, d)
+	}
+	return true
+}
+
+// run is the interpreter's inner loop. It retires instructions until n
+// reaches limit or one needs a handler (why), and leaves h.pc at the
+// instruction it stopped at (whyPost: the one that retired); it returns
+// that instruction and leaves the rest of its state in h.cur.
+func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
+	x := &h.x
+	pc := h.pc
+	fbase, fp := h.fbase, h.fpage
+	left := limit - n // instructions left: n and h.instret are brought up to date on the way out
+	var (
+		d      *inst
+		npc, a uint64
+		it     uint8
+		why    uint8
+	)
+	for left != 0 {
+		// A decoded slot is a whole instruction inside the page (a 32-bit
+		// instruction across the page boundary is never cached).
+		off := pc - fbase
+		if off >= pageSize {
+			why = whyFetch
+			goto out
+		}
+		d = &fp.insts[off>>1]
+		if d.op == opInvalid {
+			why = whyFetch
+			goto out
 		}
 		npc = pc + uint64(d.size)
 		{
@@ -95,141 +217,146 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				x[rd] = npc
 				npc = pc + uint64(d.imm)
 				it = d.itype
+				goto cf
 			case opJALR:
 				x[rd] = npc
 				npc = (a + uint64(d.imm)) &^ 1
 				it = d.itype
+				goto cf
 			case opBEQ:
 				it = 4
 				if a == b {
-					npc, it = (pc+uint64(d.imm))&amask, 5
+					npc, it = (pc+uint64(d.imm))&h.amask, 5
 				}
+				goto cf
 			case opBNE:
 				it = 4
 				if a != b {
-					npc, it = (pc+uint64(d.imm))&amask, 5
+					npc, it = (pc+uint64(d.imm))&h.amask, 5
 				}
+				goto cf
 			case opBLT:
 				it = 4
 				if int64(a) < int64(b) {
-					npc, it = (pc+uint64(d.imm))&amask, 5
+					npc, it = (pc+uint64(d.imm))&h.amask, 5
 				}
+				goto cf
 			case opBGE:
 				it = 4
 				if int64(a) >= int64(b) {
-					npc, it = (pc+uint64(d.imm))&amask, 5
+					npc, it = (pc+uint64(d.imm))&h.amask, 5
 				}
+				goto cf
 			case opBLTU:
 				it = 4
 				if a < b {
-					npc, it = (pc+uint64(d.imm))&amask, 5
+					npc, it = (pc+uint64(d.imm))&h.amask, 5
 				}
+				goto cf
 			case opBGEU:
 				it = 4
 				if a >= b {
-					npc, it = (pc+uint64(d.imm))&amask, 5
+					npc, it = (pc+uint64(d.imm))&h.amask, 5
 				}
+				goto cf
 			case opLB:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift {
 					x[rd] = uint64(int64(int8(e.page[va&pageMask])))
-				} else if v, ok := h.loadSlow(va, 1); ok {
-					x[rd] = uint64(int64(int8(v)))
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opLBU:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift {
 					x[rd] = uint64(e.page[va&pageMask])
-				} else if v, ok := h.loadSlow(va, 1); ok {
-					x[rd] = v
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opLH:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&1 == 0 {
 					x[rd] = uint64(int64(int16(binary.LittleEndian.Uint16(e.page[va&pageMask:]))))
-				} else if v, ok := h.loadSlow(va, 2); ok {
-					x[rd] = uint64(int64(int16(v)))
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opLHU:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&1 == 0 {
 					x[rd] = uint64(binary.LittleEndian.Uint16(e.page[va&pageMask:]))
-				} else if v, ok := h.loadSlow(va, 2); ok {
-					x[rd] = v
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opLW:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&3 == 0 {
 					x[rd] = uint64(int64(int32(binary.LittleEndian.Uint32(e.page[va&pageMask:]))))
-				} else if v, ok := h.loadSlow(va, 4); ok {
-					x[rd] = uint64(int64(int32(v)))
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opLWU:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&3 == 0 {
 					x[rd] = uint64(binary.LittleEndian.Uint32(e.page[va&pageMask:]))
-				} else if v, ok := h.loadSlow(va, 4); ok {
-					x[rd] = v
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opLD:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.rtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&7 == 0 {
 					x[rd] = binary.LittleEndian.Uint64(e.page[va&pageMask:])
-				} else if v, ok := h.loadSlow(va, 8); ok {
-					x[rd] = v
 				} else {
-					goto exc
+					why = whyMem
+					goto out
 				}
 			case opSB:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift {
 					e.page[va&pageMask] = byte(b)
-				} else if h.pc = pc; !h.storeSlow(va, 1, b) {
-					goto exc
+				} else {
+					why = whyMem
+					goto out
 				}
 			case opSH:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&1 == 0 {
 					binary.LittleEndian.PutUint16(e.page[va&pageMask:], uint16(b))
-				} else if h.pc = pc; !h.storeSlow(va, 2, b) {
-					goto exc
+				} else {
+					why = whyMem
+					goto out
 				}
 			case opSW:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&3 == 0 {
 					binary.LittleEndian.PutUint32(e.page[va&pageMask:], uint32(b))
-				} else if h.pc = pc; !h.storeSlow(va, 4, b) {
-					goto exc
+				} else {
+					why = whyMem
+					goto out
 				}
 			case opSD:
-				va := (a + uint64(d.imm)) & amask
+				va := (a + uint64(d.imm)) & h.amask
 				e := &h.wtlb[(va>>pageShift)&tlbMask]
 				if e.tag == va>>pageShift && va&7 == 0 {
 					binary.LittleEndian.PutUint64(e.page[va&pageMask:], b)
-				} else if h.pc = pc; !h.storeSlow(va, 8, b) {
-					goto exc
+				} else {
+					why = whyMem
+					goto out
 				}
 			case opSLTI:
 				x[rd] = b2u(int64(a) < d.imm)
@@ -396,14 +523,14 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				x[rd] = uint64(bits.LeadingZeros64(a))
 			case opCTZ:
 				x[rd] = uint64(bits.TrailingZeros64(a))
-			case opCPOP:
-				x[rd] = uint64(bits.OnesCount64(a))
+			case opCPOP, opCPOPW:
+				// execSlow: without POPCNT, bits.OnesCount is a call
+				why = whySlow
+				goto out
 			case opCLZW:
 				x[rd] = uint64(bits.LeadingZeros32(uint32(a)))
 			case opCTZW:
 				x[rd] = uint64(bits.TrailingZeros32(uint32(a)))
-			case opCPOPW:
-				x[rd] = uint64(bits.OnesCount32(uint32(a)))
 			case opMAX:
 				if int64(a) < int64(b) {
 					a = b
@@ -466,12 +593,14 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 				x[rd] = uint64(int64(int32(pc + uint64(d.imm))))
 			case opJAL32:
 				x[rd] = uint64(int64(int32(npc)))
-				npc = (pc + uint64(d.imm)) & amask
+				npc = (pc + uint64(d.imm)) & h.amask
 				it = d.itype
+				goto cf
 			case opJALR32:
 				x[rd] = uint64(int64(int32(npc)))
-				npc = (a + uint64(d.imm)) &^ 1 & amask
+				npc = (a + uint64(d.imm)) &^ 1 & h.amask
 				it = d.itype
+				goto cf
 			case opMULH32:
 				x[rd] = uint64(int64(int32((int64(int32(a)) * int64(int32(b))) >> 32)))
 			case opMULHSU32:
@@ -503,55 +632,135 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 			case opBSETI32:
 				x[rd] = uint64(int64(int32(a | (1 << uint(d.imm)))))
 			default:
-				h.pc = pc
-				h.lastSize = lsz
-				var ok bool
-				npc, it, ok = h.execSlow(d, pc, npc)
-				if !ok {
-					goto exc
-				}
+				why = whySlow
+				goto out
 			}
 		}
 		x[0] = 0
-		h.instret++
 		h.cycle += uint64(d.cost)
-		n++
-		lsz = d.size
-		if it != 0 {
-			if it != 4 && it < itEnd {
-				h.cycle += h.takenPenalty
-			}
-			if h.cf {
-				h.tr.retireCF(pc, d.size, npc, it)
-			}
-		}
+		left--
+		h.lastSize = d.size
 		if h.perInst {
-			// the event model's fast paths (observe.go), else the hook
-			if f := h.fast; f != nil && d.mk < mkSystem {
-				if ea := (a + uint64(d.imm)) & amask; !f.Fast.Retire(pc, d.mk, ea) {
-					h.cycle += f.Step(pc, d.mk, ea, npc)
-				}
-			} else {
-				h.retireHook(pc, d, npc, it, a)
+			// the event model's fast path (observe.go) needs no call
+			// (Fast.Retire is inlined and changes nothing when it fails);
+			// everything else is post's
+			if f := h.fast; f == nil || d.mk >= mkSystem || !f.Fast.Retire(pc, d.mk, (a+uint64(d.imm))&h.amask) {
+				it = 0
+				why = whyPost
+				goto out
 			}
 		}
 		pc = npc
-		if h.stop {
-			h.stop = false
-			h.pc = pc
-			h.lastSize = lsz
-			return n, h.halted || h.waiting || h.m.done
-		}
 		continue
-	exc:
-		h.pc = pc
-		h.lastSize = lsz
-		h.takeTrap(h.excCause, h.excTval, false, d)
-		return n, true
+	cf:
+		// a jump or branch (it: its itype)
+		x[0] = 0
+		h.cycle += uint64(d.cost)
+		left--
+		h.prevSize = h.lastSize
+		h.lastSize = d.size
+		if it != 4 && it < itEnd {
+			h.cycle += h.takenPenalty
+		}
+		if h.cf || h.perInst {
+			why = whyPost
+			goto out
+		}
+		pc = npc
 	}
 	h.pc = pc
-	h.lastSize = lsz
-	return n, false
+	h.instret += limit - n
+	return limit, whyLimit, nil
+out:
+	h.pc = pc
+	h.cur.npc, h.cur.a, h.cur.it = npc, a, it
+	h.instret += limit - n - left
+	return limit - left, why, d
+}
+
+// setXOne makes the instruction d at pc, decoded outside the fetch
+// window, the only one of a window of its own (the hart's scratch page),
+// so that the interpreter loop executes it; the next fetch anywhere else
+// in that page misses and drops it (dropXOne).
+func (h *Hart) setXOne(pc uint64, d *inst) {
+	if h.xpage == nil {
+		h.xpage = new(decPage)
+	}
+	slot := (pc & pageMask) >> 1
+	h.xpage.insts[slot] = *d
+	h.xslot = slot
+	h.fbase, h.fpage = pc&^pageMask, h.xpage
+}
+
+// dropXOne empties the scratch window of setXOne (the next fetch takes
+// the slow path) and reports whether it was in use.
+func (h *Hart) dropXOne() bool {
+	if h.xpage == nil || h.fpage != h.xpage {
+		return false
+	}
+	h.dropFetchWindow()
+	return true
+}
+
+// memSlow performs the load or store d (rs1 holding a) that the
+// interpreter loop could not do through the TLBs; false when an
+// exception was recorded.
+func (h *Hart) memSlow(d *inst, a uint64) bool {
+	x := &h.x
+	va := (a + uint64(d.imm)) & h.amask
+	rd := d.rd & 31
+	switch d.op {
+	case opLB:
+		v, ok := h.loadSlow(va, 1)
+		if ok {
+			x[rd] = uint64(int64(int8(v)))
+		}
+		return ok
+	case opLBU:
+		v, ok := h.loadSlow(va, 1)
+		if ok {
+			x[rd] = v
+		}
+		return ok
+	case opLH:
+		v, ok := h.loadSlow(va, 2)
+		if ok {
+			x[rd] = uint64(int64(int16(v)))
+		}
+		return ok
+	case opLHU:
+		v, ok := h.loadSlow(va, 2)
+		if ok {
+			x[rd] = v
+		}
+		return ok
+	case opLW:
+		v, ok := h.loadSlow(va, 4)
+		if ok {
+			x[rd] = uint64(int64(int32(v)))
+		}
+		return ok
+	case opLWU:
+		v, ok := h.loadSlow(va, 4)
+		if ok {
+			x[rd] = v
+		}
+		return ok
+	case opLD:
+		v, ok := h.loadSlow(va, 8)
+		if ok {
+			x[rd] = v
+		}
+		return ok
+	case opSB:
+		return h.storeSlow(va, 1, x[d.rs2&31])
+	case opSH:
+		return h.storeSlow(va, 2, x[d.rs2&31])
+	case opSW:
+		return h.storeSlow(va, 4, x[d.rs2&31])
+	default:
+		return h.storeSlow(va, 8, x[d.rs2&31])
+	}
 }
 
 func b2u(b bool) uint64 {

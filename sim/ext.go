@@ -216,8 +216,18 @@ func (h *Hart) execCBO(d *inst) bool {
 	}
 	va := h.x[d.rs1&31] & h.amask &^ (cboBlock - 1)
 	if d.op == opCBOZERO {
-		if _, ok := h.storeTarget(va, cboBlock); !ok {
+		pa, ok := h.storeTarget(va, cboBlock)
+		if !ok {
 			return false
+		}
+		if r := h.m.mem.find(pa); r != nil && h.obs == nil && r.flags[(pa-r.base)>>pageShift]&pfWatch == 0 {
+			// RAM (a block never crosses a page, nor a bank): one clear;
+			// the decoded instructions it overwrites are dropped
+			clear(r.mem[pa-r.base : pa-r.base+cboBlock])
+			if r.flags[(pa-r.base)>>pageShift]&pfCode != 0 && h.m.mem.invalidateCode(pa, cboBlock) {
+				h.m.codeWritten(h, va)
+			}
+			return true
 		}
 		for i := uint64(0); i < cboBlock; i += 8 {
 			if !h.storeSlow(va+i, 8, 0) {

@@ -29,12 +29,16 @@ type Hart struct {
 	cycle   uint64
 
 	lastSize     uint8  // size of the last retired instruction
+	prevSize     uint8  // size of the instruction retired before the last control transfer (sijump)
 	takenPenalty uint64 // timing model: extra cycles of a taken jump or branch
 
 	// fetch window: decoded page of the virtual page at fbase
 	fbase uint64
 	fpage *decPage
-	xinst inst // instruction decoded outside the cache (page-crossing)
+	xinst inst     // instruction decoded outside the cache (page-crossing)
+	xpage *decPage // window of one instruction decoded outside the cache (setXOne)
+	xslot uint64   // its slot
+	cur   pending  // the instruction the inner loop left to a handler (exec.go)
 
 	// Software TLBs, one set per privilege level (0, 1, 3), so that
 	// traps and returns switch sets instead of flushing: an entry of set
@@ -200,6 +204,9 @@ var noFetchPage decPage
 
 // dropFetchWindow makes the next fetch go through fetchSlow.
 func (h *Hart) dropFetchWindow() {
+	if h.xpage != nil && h.fpage == h.xpage {
+		h.xpage.insts[h.xslot].op = opInvalid
+	}
 	h.fbase = 0
 	h.fpage = &noFetchPage
 }

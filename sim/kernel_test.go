@@ -12,7 +12,7 @@ import (
 )
 
 // linuxKit returns the directory scripts/linux-kit.sh fills, or skips.
-func linuxKit(t *testing.T) string {
+func linuxKit(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("RVTRACE_LINUX_CACHE")
 	if dir == "" {

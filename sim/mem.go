@@ -25,10 +25,11 @@ const (
 )
 
 // decPage holds the decoded instructions of one 4 KiB physical page, one
-// slot per halfword.
+// slot per halfword. The pointer comes first: the garbage collector then
+// scans one word of the page, not 64 KiB.
 type decPage struct {
-	insts [pageSize / 2]inst
 	mem   *[pageSize]byte
+	insts [pageSize / 2]inst
 }
 
 // region is a RAM bank.

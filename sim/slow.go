@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"math/bits"
 )
 
 // illegal records an illegal-instruction exception for d (tval is the
@@ -20,6 +21,12 @@ func (h *Hart) execSlow(d *inst, pc, npc uint64) (uint64, uint8, bool) {
 	case opIllegal, opInvalid:
 		h.illegal(d)
 		return 0, 0, false
+	case opCPOP:
+		x[d.rd&31] = uint64(bits.OnesCount64(x[d.rs1&31]))
+		return npc, 0, true
+	case opCPOPW:
+		x[d.rd&31] = uint64(bits.OnesCount32(uint32(x[d.rs1&31])))
+		return npc, 0, true
 	case opFENCEI:
 		h.dropFetchWindow()
 		return npc, 0, true

@@ -44,3 +44,40 @@ func TestSelfModifyingCodeAtomics(t *testing.T) {
 		t.Errorf("code writes %+v, sc.w result %d; want 1 by pc %#x, sc.w failing (1)", cw, h.Reg(6), h.m.Entry()+4)
 	}
 }
+
+// TestSelfModifyingCodeCBOZero: cbo.zero over a block of instructions the
+// hart executed drops them from the decoded cache (running the block again
+// now takes an illegal-instruction trap: the zeros) and is counted as a
+// code write by the cbo.zero, at the block.
+func TestSelfModifyingCodeCBOZero(t *testing.T) {
+	h := runBare(t, "median", Config{},
+		0x00000297, // 0x00 auipc t0,0
+		0x03028313, // 0x04 addi t1,t0,0x30
+		0x30531073, // 0x08 csrw mtvec,t1
+		0x04028293, // 0x0c addi t0,t0,64
+		0x000280e7, // 0x10 jalr ra,0(t0) (runs the block)
+		0x0042a00f, // 0x14 cbo.zero (t0)
+		0x000280e7, // 0x18 jalr ra,0(t0) (runs it again: zeros)
+		0x0000006f, // 0x1c j .
+		0x00000013, // 0x20 nop
+		0x00000013, // 0x24 nop
+		0x00000013, // 0x28 nop
+		0x00000013, // 0x2c nop
+		0x34202673, // 0x30 handler: csrr a2,mcause
+		0x0000006f, // 0x34 j .
+		0x00000013, // 0x38 nop
+		0x00000013, // 0x3c nop
+		0x00150513, // 0x40 block: addi a0,a0,1
+		0x00008067, // 0x44 ret
+	)
+	e := h.m.Entry()
+	if e&(cboBlock-1) != 0 {
+		t.Fatalf("median's entry %#x is not block aligned", e)
+	}
+	if a0, a2 := h.Reg(10), h.Reg(12); a0 != 1 || a2 != causeIllegal {
+		t.Errorf("a0 = %d, mcause = %d; want 1 (the block ran once), %d (illegal: the zeroed block)", a0, a2, causeIllegal)
+	}
+	if cw := h.m.codeWrites; cw.Count != 1 || cw.PC != e+0x14 || cw.Addr != e+0x40 {
+		t.Errorf("code writes %+v; want 1 by pc %#x to %#x", cw, e+0x14, e+0x40)
+	}
+}

@@ -46,7 +46,13 @@ type tracer struct {
 	blk      ingress.Block
 	pend     ingress.Block // per-instruction mode: the last block, not yet sent
 	havePend bool
-	err      error
+	skipNext bool // per-instruction mode: the next retirement was sent early (tracectl.go)
+	// per-instruction mode: the register the last retired instruction
+	// loaded with a constant (0: none) and the address after it, for the
+	// sijump signal of a jump retired right after it
+	constRd   uint8
+	constNext uint64
+	err       error
 }
 
 // emit sends a block to the sink.
@@ -87,22 +93,53 @@ func (t *tracer) afterBlock(npc uint64) {
 	}
 }
 
-// retireCF ends the open block with the instruction at pc (coalesced mode).
-func (t *tracer) retireCF(pc uint64, size uint8, npc uint64, it uint8) {
+// retireCF ends the open block with the instruction d at pc (coalesced
+// mode).
+func (t *tracer) retireCF(pc uint64, d *inst, npc uint64, it uint8) {
 	if t.per || t.sink == nil {
 		return
 	}
 	if it == itEnd {
 		it = 0
 	}
+	size := d.size
 	b := &t.blk
 	t.fill(b)
 	b.IAddr = t.start
 	b.IRetire = uint32(((pc + uint64(size) - t.start) & t.h.amask) / 2)
 	b.IType = ingress.IType(it)
 	b.ILastSize = lastSizeCode(size)
+	if b.IType.Uninferable() && pc != t.start {
+		// The instruction before the jump retired just before it, in
+		// this block: the hart's sijump signal.
+		rd := t.constLoadAt(pc-uint64(t.h.prevSize), t.h.prevSize)
+		b.SIJump = rd != 0 && rd == d.rs1&31
+	}
 	t.emit(b)
 	t.afterBlock(npc)
+}
+
+// constLoadAt returns the register that the instruction of the given size
+// at pc loads with a constant (lui, auipc or c.lui), or 0 when it is none
+// of those: with the uninferable jump that follows it and reads that
+// register, it makes a sequentially inferable jump (E-Trace "Jump
+// classification and target inference", the ingress sijump signal).
+func (t *tracer) constLoadAt(pc uint64, size uint8) uint8 {
+	raw, n := t.h.peekInst(pc & t.h.amask)
+	if n != size || n == 0 {
+		return 0
+	}
+	return constLoadRd(decode(raw, t.h.xlen))
+}
+
+// constLoadRd is the register d loads with a constant (lui, auipc, c.lui),
+// or 0.
+func constLoadRd(d inst) uint8 {
+	switch d.op {
+	case opLUI, opAUIPC, opAUIPC32:
+		return d.rd & 31
+	}
+	return 0
 }
 
 // retireOne reports one retired instruction (PC hook, per-instruction mode).
@@ -111,6 +148,10 @@ func (t *tracer) retireOne(pc uint64, d *inst, npc uint64, it uint8) {
 		t.hook(pc)
 	}
 	if !t.per || t.sink == nil {
+		return
+	}
+	if t.skipNext {
+		t.skipNext = false
 		return
 	}
 	if it == itEnd {
@@ -125,6 +166,10 @@ func (t *tracer) retireOne(pc uint64, d *inst, npc uint64, it uint8) {
 	b.IRetire = uint32(d.size / 2)
 	b.IType = ingress.IType(it)
 	b.ILastSize = lastSizeCode(d.size)
+	if b.IType.Uninferable() && t.constRd != 0 && t.constNext == pc {
+		b.SIJump = t.constRd == d.rs1&31
+	}
+	t.constRd, t.constNext = constLoadRd(*d), npc
 	t.havePend = true
 	t.afterBlock(npc)
 }
@@ -140,6 +185,7 @@ func (t *tracer) trap(pc, cause, tval uint64, intr bool) {
 	if intr {
 		it = ingress.ITypeInterrupt
 	}
+	t.constRd = 0
 	if t.per {
 		if t.havePend && t.pend.IType == 0 {
 			t.pend.IType, t.pend.Cause, t.pend.TVal = it, cause, tval

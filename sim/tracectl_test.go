@@ -2,8 +2,10 @@ package sim
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
@@ -135,4 +137,63 @@ func equal(a, b []uint64) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// DescribeTrace adds the trace components to the device tree in the boot
+// ROM, which dtc (an independent parser) reads back.
+func TestTraceDeviceTree(t *testing.T) {
+	dtc, err := exec.LookPath("dtc")
+	if err != nil {
+		t.Skip("dtc absent (device-tree-compiler)")
+	}
+	cc, err := exec.LookPath("riscv64-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("riscv64-linux-gnu-gcc not installed")
+	}
+	elf := filepath.Join(t.TempDir(), "tracectl.elf")
+	if out, err := exec.Command(cc, "-march=rv64gc", "-mabi=lp64d", "-nostdlib", "-nostartfiles", "-static",
+		"-T", "testdata/tracectl.ld", "-o", elf, "testdata/tracectl.S").CombinedOutput(); err != nil {
+		t.Fatalf("building the guest: %v\n%s", err, out)
+	}
+	m, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadELF(elf); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := tracectl.NewSystem(1, nil, 4096, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AttachTrace(sys, sys.Base(), sys.End(), sys.Sinks()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DescribeTrace([]TraceNode{
+		{Name: "trace-encoder", Compatible: []string{"riscv,trace-encoder"}, Base: sys.EncoderAddr(0), Size: 0x1000, Hart: 0},
+		{Name: "trace-ram-sink", Compatible: []string{"riscv,trace-ram-sink"}, Base: sys.SinkAddr(), Size: 0x1000, Hart: -1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hdr := make([]byte, 8)
+	if !m.ReadMem(DTBAddr, hdr) {
+		t.Fatal("no boot ROM")
+	}
+	blob := make([]byte, uint32(hdr[4])<<24|uint32(hdr[5])<<16|uint32(hdr[6])<<8|uint32(hdr[7]))
+	m.ReadMem(DTBAddr, blob)
+	path := filepath.Join(t.TempDir(), "m.dtb")
+	if err := os.WriteFile(path, blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(dtc, "-q", "-I", "dtb", "-O", "dts", path).Output()
+	if err != nil {
+		t.Fatalf("dtc: %v", err)
+	}
+	dts := string(out)
+	for _, want := range []string{"trace-encoder@3000000 {", `compatible = "riscv,trace-encoder";`, "reg = <0x00 0x3000000 0x00 0x1000>;",
+		"rvtrace,hart = <0x00>;", "trace-ram-sink@3019000 {", "reg = <0x00 0x3019000 0x00 0x1000>;", "serial@"} {
+		if !strings.Contains(dts, want) {
+			t.Errorf("tree lacks %q\n%s", want, dts)
+		}
+	}
 }

@@ -96,6 +96,7 @@ func (m *Machine) makeVirtDTB() []byte {
 	f.str("compatible", "sifive,test1", "sifive,test0", "syscon")
 	f.cells("reg", 0, FinisherBase, 0, finisherSize)
 	f.end()
+	m.fdtTrace(f)
 	f.end()
 	f.end()
 	return f.blob()

@@ -2,6 +2,7 @@ package tarmac
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -57,6 +58,7 @@ type cpuState struct {
 	pending  outBlock
 	havePend bool
 	init     bool
+	privSent bool // a context event stated priv and ctx
 	priv     ingress.Priv
 	ctx      uint64
 	time     uint64
@@ -151,6 +153,10 @@ func (d *Decoder) Errors() []error { return d.errs }
 // without a number first appeared.
 func (d *Decoder) Src() int { return int(d.cur.src) }
 
+// Line returns the line of the first record of the block returned last
+// by Next (or given last to a block sink).
+func (d *Decoder) Line() int { return int(d.cur.line) }
+
 // Instructions returns the number of instructions of the block returned
 // last by Next.
 func (d *Decoder) Instructions() uint64 { return d.cur.n }
@@ -158,7 +164,32 @@ func (d *Decoder) Instructions() uint64 { return d.cur.n }
 // Next returns the next ingress block, or io.EOF after the last one. The
 // block is reused by the next call. Blocks of different CPUs come in the
 // order in which they end.
+//
+// A block of instructions whose mode is "-" (a RISC-V dialect trace
+// written from a decoded flow that does not state the privilege) is an
+// error: an ingress block needs a privilege. [Decoder.Flow] takes them
+// and states no privilege for them; a block sink gets them with Priv
+// PrivUnknown.
 func (d *Decoder) Next() (*ingress.Block, error) {
+	b, err := d.next()
+	if err == nil && b.Priv == privUnknown {
+		return nil, d.unknownPriv()
+	}
+	return b, err
+}
+
+// unknownPriv is the error of a block of unknown privilege taken as an
+// ingress block.
+func (d *Decoder) unknownPriv() error { return UnknownPrivError(int(d.cur.line)) }
+
+// UnknownPrivError is the error of a block of unknown privilege
+// (PrivUnknown) starting at line taken as an ingress block.
+func UnknownPrivError(line int) error {
+	return fmt.Errorf("tarmac: line %d: privilege unknown (mode \"-\": the trace the file was written from did not state it); ingress blocks need one", line)
+}
+
+// next is Next without the privilege check.
+func (d *Decoder) next() (*ingress.Block, error) {
 	for d.qhead == len(d.queue) {
 		d.queue, d.qhead = d.queue[:0], 0
 		if d.eof {
@@ -381,9 +412,9 @@ func (d *Decoder) event(rec *Record) {
 		it = ingress.ITypeInterrupt
 	}
 	if !c.inBlk {
+		priv := c.lastPriv() // (before the new block is open)
 		c.inBlk = true
 		c.blk = outBlock{src: c.src, line: int64(rec.Line)}
-		priv := c.lastPriv()
 		if rec.EventMode != "" {
 			priv = riscvPriv(rec.EventMode)
 		}
@@ -482,6 +513,8 @@ func isArmISet(s string) bool { return s == "A" || s == "T" || s == "X" || s == 
 // riscvPriv maps the mode field of the RISC-V dialect to a privilege.
 func riscvPriv(mode string) ingress.Priv {
 	switch mode {
+	case "-":
+		return privUnknown
 	case "U", "u":
 		return ingress.PrivU
 	case "S", "s", "HS", "hs":
@@ -518,7 +551,9 @@ func armPriv(mode string) ingress.Priv {
 
 // SetBlockSink makes Flow also pass every block to f, with the source
 // (CPU) it belongs to, as it goes: to encode a Tarmac trace and analyse it
-// in one pass.
+// in one pass. A block whose records do not state the privilege has Priv
+// PrivUnknown (refuse it with UnknownPrivError(d.Line()) where a
+// privilege is needed).
 func (d *Decoder) SetBlockSink(f func(b *ingress.Block, src int) error) { d.onBlock = f }
 
 // Flow reads the whole trace and writes it to sink as flow events: per
@@ -529,7 +564,7 @@ func (d *Decoder) SetBlockSink(f func(b *ingress.Block, src int) error) { d.onBl
 func (d *Decoder) Flow(sink flow.Sink) error {
 	var ev flow.Event
 	for {
-		_, err := d.Next()
+		_, err := d.next()
 		if err == io.EOF {
 			break
 		}
@@ -579,15 +614,20 @@ func (d *Decoder) cpuSlot(src uint32) int {
 func (d *Decoder) emit(c *cpuState, ob *outBlock, ev *flow.Event, sink flow.Sink) error {
 	b := &ob.b
 	send := func() error { return sink.Event(ev) }
-	if !c.init || b.Priv != c.priv || b.Context != c.ctx {
+	priv := b.Priv
+	if priv == privUnknown {
+		// "-": the trace does not state it; no context event (as
+		// from a decoder that does not know it).
+		priv = 0
+	} else if !c.privSent || b.Priv != c.priv || b.Context != c.ctx {
 		*ev = flow.Event{Kind: flow.KindContext, Priv: b.Priv, Context: b.Context, Src: ob.src, Offset: -1}
 		if err := send(); err != nil {
 			return err
 		}
-		c.priv, c.ctx = b.Priv, b.Context
+		c.priv, c.ctx, c.privSent = b.Priv, b.Context, true
 	}
 	if d.hasTime && (!c.init || b.Time != c.time) {
-		*ev = flow.Event{Kind: flow.KindTime, Time: b.Time, Priv: b.Priv, Src: ob.src, Offset: -1}
+		*ev = flow.Event{Kind: flow.KindTime, Time: b.Time, Priv: priv, Src: ob.src, Offset: -1}
 		if err := send(); err != nil {
 			return err
 		}
@@ -600,7 +640,7 @@ func (d *Decoder) emit(c *cpuState, ob *outBlock, ev *flow.Event, sink flow.Sink
 			end = ingress.ITypeNone
 		}
 		*ev = flow.Event{Kind: flow.KindRange, End: end, N: ob.n, Start: b.IAddr, Last: ob.last,
-			Priv: b.Priv, Src: ob.src, Offset: -1}
+			Priv: priv, Src: ob.src, Offset: -1}
 		if ob.hasNext && !ob.trap {
 			ev.Target, ev.HasTarget = ob.next, true
 		}
@@ -610,7 +650,7 @@ func (d *Decoder) emit(c *cpuState, ob *outBlock, ev *flow.Event, sink flow.Sink
 	}
 	if ob.trap {
 		*ev = flow.Event{Kind: flow.KindTrap, Interrupt: ob.interrupt, HasCause: true, Cause: b.Cause, TVal: b.TVal,
-			Addr: ob.epc, Priv: b.Priv, Src: ob.src, Offset: -1}
+			Addr: ob.epc, Priv: priv, Src: ob.src, Offset: -1}
 		if ob.hasNext {
 			ev.Target, ev.HasTarget = ob.next, true
 		}

@@ -22,7 +22,9 @@
 //	    8 hex digits, or 4 for a compressed instruction, so its width
 //	    gives the instruction's size. iset is RV64 or RV32 (where Arm
 //	    writes A, T, X or O). mode is the privilege level: M, S, U, VS, VU
-//	    or D (RISC-V has no security state, so there is no _s/_ns).
+//	    or D (RISC-V has no security state, so there is no _s/_ns), or
+//	    "-" when the trace it was written from does not state it (a
+//	    decoded N-Trace without Ownership messages, before the first).
 //	    disasm is rvtrace's disassembly. RISC-V has no predication, so IS
 //	    is never written: a not-taken branch is an IT.
 //	FD (<inst_id>) <addr> <target> <iset>
@@ -45,7 +47,8 @@
 //	    An exception or interrupt, written after the last instruction that
 //	    retired before it. epc is the address of the instruction that
 //	    trapped (exceptions) or would have run next (interrupts), mode the
-//	    privilege it trapped from, tval the trap value. number is the
+//	    privilege it trapped from (left out when unknown, as the Arm
+//	    grammar allows), tval the trap value. number is the
 //	    cause in 8 hex digits with bit 31 set for interrupts (mcause on
 //	    RV32), desc "Exception_<name>" or "Interrupt_<name>" with the
 //	    privileged specification's name of the cause

@@ -211,7 +211,11 @@ func (w *Writer) writeInst(h int, ho *hartOut, pc uint64, raw uint32, size uint8
 	} else {
 		w.buf = append(w.buf, " RV64 "...)
 	}
-	w.buf = append(w.buf, priv.String()...)
+	if priv == privUnknown {
+		w.buf = append(w.buf, '-')
+	} else {
+		w.buf = append(w.buf, priv.String()...)
+	}
 	w.buf = append(w.buf, " :"...)
 	if !w.noDis {
 		w.buf = append(w.buf, ' ')
@@ -366,8 +370,11 @@ func (w *Writer) writeTrap(hart int, ho *hartOut, interrupt bool, cause, epc, tv
 	w.buf = append(w.buf, "E "...)
 	w.appendHex(epc, w.addrDigits())
 	w.buf = append(w.buf, ' ')
-	w.buf = append(w.buf, priv.String()...)
-	w.buf = append(w.buf, ' ')
+	if priv != privUnknown {
+		// (an unknown mode is left out, as the Arm grammar allows)
+		w.buf = append(w.buf, priv.String()...)
+		w.buf = append(w.buf, ' ')
+	}
 	w.appendHex(tval, w.addrDigits())
 	w.buf = append(w.buf, ' ')
 	num := cause & 0x7fffffff
@@ -483,8 +490,10 @@ func (w *Writer) fetch(addr uint64) (uint32, uint8) {
 // records for the instructions of a range (read from the image), program
 // flow records for its taken branches and jumps, an event record for a
 // trap, a TraceGap event record for a gap. Time events set the time of
-// the records that follow; context events write the context register.
-// Other events write nothing.
+// the records that follow; context events write the context register and
+// set the privilege: until the first, the mode of instruction records is
+// "-" (unknown) and event records have no mode. Other events write
+// nothing.
 func (w *Writer) Event(e *flow.Event) error {
 	h := int(e.Src)
 	ho := w.hart(h)
@@ -498,7 +507,10 @@ func (w *Writer) Event(e *flow.Event) error {
 		if err := w.flowTo(h, ho, e.Start); err != nil {
 			return err
 		}
-		priv := e.Priv
+		// The privilege is known once a context event stated it
+		// (flow.Event.Priv is kept only by decoders that know it; an
+		// N-Trace without Ownership messages never states it).
+		priv := privUnknown
 		if ho.privOK {
 			priv = ho.priv
 		}
@@ -521,15 +533,46 @@ func (w *Writer) Event(e *flow.Event) error {
 		if err := w.flowTo(h, ho, e.Addr); err != nil {
 			return err
 		}
-		return w.writeTrap(h, ho, e.Interrupt, e.Cause, e.Addr, e.TVal, ho.priv)
+		priv := privUnknown
+		if ho.privOK {
+			priv = ho.priv
+		}
+		return w.writeTrap(h, ho, e.Interrupt, e.Cause, e.Addr, e.TVal, priv)
 	case flow.KindGap:
 		ho.havePrev = false
 		return w.writeGap(h, ho, e)
 	case flow.KindSync, flow.KindStop:
 		ho.havePrev = false
+	case flow.KindData:
+		// MR/MW records need both the address and the value
+		a := &e.Access
+		if e.AccessHas != flow.AccessAddr|flow.AccessData {
+			return nil
+		}
+		if a.DType.Reads() {
+			if err := w.Mem(h, false, a.DAddr, a.Bytes(), a.Data); err != nil {
+				return err
+			}
+		}
+		switch {
+		case a.DType.IsAtomic():
+			return w.Mem(h, true, a.DAddr, a.Bytes(), a.SData)
+		case a.DType == ingress.DTypeStore:
+			return w.Mem(h, true, a.DAddr, a.Bytes(), a.Data)
+		}
 	}
 	return nil
 }
+
+// PrivUnknown is the privilege of instructions whose Tarmac records do
+// not state it: the Writer writes "-" as the mode of the IT records of a
+// decoded flow before a context event states the privilege (and no mode
+// in their E records), and the Decoder reads "-" as PrivUnknown. It is
+// the Priv of such blocks given to a block sink ([Decoder.SetBlockSink]);
+// [Decoder.Next] refuses them.
+const PrivUnknown ingress.Priv = 0xff
+
+const privUnknown = PrivUnknown
 
 // GapEventDesc is the event description of the E record that marks a gap
 // in a Tarmac trace written from a decoded flow (see the package

@@ -34,9 +34,13 @@ const pollLimit = 1000
 // accepted, a newer 1.x or an experimental 1.15 with a warning, version
 // 0 (pre-ratified) and versions from 2 on are errors naming the
 // component.
-func Discover(bus Bus) ([]Component, error) {
+func Discover(bus Bus) ([]Component, error) { return DiscoverAt(bus, EncoderBase) }
+
+// DiscoverAt is Discover for trace components moved to start at start
+// (System.SetBase).
+func DiscoverAt(bus Bus, start uint64) ([]Component, error) {
 	var found []Component
-	for base := uint64(EncoderBase); base < MapEnd; base += ComponentSize {
+	for base := start; base < start+MapSize; base += ComponentSize {
 		if ok, err := bus.Write32(base, 0); !ok || err != nil {
 			return found, fmt.Errorf("trace component at %#x: reset failed (ok %v): %v", base, ok, err)
 		}

@@ -31,6 +31,17 @@
 // encoder of hart N at 0x0300_0000 + N*0x1000, funnel at 0x0301_8000, RAM
 // sink at 0x0301_9000.
 //
+// A tool's side: Discover and DiscoverAt find the components, ReadTrace
+// reads a sink's buffer through the registers, System.Stop and
+// System.StopAndCapture stop the system and read it as a debugger does at
+// the end of a run (a wrapped buffer from its first sync, FirstSync, with
+// the bytes lost counted), RAMSink.DrainTo empties the buffer at each wrap
+// so that nothing is lost, and a Script (ParseScript; the grammar is in
+// Script's comment) is a debug probe's program of register writes, reads,
+// checks and waits at instruction counts or symbols, run by a Probe on
+// hart 0's ingress port between two blocks. System.SetBase moves the
+// components.
+//
 // Timestamps: an encoder's unit counts its hart's clock (Internal Core)
 // or shares the funnel's (Shared); the funnel's unit counts the system
 // clock (Internal System), taken as the latest hart time its encoders

@@ -56,7 +56,9 @@ type Encoder struct {
 	produced produced // bytes produced by the running encoder
 	err      error    // why the last enable failed, or the encoder's error
 	onEnable func(format int)
-	shared   *Funnel // the funnel whose timestamp the Shared mode uses
+	shared   *Funnel  // the funnel whose timestamp the Shared mode uses
+	last     Settings // of the last encoder started
+	haveLast bool
 
 	tsIdx  int    // index of trTsControl in the bank
 	tsRaw  uint64 // core cycles counted by the timestamp unit
@@ -289,6 +291,7 @@ func (e *Encoder) start(restart bool) error {
 		return err
 	}
 	e.err = nil
+	e.last, e.haveLast = s, true
 	if restart {
 		s.NTrace.StartSync = ntrace.SyncFIFORestart
 	}
@@ -503,6 +506,11 @@ func (e *Encoder) tsCounter() uint64 {
 
 // tsMode is trTsMode (read on every block: no table look-up).
 func (e *Encoder) tsMode() uint32 { return e.b.val[e.tsIdx] >> 4 & 7 }
+
+// LastSettings returns the configuration of the encoder last started
+// (by trTeEnable), which stays what a decoder of its trace needs after
+// the registers are changed or reset; ok is false if none was started.
+func (e *Encoder) LastSettings() (s Settings, ok bool) { return e.last, e.haveLast }
 
 // Settings returns the encoder configuration the registers select.
 func (e *Encoder) Settings() (Settings, error) {

@@ -41,9 +41,16 @@ type RAMSink struct {
 	// sets it to IdleByte of the format enabled).
 	Pad byte
 
-	word  [4]byte
-	nword int
-	err   error // error of the system memory
+	word        [4]byte
+	nword       int
+	err         error  // error of the system memory
+	overwritten uint64 // bytes stored over older trace since trRamWrap was set
+
+	drainW    io.Writer // DrainTo's writer, or nil
+	drainFrom uint64    // oldest byte not yet drained
+	drainOn   bool      // the sink was enabled since drainFrom was set
+	drained   int64
+	wraps     int
 }
 
 // NewRAMSink returns a RAM sink held in reset. sramBytes (a multiple of 4,
@@ -88,7 +95,8 @@ func NewRAMSink(sramBytes int, mem Memory) *RAMSink {
 	return s
 }
 
-// Err returns the error of a system memory write, if any.
+// Err returns the first error writing system memory or draining the
+// buffer (DrainTo), if any.
 func (s *RAMSink) Err() error { return s.err }
 
 func (s *RAMSink) active() bool  { return s.b.val[0]&1 != 0 }
@@ -161,13 +169,16 @@ func (s *RAMSink) WriteReg(off, v uint32) {
 	switch {
 	case off == RAMControl && v&1 == 0:
 		s.flush()
+		s.drainPending()
 		s.b.reset()
 		s.nword = 0
+		s.overwritten = 0
 		return
 	case off == RAMControl && !active:
 		s.b.reset()
 		s.b.val[0] |= 1
 		s.legalize()
+		s.overwritten = 0
 		return
 	case !active:
 		return
@@ -186,8 +197,15 @@ func (s *RAMSink) WriteReg(off, v uint32) {
 	case RAMWPLow, RAMWPHigh, RAMRPLow, RAMRPHigh:
 		s.legalizePointer(off&^4, off, old)
 	}
+	if !s.Wrapped() {
+		s.overwritten = 0 // the tool cleared trRamWrap
+	}
 	if wasEnabled && !s.enabled() {
 		s.flush()
+		s.drainPending()
+	}
+	if !wasEnabled && s.enabled() {
+		s.drainFrom, s.drainOn = s.WP(), true
 	}
 	s.b.setField(RAMControl, "trRamEmpty", b2u(s.nword == 0))
 }
@@ -253,7 +271,15 @@ func (s *RAMSink) store() {
 		s.err = fmt.Errorf("trace RAM sink: writing system memory at %#x: %w", wp, err)
 	}
 	s.nword = 0
+	if s.Wrapped() {
+		s.overwritten += 4
+	}
 	if wp >= s.Limit() {
+		s.wraps++
+		if s.drainW != nil && s.drainOn {
+			s.drain(s.drainFrom, wp+4)
+			s.drainFrom = s.Start()
+		}
 		s.setAddr(RAMWPLow, s.Start())
 		s.setWrap(true)
 		if s.b.field(RAMControl, "trRamStopOnWrap") == 1 {
@@ -274,6 +300,65 @@ func (s *RAMSink) flush() {
 		s.nword++
 	}
 	s.store()
+}
+
+// Overwritten returns the number of bytes of trace the sink stored over
+// older trace since trRamWrap was last set by a wrap: the bytes a capture
+// of the buffer has lost. A host reading it knows only trRamWrap; the
+// simulator counts.
+func (s *RAMSink) Overwritten() uint64 { return s.overwritten }
+
+// Wraps returns how many times the write pointer wrapped since the sink
+// was created.
+func (s *RAMSink) Wraps() int { return s.wraps }
+
+// DrainTo makes the sink copy everything it stores to w, oldest byte
+// first, as a debugger that empties the buffer each time it wraps would:
+// the whole buffer at each wrap (before any of it is overwritten), and
+// what was stored since the last wrap when the sink is disabled or reset.
+// Nothing is lost, however small the buffer. Drained returns the bytes
+// written and the first error.
+func (s *RAMSink) DrainTo(w io.Writer) {
+	s.drainW = w
+	s.drainFrom, s.drainOn = s.WP(), s.enabled()
+}
+
+// Drained returns the number of bytes DrainTo's writer took and the first
+// error reading the buffer or writing them.
+func (s *RAMSink) Drained() (int64, error) { return s.drained, s.err }
+
+// drainPending drains what was stored since the last drain (the sink is
+// being disabled or reset).
+func (s *RAMSink) drainPending() {
+	if s.drainW == nil || !s.drainOn || !s.active() {
+		return
+	}
+	if wp := s.WP(); wp > s.drainFrom {
+		s.drain(s.drainFrom, wp)
+	}
+	s.drainFrom, s.drainOn = s.WP(), false
+}
+
+// drain writes the buffer's bytes from..to-1 to the drain writer.
+func (s *RAMSink) drain(from, to uint64) {
+	if s.err != nil || to <= from {
+		return
+	}
+	var b []byte
+	if s.mode() == ModeSRAM {
+		b = s.sram[from:to]
+	} else {
+		var err error
+		if b, err = readMem(s.mem, from, to-from); err != nil {
+			s.err = fmt.Errorf("trace RAM sink: draining: %w", err)
+			return
+		}
+	}
+	n, err := s.drainW.Write(b)
+	s.drained += int64(n)
+	if err != nil {
+		s.err = fmt.Errorf("trace RAM sink: draining: %w", err)
+	}
 }
 
 // Capture returns the trace held in the buffer, oldest byte first: from

@@ -27,6 +27,7 @@ type System struct {
 	Encoders []*Encoder
 	Funnel   *Funnel
 	Sink     *RAMSink
+	base     uint64 // where the encoder of hart 0 is (EncoderBase unless moved by SetBase)
 }
 
 // NewSystem returns the trace components of harts harts (1..MaxHarts),
@@ -39,7 +40,7 @@ func NewSystem(harts int, img *image.Set, sramBytes int, mem Memory) (*System, e
 	if sramBytes != 0 && (sramBytes < MinSRAM || sramBytes%4 != 0) || sramBytes == 0 && mem == nil {
 		return nil, fmt.Errorf("trace system: the RAM sink needs an SRAM of at least %d bytes (a multiple of 4) or system memory", MinSRAM)
 	}
-	s := &System{Sink: NewRAMSink(sramBytes, mem)}
+	s := &System{Sink: NewRAMSink(sramBytes, mem), base: EncoderBase}
 	s.Funnel = NewFunnel(harts, s.Sink)
 	for h := 0; h < harts; h++ {
 		e := NewEncoder(img, s.Funnel.Input(h))
@@ -62,23 +63,55 @@ func (s *System) Sinks() []ingress.Sink {
 	return out
 }
 
-// Contains reports whether addr is inside the trace components' range.
+// Contains reports whether addr is inside the trace components' range at
+// its default place (EncoderBase..MapEnd).
 func Contains(addr uint64) bool { return addr >= EncoderBase && addr < MapEnd }
+
+// MapSize is the size of the trace components' address range.
+const MapSize = MapEnd - EncoderBase
+
+// SetBase moves the trace components: the encoder of hart N to base +
+// N*ComponentSize, the funnel to base + (FunnelBase - EncoderBase), the
+// RAM sink to base + (RAMSinkBase - EncoderBase). base must be aligned to
+// ComponentSize.
+func (s *System) SetBase(base uint64) error {
+	if base%ComponentSize != 0 || base+MapSize < base {
+		return fmt.Errorf("trace system: base %#x is not a multiple of %#x below 2^64-%#x", base, ComponentSize, uint64(MapSize))
+	}
+	s.base = base
+	return nil
+}
+
+// Base returns the address of the encoder of hart 0, the start of the
+// trace components' range.
+func (s *System) Base() uint64 { return s.base }
+
+// End returns the end of the trace components' range.
+func (s *System) End() uint64 { return s.base + MapSize }
+
+// EncoderAddr returns the address of the encoder of hart h.
+func (s *System) EncoderAddr(h int) uint64 { return s.base + uint64(h)*ComponentSize }
+
+// FunnelAddr returns the address of the funnel.
+func (s *System) FunnelAddr() uint64 { return s.base + FunnelBase - EncoderBase }
+
+// SinkAddr returns the address of the RAM sink.
+func (s *System) SinkAddr() uint64 { return s.base + RAMSinkBase - EncoderBase }
 
 // component returns the register reader and writer at addr.
 func (s *System) component(addr uint64) (read func(uint32) uint32, write func(uint32, uint32) error, off uint32, ok bool) {
-	if !Contains(addr) {
+	if addr < s.base || addr >= s.End() {
 		return nil, nil, 0, false
 	}
 	off = uint32(addr % ComponentSize)
 	base := addr - uint64(off)
 	switch {
-	case base == FunnelBase:
+	case base == s.FunnelAddr():
 		return s.Funnel.ReadReg, func(o, v uint32) error { s.Funnel.WriteReg(o, v); return nil }, off, true
-	case base == RAMSinkBase:
+	case base == s.SinkAddr():
 		return s.Sink.ReadReg, func(o, v uint32) error { s.Sink.WriteReg(o, v); return nil }, off, true
 	}
-	if h := int((base - EncoderBase) / ComponentSize); h < len(s.Encoders) {
+	if h := int((base - s.base) / ComponentSize); h < len(s.Encoders) {
 		return s.Encoders[h].ReadReg, s.Encoders[h].WriteReg, off, true
 	}
 	// an unpopulated slot: reads 0, ignores writes
@@ -109,14 +142,14 @@ func (s *System) Write32(addr uint64, v uint32) (ok bool, err error) {
 // Dump writes the registers of every component.
 func (s *System) Dump(w io.Writer) error {
 	for h, e := range s.Encoders {
-		if err := e.Dump(w, EncoderBase+uint64(h)*ComponentSize); err != nil {
+		if err := e.Dump(w, s.EncoderAddr(h)); err != nil {
 			return err
 		}
 	}
-	if err := s.Funnel.Dump(w, FunnelBase); err != nil {
+	if err := s.Funnel.Dump(w, s.FunnelAddr()); err != nil {
 		return err
 	}
-	return s.Sink.Dump(w, RAMSinkBase)
+	return s.Sink.Dump(w, s.SinkAddr())
 }
 
 // Bus is register access as a trace tool has it (through the debug

@@ -33,7 +33,7 @@ func init() {
 		open: profileOutput(func(w io.Writer, p *analysis.Profile) error {
 			return analysis.WriteHTML(w, p, analysis.ReportOptions{})
 		})})
-	registerOutput(&output{flag: "chrome", help: "write function spans as Chrome trace-event JSON (Perfetto) to `file`",
+	registerOutput(&output{flag: "chrome", help: "write function spans as Chrome trace-event JSON (Perfetto) to `file`; time: 1 µs = 1 instruction executed by the hart (displayTimeUnit ns)",
 		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {
@@ -43,7 +43,7 @@ func init() {
 			c.SetCloser(w)
 			return c, nil
 		}})
-	registerOutput(&output{flag: "perfetto", help: "write function spans as a native Perfetto protobuf trace (ui.perfetto.dev; scales to long traces) to `file`",
+	registerOutput(&output{flag: "perfetto", help: "write function spans as a native Perfetto protobuf trace (ui.perfetto.dev; scales to long traces) to `file`; time: 1 µs = 1 instruction executed by the hart",
 		open: func(path string, img *image.Set, opt outputOpts) (flow.Sink, error) {
 			w, err := createOutput(path)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -58,6 +59,8 @@ Examples:
   rvtrace run --pmu-events
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
+  rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
+  rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --kernel Image --initrd initramfs.cpio.gz --append "console=ttyS0 rdinit=/init"
@@ -105,6 +108,7 @@ func runRun(args []string) error {
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
+	dataCSV := fs.String("data-ingress", "", "write the data trace interface's accesses (one per load, store and atomic of hart 0) as a data ingress CSV `file`")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	progress := progressFlags(fs)
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
@@ -115,6 +119,7 @@ func runRun(args []string) error {
 	fs.Var(&sbImages, "image", "with --sideband: an image `file` (ELF or raw, e.g. the kernel Image and busybox) the pages run are matched against (repeatable)")
 	ctxSource := fs.String("context-source", "", "what the trace's context (process ID) carries: asid (the ASID of satp: the default with --kernel) or scontext (writes of the scontext CSR: the default otherwise, and for kernels that write it)")
 	openOutputs := outputFlags(fs, "pcs")
+	ts := traceSysFlags(fs)
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
 	var p *protocol
 	if name := traceFromArgs(args); name != "" {
@@ -208,6 +213,9 @@ func runRun(args []string) error {
 	if err := noteInput(prog); err != nil {
 		return err
 	}
+	if err := ts.setup(fs, *pp.machine, *kf.kernel != "", &cfg); err != nil {
+		return err
+	}
 	linuxSet := false
 	fs.Visit(func(f *flag.Flag) { linuxSet = linuxSet || f.Name == "linux" || f.Name == "machine" })
 	if !linuxSet && *kf.kernel == "" {
@@ -249,11 +257,16 @@ func runRun(args []string) error {
 	if err := pp.attach(m, img); err != nil {
 		return err
 	}
+	if err := ts.attach(m, img); err != nil {
+		return err
+	}
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
 	var rawEncs []ingress.Sink // the encoders, for their loss summary
 	var hart0 fanout           // ingress sinks of hart 0 (closed by the simulator)
+	var dport *sim.DataPort    // data trace interface of hart 0
+	var dsinks dataFanout      // its sinks
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
@@ -280,11 +293,24 @@ func runRun(args []string) error {
 				return err
 			}
 			rawEncs = append(rawEncs, enc)
+			raw := enc
 			if enc, err = withFilter(enc); err != nil {
 				f.Close()
 				return err
 			}
-			if useAsync(*asyncEnc, fs) {
+			ds, data := raw.(ingress.DataSink)
+			if data {
+				// The data trace interface: the hart's accesses, from
+				// its observer (chained with --tarmac-full's).
+				if enc != raw {
+					f.Close()
+					return fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
+				}
+				dsinks = append(dsinks, ds)
+			}
+			if useAsync(*asyncEnc, fs) && !data {
+				// (the data port calls the encoder from the simulator's
+				// goroutine: no second one with data trace)
 				// Encode on the second core while the simulator runs.
 				enc = ingress.Async(enc)
 			}
@@ -304,7 +330,7 @@ func runRun(args []string) error {
 				hart0 = append(hart0, sinks...)
 				continue
 			}
-			if err := m.SetIngress(h, enc); err != nil {
+			if err := m.SetIngress(h, ts.with(h, enc)); err != nil {
 				return err
 			}
 		}
@@ -324,6 +350,35 @@ func runRun(args []string) error {
 		cw := ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true})
 		hart0 = append(hart0, cw)
 	}
+	if *dataCSV != "" {
+		w, err := createOutput(*dataCSV)
+		if err != nil {
+			return err
+		}
+		dw := ingress.NewDataCSVWriter(w)
+		dsinks = append(dsinks, dw)
+		closers = append(closers, func() error {
+			err := dw.Close()
+			if e := w.Close(); err == nil {
+				err = e
+			}
+			return err
+		})
+	}
+	if len(dsinks) > 0 {
+		// The data trace interface of hart 0: its accesses, from its
+		// observer (chained with --tarmac-full's).
+		if m.NumHarts() > 1 {
+			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d)", m.NumHarts())
+		}
+		dport = sim.NewDataPort(m, dsinks)
+		if pp.tw != nil {
+			dport.Next = pp.tw
+		}
+		if err := m.SetObserver(0, dport); err != nil {
+			return err
+		}
+	}
 	// Flow outputs (profiles, Tarmac, ...) from hart 0's retirements.
 	if flowSink, err := openOutputs(img); err != nil {
 		return err
@@ -331,6 +386,9 @@ func runRun(args []string) error {
 		hart0 = append(hart0, analysis.NewBlockFlow(img, flowSink)) // closes flowSink
 	}
 	if len(hart0) > 0 {
+		if ts.sys != nil {
+			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
+		}
 		if err := m.SetIngress(0, hart0); err != nil {
 			return err
 		}
@@ -355,6 +413,10 @@ func runRun(args []string) error {
 		}
 		// the recorder reads the hart's memory as each block retires: it
 		// goes first, before any encoder running on its own goroutine
+		if len(hart0) == 0 && ts.sys != nil {
+			// the trace system's encoder, connected alone so far
+			hart0 = fanout{ts.sysSink(0)}
+		}
 		hart0 = append(fanout{sbRec}, hart0...)
 		m.SetCodeWriteHook(sbRec.CodeWritten)
 		if err := m.SetIngress(0, hart0); err != nil {
@@ -405,6 +467,11 @@ func runRun(args []string) error {
 	}
 	res, runErr := m.Run()
 	stopProgress()
+	if dport != nil {
+		if err := dport.Flush(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	var guestErr *sim.GuestError
 	if errors.As(runErr, &guestErr) {
 		guestErr.FormatAddr = img.FormatAddr
@@ -426,6 +493,9 @@ func runRun(args []string) error {
 	if err := pp.finish(m, res, elapsed.Seconds(), img); err != nil && runErr == nil {
 		runErr = err
 	}
+	if err := ts.finish(prog, *quiet); err != nil && runErr == nil {
+		runErr = err
+	}
 	if !*quiet {
 		var cycles uint64
 		for _, h := range res.Harts {
@@ -440,6 +510,11 @@ func runRun(args []string) error {
 				float64(traceCount.n*8)/float64(res.Instret))
 			if srcBits > 0 {
 				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
+			}
+			if de, ok := rawEncs[0].(*etrace.DataEncoder); ok && dport != nil {
+				ds := de.Stats()
+				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,
+					float64(ds.Bytes)/float64(max(ds.Accesses, 1)))
 			}
 			for h, e := range rawEncs {
 				if l, ok := e.(interface{ LossSummary() string }); ok && l.LossSummary() != "" {
@@ -460,6 +535,16 @@ func runRun(args []string) error {
 	if sbRec != nil && sbRec.Stats().Unmapped > 0 {
 		fmt.Fprintf(stderr, "rvtrace run: warning: sideband %s: %d pages the hart ran from were unmapped before their block was reported (nothing recorded: a decoder reports a gap there)\n",
 			*sidebandOut, sbRec.Stats().Unmapped)
+	}
+	for h, e := range rawEncs {
+		// Said even with -q: what the encoder could not trace as asked.
+		if w, ok := e.(interface{ Warning() string }); ok && w.Warning() != "" {
+			fmt.Fprintf(stderr, "rvtrace run: warning: hart %d: %s: %s\n", h, *trace, w.Warning())
+		}
+	}
+	if dport != nil && dport.Inexact > 0 {
+		// Said even with -q: those packets may carry a wrong address.
+		fmt.Fprintf(stderr, "rvtrace run: warning: data trace: %d failed sc with rd = rs1: their address is the last lr's, not read back\n", dport.Inexact)
 	}
 	if cw := res.CodeWrites; cw.Count > 0 && sbRec == nil {
 		// Said even with -q: a trace of this run decodes wrongly.
@@ -519,4 +604,16 @@ func parseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil
+}
+
+// dataFanout sends each data access to several sinks.
+type dataFanout []ingress.DataSink
+
+func (f dataFanout) Access(a *ingress.Access) error {
+	for _, s := range f {
+		if err := s.Access(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -194,6 +194,9 @@ func runTarmac(args []string) error {
 	}
 	d.SetBlockSink(func(b *ingress.Block, src int) error {
 		blocks++
+		if b.Priv == tarmac.PrivUnknown && (csvw != nil || newEnc != nil) {
+			return fmt.Errorf("%s: %w", name, tarmac.UnknownPrivError(d.Line()))
+		}
 		if csvw != nil {
 			if err := csvw.Block(b); err != nil {
 				return err

@@ -66,6 +66,7 @@ Examples:
   rvtrace dump prog.nex
   rvtrace dump --bytes prog.nex | less
   rvtrace dump --image prog.elf prog.nex   # full addresses as [0x80000024 <_start+0x24>]
+  rvtrace dump --image prog.elf prog.ete   # E-Trace addresses made absolute, named the same way
 `,
 }
 
@@ -175,6 +176,10 @@ func runEncode(args []string) error {
 			line += "; " + l.LossSummary()
 		}
 		fmt.Fprintln(stderr, line)
+	}
+	if w, ok := rawEnc.(interface{ Warning() string }); ok && w.Warning() != "" {
+		// Said even with -q: what the encoder could not trace as asked.
+		fmt.Fprintf(stderr, "%s: warning: %s\n", *out, w.Warning())
 	}
 	return nil
 }
@@ -300,7 +305,7 @@ func runDump(args []string) error {
 		protocolFlag(fs, "")
 		dump := p.dumper(fs)
 		var elfs multiFlag
-		fs.Var(&elfs, "image", "program ELF `file` whose symbols name the full addresses of the N-Trace listing (repeatable)")
+		fs.Var(&elfs, "image", "program ELF `file` whose symbols name the addresses of the listing (repeatable)")
 		return func() (*tproto.Config, error) {
 			c, err := dump()
 			if err != nil || len(elfs) == 0 {

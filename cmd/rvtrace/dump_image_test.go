@@ -10,8 +10,9 @@ import (
 )
 
 // dump --image names the function of every full address of the N-Trace
-// listing; each name+offset is the address by the ELF's own symbol table.
-// E-Trace listings (no full addresses) and --bytes refuse --image.
+// listing, and of every address of the E-Trace listing (made absolute);
+// each name+offset is the address by the ELF's own symbol table.
+// --bytes and E-Trace's --to-csv refuse --image.
 func TestCLIDumpImageSymbols(t *testing.T) {
 	prog := filepath.Join("..", "..", "examples", "demo", "demo.elf")
 	dir := t.TempDir()
@@ -57,8 +58,29 @@ func TestCLIDumpImageSymbols(t *testing.T) {
 	if strings.Contains(plain, " <") || regexp.MustCompile(` <[^>]*>\]`).ReplaceAllString(out, "]") != plain {
 		t.Errorf("--image changed more than the names")
 	}
-	if code, _, e := rv(t, "dump", "--image", prog, ete); code == 0 || !strings.Contains(e, "E-Trace") {
-		t.Errorf("E-Trace dump --image: exit %d, %q", code, e)
+	// E-Trace: every address a packet gives, made absolute.
+	code, out, e = rv(t, "dump", "--image", prog, ete)
+	if code != 0 {
+		t.Fatalf("E-Trace dump --image: exit %d: %s", code, e)
+	}
+	reE := regexp.MustCompile(`address=0x[0-9a-f]+ \[(0x[0-9a-f]+) <([^>+]+)(?:\+(0x[0-9a-f]+))?>\]`)
+	n = 0
+	for _, m := range reE.FindAllStringSubmatch(out, -1) {
+		a, _ := strconv.ParseUint(m[1], 0, 64)
+		var off uint64
+		if m[3] != "" {
+			off, _ = strconv.ParseUint(m[3], 0, 64)
+		}
+		if base, ok := addrOf[m[2]]; !ok || base+off != a {
+			t.Errorf("E-Trace: %s named %s+%#x; the symbol table puts %s at %#x", m[1], m[2], off, m[2], base)
+		}
+		n++
+	}
+	if n < 10 || strings.Count(out, "address=") != n {
+		t.Errorf("E-Trace: %d of %d address fields named", n, strings.Count(out, "address="))
+	}
+	if code, _, e := rv(t, "dump", "--to-csv", "--image", prog, ete); code == 0 || !strings.Contains(e, "CSV") {
+		t.Errorf("E-Trace dump --to-csv --image: exit %d, %q", code, e)
 	}
 	if code, _, e := rv(t, "dump", "--bytes", "--image", prog, nex); code == 0 || !strings.Contains(e, "--bytes") {
 		t.Errorf("dump --bytes --image: exit %d, %q", code, e)

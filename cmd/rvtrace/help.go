@@ -64,6 +64,12 @@ var flagGroups = map[string]string{
 	"time":              headOutputs,
 	"no-disasm":         headOutputs,
 	"format":            headOutputs,
+	// the Trace Control Interface system of rvtrace run
+	"trace-system":      headOther,
+	"trace-base":        headOther,
+	"trace-capture":     headOutputs,
+	"trace-capture-all": headOutputs,
+	"trace-script":      headInputs,
 }
 
 // protoHooks says, for the commands whose flags depend on the protocol,

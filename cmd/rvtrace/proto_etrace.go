@@ -34,7 +34,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	implExc := fs.Bool("implicit-exception", false, "implicit exception mode: omit trap handler addresses (needs --tvec)")
 	tvec := fs.Uint64("tvec", 0, "trap vector (mtvec) for implicit exception mode; bit 0 = vectored interrupts")
 	sij := fs.Bool("sijump", false, "sequentially inferable jump mode")
-	ir := fs.String("implicit-return", "off", "implicit return mode: off, counter or stack")
+	ir := fs.String("implicit-return", "off", "implicit return mode: off, counter (call_counter_size_p 4; the encoder warns and resynchronises at returns that go elsewhere than after their call, which a counter cannot trace) or stack (return_stack_size_p 3: reports them)")
 	bp := fs.Bool("branch-prediction", false, "branch prediction mode (format 0 branch counts)")
 	jtc := fs.Bool("jump-target-cache", false, "jump target cache mode (format 0 cache indexes)")
 	all := fs.Bool("all-modes", false, "enable every optional mode but full address")
@@ -49,6 +49,9 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 		context = &v
 		return err
 	})
+	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (unified protocol), joined to the decoded instructions")
+	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
+	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
 	return func() (etrace.Config, error) {
 		c := etrace.DefaultConfig()
 		var err error
@@ -98,21 +101,71 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 		}
 		c.ResyncPeriod = *resync
 		c.SrcBits, c.SrcID, c.TypeField, c.TimestampBytes = *srcBits, uint32(*srcID), *typeField, *tsBytes
+		if *dataTrace {
+			f, err := etrace.ParseDataFields(*dataFields)
+			if err != nil {
+				return c, fmt.Errorf("--data-fields: %v", err)
+			}
+			id := uint32(*srcID) + 1
+			if *srcBits > 0 && *srcBits < 32 {
+				id &= 1<<*srcBits - 1
+			}
+			if *dataSrcID >= 0 {
+				id = uint32(*dataSrcID)
+			}
+			c.Data = &etrace.DataConfig{Fields: f, SrcID: id}
+		} else if dataFlagSet(fs) {
+			return c, fmt.Errorf("--data-fields and --data-src-id need --data-trace")
+		}
 		return c, c.Check()
 	}
+}
+
+// dataFlagSet reports whether a data trace option other than --data-trace
+// was given.
+func dataFlagSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "data-fields" || f.Name == "data-src-id" })
+	return set
 }
 
 func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
 	cfgf := etraceConfigFlags(fs)
 	csvOut := fs.String("te-inst-csv", "", "also write the packets as the reference flow's te_inst CSV `file`")
+	var dataIn *string
+	if fs.Lookup("ingress-in") != nil {
+		// encode (not run): the accesses come from a file
+		dataIn = fs.String("data-ingress-in", "", "data ingress CSV `file` (one access per line: iaddr,dtype,daddr,dsize,data, in retirement order) to encode with --data-trace")
+	}
 	return func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
 		cfg, err := cfgf()
 		if err != nil {
 			return nil, err
 		}
+		if dataIn != nil && (*dataIn != "") != (cfg.Data != nil) {
+			return nil, fmt.Errorf("--data-trace and --data-ingress-in go together: the data trace encoder needs the accesses")
+		}
+		if cfg.Data != nil && *csvOut != "" {
+			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
+		}
 		sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
 		if err != nil {
 			return nil, err
+		}
+		if dataIn != nil && *dataIn != "" {
+			if err := noteInput(*dataIn); err != nil {
+				return nil, err
+			}
+			f, err := openInput(*dataIn)
+			if err != nil {
+				return nil, err
+			}
+			ds, err := ingress.NewDataCSVSource(f, *dataIn)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			return &dataMergeSink{ingress.NewDataMerger(sink.(*etrace.DataEncoder), ds), f}, nil
 		}
 		enc, ok := sink.(*etrace.Encoder)
 		if !ok || *csvOut == "" {
@@ -131,6 +184,20 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		}
 		return &etraceCSVSink{Encoder: enc, f: f, cw: cw, err: &werr}, nil
 	}
+}
+
+// dataMergeSink closes the data ingress file with the encoder.
+type dataMergeSink struct {
+	*ingress.DataMerger
+	f io.Closer
+}
+
+func (s *dataMergeSink) Close() error {
+	err := s.DataMerger.Close()
+	if e := s.f.Close(); err == nil {
+		err = e
+	}
+	return err
 }
 
 // etraceCSVSink closes the CSV file with the encoder.

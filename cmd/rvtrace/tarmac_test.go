@@ -211,3 +211,62 @@ func TestCLITarmacTimestamps(t *testing.T) {
 		}
 	}
 }
+
+// TestCLITarmacPrivilege decodes N-Trace traces of the M-mode demo to
+// Tarmac: without Ownership messages (no --context) the trace never
+// states the privilege, so every instruction record's mode is "-"
+// (unknown), never a guessed U; with them, it is M, the simulator's
+// privilege (the --tarmac-full of the run says M for every instruction).
+// The "-" file reads back as a flow without privilege, and converting it
+// to ingress blocks is refused with the line.
+func TestCLITarmacPrivilege(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.tarmac")
+	modes := func(path string) map[string]int {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, l := range strings.Split(string(data), "\n") {
+			f := strings.Fields(l)
+			if len(f) > 9 && f[3] == "IT" {
+				m[f[8]]++
+			}
+		}
+		return m
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{{nil, "-"}, {[]string{"--context"}, "M"}} {
+		nex, tm := filepath.Join(dir, "t.nex"), filepath.Join(dir, "t.tarmac")
+		args := append([]string{"run", "-q", "--trace", "ntrace", "-o", nex, "--tarmac-full", full}, c.extra...)
+		if code, _, e := rv(t, append(args, elf)...); code != 0 {
+			t.Fatalf("run %v: exit %d: %s", c.extra, code, e)
+		}
+		if m := modes(full); len(m) != 1 || m["M"] == 0 {
+			t.Fatalf("simulator's modes %v, want M only", m)
+		}
+		if code, _, e := rv(t, "decode", "--image", elf, nex, "--tarmac", tm); code != 0 {
+			t.Fatalf("decode: exit %d: %s", code, e)
+		}
+		if m := modes(tm); len(m) != 1 || m[c.want] != modes(full)["M"] {
+			t.Errorf("%v: decoded modes %v, want %d records of %s", c.extra, m, modes(full)["M"], c.want)
+		}
+		if c.want != "-" {
+			continue
+		}
+		// read back: a flow without privilege (--priv selects nothing
+		// of unknown privilege), and no ingress blocks
+		code, _, e := rv(t, "tarmac", "--image", elf, tm, "--priv", "M")
+		if code != 0 || !strings.Contains(e, "unknown privilege") && !strings.Contains(e, "0 instructions") {
+			t.Errorf("tarmac --priv M of a '-' file: exit %d, %q", code, e)
+		}
+		code, _, e = rv(t, "tarmac", "--image", elf, tm, "--blocks", filepath.Join(dir, "b.csv"))
+		if code == 0 || !strings.Contains(e, "privilege unknown") || !strings.Contains(e, "line ") {
+			t.Errorf("tarmac --blocks of a '-' file: exit %d, %q", code, e)
+		}
+	}
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/ntrace"
+	"github.com/rvtrace/rvtrace/sim"
+	"github.com/rvtrace/rvtrace/tracectl"
+)
+
+// traceSysSRAM is the size of the RAM sink's own buffer (SRAM mode).
+const traceSysSRAM = 64 << 10
+
+// traceSys holds the run options of the Trace Control Interface system
+// (package tracectl): the components mapped in the simulator, the
+// capture read back at the end as a debugger would, and the host script.
+type traceSys struct {
+	on         *bool
+	base       *string
+	capture    *string
+	captureAll *bool
+	script     *string
+
+	enabled bool
+	sys     *tracectl.System
+	probe   *tracectl.Probe
+	out     io.WriteCloser // --trace-capture-all: the file drained into
+	bw      *bufio.Writer
+}
+
+func traceSysFlags(fs *flag.FlagSet) *traceSys {
+	return &traceSys{
+		on: fs.Bool("trace-system", false, "map the RISC-V Trace Control Interface components: a trace encoder per hart at --trace-base + hart*0x1000, "+
+			"a funnel at +0x18000 and a RAM sink at +0x19000 (64 KiB SRAM or a buffer in system memory), driven by the guest's loads and stores "+
+			"or --trace-script (default: on with --machine virt without --kernel)"),
+		base:       fs.String("trace-base", "0x3000000", "physical `address` of the trace components (a multiple of 0x1000)"),
+		capture:    fs.String("trace-capture", "", "at the end of the run, stop the trace system and write the RAM sink's trace, read back as a debugger does (oldest byte first; a wrapped buffer from its first sync), to `file`"),
+		captureAll: fs.Bool("trace-capture-all", false, "with --trace-capture: empty the RAM sink into the file at each wrap (and when it is disabled), so that no trace is lost however small the buffer"),
+		script:     fs.String("trace-script", "", "`file` of register writes, reads and checks run by the host at instruction counts or symbols, as a debug probe does (grammar: README, section Tracing like on silicon)"),
+	}
+}
+
+// setup decides whether the trace system is on and adjusts the simulator
+// configuration: a script needs one ingress block per instruction. It is
+// on by default on the virt machine, but for a kernel (whose device tree
+// does not describe it), where feeding the encoders' ingress ports would
+// slow the boot for nothing.
+func (t *traceSys) setup(fs *flag.FlagSet, machine string, kernel bool, cfg *sim.Config) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	t.enabled = *t.on || !set["trace-system"] && machine == "virt" && !kernel
+	needs := ""
+	switch {
+	case *t.capture != "":
+		needs = "--trace-capture"
+	case *t.script != "":
+		needs = "--trace-script"
+	case *t.captureAll:
+		return fmt.Errorf("--trace-capture-all needs --trace-capture FILE")
+	case set["trace-base"]:
+		needs = "--trace-base"
+	}
+	if needs != "" {
+		if set["trace-system"] && !*t.on {
+			return fmt.Errorf("%s needs the trace system (--trace-system=false given)", needs)
+		}
+		t.enabled = true
+	}
+	if *t.script != "" {
+		if err := noteInput(*t.script); err != nil {
+			return err
+		}
+		cfg.Mode = sim.PerInstruction
+	}
+	return nil
+}
+
+// attach builds the components and maps them into the machine, with the
+// device tree nodes describing them.
+func (t *traceSys) attach(m *sim.Machine, img *image.Set) error {
+	if !t.enabled {
+		return nil
+	}
+	base, err := strconv.ParseUint(*t.base, 0, 64)
+	if err != nil {
+		return fmt.Errorf("--trace-base %q: want an address", *t.base)
+	}
+	if m.NumHarts() > tracectl.MaxHarts {
+		return fmt.Errorf("the trace system has encoders for %d harts, not %d", tracectl.MaxHarts, m.NumHarts())
+	}
+	if t.sys, err = tracectl.NewSystem(m.NumHarts(), img, traceSysSRAM, m.TraceMemory()); err != nil {
+		return err
+	}
+	if err := t.sys.SetBase(base); err != nil {
+		return fmt.Errorf("--trace-base: %w", err)
+	}
+	sinks := t.sys.Sinks()
+	if *t.script != "" {
+		f, err := openInput(*t.script)
+		if err != nil {
+			return err
+		}
+		sc, err := tracectl.ParseScript(*t.script, f, img.Lookup)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		t.probe = sc.Probe(t.sys, sinks[0], stderr)
+		sinks[0] = t.probe
+	}
+	if err := m.AttachTrace(t.sys, t.sys.Base(), t.sys.End(), sinks); err != nil {
+		return err
+	}
+	nodes := []sim.TraceNode{}
+	for h := range t.sys.Encoders {
+		nodes = append(nodes, sim.TraceNode{Name: "trace-encoder", Compatible: []string{"riscv,trace-encoder"},
+			Base: t.sys.EncoderAddr(h), Size: tracectl.ComponentSize, Hart: h})
+	}
+	nodes = append(nodes,
+		sim.TraceNode{Name: "trace-funnel", Compatible: []string{"riscv,trace-funnel"}, Base: t.sys.FunnelAddr(), Size: tracectl.ComponentSize, Hart: -1},
+		sim.TraceNode{Name: "trace-ram-sink", Compatible: []string{"riscv,trace-ram-sink"}, Base: t.sys.SinkAddr(), Size: tracectl.ComponentSize, Hart: -1})
+	if err := m.DescribeTrace(nodes); err != nil {
+		return err
+	}
+	if *t.captureAll {
+		if t.out, err = createOutput(*t.capture); err != nil {
+			return err
+		}
+		t.bw = bufio.NewWriterSize(t.out, 1<<20)
+		t.sys.Sink.DrainTo(t.bw)
+	}
+	return nil
+}
+
+// with returns the ingress sink of hart h when other sinks (--trace, ...)
+// take its blocks too: the trace system's encoder first.
+func (t *traceSys) with(h int, s ingress.Sink) ingress.Sink {
+	if t.sys == nil {
+		return s
+	}
+	return fanout{t.sysSink(h), s}
+}
+
+// sysSink is what AttachTrace connected to hart h.
+func (t *traceSys) sysSink(h int) ingress.Sink {
+	if h == 0 && t.probe != nil {
+		return t.probe
+	}
+	return t.sys.Encoders[h]
+}
+
+// finish runs the script's end, stops the trace system and writes the
+// capture, saying on stderr what it holds and how to decode it.
+func (t *traceSys) finish(prog string, quiet bool) error {
+	if t.sys == nil {
+		return nil
+	}
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if t.probe != nil {
+		keep(t.probe.End())
+	}
+	if *t.capture == "" {
+		return firstErr
+	}
+	if t.bw != nil {
+		// everything was drained as the sink stored it: stopping the
+		// system drains the rest
+		err := t.sys.Stop()
+		n, derr := t.sys.Sink.Drained()
+		keep(derr)
+		keep(t.bw.Flush())
+		keep(t.out.Close())
+		if n == 0 {
+			keep(fmt.Errorf("--trace-capture %s: the trace RAM sink stored no trace; the file is empty", *t.capture))
+			return firstErr
+		}
+		if !errors.Is(err, tracectl.ErrNoSink) {
+			keep(err)
+		}
+		if !quiet {
+			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: %d bytes, emptied from the RAM sink at each of its %d wraps and when it was disabled: nothing lost\n",
+				*t.capture, n, t.sys.Sink.Wraps())
+		}
+		if set, ok := t.sys.Encoders[0].LastSettings(); ok {
+			t.decodeHint(set, prog)
+		}
+		return firstErr
+	}
+	c, err := t.sys.StopAndCapture()
+	if errors.Is(err, tracectl.ErrNoSink) {
+		keep(fmt.Errorf("--trace-capture %s: %w; nothing written", *t.capture, err))
+		return firstErr
+	}
+	if err != nil {
+		keep(fmt.Errorf("--trace-capture %s: %w", *t.capture, err))
+		return firstErr
+	}
+	f, err := createOutput(*t.capture)
+	if err != nil {
+		keep(err)
+		return firstErr
+	}
+	_, werr := f.Write(c.Bytes)
+	keep(werr)
+	keep(f.Close())
+	if c.Wrapped {
+		// Said even with -q: the capture is not the whole trace.
+		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: the RAM sink wrapped: %d bytes of older trace were overwritten, and the %d bytes before the first sync in the buffer were dropped (%d bytes lost in all); the capture starts at that sync (--trace-capture-all keeps everything)\n",
+			*t.capture, c.Overwritten, c.Skipped, c.Overwritten+uint64(c.Skipped))
+	}
+	if !quiet {
+		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: %d bytes\n", *t.capture, len(c.Bytes))
+	}
+	if c.Enabled {
+		t.decodeHint(c.Settings, prog)
+	} else {
+		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: the trace encoder of hart 0 was never enabled\n", *t.capture)
+	}
+	return firstErr
+}
+
+// decodeHint says how to decode the capture.
+func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
+	var args []string
+	if s.Format == tracectl.FormatNTrace {
+		args = ntraceDecodeArgs(s.NTrace)
+	} else {
+		var params []string
+		args, params = etraceDecodeArgs(s.ETrace)
+		if len(params) > 0 {
+			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: decode with a --config file holding: %s\n", *t.capture, strings.Join(params, "; "))
+			args = append(args, "--config", "PARAMS")
+		}
+	}
+	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s\n", strings.Join(args, " "), prog, *t.capture)
+}
+
+// ntraceDecodeArgs returns the rvtrace decode options of an N-Trace
+// configuration the trace system's registers select.
+func ntraceDecodeArgs(c ntrace.Config) []string {
+	a := []string{"--protocol", "ntrace", "--mode"}
+	if c.Mode == ntrace.HTM {
+		a = append(a, "htm")
+	} else {
+		a = append(a, "btm")
+	}
+	if c.SrcBits > 0 {
+		a = append(a, "--src-bits", strconv.Itoa(c.SrcBits))
+	}
+	if c.ImplicitReturn != 0 {
+		a = append(a, "--implicit-return", strconv.Itoa(c.ImplicitReturn))
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.SequentialJump, "--seq-jump"}, {c.RepeatedHistory, "--repeat"}, {c.ExtendAddrMSB, "--extend-addr-msb"},
+		{c.AllJumps, "--all-jumps"}, {c.Timestamps, "--timestamps"}, {c.Context, "--context"}} {
+		if f.on {
+			a = append(a, f.name)
+		}
+	}
+	if c.SyncMode != 0 {
+		a = append(a, "--sync-mode", strconv.Itoa(c.SyncMode), "--sync-max", strconv.Itoa(c.SyncMax))
+	}
+	if c.ExtendAddrMSB || c.XLEN == 32 {
+		a = append(a, "--xlen", strconv.Itoa(c.XLEN))
+	}
+	return a
+}
+
+// etraceDecodeArgs returns the rvtrace decode options of an E-Trace
+// configuration the trace system's registers select, and the parameter
+// lines a --config file needs where they differ from the defaults.
+func etraceDecodeArgs(c etrace.Config) (args, params []string) {
+	a := []string{"--protocol", "etrace", "--encap", "utdd"}
+	o := c.Options
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{o.FullAddress, "--full-address"}, {o.ImplicitException, "--implicit-exception"}, {o.SIJump, "--sijump"},
+		{o.BranchPrediction, "--branch-prediction"}, {o.JumpTargetCache, "--jump-target-cache"}} {
+		if f.on {
+			a = append(a, f.name)
+		}
+	}
+	if o.ImplicitReturn {
+		a = append(a, "--implicit-return", "stack")
+	}
+	if c.ResyncPeriod > 0 {
+		a = append(a, "--resync", strconv.Itoa(c.ResyncPeriod))
+	}
+	if c.SrcBits > 0 {
+		a = append(a, "--src-bits", strconv.Itoa(c.SrcBits))
+	}
+	d := etrace.DefaultParams()
+	p := c.Params
+	if p.IAddressWidth != d.IAddressWidth {
+		params = append(params, fmt.Sprintf("iaddress_width_p = %d", p.IAddressWidth))
+	}
+	if p.NoContext != d.NoContext {
+		params = append(params, fmt.Sprintf("nocontext_p = %d", b2i(p.NoContext)))
+	}
+	if p.NoTime != d.NoTime {
+		params = append(params, fmt.Sprintf("notime_p = %d", b2i(p.NoTime)))
+	}
+	return a, params
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

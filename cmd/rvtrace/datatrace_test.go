@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// memRecords returns the MR/MW records of a Tarmac file without their
+// time column.
+func memRecords(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	re := regexp.MustCompile(`\bM[RW]\d+ .*$`)
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := re.FindString(l); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestCLIDataTrace runs an example with E-Trace data trace on, decodes
+// it to Tarmac and checks the MR/MW records against the simulator's own
+// full Tarmac; encodes the same run again from the ingress and data
+// ingress CSV files the run wrote and checks the trace is identical; and
+// checks that a trace decoded without --data-trace says why.
+func TestCLIDataTrace(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "sim-tests", "setjmp.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"raw", nil},
+		{"utdd", []string{"--encap", "utdd", "--src-bits", "2", "--src-id", "1"}},
+	} {
+		opts := append([]string{"--protocol", "etrace", "--data-trace"}, tc.args...)
+		run := append([]string{"run", "--trace", "etrace", "--data-trace"}, tc.args...)
+		run = append(run, "-o", p(tc.name+".te"), "--tarmac-full", p(tc.name+".sim.tarmac"),
+			"--ingress", p(tc.name+".csv"), "--data-ingress", p(tc.name+".dcsv"), elf)
+		if code, _, e := rv(t, run...); code != 0 {
+			t.Fatalf("%s: run: exit %d: %s", tc.name, code, e)
+		}
+		dec := append([]string{"decode"}, opts...)
+		dec = append(dec, "--image", elf, p(tc.name+".te"), "--tarmac", p(tc.name+".dec.tarmac"), "--jsonl", p(tc.name+".jsonl"))
+		if code, _, e := rv(t, dec...); code != 0 {
+			t.Fatalf("%s: decode: exit %d: %s", tc.name, code, e)
+		}
+		want, got := memRecords(t, p(tc.name+".sim.tarmac")), memRecords(t, p(tc.name+".dec.tarmac"))
+		if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d MR/MW records decoded, the simulator wrote %d, or they differ", tc.name, len(got), len(want))
+		}
+		js, _ := os.ReadFile(p(tc.name + ".jsonl"))
+		if !bytes.Contains(js, []byte(`{"kind":"data","pc":"0x`)) {
+			t.Errorf("%s: no data object in the JSON lines", tc.name)
+		}
+		enc := append([]string{"encode"}, opts...)
+		enc = append(enc, "--image", elf, "--ingress-in", p(tc.name+".csv"), "--data-ingress-in", p(tc.name+".dcsv"), "-o", p(tc.name+".2.te"))
+		if code, _, e := rv(t, enc...); code != 0 {
+			t.Fatalf("%s: encode: exit %d: %s", tc.name, code, e)
+		}
+		a, _ := os.ReadFile(p(tc.name + ".te"))
+		b, _ := os.ReadFile(p(tc.name + ".2.te"))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: trace encoded from the CSV files differs from the live one (%d, %d bytes)", tc.name, len(b), len(a))
+		}
+	}
+	// without --data-trace, the raw framing's data packets are errors
+	code, _, e := rv(t, "decode", "--protocol", "etrace", "--image", elf, p("raw.te"), "--jsonl", p("x.jsonl"))
+	js, _ := os.ReadFile(p("x.jsonl"))
+	if code == 0 && !strings.Contains(string(js), "decode with --data-trace") {
+		t.Errorf("decode without --data-trace: exit 0 and no gap naming the data packets: %s", e)
+	}
+	// flags that need --data-trace, and the encoder's input
+	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--image", elf, "--ingress-in", p("raw.csv"), "--data-fields", "addr", "-o", p("y.te")); code == 0 || !strings.Contains(e, "need --data-trace") {
+		t.Errorf("--data-fields without --data-trace: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--data-trace", "--image", elf, "--ingress-in", p("raw.csv"), "-o", p("y.te")); code == 0 || !strings.Contains(e, "--data-ingress-in") {
+		t.Errorf("--data-trace without accesses: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--filter", "priv=U", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--filter") {
+		t.Errorf("--data-trace with --filter: exit %d: %s", code, e)
+	}
+}

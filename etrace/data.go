@@ -1,0 +1,766 @@
+package etrace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Data trace (E-Trace 2.0 chapters "Data Trace Interface" and "Data Trace
+// Encoder Output Packets").
+//
+// The encoder takes the accesses of the unified data trace interface
+// (ingress.Access, one per load, store or atomic, delivered before the
+// ingress block of its instruction) and writes one data packet per access
+// into the same byte stream as the te_inst packets, told apart by the
+// framing: message type 3 in the raw framing (te_inst is 2), a source ID
+// of its own in UTDD (DataConfig.SrcID), as the chapter suggests. The
+// decoder side (DataJoiner) reads them back and gives every load and
+// store instruction of the decoded flow its access.
+//
+// Decisions the specification leaves open, taken as follows:
+//
+//   - Only the unified protocol is implemented (no split load request and
+//     response packets, no CSR packets: the simulator does not trace CSR
+//     accesses). Atomics are supported, so the format field is 3 bits.
+//   - Data packets of the accesses of an ingress block are written before
+//     the te_inst packets the encoder writes for that block, so a decoder
+//     has read the access of every instruction before any packet that
+//     reports the instruction.
+//   - Address compression (trTeDataAddrCompress): the address is the
+//     difference to the previous address of an access of the same size
+//     (of any kind), and the value the XOR with, or the difference to, the
+//     previous value of the same size, whichever is shorter, else the full
+//     value. The first packet of each size after a te_inst synchronisation
+//     packet (format 3 subformat 0 or 1) is full (diff 00), as the
+//     specification requires.
+//   - The aligned formats (000, 010) are used when the address is aligned
+//     to the size and so is the previous address it is reported against;
+//     the difference is then shifted right by size. Otherwise the
+//     unaligned format carries byte addresses or differences.
+//   - Upper bytes of data and operand fields that sign extension restores
+//     are dropped (data_len, op_len). In data-only packets the data field
+//     is data_width_p bits, the value sign-extended from its size, and the
+//     last field: sign-based compression trims it. Sign-based compression
+//     applies to every data packet, as to te_inst packets.
+//   - Atomics: operand is derived from the interface's load and store data
+//     (the interface carries no rs2): the store data for swap, AND, OR, MIN
+//     and MAX (op(load, store) = store for these), store-load for ADD and
+//     store XOR load for XOR (both are rs2 exactly). data is the load data.
+//     amomaxu and amominu are reported as max and min (the subtype table
+//     has no unsigned codes; the decoder knows the instruction).
+//   - A failed store-conditional is an atomic packet with subtype 111
+//     (the address-only table's "conditional store failure") in the
+//     address-only layout (diff, address) when addresses are traced, and
+//     with nothing after size in data-only mode.
+//   - doptions in the support packet: bit 0 no data (trTeDataNoValue), bit
+//     1 no address (trTeDataNoAddr), bit 2 address compression
+//     (trTeDataAddrCompress); denable is 1.
+
+// DataFields selects what data packets carry (the trTeDataNoValue and
+// trTeDataNoAddr controls).
+type DataFields uint8
+
+// Data packet contents.
+const (
+	DataAddrValue DataFields = iota // address and data (the default)
+	DataAddrOnly                    // address only (trTeDataNoValue)
+	DataValueOnly                   // data only (trTeDataNoAddr)
+)
+
+// String returns "addr,data", "addr" or "data".
+func (f DataFields) String() string {
+	switch f {
+	case DataAddrOnly:
+		return "addr"
+	case DataValueOnly:
+		return "data"
+	}
+	return "addr,data"
+}
+
+// ParseDataFields parses "addr,data" (or "data,addr"), "addr" or "data".
+func ParseDataFields(s string) (DataFields, error) {
+	switch strings.ReplaceAll(strings.TrimSpace(s), " ", "") {
+	case "addr,data", "data,addr", "":
+		return DataAddrValue, nil
+	case "addr":
+		return DataAddrOnly, nil
+	case "data":
+		return DataValueOnly, nil
+	}
+	return 0, fmt.Errorf("etrace: data fields %q: want addr,data, addr or data", s)
+}
+
+// DataConfig configures data trace. Encoder and decoder must agree.
+type DataConfig struct {
+	Fields DataFields
+	// NoCompress turns address and data compression off
+	// (trTeDataAddrCompress = 0): every packet is full (diff 00).
+	NoCompress bool
+	// DataWidth is data_width_p (32, 64 or 128; 0 means 64).
+	DataWidth int
+	// DAddressWidth is daddress_width_p (0 means iaddress_width_p).
+	DAddressWidth int
+	// SrcID is the UTDD source ID of data packets (it must differ from
+	// Config.SrcID); unused in the raw framing.
+	SrcID uint32
+}
+
+// doptions bits of the support packet.
+const (
+	doptNoValue  = 1 << 0
+	doptNoAddr   = 1 << 1
+	doptCompress = 1 << 2
+)
+
+// DOptions returns the doptions field of the support packet.
+func (d *DataConfig) DOptions() uint8 {
+	var v uint8
+	switch d.Fields {
+	case DataAddrOnly:
+		v |= doptNoValue
+	case DataValueOnly:
+		v |= doptNoAddr
+	}
+	if !d.NoCompress {
+		v |= doptCompress
+	}
+	return v
+}
+
+// msgData is the raw framing's message type of data packets.
+const msgData = 3
+
+// checkData validates the data trace configuration of c.
+func (c *Config) checkData() error {
+	d := c.Data
+	if d == nil {
+		return nil
+	}
+	if c.Version != V2 {
+		return fmt.Errorf("etrace: data trace needs E-Trace 2.0")
+	}
+	if d.DataWidth == 0 {
+		d.DataWidth = 64
+	}
+	if d.DAddressWidth == 0 {
+		d.DAddressWidth = c.Params.IAddressWidth
+	}
+	if d.DataWidth != 32 && d.DataWidth != 64 {
+		return fmt.Errorf("etrace: data_width_p %d: 32 or 64 supported", d.DataWidth)
+	}
+	if d.DAddressWidth < 2 || d.DAddressWidth > 64 {
+		return fmt.Errorf("etrace: daddress_width_p %d out of range 2..64", d.DAddressWidth)
+	}
+	if d.Fields > DataValueOnly {
+		return fmt.Errorf("etrace: data fields %d", d.Fields)
+	}
+	if c.Encap == EncapUTDD {
+		if c.SrcBits == 0 {
+			return fmt.Errorf("etrace: data trace in UTDD framing needs a source ID field (trTeSrcBits > 0) to tell data packets from te_inst packets")
+		}
+		if uint64(d.SrcID)&^mask(c.SrcBits) != 0 || d.SrcID == c.SrcID {
+			return fmt.Errorf("etrace: data source ID %d must fit %d bits and differ from the instruction trace's %d", d.SrcID, c.SrcBits, c.SrcID)
+		}
+	}
+	return nil
+}
+
+// Data packet formats (the 3-bit format field).
+const (
+	DFmtLoadAligned    = 0 // unified load, aligned address
+	DFmtLoadUnaligned  = 1 // unified load, unaligned address
+	DFmtStoreAligned   = 2 // store, aligned address
+	DFmtStoreUnaligned = 3 // store, unaligned address
+	DFmtSplitData      = 4 // split load data (not implemented)
+	DFmtCSR            = 5 // CSR (not implemented)
+	DFmtAtomic         = 6 // unified atomic
+	DFmtReserved       = 7
+)
+
+// Atomic subtypes, indexed by dtype - 8; subtype 7 is the conditional
+// store failure.
+const dsubSCFail = 7
+
+// DataPacket is one data trace packet, its fields as the tables name
+// them.
+type DataPacket struct {
+	Format  uint8
+	Subtype uint8 // atomics
+	Size    uint8
+	Diff    uint8
+	DataLen uint8
+	OpLen   uint8
+	Data    uint64
+	Operand uint64
+	Address uint64
+}
+
+// dataCodec writes and reads data packets for one configuration.
+type dataCodec struct {
+	fields    DataFields
+	sizeBits  int
+	dataWidth int
+	daw       int
+	bw        bitWriter
+	dr        dataReader
+	lay       [16]dlayout
+}
+
+func clog2(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
+}
+
+func newDataCodec(d *DataConfig) *dataCodec {
+	c := &dataCodec{
+		fields:    d.Fields,
+		sizeBits:  max(1, clog2(clog2(d.DataWidth/8+1))),
+		dataWidth: d.DataWidth,
+		daw:       d.DAddressWidth,
+	}
+	for f := uint8(0); f < 8; f++ {
+		c.lay[f] = c.makeLayout(f, 0)
+		c.lay[8+f] = c.makeLayout(DFmtAtomic, f)
+	}
+	return c
+}
+
+// layout of a packet, from its format, subtype and the configuration:
+// which fields follow size.
+type dlayout struct {
+	diff    int  // diff field width
+	operand bool // op_len, operand
+	dataLen bool // data_len, data of 8*(data_len+1) bits
+	dataW   bool // data of data_width_p bits
+	address bool
+}
+
+func (c *dataCodec) layout(format, subtype uint8) dlayout {
+	if format == DFmtAtomic {
+		return c.lay[8+subtype&7]
+	}
+	return c.lay[format&7]
+}
+
+// makeLayout computes layout (lay[format] for the formats other than
+// atomic, lay[8+subtype] for atomics).
+func (c *dataCodec) makeLayout(format, subtype uint8) dlayout {
+	atomic := format == DFmtAtomic
+	if atomic && subtype == dsubSCFail {
+		if c.fields == DataValueOnly {
+			return dlayout{}
+		}
+		return dlayout{diff: 1, address: true}
+	}
+	switch c.fields {
+	case DataAddrOnly:
+		return dlayout{diff: 1, address: true}
+	case DataValueOnly:
+		return dlayout{diff: 2, operand: atomic, dataW: true}
+	}
+	return dlayout{diff: 2, operand: atomic, dataLen: true, address: true}
+}
+
+// append encodes p, sign-compressed, to dst.
+func (c *dataCodec) append(dst []byte, p *DataPacket) []byte {
+	b := &c.bw
+	b.reset()
+	b.put(uint64(p.Format), 3)
+	if p.Format == DFmtAtomic {
+		b.put(uint64(p.Subtype), 3)
+	}
+	b.put(uint64(p.Size), c.sizeBits)
+	l := c.layout(p.Format, p.Subtype)
+	b.put(uint64(p.Diff), l.diff)
+	if l.operand {
+		b.put(uint64(p.OpLen), int(p.Size))
+		b.put(p.Operand, 8*(int(p.OpLen)+1))
+	}
+	if l.dataLen {
+		b.put(uint64(p.DataLen), int(p.Size))
+		b.put(p.Data, 8*(int(p.DataLen)+1))
+	}
+	if l.dataW {
+		b.put(p.Data, c.dataWidth)
+	}
+	if l.address {
+		b.put(p.Address, c.daw)
+	}
+	return b.bytes(dst)
+}
+
+// parse decodes a data packet payload into p.
+func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
+	if len(payload) == 0 || len(payload) > maxPayload {
+		return fmt.Errorf("data packet of %d bytes", len(payload))
+	}
+	r := &c.dr
+	r.load(payload)
+	p.Format = uint8(r.get(3))
+	p.Subtype, p.OpLen, p.Operand, p.DataLen, p.Data, p.Address = 0, 0, 0, 0, 0, 0
+	switch p.Format {
+	case DFmtLoadAligned, DFmtLoadUnaligned, DFmtStoreAligned, DFmtStoreUnaligned:
+	case DFmtAtomic:
+		p.Subtype = uint8(r.get(3))
+	case DFmtSplitData:
+		return fmt.Errorf("split load data packet (format 100) in a unified trace")
+	case DFmtCSR:
+		return fmt.Errorf("CSR data packet (format 101): not traced by this encoder")
+	default:
+		return fmt.Errorf("reserved data packet format 111")
+	}
+	p.Size = uint8(r.get(c.sizeBits))
+	if 8<<p.Size > c.dataWidth {
+		return fmt.Errorf("size %d wider than data_width_p %d", p.Size, c.dataWidth)
+	}
+	l := c.layout(p.Format, p.Subtype)
+	p.Diff = uint8(r.get(l.diff))
+	if l.diff == 2 && c.fields == DataValueOnly && p.Diff == 2 {
+		return fmt.Errorf("reserved diff 10 in a data-only packet")
+	}
+	if l.operand {
+		p.OpLen = uint8(r.get(int(p.Size)))
+		p.Operand = r.get(8 * (int(p.OpLen) + 1))
+	}
+	if l.dataLen {
+		p.DataLen = uint8(r.get(int(p.Size)))
+		p.Data = r.get(8 * (int(p.DataLen) + 1))
+	}
+	if l.dataW {
+		p.Data = r.get(c.dataWidth)
+	}
+	if l.address {
+		p.Address = r.get(c.daw)
+	}
+	if r.pos < r.n-8 {
+		return fmt.Errorf("%d bytes after the last field", (r.n-r.pos)/8)
+	}
+	if r.pos < r.n && !r.padOK() {
+		return fmt.Errorf("padding bits after the last field are not its sign")
+	}
+	if n := len(payload); n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
+		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
+	}
+	return nil
+}
+
+// dataReader reads the fields of a data packet payload (at most 31
+// bytes), sign-extended past its end: the longest packet (an atomic with
+// address and data, 64-bit values) is 208 bits, so 5 words of the
+// payload and its sign cover every read.
+type dataReader struct {
+	w   [5]uint64
+	n   int // payload bits
+	pos int
+}
+
+func (r *dataReader) load(p []byte) {
+	n := len(p)
+	var fill uint64
+	if p[n-1]&0x80 != 0 {
+		fill = ^uint64(0)
+	}
+	for i := range r.w {
+		switch s := 8 * i; {
+		case s >= n:
+			r.w[i] = fill
+		case s+8 <= n:
+			r.w[i] = binary.LittleEndian.Uint64(p[s:])
+		default:
+			var t [8]byte
+			copy(t[:], p[s:])
+			r.w[i] = binary.LittleEndian.Uint64(t[:]) | fill<<(8*uint(n-s))
+		}
+	}
+	r.n, r.pos = 8*n, 0
+}
+
+// bit returns bit i of the sign-extended payload (i < 320).
+func (r *dataReader) bit(i int) uint64 { return r.w[i>>6] >> uint(i&63) & 1 }
+
+// padOK reports whether the bits from the read position to the end of the
+// payload repeat the last bit read, as sign extension writes them.
+func (r *dataReader) padOK() bool {
+	s := r.bit(r.pos - 1)
+	for i := r.pos; i < r.n; i++ {
+		if r.bit(i) != s {
+			return false
+		}
+	}
+	return true
+}
+
+// get reads width (0..64) bits.
+func (r *dataReader) get(width int) uint64 {
+	i, o := r.pos>>6, uint(r.pos&63)
+	r.pos += width
+	if i >= len(r.w)-1 {
+		return 0 // beyond every layout: parse reports the bytes left
+	}
+	v := r.w[i] >> o
+	if o != 0 {
+		v |= r.w[i+1] << (64 - o)
+	}
+	return v & mask(width)
+}
+
+// dataState is the compression state of one side (encoder or decoder):
+// per access size, the previous address and value, valid since the last
+// synchronisation.
+type dataState struct {
+	valid [4]bool
+	addr  [4]uint64
+	val   [4]uint64
+}
+
+func (s *dataState) reset() { *s = dataState{} }
+
+// sext sign-extends the low bits of v.
+func sext(v uint64, bits int) uint64 {
+	if bits >= 64 {
+		return v
+	}
+	s := uint(64 - bits)
+	return uint64(int64(v<<s) >> s)
+}
+
+// byteLen returns the number of low bytes of v (a value of 2^size bytes)
+// from which sign extension restores v: data_len + 1.
+func byteLen(v uint64, size uint8) int {
+	n := 1 << size
+	s := int64(sext(v, 8*n))
+	if s < 0 {
+		s = ^s
+	}
+	// the significant bits and a sign bit, in whole bytes
+	k := (bits.Len64(uint64(s)) + 8) / 8
+	return min(k, n)
+}
+
+// sizeMask masks a value to 2^size bytes.
+func sizeMask(size uint8) uint64 { return mask(8 << size) }
+
+// encodeAccess fills p for access a and updates the state.
+func (c *dataCodec) encodeAccess(s *dataState, a *ingress.Access, compress bool, p *DataPacket) {
+	z := a.DSize & 3
+	*p = DataPacket{Size: z}
+	m := sizeMask(z)
+	full := !compress || !s.valid[z]
+	prevAddr, prevVal := s.addr[z], s.val[z]
+	align := uint64(1)<<z - 1
+	if (a.DType.IsAtomic() || a.DType == ingress.DTypeSCFail) && prevAddr&align != 0 && c.fields != DataValueOnly {
+		// an atomic's address is encoded aligned: it cannot be a
+		// difference to an unaligned one
+		full = true
+	}
+	aligned := a.DAddr&align == 0 && (full || prevAddr&align == 0)
+
+	store := a.DType == ingress.DTypeStore
+	switch {
+	case a.DType.IsAtomic() || a.DType == ingress.DTypeSCFail:
+		p.Format = DFmtAtomic
+		if a.DType == ingress.DTypeSCFail {
+			p.Subtype = dsubSCFail
+		} else {
+			p.Subtype = uint8(a.DType - ingress.DTypeAtomicSwp)
+		}
+	case store && aligned:
+		p.Format = DFmtStoreAligned
+	case store:
+		p.Format = DFmtStoreUnaligned
+	case aligned:
+		p.Format = DFmtLoadAligned
+	default:
+		p.Format = DFmtLoadUnaligned
+	}
+	if p.Format == DFmtAtomic {
+		// atomics are aligned (the interface guarantees it; the
+		// encoder checked)
+		aligned = true
+	}
+	l := c.layout(p.Format, p.Subtype)
+
+	// address
+	if l.address {
+		daw := mask(c.daw)
+		switch {
+		case full:
+			p.Address = a.DAddr & daw
+		default:
+			p.Address = (a.DAddr - prevAddr) & daw
+		}
+		if aligned {
+			if full {
+				p.Address >>= z
+			} else {
+				p.Address = uint64(int64(a.DAddr-prevAddr)>>z) & daw
+			}
+		}
+	}
+
+	// data
+	val := a.Data & m
+	hasVal := l.dataLen || l.dataW
+	diff := uint8(0)
+	if hasVal && !full && p.Subtype != dsubSCFail {
+		// the shortest of full, XOR and difference
+		best, bl := val, byteLen(val, z)
+		diff = 2
+		if x := (val ^ prevVal) & m; byteLen(x, z) < bl {
+			best, bl, diff = x, byteLen(x, z), 1
+		}
+		if d := (val - prevVal) & m; byteLen(d, z) < bl {
+			best, diff = d, 3
+		}
+		val = best
+	}
+	switch {
+	case l.diff == 1:
+		if !full {
+			p.Diff = 1
+		}
+	case c.fields == DataValueOnly:
+		// 00 full, 01 XOR, 11 difference
+		if diff == 2 {
+			diff = 0
+		}
+		p.Diff = diff
+	default:
+		// 00 full (sync), 01 XOR, 10 full data, 11 difference
+		if !full {
+			p.Diff = diff
+		}
+	}
+	if l.operand {
+		op := a.SData & m
+		switch a.DType {
+		case ingress.DTypeAtomicAdd:
+			op = (a.SData - a.Data) & m
+		case ingress.DTypeAtomicXor:
+			op = (a.SData ^ a.Data) & m
+		}
+		p.OpLen = uint8(byteLen(op, z) - 1)
+		p.Operand = op & mask(8*(int(p.OpLen)+1))
+	}
+	if l.dataLen {
+		p.DataLen = uint8(byteLen(val, z) - 1)
+		p.Data = val & mask(8*(int(p.DataLen)+1))
+	}
+	if l.dataW {
+		p.Data = sext(val, 8<<z) & mask(c.dataWidth)
+	}
+	// state: a failed store-conditional carries no data, so the next
+	// packet of its size is still full if this one was
+	if p.Subtype != dsubSCFail || p.Format != DFmtAtomic {
+		s.valid[z] = true
+	}
+	if l.address {
+		s.addr[z] = a.DAddr
+	}
+	if hasVal {
+		s.val[z] = a.Data & m
+	}
+}
+
+// decodeAccess rebuilds access a from packet p and updates the state. The
+// instruction address is not set. has tells which fields the packet
+// carried (flow.AccessAddr, flow.AccessData).
+func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access) error {
+	z := p.Size
+	m := sizeMask(z)
+	*a = ingress.Access{DSize: z}
+	switch p.Format {
+	case DFmtLoadAligned, DFmtLoadUnaligned:
+		a.DType = ingress.DTypeLoad
+	case DFmtStoreAligned, DFmtStoreUnaligned:
+		a.DType = ingress.DTypeStore
+	case DFmtAtomic:
+		if p.Subtype == dsubSCFail {
+			a.DType = ingress.DTypeSCFail
+		} else {
+			a.DType = ingress.DTypeAtomicSwp + ingress.DType(p.Subtype)
+		}
+	}
+	l := c.layout(p.Format, p.Subtype)
+	full := p.Diff == 0
+	if !full && !s.valid[z] {
+		return fmt.Errorf("compressed data packet (diff %d) with no earlier access of size %d since the last synchronisation", p.Diff, 1<<z)
+	}
+	if l.address {
+		aligned := p.Format == DFmtLoadAligned || p.Format == DFmtStoreAligned || p.Format == DFmtAtomic
+		v := p.Address
+		if full {
+			if aligned {
+				v <<= z
+			}
+		} else {
+			d := sext(v, c.daw)
+			if aligned {
+				d <<= z
+			}
+			v = s.addr[z] + d
+		}
+		a.DAddr = v & mask(c.daw)
+		s.addr[z] = a.DAddr
+	}
+	if l.dataLen || l.dataW {
+		var raw uint64
+		if l.dataLen {
+			raw = sext(p.Data, 8*(int(p.DataLen)+1)) & m
+			if byteLen(raw, z) != int(p.DataLen)+1 {
+				return fmt.Errorf("data_len %d where %d bytes restore the value", p.DataLen, byteLen(raw, z))
+			}
+		} else {
+			raw = p.Data & m
+			if sext(raw, 8<<z)&mask(c.dataWidth) != p.Data {
+				return fmt.Errorf("data field %#x is not a %d-byte value sign-extended", p.Data, 1<<z)
+			}
+		}
+		code := p.Diff
+		if l.dataW && code == 0 || full {
+			code = 2
+		}
+		switch code {
+		case 1:
+			raw = (raw ^ s.val[z]) & m
+		case 3:
+			raw = (raw + s.val[z]) & m
+		}
+		a.Data = raw
+		s.val[z] = raw
+	}
+	if l.operand {
+		op := sext(p.Operand, 8*(int(p.OpLen)+1)) & m
+		if byteLen(op, z) != int(p.OpLen)+1 {
+			return fmt.Errorf("op_len %d where %d bytes restore the operand", p.OpLen, byteLen(op, z))
+		}
+		switch a.DType {
+		case ingress.DTypeAtomicAdd:
+			a.SData = (a.Data + op) & m
+		case ingress.DTypeAtomicXor:
+			a.SData = (a.Data ^ op) & m
+		default:
+			a.SData = op
+		}
+	}
+	if p.Subtype != dsubSCFail || p.Format != DFmtAtomic {
+		s.valid[z] = true
+	}
+	return nil
+}
+
+// word64 reads fields from a payload of at most 8 bytes held in one word,
+// sign-extended past its end.
+type word64 struct {
+	w, fill uint64
+	pos     uint
+}
+
+func (r *word64) get(width uint) uint64 {
+	var v uint64
+	if r.pos < 64 {
+		v = r.w >> r.pos
+		if r.pos != 0 && r.pos+width > 64 {
+			v |= r.fill << (64 - r.pos)
+		}
+	} else {
+		v = r.fill
+	}
+	r.pos += width
+	if width >= 64 {
+		return v
+	}
+	return v & (1<<width - 1)
+}
+
+// decodeFrame decodes a data packet payload into access a (without its
+// instruction address), as parse and decodeAccess do, with a fast path
+// for the common packets: loads and stores of at most 8 bytes.
+func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access, p *DataPacket) error {
+	n := len(payload)
+	if n == 0 || n > 8 || payload[0]&4 != 0 || c.fields != DataAddrValue {
+		// atomics and split/CSR/reserved formats (format bit 2 set),
+		// long packets, other options
+		if err := c.parse(payload, p); err != nil {
+			return err
+		}
+		return c.decodeAccess(s, p, a)
+	}
+	if n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
+		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
+	}
+	var r word64
+	var t [8]byte
+	copy(t[:], payload)
+	r.w = binary.LittleEndian.Uint64(t[:])
+	if payload[n-1]&0x80 != 0 {
+		r.fill = ^uint64(0)
+		if n < 8 {
+			r.w |= r.fill << (8 * uint(n))
+		}
+	}
+	format := uint8(r.get(3))
+	z := uint8(r.get(uint(c.sizeBits)))
+	if 8<<z > c.dataWidth {
+		return fmt.Errorf("size %d wider than data_width_p %d", z, c.dataWidth)
+	}
+	diff := uint8(r.get(2))
+	dl := uint(r.get(uint(z)))
+	data := r.get(8 * (dl + 1))
+	addr := r.get(uint(c.daw))
+	if int(r.pos) < 8*n-8 {
+		return fmt.Errorf("%d bytes after the last field", (8*n-int(r.pos))/8)
+	}
+	if int(r.pos) < 8*n {
+		// the padding repeats the last bit read
+		s := r.w >> (r.pos - 1) & 1
+		pad := r.w >> r.pos & (1<<(uint(8*n)-r.pos) - 1)
+		if s != 0 && pad != 1<<(uint(8*n)-r.pos)-1 || s == 0 && pad != 0 {
+			return fmt.Errorf("padding bits after the last field are not its sign")
+		}
+	}
+	m := sizeMask(z)
+	a.DType, a.DSize, a.SData = ingress.DTypeLoad, z, 0
+	if format >= DFmtStoreAligned {
+		a.DType = ingress.DTypeStore
+	}
+	full := diff == 0
+	if !full && !s.valid[z] {
+		return fmt.Errorf("compressed data packet (diff %d) with no earlier access of size %d since the last synchronisation", diff, 1<<z)
+	}
+	aligned := format&1 == 0
+	switch {
+	case full && aligned:
+		addr <<= z
+	case !full:
+		d := sext(addr, c.daw)
+		if aligned {
+			d <<= z
+		}
+		addr = s.addr[z] + d
+	}
+	a.DAddr = addr & mask(c.daw)
+	s.addr[z] = a.DAddr
+	raw := sext(data, 8*int(dl+1)) & m
+	if byteLen(raw, z) != int(dl)+1 {
+		return fmt.Errorf("data_len %d where %d bytes restore the value", dl, byteLen(raw, z))
+	}
+	switch diff {
+	case 1:
+		raw = (raw ^ s.val[z]) & m
+	case 3:
+		raw = (raw + s.val[z]) & m
+	}
+	a.Data = raw
+	s.val[z] = raw
+	s.valid[z] = true
+	return nil
+}

@@ -1,0 +1,503 @@
+package etrace
+
+import (
+	"fmt"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
+)
+
+// DataHandler receives what a Decoder reads besides the te_inst packets it
+// follows: the data trace packets (DataFrame, with the frame valid only
+// during the call) and, before the decoder sees them, every te_inst packet
+// (InstPacket). A DataJoiner is one.
+type DataHandler interface {
+	DataFrame(fr *Frame) error
+	InstPacket(p *Packet, off int64) error
+}
+
+// Memory instruction kinds, for the join.
+const (
+	mNone = iota
+	mLoad
+	mStore
+	mLR
+	mSC
+	mAMO
+)
+
+// memOp is what the join knows of an instruction: its memory kind, the
+// log2 of its access size, for an AMO its dtype, and the number of
+// accesses beyond the first (cbo.zero: the hart stores its 64-byte block
+// as 8 doublewords, as the simulator does).
+type memOp struct {
+	kind  uint8
+	size  uint8
+	dtype ingress.DType
+	more  uint8
+}
+
+// memOps lists the memory instructions by mnemonic (the access size is the
+// log2 of the bytes accessed).
+var memOps = func() map[string]memOp {
+	m := map[string]memOp{}
+	for _, l := range []struct {
+		kind  uint8
+		size  uint8
+		names []string
+	}{
+		{mLoad, 0, []string{"lb", "lbu", "c.lbu"}},
+		{mLoad, 1, []string{"lh", "lhu", "flh", "c.lhu", "c.lh"}},
+		{mLoad, 2, []string{"lw", "lwu", "flw", "c.lw", "c.lwsp", "c.flw", "c.flwsp"}},
+		{mLoad, 3, []string{"ld", "fld", "c.ld", "c.ldsp", "c.fld", "c.fldsp"}},
+		{mStore, 0, []string{"sb", "c.sb"}},
+		{mStore, 1, []string{"sh", "fsh", "c.sh"}},
+		{mStore, 2, []string{"sw", "fsw", "c.sw", "c.swsp", "c.fsw", "c.fswsp"}},
+		{mStore, 3, []string{"sd", "fsd", "c.sd", "c.sdsp", "c.fsd", "c.fsdsp"}},
+		{mLR, 2, []string{"lr.w"}},
+		{mLR, 3, []string{"lr.d"}},
+		{mSC, 2, []string{"sc.w"}},
+		{mSC, 3, []string{"sc.d"}},
+	} {
+		for _, n := range l.names {
+			m[n] = memOp{kind: l.kind, size: l.size}
+		}
+	}
+	m["cbo.zero"] = memOp{kind: mStore, size: 3, more: 7}
+	for _, a := range []struct {
+		name string
+		t    ingress.DType
+	}{
+		{"amoswap", ingress.DTypeAtomicSwp}, {"amoadd", ingress.DTypeAtomicAdd},
+		{"amoand", ingress.DTypeAtomicAnd}, {"amoor", ingress.DTypeAtomicOr},
+		{"amoxor", ingress.DTypeAtomicXor}, {"amomax", ingress.DTypeAtomicMax},
+		{"amomaxu", ingress.DTypeAtomicMax}, {"amomin", ingress.DTypeAtomicMin},
+		{"amominu", ingress.DTypeAtomicMin},
+	} {
+		m[a.name+".w"] = memOp{kind: mAMO, size: 2, dtype: a.t}
+		m[a.name+".d"] = memOp{kind: mAMO, size: 3, dtype: a.t}
+	}
+	return m
+}()
+
+// opTable caches memOps by riscv.Op (without the RV32 flag): 0 unknown,
+// else 1 + index into opVals.
+type opCache struct {
+	fast [1024]uint8 // 0: not looked up; 1: none; 2+: kind/size packed
+	vals [1024]memOp
+}
+
+func (c *opCache) get(op riscv.Op) memOp {
+	if int(op) < len(c.fast) {
+		switch c.fast[op] {
+		case 0:
+		case 1:
+			return memOp{}
+		default:
+			return c.vals[op]
+		}
+	}
+	m := memOps[op.String()]
+	if int(op) < len(c.fast) {
+		c.vals[op] = m
+		c.fast[op] = 1
+		if m.kind != mNone {
+			c.fast[op] = 2
+		}
+	}
+	return m
+}
+
+// memInst is a memory instruction of a run.
+type memInst struct {
+	addr uint64
+	idx  uint32 // instructions before it in the run
+	len  uint8
+	op   memOp
+}
+
+// memRun lists the memory instructions from a start address on, as far
+// as ranges starting there have reached.
+type memRun struct {
+	start uint64
+	next  uint64 // address after the last instruction scanned
+	n     uint32 // instructions scanned
+	mems  []memInst
+}
+
+// queued is a decoded data packet waiting for its instruction.
+type queued struct {
+	a   ingress.Access
+	off int64
+	idx int64
+}
+
+// maxQueued bounds the data packets held for instructions not yet
+// decoded.
+const maxQueued = 1 << 20
+
+// DataJoiner joins data trace packets to the decoded instruction flow:
+// placed between a Decoder (as its sink and its Data handler) and the
+// sinks, it splits each range after every load, store and atomic
+// instruction and sends a flow.KindData event with that instruction's
+// access after it.
+//
+// The data packets of an instruction come before any te_inst packet that
+// reports it (see data.go), so the joiner queues them and takes one per
+// memory instruction as the ranges come. Anything that does not fit is a
+// flow.KindWarn event with the byte offset of the packet concerned: a
+// memory instruction with no packet, a packet of another kind or size
+// than its instruction, a malformed packet, packets left over at the end
+// of tracing. After such a mismatch, and after a gap in the instruction
+// trace, the joiner cannot tell which packet belongs to which instruction
+// any more: it joins nothing until tracing restarts (a support packet
+// that ends tracing), and then reports how many memory instructions it
+// left without an access. It never pairs an access with an instruction it
+// is not sure of.
+type DataJoiner struct {
+	next   flow.Sink
+	img    *image.Set
+	dc     *dataCodec
+	fields DataFields
+	has    uint8
+	st     dataState
+	pkt    DataPacket
+
+	q         []queued // ring, a power of 2 long
+	qHead, qN int
+	frames    int64 // data packets read
+	segEnd    bool  // a support packet ended tracing
+	suspended bool
+	suspOff   int64
+	unjoined  uint64 // memory instructions left without an access
+	// unjoined when the last report of them was sent
+	unjoinedMark uint64
+	// joined and the byte offset when joining last (re)started
+	joinedMark uint64
+	markOff    int64
+	dropped    uint64 // data packets dropped while suspended
+	lastOff    int64
+	ops        opCache
+	runs       map[uint64]*memRun
+	cache      [1024]*memRun
+	sub, ev    flow.Event
+	dev        flow.Event // data events
+	joined     uint64
+	mismatches uint64
+}
+
+// NewDataJoiner returns a joiner sending the flow, with the accesses, to
+// next; img is the program image the decoder follows and cfg its
+// configuration (Data must be set).
+func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, error) {
+	c := *cfg
+	if c.Data == nil {
+		return nil, fmt.Errorf("etrace: data joiner without a data configuration")
+	}
+	d := *c.Data
+	c.Data = &d
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	// Nothing is joined before the support packet that starts the
+	// trace: a capture that starts later has lost the packets that pair
+	// its first data packets with their instructions.
+	j := &DataJoiner{next: next, img: img, dc: newDataCodec(&d), fields: d.Fields,
+		q: make([]queued, 64), runs: map[uint64]*memRun{}, suspended: true}
+	switch d.Fields {
+	case DataAddrOnly:
+		j.has = flow.AccessAddr
+	case DataValueOnly:
+		j.has = flow.AccessData
+	default:
+		j.has = flow.AccessAddr | flow.AccessData
+	}
+	return j, nil
+}
+
+// Joined returns the number of accesses joined to instructions.
+func (j *DataJoiner) Joined() uint64 { return j.joined }
+
+// Mismatches returns the number of warnings the joiner sent.
+func (j *DataJoiner) Mismatches() uint64 { return j.mismatches }
+
+// Unjoined returns the number of memory instructions left without an
+// access.
+func (j *DataJoiner) Unjoined() uint64 { return j.unjoined }
+
+func (j *DataJoiner) warn(off, idx int64, cause error, what string) error {
+	j.mismatches++
+	j.ev = flow.Event{Kind: flow.KindWarn, Offset: off, Index: idx,
+		Err: &decode.Error{Offset: off, Index: idx, What: what, Err: cause}}
+	return j.next.Event(&j.ev)
+}
+
+// suspend stops joining until tracing restarts, dropping the queue.
+func (j *DataJoiner) suspend(off int64) {
+	if !j.suspended {
+		j.suspended, j.suspOff = true, off
+	}
+	j.dropped += uint64(j.qN)
+	j.qHead, j.qN = 0, 0
+}
+
+// suspect says which accesses already joined may be paired wrongly: a
+// packet lost or added earlier shifts the pairing until a mismatch shows.
+func (j *DataJoiner) suspect() string {
+	n := j.joined - j.joinedMark
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the %d accesses joined since byte %d (the start of this stretch of tracing) may be paired with the wrong instructions", n, j.markOff)
+}
+
+// resume reports what was left unjoined and joins again.
+func (j *DataJoiner) resume(off int64) error {
+	if !j.suspended {
+		return nil
+	}
+	j.suspended = false
+	j.joinedMark, j.markOff = j.joined, off
+	n, dr := j.unjoined-j.unjoinedMark, j.dropped
+	j.dropped, j.unjoinedMark = 0, j.unjoined
+	if n == 0 && dr == 0 {
+		return nil
+	}
+	return j.warn(j.suspOff, -1, fmt.Errorf("%w: data trace not joined from byte %d to byte %d: %d load/store instructions left without their access, %d data packets dropped",
+		decode.ErrSkipped, j.suspOff, off, n, dr), "data trace")
+}
+
+// endSegment handles the end of a traced segment: packets left over
+// belong to no instruction.
+func (j *DataJoiner) endSegment(off int64) error {
+	j.segEnd = false
+	if j.qN > 0 {
+		f := j.q[j.qHead]
+		n := j.qN
+		j.qHead, j.qN = 0, 0
+		if err := j.warn(f.off, f.idx, fmt.Errorf("%w: %d data packets (the first: %s of %d bytes) with no load or store instruction in the decoded flow%s",
+			decode.ErrInconsistent, n, f.a.DType, f.a.Bytes(), j.suspect()), "data packet"); err != nil {
+			return err
+		}
+	}
+	return j.resume(off)
+}
+
+// DataFrame decodes a data packet and queues its access.
+func (j *DataJoiner) DataFrame(fr *Frame) error {
+	idx := j.frames
+	j.frames++
+	j.lastOff = fr.Offset
+	if j.segEnd {
+		if err := j.endSegment(fr.Offset); err != nil {
+			return err
+		}
+	}
+	if j.suspended {
+		j.dropped++
+		return nil
+	}
+	if j.qN == len(j.q) {
+		if j.qN >= maxQueued {
+			j.suspend(fr.Offset)
+			return j.warn(fr.Offset, idx, fmt.Errorf("%w: more than %d data packets ahead of the instruction trace", decode.ErrOverflow, maxQueued), "data packet")
+		}
+		nq := make([]queued, 2*len(j.q))
+		for i := 0; i < j.qN; i++ {
+			nq[i] = j.q[(j.qHead+i)&(len(j.q)-1)]
+		}
+		j.q, j.qHead = nq, 0
+	}
+	q := &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
+	if err := j.dc.decodeFrame(fr.Payload, &j.st, &q.a, &j.pkt); err != nil {
+		j.suspend(fr.Offset)
+		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
+	}
+	q.off, q.idx = fr.Offset, idx
+	j.qN++
+	return nil
+}
+
+// InstPacket restarts data compression at synchronisation packets and
+// notes the end of tracing.
+func (j *DataJoiner) InstPacket(p *Packet, off int64) error {
+	if j.segEnd {
+		if err := j.endSegment(off); err != nil {
+			return err
+		}
+	}
+	j.lastOff = off
+	if p.Format == FormatSync {
+		switch p.Subformat {
+		case SubStart, SubTrap:
+			j.st.reset()
+		case SubSupport:
+			// the start or end of a traced segment (trace_lost is
+			// a gap: the joiner stays suspended past it)
+			if p.QualStatus != QualTraceLost {
+				j.segEnd = true
+			}
+		}
+	}
+	return nil
+}
+
+// run returns the memory instructions of the run from start, scanned at
+// least through last.
+func (j *DataJoiner) run(start, last uint64) *memRun {
+	h := (start >> 1) & uint64(len(j.cache)-1)
+	r := j.cache[h]
+	if r == nil || r.start != start {
+		r = j.runs[start]
+		if r == nil {
+			r = &memRun{start: start, next: start}
+			j.runs[start] = r
+		}
+		j.cache[h] = r
+	}
+	for r.next <= last && r.next >= start {
+		in := j.img.InstPtr(r.next)
+		if in == nil || in.Len == 0 {
+			break
+		}
+		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone {
+			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, len: in.Len, op: m})
+		}
+		r.n++
+		r.next += uint64(in.Len)
+	}
+	return r
+}
+
+// Event passes the flow on, with the accesses of the ranges' memory
+// instructions.
+func (j *DataJoiner) Event(e *flow.Event) error {
+	switch e.Kind {
+	case flow.KindRange:
+		return j.rangeEvent(e)
+	case flow.KindGap:
+		j.suspend(e.Offset)
+	}
+	return j.next.Event(e)
+}
+
+func (j *DataJoiner) rangeEvent(e *flow.Event) error {
+	r := j.run(e.Start, e.Last)
+	k := 0
+	for k < len(r.mems) && r.mems[k].addr < e.Start {
+		k++
+	}
+	if k == len(r.mems) || r.mems[k].addr > e.Last {
+		return j.next.Event(e)
+	}
+	sub := &j.sub
+	*sub = *e
+	pos, posIdx := e.Start, uint32(0)
+	for ; k < len(r.mems) && r.mems[k].addr <= e.Last; k++ {
+		m := &r.mems[k]
+		sub.Start, sub.Last = pos, m.addr
+		sub.N = uint64(m.idx - posIdx + 1)
+		if m.addr != e.Last {
+			sub.End, sub.HasTarget, sub.Target = ingress.ITypeNone, true, m.addr+uint64(m.len)
+		} else {
+			sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
+		}
+		if err := j.next.Event(sub); err != nil {
+			return err
+		}
+		for n := 0; n <= int(m.op.more); n++ {
+			if err := j.join(m, e.Offset); err != nil {
+				return err
+			}
+		}
+		pos, posIdx = m.addr+uint64(m.len), m.idx+1
+	}
+	if pos <= e.Last && uint64(posIdx) < e.N {
+		sub.Start, sub.Last, sub.N = pos, e.Last, e.N-uint64(posIdx)
+		sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
+		return j.next.Event(sub)
+	}
+	return nil
+}
+
+// compatible reports whether an access fits a memory instruction.
+func compatible(m memOp, a *ingress.Access) bool {
+	if a.DSize != m.size {
+		return false
+	}
+	switch m.kind {
+	case mLoad, mLR:
+		return a.DType == ingress.DTypeLoad
+	case mStore:
+		return a.DType == ingress.DTypeStore
+	case mSC:
+		return a.DType == ingress.DTypeStore || a.DType == ingress.DTypeSCFail
+	case mAMO:
+		return a.DType == m.dtype
+	}
+	return false
+}
+
+var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic"}
+
+// join sends the access of memory instruction m.
+func (j *DataJoiner) join(m *memInst, off int64) error {
+	if j.suspended {
+		j.unjoined++
+		return nil
+	}
+	if j.qN == 0 {
+		j.unjoined++
+		j.suspend(off)
+		return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet%s", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr, j.suspect()), "data trace")
+	}
+	q := &j.q[j.qHead]
+	if !compatible(m.op, &q.a) {
+		j.unjoined++
+		a := q.a
+		qoff, qidx := q.off, q.idx
+		j.suspend(qoff)
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
+			decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
+	}
+	// j.dev keeps Kind and the zero fields between data events
+	ev := &j.dev
+	ev.Kind, ev.Addr, ev.Offset, ev.Index, ev.Access, ev.AccessHas = flow.KindData, m.addr, q.off, q.idx, q.a, j.has
+	ev.Access.IAddr = m.addr
+	if q.a.DType == ingress.DTypeSCFail {
+		ev.AccessHas &^= flow.AccessData
+	}
+	j.qHead = (j.qHead + 1) & (len(j.q) - 1)
+	j.qN--
+	j.joined++
+	return j.next.Event(ev)
+}
+
+// Close reports packets left over and what was not joined, then closes
+// the next sink.
+func (j *DataJoiner) Close() error {
+	if err := j.endSegment(j.lastOff); err != nil {
+		return err
+	}
+	return j.next.Close()
+}
+
+// Message forwards to the next sink if it is a flow.MessageObserver.
+func (j *DataJoiner) Message(kind string, offset int64, bits int) {
+	if o, ok := j.next.(flow.MessageObserver); ok {
+		o.Message(kind, offset, bits)
+	}
+}
+
+// SetIndex forwards to the next sink if it is a flow.Indexer.
+func (j *DataJoiner) SetIndex(i uint64) {
+	if x, ok := j.next.(flow.Indexer); ok {
+		x.SetIndex(i)
+	}
+}
+
+// Flush ends the flow like Close, without closing the next sink.
+func (j *DataJoiner) Flush() error { return j.endSegment(j.lastOff) }

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Builds the Linux user-mode programs of the E-Trace implicit return tests
+# (etrace/returns_test.go) into static riscv64 ELF files next to their
+# sources. The ELF files are committed so that the tests need no cross
+# compiler; rebuild them with
+#   scripts/build-etrace-tests.sh
+# Needs riscv64-linux-gnu-gcc (Debian: gcc-riscv64-linux-gnu).
+set -eu
+cd "$(dirname "$0")/../etrace/testdata/returns"
+CC=${CC:-riscv64-linux-gnu-gcc}
+echo "$CC -nostdlib -static returns.S -o returns.elf"
+# (through a named object file, so that the ELF does not name a temporary one)
+"$CC" -c -march=rv64gc -mabi=lp64d -o returns.o returns.S
+"$CC" -nostdlib -static -march=rv64gc -mabi=lp64d -Wl,--no-relax -o returns.elf returns.o
+rm returns.o
+echo "$CC -static -O2 longjmp.c -o longjmp.elf"
+"$CC" -static -O2 -march=rv64gc -mabi=lp64d -o longjmp.elf longjmp.c

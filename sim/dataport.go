@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// DataPort drives a hart's data trace interface (E-Trace 2.0 "Data Trace
+// Interface", unified protocol) from the accesses the hart reports to its
+// Observer: for each retired load, store, atomic memory operation and
+// LR/SC it sends one ingress.Access to a DataSink, with the address of the
+// instruction, before the ingress block that retires the instruction (the
+// hart reports an instruction's accesses to its observer before the block
+// that holds it ends). It is a sim.Observer; Next, if set, sees every call
+// too (a Tarmac writer, say), so one run can write both.
+//
+//   - A load (and lr.w/lr.d) is dtype 0, a store (and a successful
+//     sc.w/sc.d) dtype 1, with the value read or written.
+//   - An AMO is one access of dtype 8..14 (amomaxu and amominu are
+//     reported as max and min, the table has no unsigned codes) with the
+//     value loaded (Data) and the value stored (SData).
+//   - A store-conditional that fails is dtype 15, with its address and no
+//     data. The address is rs1, read from the hart after the instruction;
+//     when the instruction's rd is rs1 (overwritten with the failure code)
+//     the address of the hart's last lr is used instead and Inexact is
+//     counted. An sc with rd x0 whose failure is only known when the next
+//     instruction comes reports it then; Late counts those.
+//   - A misaligned access that the hart splits into bytes is one access
+//     (the hart reports it whole).
+//
+// The hart has no Zcmp push/pop, so no instruction makes several
+// accesses other than an AMO (one access carrying both values).
+type DataPort struct {
+	// Next, if not nil, also receives every observer call.
+	Next Observer
+	// Inexact counts failed store-conditionals whose address could not be
+	// read back (rd = rs1) and was taken from the last lr.
+	Inexact uint64
+	// Late counts failed store-conditionals with rd x0, reported after
+	// the next instruction retired.
+	Late uint64
+	// Accesses counts the accesses sent.
+	Accesses uint64
+
+	m    *Machine
+	sink ingress.DataSink
+	a    ingress.Access
+
+	pc      uint64
+	kind    uint8 // of the instruction at pc: dpPlain, dpAMO, dpLR, dpSC
+	amoType ingress.DType
+	size    uint8
+	amoLoad uint64
+	amoHave bool
+	scPend  bool // an sc with rd x0: failed unless a store comes
+	scAddr  uint64
+	lrAddr  uint64
+}
+
+const (
+	dpPlain = iota
+	dpAMO
+	dpLR
+	dpSC
+)
+
+// NewDataPort returns a data trace interface for m's harts, sending
+// accesses to sink.
+func NewDataPort(m *Machine, sink ingress.DataSink) *DataPort {
+	return &DataPort{m: m, sink: sink}
+}
+
+// amoTypes maps the funct5 of an AMO (bits 31:27) to its dtype.
+var amoTypes = [32]ingress.DType{
+	0x01: ingress.DTypeAtomicSwp, 0x00: ingress.DTypeAtomicAdd, 0x04: ingress.DTypeAtomicXor,
+	0x0c: ingress.DTypeAtomicAnd, 0x08: ingress.DTypeAtomicOr, 0x10: ingress.DTypeAtomicMin,
+	0x14: ingress.DTypeAtomicMax, 0x18: ingress.DTypeAtomicMin, 0x1c: ingress.DTypeAtomicMax,
+}
+
+func (p *DataPort) send(a *ingress.Access) error {
+	p.Accesses++
+	return p.sink.Access(a)
+}
+
+// flush reports a pending failed sc (rd x0).
+func (p *DataPort) flush() error {
+	if !p.scPend {
+		return nil
+	}
+	p.scPend = false
+	p.Late++
+	p.a = ingress.Access{IAddr: p.pc, DAddr: p.scAddr, DType: ingress.DTypeSCFail, DSize: p.size}
+	return p.send(&p.a)
+}
+
+// Inst implements Observer.
+func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress.Priv) error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	p.pc, p.kind, p.amoHave = pc, dpPlain, false
+	if raw&0x7f == 0x2f && (raw>>12)&7 >= 2 && (raw>>12)&7 <= 3 {
+		// A extension: lr, sc, amo*
+		p.size = uint8((raw >> 12) & 7)
+		f5 := raw >> 27
+		rd, rs1 := int(raw>>7)&31, int(raw>>15)&31
+		h := p.m.Hart(hart)
+		switch f5 {
+		case 0x02:
+			p.kind = dpLR
+		case 0x03:
+			p.kind = dpSC
+			if h == nil {
+				return fmt.Errorf("sim: data port: no hart %d", hart)
+			}
+			addr := h.Reg(rs1) & h.amask
+			if rd == rs1 && rd != 0 {
+				addr = p.lrAddr
+			}
+			switch {
+			case rd == 0:
+				p.scPend, p.scAddr = true, addr
+			case h.Reg(rd) != 0:
+				if rd == rs1 {
+					p.Inexact++
+				}
+				p.a = ingress.Access{IAddr: pc, DAddr: addr, DType: ingress.DTypeSCFail, DSize: p.size}
+				if err := p.send(&p.a); err != nil {
+					return err
+				}
+			}
+		default:
+			p.kind, p.amoType = dpAMO, amoTypes[f5]
+		}
+	}
+	if p.Next != nil {
+		return p.Next.Inst(hart, time, pc, raw, priv)
+	}
+	return nil
+}
+
+// IntReg implements Observer.
+func (p *DataPort) IntReg(hart int, n int, value uint64) error {
+	if p.Next != nil {
+		return p.Next.IntReg(hart, n, value)
+	}
+	return nil
+}
+
+// FPReg implements Observer.
+func (p *DataPort) FPReg(hart int, n int, value uint64) error {
+	if p.Next != nil {
+		return p.Next.FPReg(hart, n, value)
+	}
+	return nil
+}
+
+// CSR implements Observer.
+func (p *DataPort) CSR(hart int, n uint16, value uint64) error {
+	if p.Next != nil {
+		return p.Next.CSR(hart, n, value)
+	}
+	return nil
+}
+
+// log2Size returns log2 of an access size of 1, 2, 4 or 8 bytes.
+func log2Size(size int) (uint8, bool) {
+	switch size {
+	case 1:
+		return 0, true
+	case 2:
+		return 1, true
+	case 4:
+		return 2, true
+	case 8:
+		return 3, true
+	}
+	return 0, false
+}
+
+// Mem implements Observer: it sends the access.
+func (p *DataPort) Mem(hart int, write bool, addr uint64, size int, value uint64) error {
+	ds, ok := log2Size(size)
+	if !ok {
+		return fmt.Errorf("sim: data port: access of %d bytes at %#x (pc %#x)", size, addr, p.pc)
+	}
+	a := &p.a
+	switch {
+	case p.kind == dpAMO && !write:
+		p.amoLoad, p.amoHave = value, true
+	case p.kind == dpAMO:
+		if !p.amoHave {
+			return fmt.Errorf("sim: data port: AMO at pc %#x stored without a load", p.pc)
+		}
+		*a = ingress.Access{IAddr: p.pc, DAddr: addr, Data: p.amoLoad, SData: value, DType: p.amoType, DSize: ds}
+		p.amoHave = false
+		if err := p.send(a); err != nil {
+			return err
+		}
+	default:
+		if p.kind == dpLR {
+			p.lrAddr = addr
+		}
+		if p.kind == dpSC {
+			p.scPend = false
+		}
+		t := ingress.DTypeLoad
+		if write {
+			t = ingress.DTypeStore
+		}
+		*a = ingress.Access{IAddr: p.pc, DAddr: addr, Data: value, DType: t, DSize: ds}
+		if err := p.send(a); err != nil {
+			return err
+		}
+	}
+	if p.Next != nil {
+		return p.Next.Mem(hart, write, addr, size, value)
+	}
+	return nil
+}
+
+// Trap implements Observer.
+func (p *DataPort) Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	p.kind = dpPlain
+	if p.Next != nil {
+		return p.Next.Trap(hart, time, interrupt, cause, epc, tval)
+	}
+	return nil
+}
+
+// Flush reports what the port still holds (a failed sc with rd x0 that
+// was the last instruction); call it when the run ends.
+func (p *DataPort) Flush() error { return p.flush() }
