@@ -170,9 +170,7 @@ func pcHash(t *testing.T, dir, name string) (path string, wait func() (string, i
 }
 
 // TestSystemTrace boots Debian's kernel to the kit's busybox init traced live,
-// in N-Trace (preset best) and in E-Trace (every optional mode but
-// sequentially inferable jumps, which the simulator's ingress port does
-// not report), with a sideband matching the pages run against the
+// in N-Trace (preset best) and in E-Trace (every optional mode), with a sideband matching the pages run against the
 // kernel Image and busybox. Each trace, decoded with the sideband alone,
 // gives exactly the PC sequence the simulator retired (compared by
 // SHA-256, through named pipes: a boot is a billion instructions), and
@@ -189,7 +187,7 @@ func TestSystemTrace(t *testing.T) {
 	busybox := filepath.Join(kit, "root/usr/bin/busybox")
 	initrd := filepath.Join(kit, "initramfs-busybox.cpio.gz")
 	syms := guestKallsyms(t, kit, dir)
-	etraceModes := []string{"--implicit-return", "stack", "--branch-prediction", "--jump-target-cache", "--implicit-exception"}
+	etraceModes := []string{"--all-modes"}
 	var simSum string
 	var simN int
 	for _, tc := range []struct {
