@@ -158,6 +158,8 @@ type Profile struct {
 	events [16]uint64
 	traps  uint64
 	gaps   uint64
+	// privInsts counts the instructions per privilege level (ingress.Priv)
+	privInsts [8]uint64
 	// suspect sums the gaps' Suspect counts; gapList describes the first
 	// MaxGapList gaps.
 	suspect uint64
@@ -255,6 +257,10 @@ func New(img *image.Set, opt Options) *Profile {
 	return p
 }
 
+// PrivInstructions returns the instructions counted per privilege level,
+// indexed by ingress.Priv: where the time went, kernel (S) or user (U).
+func (p *Profile) PrivInstructions() [8]uint64 { return p.privInsts }
+
 // Image returns the program image the profile was made for (may be nil).
 func (p *Profile) Image() *image.Set { return p.img }
 
@@ -331,6 +337,7 @@ func (p *Profile) Event(e *flow.Event) error {
 		if e.Offset >= 0 {
 			p.offset(e.Offset)
 		}
+		p.privInsts[e.Priv&7] += e.N
 		p.rangeEvent(e)
 	case flow.KindTime:
 		p.timeEvent(p.state(e.Src), e.Time)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // TextOptions configure WriteText.
@@ -50,6 +52,18 @@ func WriteText(w io.Writer, p *Profile, opt TextOptions) error {
 	}
 	fmt.Fprintf(bw, "functions     %d executed\n", len(fs))
 	fmt.Fprintf(bw, "traps         %d\n", p.Traps())
+	if pi, levels := p.PrivInstructions(), 0; total > 0 {
+		line := ""
+		for l := len(pi) - 1; l >= 0; l-- {
+			if pi[l] > 0 {
+				levels++
+				line += fmt.Sprintf(", %s %d (%.1f%%)", ingress.Priv(l), pi[l], 100*float64(pi[l])/float64(total))
+			}
+		}
+		if levels > 1 {
+			fmt.Fprintf(bw, "privilege     %s\n", line[2:])
+		}
+	}
 	writeLost(bw, p, 10)
 	if tb := p.TraceBytes(); tb > 0 {
 		fmt.Fprintf(bw, "trace         %d bytes, %.3f bits per instruction\n", tb, p.BitsPerInstruction())

@@ -20,7 +20,9 @@ import (
 type Decoder struct {
 	cfg   Config
 	codec *Codec
-	img   *image.Set
+	img   *image.Set // the address space followed: base.View(the context, instructions so far)
+	base  *image.Set
+	epoch uint64 // the instruction count at which base's memory changes next (image.Set.Epochs)
 	sink  flow.Sink
 	opt   Options
 	v026  bool
@@ -86,7 +88,13 @@ type Decoder struct {
 	ev          flow.Event
 	rev         flow.Event // range events
 
-	blocks *decode.Blocks // the program's straight-line runs
+	blocks *decode.Blocks // the straight-line runs of the address space followed
+	// blocksBy holds the runs of each address space followed (with images
+	// valid in one context or from one instruction count: image.Set.View)
+	blocksBy map[*image.Set]*decode.Blocks
+	// viewChanged: the address space changed since the walk last took a
+	// run, so the next one is looked up afresh (not by a link of the old)
+	viewChanged bool
 
 	st        Stats
 	idx       int64        // index of the packet being processed
@@ -125,8 +133,13 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: img, sink: sink, opt: cfg.Options,
-		v026: cfg.Version == V026, MaxSteps: 1 << 20, blocks: decode.NewBlocks(img)}
+	view := img.View(0, 0)
+	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: view, base: img, sink: sink, opt: cfg.Options,
+		v026: cfg.Version == V026, MaxSteps: 1 << 20, blocks: decode.NewBlocks(view), epoch: ^uint64(0)}
+	d.blocksBy = map[*image.Set]*decode.Blocks{view: d.blocks}
+	if e := img.Epochs(); len(e) > 0 {
+		d.epoch = e[0]
+	}
 	p := &d.cfg.Params
 	d.lsb = uint(p.IAddressLSB)
 	d.amask = p.addrMask()
@@ -678,7 +691,7 @@ func (d *Decoder) resetState() {
 // jumpTo places the decoder on a, the first instruction of a new range,
 // with the branch bit of a sync packet.
 func (d *Decoder) jumpTo(a uint64, branch uint8) error {
-	nd, err := d.blocks.At(a)
+	nd, err := d.block(a)
 	if err != nil {
 		return err
 	}
@@ -726,7 +739,7 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		return d.jumpTo(a, p.Branch)
 	}
 	// The reported instruction's own branch outcome follows the others.
-	if nd, err := d.blocks.At(a); err == nil && nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
+	if nd, err := d.block(a); err == nil && nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
 		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
 			return err
 		}
@@ -860,6 +873,59 @@ func (d *Decoder) trapEvent(p *Packet, epc, handler uint64, hasTarget bool) erro
 	return d.emit(&d.ev)
 }
 
+// nextEpoch follows the memory that holds from the instruction count
+// reached on (code overwritten while the traced system ran:
+// image.Set.AddTimedBytes).
+func (d *Decoder) nextEpoch() {
+	n := d.tally.Emitted() + d.rN
+	d.epoch = ^uint64(0)
+	for _, e := range d.base.Epochs() {
+		if e > n {
+			d.epoch = e
+			break
+		}
+	}
+	d.useContext(d.context)
+}
+
+// useContext follows the images valid in context ctx (at the current
+// instruction count), each address space with its own runs.
+func (d *Decoder) useContext(ctx uint64) {
+	v := d.base.View(ctx, d.tally.Emitted()+d.rN)
+	if v == d.img {
+		return
+	}
+	d.img = v
+	b := d.blocksBy[v]
+	if b == nil {
+		b = decode.NewBlocks(v)
+		d.blocksBy[v] = b
+	}
+	d.blocks, d.viewChanged = b, true
+}
+
+// block returns the run at a in the address space followed now.
+func (d *Decoder) block(a uint64) (*decode.Block, error) {
+	if d.tally.Emitted()+d.rN >= d.epoch {
+		d.nextEpoch()
+	}
+	d.viewChanged = false
+	return d.blocks.At(a)
+}
+
+// followBlock returns the run at next, a successor of nd (by nd's links while
+// the address space is unchanged).
+func (d *Decoder) followBlock(nd *decode.Block, next uint64) (*decode.Block, error) {
+	if d.tally.Emitted()+d.rN >= d.epoch {
+		d.nextEpoch()
+	}
+	if d.viewChanged {
+		d.viewChanged = false
+		return d.blocks.At(next)
+	}
+	return d.blocks.Follow(nd, next)
+}
+
 // contextEvent reports the privilege and context when they change.
 func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error {
 	if d.cfg.Params.NoContext {
@@ -872,6 +938,9 @@ func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error 
 		return err
 	}
 	d.priv, d.context = priv, ctx
+	if d.base.HasContexts() {
+		d.useContext(ctx)
+	}
 	d.ev = flow.Event{Kind: flow.KindContext, Priv: priv, Context: ctx, Offset: d.off}
 	return d.emit(&d.ev)
 }

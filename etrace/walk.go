@@ -31,6 +31,10 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	// rev is only ever used for ranges: set the fields that change.
 	ev := &d.rev
 	ev.Kind, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, d.rStart, d.pc, d.rN, end
+	ev.Image = nil
+	if d.img != d.base {
+		ev.Image = d.img
+	}
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
 	d.tally.Emit(d.rN)
 	d.rN = 0
@@ -133,6 +137,9 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			if (in.Link == riscv.LinkCall || in.Link == riscv.LinkCoSwap) && d.opt.ImplicitReturn && in.Class != riscv.ClassBranch {
 				d.stack.Push(nd.End)
 			}
+			if d.viewChanged || d.tally.Emitted()+d.rN >= d.epoch {
+				nn = nil // the links are those of the address space left
+			}
 			if next != nd.End {
 				if err := d.closeRange(itypeOf(in, taken), next, true); err != nil {
 					return err
@@ -141,14 +148,14 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			}
 			if nn == nil || nn.Start != next {
 				var err error
-				if nn, err = d.blocks.Follow(nd, next); err != nil {
+				if nn, err = d.followBlock(nd, next); err != nil {
 					return err
 				}
 			}
 		}
 		if nn == nil {
 			var err error
-			if nn, err = d.blocks.At(next); err != nil {
+			if nn, err = d.block(next); err != nil {
 				return err
 			}
 		}

@@ -13,6 +13,7 @@ package flow
 import (
 	"fmt"
 
+	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
@@ -130,6 +131,20 @@ type Event struct {
 	// AccessHas tells which parts of Access the trace carried
 	// (AccessAddr, AccessData).
 	AccessHas uint8
+	// Image, on a range, is the address space the range was decoded in
+	// when it is not the image the decoder was given: the view of a
+	// context or of a point in time of a system trace
+	// (image.Set.View). Sinks that walk the instructions of a range use
+	// [Event.ImageOr].
+	Image *image.Set
+}
+
+// ImageOr returns e.Image, or img when it is nil.
+func (e *Event) ImageOr(img *image.Set) *image.Set {
+	if e.Image != nil {
+		return e.Image
+	}
+	return img
 }
 
 // Bits of Event.AccessHas.

@@ -326,7 +326,7 @@ func (s *Selection) rangeEvent(e *Event, st *selSrc) error {
 		last := i+1 == e.N
 		var next uint64
 		if !last {
-			in := s.img.InstPtr(pc)
+			in := e.ImageOr(s.img).InstPtr(pc)
 			if in == nil || in.Len == 0 {
 				s.err = fmt.Errorf("select: address %#x in a decoded range is not in the image", pc)
 				return s.err

@@ -78,6 +78,7 @@ func (p *PCWriter) Event(e *Event) error {
 		return nil
 	}
 	pc := e.Start
+	img := e.ImageOr(p.img)
 	for i := uint64(0); i < e.N; i++ {
 		if p.w.Available() < 20 {
 			if err := p.w.Flush(); err != nil {
@@ -107,7 +108,7 @@ func (p *PCWriter) Event(e *Event) error {
 		if i+1 == e.N {
 			break
 		}
-		in := p.img.InstPtr(pc)
+		in := img.InstPtr(pc)
 		if in == nil || in.Len == 0 {
 			return fmt.Errorf("PC list: address %#x in a decoded range is not in the image", pc)
 		}
@@ -167,7 +168,7 @@ func (l *Listing) Event(e *Event) error {
 		if l.Instructions && l.img != nil {
 			pc := e.Start
 			for i := uint64(0); i < e.N; i++ {
-				in, ok := l.img.Inst(pc)
+				in, ok := e.ImageOr(l.img).Inst(pc)
 				if !ok {
 					break
 				}

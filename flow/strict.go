@@ -139,7 +139,7 @@ func (s *strict) release(keep uint64) error {
 func (s *strict) cut(e *Event, n uint64) error {
 	pc := e.Start
 	for i := uint64(1); i < n; i++ {
-		in := s.img.InstPtr(pc)
+		in := e.ImageOr(s.img).InstPtr(pc)
 		if in == nil || in.Len == 0 {
 			return fmt.Errorf("strict: address %#x in a decoded range is not in the image", pc)
 		}

@@ -64,6 +64,8 @@ type Set struct {
 	files []string  // file names referenced by lines
 
 	elves []*elfFile // the ELF files added, for Files and Frames
+
+	ctx *ctxImages // memory valid in one context only (context.go)
 }
 
 // source ranks what set a property of the Set (XLEN, entry point), so that
@@ -328,6 +330,9 @@ func (s *Set) commit(img *loaded) {
 	if img.elf != nil {
 		s.elves = append(s.elves, img.elf)
 	}
+	if s.ctx != nil {
+		clear(s.ctx.views)
+	}
 }
 
 // mapRegion makes [start, end) show data followed by zeros, hiding whatever
@@ -339,22 +344,29 @@ func (s *Set) mapRegion(start, end uint64, data []byte) {
 			out = append(out, sp)
 			continue
 		}
+		// The pieces keep the pages of the instruction cache they still
+		// hold whole (a cut on a page boundary), for the views of
+		// context.go; commit rebuilds every cache anyway.
 		if sp.start < start {
 			left := sp
 			left.end = start
-			if n := start - sp.start; uint64(len(left.data)) > n {
+			n := start - sp.start
+			if uint64(len(left.data)) > n {
 				left.data = left.data[:n]
 			}
+			left.pages = cutPages(sp.pages, 0, (uint64(len(left.data))+pageBytes-1)/pageBytes, n%pageBytes == 0)
 			out = append(out, left)
 		}
 		if sp.end > end {
 			right := sp
 			right.start = end
-			if n := end - sp.start; uint64(len(right.data)) > n {
+			n := end - sp.start
+			if uint64(len(right.data)) > n {
 				right.data = right.data[n:]
 			} else {
 				right.data = nil
 			}
+			right.pages = cutPages(sp.pages, n/pageBytes, n/pageBytes+(uint64(len(right.data))+pageBytes-1)/pageBytes, n%pageBytes == 0)
 			out = append(out, right)
 		}
 	}
@@ -368,6 +380,15 @@ func (s *Set) mapRegion(start, end uint64, data []byte) {
 	copy(out[i+1:], out[i:])
 	out[i] = span{start: start, end: end, data: data}
 	s.spans = out
+}
+
+// cutPages returns pages[lo:hi] when the cut is page aligned and in
+// range, else nil (the piece needs a cache of its own).
+func cutPages(pages []atomic.Pointer[instPage], lo, hi uint64, aligned bool) []atomic.Pointer[instPage] {
+	if !aligned || hi > uint64(len(pages)) || lo > hi {
+		return nil
+	}
+	return pages[lo:hi:hi]
 }
 
 // resetCaches drops all decoded instructions and runs.

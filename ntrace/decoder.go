@@ -185,23 +185,28 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 // start with a sync and end each source with ProgTraceCorrelation, unless
 // DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
-	cfg     DecoderConfig
-	img     *image.Set
-	sink    flow.Sink
-	obs     flow.MessageObserver // the sink, when it counts messages
-	xlen    int
-	srcs    map[uint64]*srcState
-	order   []*srcState // sources in the order they appeared
-	one     *srcState   // fast path: the state of the last SRC seen
-	oneID   uint64
-	ev      flow.Event
-	rev     flow.Event     // range events: only the range fields are ever set
-	blocks  *decode.Blocks // the program's straight-line runs
-	st      Stats
-	cur     *Message // message being handled (for error offsets)
-	curIdx  int64    // its index in the trace
-	index   int64    // messages (and malformed byte runs) read so far
-	anySync bool     // some source has synchronised
+	cfg    DecoderConfig
+	img    *image.Set // the address space followed: base.View(the source's context, instructions so far)
+	base   *image.Set
+	epoch  uint64 // the instruction count at which base's memory changes next (image.Set.Epochs)
+	sink   flow.Sink
+	obs    flow.MessageObserver // the sink, when it counts messages
+	xlen   int
+	srcs   map[uint64]*srcState
+	order  []*srcState // sources in the order they appeared
+	one    *srcState   // fast path: the state of the last SRC seen
+	oneID  uint64
+	ev     flow.Event
+	rev    flow.Event     // range events: only the range fields are ever set
+	blocks *decode.Blocks // the program's straight-line runs
+	// blocksBy holds the runs of each address space followed (with images
+	// valid in one context or from one instruction count: image.Set.View)
+	blocksBy map[*image.Set]*decode.Blocks
+	st       Stats
+	cur      *Message // message being handled (for error offsets)
+	curIdx   int64    // its index in the trace
+	index    int64    // messages (and malformed byte runs) read so far
+	anySync  bool     // some source has synchronised
 	// outsideSyncs counts the sync messages whose address is outside every
 	// image, firstOutside is the first such address.
 	outsideSyncs uint64
@@ -218,16 +223,18 @@ type Decoder struct {
 // srcState is the decoding state of one trace source.
 type srcState struct {
 	id       uint32
-	synced   bool  // decoding: s.pc is known
-	seen     bool  // has synchronised at least once
-	ended    bool  // ended cleanly by ProgTraceCorrelation
-	lost     bool  // in a reported gap: skip to the next sync
-	mode     Mode  // trace mode, given or learned (0: not known yet)
-	btype    int   // trap B-TYPE style, given or learned (0: not known yet)
-	ts       bool  // messages carry TSTAMP (learned at each sync)
-	ctx      int8  // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg  TCode // previous message of the source
-	prevMsg  TCode // the one before the current message
+	img      *image.Set // the address space of the source's context (nil: base)
+	context  uint64     // the source's context (Ownership)
+	synced   bool       // decoding: s.pc is known
+	seen     bool       // has synchronised at least once
+	ended    bool       // ended cleanly by ProgTraceCorrelation
+	lost     bool       // in a reported gap: skip to the next sync
+	mode     Mode       // trace mode, given or learned (0: not known yet)
+	btype    int        // trap B-TYPE style, given or learned (0: not known yet)
+	ts       bool       // messages carry TSTAMP (learned at each sync)
+	ctx      int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg  TCode      // previous message of the source
+	prevMsg  TCode      // the one before the current message
 	lastBT   uint64
 	tally    decode.Tally // instructions emitted, and since the last point known good
 	hwSync   uint64       // halfwords reported since the last sync
@@ -323,8 +330,14 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
-	d := &Decoder{cfg: cfg, img: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{},
-		blocks: decode.NewBlocks(img)}
+	view := img.View(0, 0)
+	d := &Decoder{cfg: cfg, img: view, base: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{},
+		blocks: decode.NewBlocks(view)}
+	d.blocksBy = map[*image.Set]*decode.Blocks{view: d.blocks}
+	d.epoch = ^uint64(0)
+	if e := img.Epochs(); len(e) > 0 {
+		d.epoch = e[0]
+	}
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
 }
@@ -469,8 +482,47 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 	return d.sink.Event(&d.ev)
 }
 
+// setImg follows the address space v (a context's view of the images),
+// each with its own straight-line runs.
+func (d *Decoder) setImg(v *image.Set) {
+	if v != d.img {
+		d.img = v
+		b := d.blocksBy[v]
+		if b == nil {
+			b = decode.NewBlocks(v)
+			d.blocksBy[v] = b
+		}
+		d.blocks = b
+	}
+}
+
+// nextEpoch follows the memory that holds from the instruction count
+// reached on (code overwritten while the traced system ran:
+// image.Set.AddTimedBytes).
+func (d *Decoder) nextEpoch() {
+	n := d.st.Instructions
+	d.epoch = ^uint64(0)
+	for _, e := range d.base.Epochs() {
+		if e > n {
+			d.epoch = e
+			break
+		}
+	}
+	if s := d.one; s != nil {
+		s.img = d.base.View(s.context, n)
+		d.setImg(s.img)
+	} else {
+		d.setImg(d.base.View(0, n))
+	}
+}
+
 // run returns the straight-line run at pc.
-func (d *Decoder) run(pc uint64) (*decode.Block, error) { return d.blocks.At(pc) }
+func (d *Decoder) run(pc uint64) (*decode.Block, error) {
+	if d.st.Instructions >= d.epoch {
+		d.nextEpoch()
+	}
+	return d.blocks.At(pc)
+}
 
 // contains reports whether addr is in the image, looking in the run
 // cache first.
@@ -506,6 +558,12 @@ func (d *Decoder) newState(src uint64) *srcState {
 		d.order = append(d.order, s)
 	}
 	d.one, d.oneID = s, src
+	if s.img != nil {
+		d.setImg(s.img)
+	} else {
+		// context 0 until an Ownership message says otherwise
+		d.setImg(d.base.View(0, d.st.Instructions))
+	}
 	return s
 }
 
@@ -1285,6 +1343,16 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 		return d.fail(decode.ErrMalformed, "PROCESS %#x has a reserved FORMAT or privilege encoding", m.Get(FieldPROCESS))
 	}
 	s.priv = p
+	if format == 0 {
+		// FORMAT 0 reports the privilege only: the context is unchanged
+		ctx = s.context
+	}
+	s.context = ctx
+	if d.base.HasContexts() {
+		// the images valid in this context (image.Set.View)
+		s.img = d.base.View(ctx, d.st.Instructions)
+		d.setImg(s.img)
+	}
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
 		Reason: uint32(format)}
 	if err := d.sink.Event(&d.ev); err != nil {
@@ -1311,6 +1379,10 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev := &d.rev
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
+	ev.Image = nil
+	if d.img != d.base {
+		ev.Image = d.img
+	}
 	d.st.Instructions += uint64(n)
 	s.tally.Emit(uint64(n))
 	d.walkRanges++
@@ -1596,6 +1668,9 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 // instruction of the run at the PC: the message ends on a linear
 // instruction (trap, sync, stop).
 func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
+	if d.st.Instructions >= d.epoch {
+		d.nextEpoch()
+	}
 	start := s.pc
 	pc := s.pc
 	var n uint32

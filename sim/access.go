@@ -316,8 +316,8 @@ func (h *Hart) storeSlow(va, size, v uint64) bool {
 			}
 			return true
 		}
-		if fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
-			h.m.codeWritten(h, va)
+		if fl&pfCode != 0 {
+			h.m.codeStore(h, va, pa, size)
 		}
 		if fl&pfWatch != 0 {
 			h.m.watchedStore(h, pa, size)
@@ -377,8 +377,8 @@ func (h *Hart) amoTarget(va, size uint64, lr bool) ([]byte, uint64, bool) {
 func (h *Hart) amoStored(va, pa, size uint64) {
 	if r := h.m.mem.find(pa); r != nil {
 		fl := r.flags[(pa-r.base)>>pageShift]
-		if fl&pfCode != 0 && h.m.mem.invalidateCode(pa, size) {
-			h.m.codeWritten(h, va)
+		if fl&pfCode != 0 {
+			h.m.codeStore(h, va, pa, size)
 		}
 		if fl&pfWatch != 0 {
 			h.m.watchedStore(h, pa, size)

@@ -366,9 +366,14 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		}
 		h.flushTLB()
 		h.updateFast()
+		if h.m.cfg.ContextSource == ContextASID {
+			h.tr.asidChange(h.asid())
+		}
 	case csrScontext:
 		c.scontext = v
-		h.tr.contextChange(v)
+		if h.m.cfg.ContextSource == ContextSContext {
+			h.tr.contextChange(v)
+		}
 	case csrMstatus:
 		h.setMstatus(v)
 	case csrMstatush, csrMenvcfgh:

@@ -87,7 +87,11 @@
 // Time (the hart's cycle count after the block's last instruction),
 // Context and CType (a write of scontext, CSR 0x5A8, ends the block of
 // the writing instruction; the next block reports the new context with
-// CType precise). Cause holds the exception or interrupt code without the
+// CType precise; with Config.ContextSource ContextASID the context is the
+// ASID of satp instead, and a satp write that changes it does the same).
+// PeekCode reads the code a block ran without side effects, and
+// SetCodeWriteHook reports stores into pages holding code that ran (what
+// package sideband needs). Cause holds the exception or interrupt code without the
 // interrupt bit (the itype tells which). Conventions:
 //
 //   - Coalesced (the default) merges straight-line instructions until an

@@ -97,6 +97,9 @@ type Config struct {
 	// before the entry point (Spike's boot ROM: 5). They are not counted
 	// as retired instructions. Negative means 0; 0 means 5.
 	BootSteps int
+	// ContextSource selects what the ingress blocks' Context carries:
+	// scontext writes (the default) or the ASID of satp.
+	ContextSource ContextSource
 }
 
 // Machine is a RISC-V system: harts, memory, CLINT, UART and HTIF.
@@ -145,6 +148,7 @@ type Machine struct {
 
 	unsupported []uint64   // Linux system calls answered ENOSYS, in order
 	codeWrites  CodeWrites // stores into executed instructions
+	codeHook    func(pa uint64)
 }
 
 // CodeWrites counts the stores that overwrote instructions the harts had

@@ -240,6 +240,51 @@ func (t *tracer) contextChange(v uint64) {
 	t.ctxPending = true
 }
 
+// ContextSource selects what the ingress port reports as the context.
+type ContextSource uint8
+
+const (
+	// ContextSContext reports the value written to scontext (CSR 0x5A8).
+	ContextSContext ContextSource = iota
+	// ContextASID reports the ASID field of satp: every satp write that
+	// changes it ends the block of the writing instruction, and the next
+	// block reports the new ASID with CType precise (what identifies the
+	// process under an operating system that gives each address space its
+	// own ASID, as Linux does).
+	ContextASID
+)
+
+// String returns "scontext" or "asid".
+func (c ContextSource) String() string {
+	if c == ContextASID {
+		return "asid"
+	}
+	return "scontext"
+}
+
+// asidChange records a satp write under ContextASID: a change of ASID
+// is reported like a write of scontext.
+func (t *tracer) asidChange(asid uint64) {
+	if t.sink == nil {
+		return
+	}
+	cur := t.ctx
+	if t.ctxPending {
+		cur = t.newCtx
+	}
+	if asid != cur {
+		t.contextChange(asid)
+	}
+}
+
+// asid returns the ASID field of satp (0 in Bare mode).
+func (h *Hart) asid() uint64 {
+	if h.xlen == 32 {
+		return h.csr.satp >> 22 & 0x1ff
+	}
+	return h.csr.satp >> 44 & 0xffff
+}
+
 // close flushes what the port holds and closes the sink.
 func (t *tracer) close() error {
 	if t.sink == nil {

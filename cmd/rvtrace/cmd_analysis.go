@@ -234,7 +234,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 		}
 		isTarmac := pc.p == nil || strings.Contains(strings.ToLower(name), ".tarmac") ||
 			((given == "" || given == "auto") && sniffTarmac(name))
-		if !isTarmac && len(img.Segments()) == 0 {
+		if !isTarmac && len(img.Segments()) == 0 && !img.HasContexts() {
 			return flowSourceFn{}, fmt.Errorf("decoding %s needs the program image (--image PROG.elf)", name)
 		}
 		fsrc := flowSourceFn{name: name}

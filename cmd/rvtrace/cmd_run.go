@@ -20,6 +20,7 @@ import (
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/sideband"
 	"github.com/rvtrace/rvtrace/sim"
 )
 
@@ -113,6 +114,10 @@ func runRun(args []string) error {
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
 	pp := pmuFlags(fs)
 	kf := kernelFlags(fs)
+	sidebandOut := fs.String("sideband", "", "write the sideband to `file`: where each context's code came from (context, virtual range → --image file and offset, or the bytes when no image holds them), for decode --sideband-in")
+	var sbImages multiFlag
+	fs.Var(&sbImages, "image", "with --sideband: an image `file` (ELF or raw, e.g. the kernel Image and busybox) the pages run are matched against (repeatable)")
+	ctxSource := fs.String("context-source", "", "what the trace's context (process ID) carries: asid (the ASID of satp: the default with --kernel) or scontext (writes of the scontext CSR: the default otherwise, and for kernels that write it)")
 	openOutputs := outputFlags(fs, "pcs")
 	ts := traceSysFlags(fs)
 	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
@@ -155,6 +160,29 @@ func runRun(args []string) error {
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
+	switch *ctxSource {
+	case "asid":
+		cfg.ContextSource = sim.ContextASID
+	case "scontext":
+	case "":
+		if *kf.kernel != "" {
+			cfg.ContextSource = sim.ContextASID
+		}
+	default:
+		return fmt.Errorf("--context-source %q: want asid or scontext", *ctxSource)
+	}
+	if *kf.kernel != "" && *trace != "" && fs.Lookup("context") != nil {
+		// A system trace names the process of every instruction: context
+		// reporting (N-Trace Ownership messages, E-Trace context fields)
+		// is on unless --context=false says otherwise.
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "context" })
+		if !set {
+			if err := fs.Set("context", "true"); err != nil {
+				return err
+			}
+		}
+	}
 	switch *misaligned {
 	case "":
 	case "hardware":
@@ -365,6 +393,38 @@ func runRun(args []string) error {
 			return err
 		}
 	}
+	var sbRec *sideband.Recorder
+	if *sidebandOut != "" {
+		if m.NumHarts() > 1 {
+			return fmt.Errorf("--sideband: one hart only (got --harts %d)", m.NumHarts())
+		}
+		for _, p := range sbImages {
+			if err := noteInput(p); err != nil {
+				return err
+			}
+		}
+		w, err := createOutput(*sidebandOut)
+		if err != nil {
+			return err
+		}
+		if sbRec, err = sideband.NewRecorder(w, m, 0, m.Hart(0).Instret, sbImages); err != nil {
+			w.Close()
+			return err
+		}
+		// the recorder reads the hart's memory as each block retires: it
+		// goes first, before any encoder running on its own goroutine
+		if len(hart0) == 0 && ts.sys != nil {
+			// the trace system's encoder, connected alone so far
+			hart0 = fanout{ts.sysSink(0)}
+		}
+		hart0 = append(fanout{sbRec}, hart0...)
+		m.SetCodeWriteHook(sbRec.CodeWritten)
+		if err := m.SetIngress(0, hart0); err != nil {
+			return err
+		}
+	} else if len(sbImages) > 0 {
+		return fmt.Errorf("--image: run takes images only to match the pages of a --sideband against")
+	}
 	if *pcsOut != "" {
 		w, err := createOutput(*pcsOut)
 		if err != nil {
@@ -466,6 +526,15 @@ func runRun(args []string) error {
 			line += fmt.Sprintf(", exit code %d", res.ExitCode)
 		}
 		fmt.Fprintln(stderr, line)
+		if sbRec != nil {
+			st := sbRec.Stats()
+			fmt.Fprintf(stderr, "rvtrace run: sideband %s: %d pages matched to images, %d to images with a few bytes changed, %d recorded as bytes (no image holds them); %d recorded again after their code changed\n",
+				*sidebandOut, st.Matched, st.Patched, st.Literal, st.Changed)
+		}
+	}
+	if sbRec != nil && sbRec.Stats().Unmapped > 0 {
+		fmt.Fprintf(stderr, "rvtrace run: warning: sideband %s: %d pages the hart ran from were unmapped before their block was reported (nothing recorded: a decoder reports a gap there)\n",
+			*sidebandOut, sbRec.Stats().Unmapped)
 	}
 	for h, e := range rawEncs {
 		// Said even with -q: what the encoder could not trace as asked.
@@ -477,7 +546,7 @@ func runRun(args []string) error {
 		// Said even with -q: those packets may carry a wrong address.
 		fmt.Fprintf(stderr, "rvtrace run: warning: data trace: %d failed sc with rd = rs1: their address is the last lr's, not read back\n", dport.Inexact)
 	}
-	if cw := res.CodeWrites; cw.Count > 0 {
+	if cw := res.CodeWrites; cw.Count > 0 && sbRec == nil {
 		// Said even with -q: a trace of this run decodes wrongly.
 		fmt.Fprintf(stderr, "rvtrace run: warning: self-modifying code: %d stores overwrote instructions the program had executed, the first by the instruction at %#x (hart %d) writing %#x; a trace decoded against the ELF image is wrong where the new instructions ran\n",
 			cw.Count, cw.PC, cw.Hart, cw.Addr)

@@ -106,7 +106,7 @@ func runScript(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(img.Segments()) == 0 {
+	if len(img.Segments()) == 0 && !img.HasContexts() {
 		return fmt.Errorf("decoding needs the program image (--image PROG.elf)")
 	}
 	in, err := openInput(rest[0])

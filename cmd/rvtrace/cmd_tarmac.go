@@ -324,7 +324,7 @@ func sniffFile(name string) tarmac.SniffResult {
 
 // writeTarmac writes Tarmac from an ingress input.
 func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Closer, error), path string, noDisasm bool, progress *progressFlag) error {
-	if len(img.Segments()) == 0 {
+	if len(img.Segments()) == 0 && !img.HasContexts() {
 		return fmt.Errorf("--write needs the program image (--image PROG.elf) for the instructions")
 	}
 	src, closer, err := open(img)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/sideband"
 )
 
 // multiFlag is a repeatable string flag.
@@ -22,16 +25,21 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // imageFlags registers --image, --raw and --xlen and returns a loader.
 func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 	var elfs, raws multiFlag
-	fs.Var(&elfs, "image", "program ELF `file` (repeatable: several images form one address space)")
+	fs.Var(&elfs, "image", "program ELF `file` (repeatable: several images form one address space); FILE@ADDR loads an ELF moved to ADDR (a position-independent program where the kernel put it) or a raw binary (a kernel Image) at ADDR; ctx=N:FILE[@ADDR] makes it valid in trace context N only")
 	fs.Var(&raws, "raw", "raw binary loaded at an address, as `FILE@ADDR` (repeatable)")
 	xlen := fs.Int("xlen", 0, "XLEN of the traced hart, 32 or 64 (default: from the first ELF, else 64)")
+	var symFiles multiFlag
+	fs.Var(&symFiles, "symbols", "kernel symbol map `file`: System.map or the text of /proc/kallsyms (repeatable), for images without symbols such as a raw kernel Image")
+	sb := fs.String("sideband-in", "", "sideband `file` written by run --sideband: the code of every context of a system trace, from the images it names")
 	return func() (*image.Set, error) {
 		img := image.NewSet()
-		for _, e := range elfs {
-			if err := noteInput(e); err != nil {
+		if *sb != "" {
+			if err := loadSideband(img, *sb); err != nil {
 				return nil, err
 			}
-			if err := img.AddELF(e); err != nil {
+		}
+		for _, e := range elfs {
+			if err := addImageArg(img, e); err != nil {
 				return nil, err
 			}
 		}
@@ -51,6 +59,21 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 				return nil, err
 			}
 		}
+		for _, p := range symFiles {
+			if err := noteInput(p); err != nil {
+				return nil, err
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, err
+			}
+			syms, err := image.ReadSymbolMap(bufio.NewReader(f), p)
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			img.AddSymbols(syms)
+		}
 		if *xlen != 0 {
 			if *xlen != 32 && *xlen != 64 {
 				return nil, fmt.Errorf("--xlen must be 32 or 64")
@@ -59,6 +82,81 @@ func imageFlags(fs *flag.FlagSet) func() (*image.Set, error) {
 		}
 		return img, nil
 	}
+}
+
+// addImageArg loads one --image: FILE, FILE@ADDR or ctx=N:FILE[@ADDR].
+func addImageArg(img *image.Set, arg string) error {
+	spec := arg
+	var ctx *uint64
+	if rest, ok := strings.CutPrefix(spec, "ctx="); ok {
+		n, file, ok := strings.Cut(rest, ":")
+		v, err := strconv.ParseUint(n, 0, 64)
+		if !ok || err != nil {
+			return fmt.Errorf("--image %s: want ctx=N:FILE[@ADDR] with a number N", arg)
+		}
+		ctx, spec = &v, file
+	}
+	path, base := spec, image.Unmoved
+	if i := strings.LastIndexByte(spec, '@'); i >= 0 {
+		a, err := strconv.ParseUint(spec[i+1:], 0, 64)
+		if _, serr := os.Stat(spec); err != nil && serr == nil {
+			a, err = image.Unmoved, nil // a file name with an @
+			i = len(spec)
+		}
+		if err != nil {
+			return fmt.Errorf("--image %s: invalid address %q after @ (want a number such as 0xffffffff80000000)", arg, spec[i+1:])
+		}
+		path, base = spec[:i], a
+	}
+	if err := noteInput(path); err != nil {
+		return err
+	}
+	if !isELF(path) && base != image.Unmoved {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if ctx != nil {
+			img.AddContextBytes(*ctx, path, base, data)
+		} else {
+			img.AddBytes(path, base, data)
+		}
+		return nil
+	}
+	if ctx == nil && base == image.Unmoved {
+		return img.AddELF(path)
+	}
+	return img.AddELFAt(path, base, ctx)
+}
+
+// isELF tells whether the file starts with the ELF magic.
+func isELF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m [4]byte
+	_, err = io.ReadFull(f, m[:])
+	return err == nil && string(m[:]) == "\x7fELF"
+}
+
+// loadSideband adds the code a sideband describes to img, saying on
+// stderr where it is not exact.
+func loadSideband(img *image.Set, path string) error {
+	if err := noteInput(path); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sf, err := sideband.Read(bufio.NewReader(f), path)
+	if err != nil {
+		return err
+	}
+	return sf.Apply(img, nil)
 }
 
 // counted is an ingress source that can say how many instructions it read.
@@ -166,7 +264,7 @@ func openSource(img *image.Set, pcs, pcseq, csv, spike string, per, half, lenien
 	}
 	switch {
 	case pcs != "":
-		if len(img.Segments()) == 0 {
+		if len(img.Segments()) == 0 && !img.HasContexts() {
 			f.Close()
 			return nil, nil, fmt.Errorf("--pcs-in needs the program image (--image PROG.elf)")
 		}

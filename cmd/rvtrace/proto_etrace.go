@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/rvtrace/rvtrace/etrace"
@@ -42,6 +43,12 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	srcID := fs.Uint("src-id", 0, "utdd: source ID (trTeSrcID)")
 	typeField := fs.Bool("type-field", false, "utdd: 2-bit trace type after the source ID")
 	tsBytes := fs.Int("timestamp-bytes", 0, "utdd: timestamp size in bytes (0: none)")
+	var context *bool
+	fs.BoolFunc("context", "nocontext_p = 0: format 3 packets carry the context (process ID), and a context change is reported (default: the parameters', no context)", func(s string) error {
+		v, err := strconv.ParseBool(s)
+		context = &v
+		return err
+	})
 	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (unified protocol), joined to the decoded instructions")
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
@@ -58,6 +65,9 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			if err := etrace.LoadConfig(*config, &c.Params); err != nil {
 				return c, err
 			}
+		}
+		if context != nil {
+			c.Params.NoContext = !*context
 		}
 		if c.Encap, err = etrace.ParseEncap(*encap); err != nil {
 			return c, err

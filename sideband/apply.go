@@ -1,0 +1,141 @@
+package sideband
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/rvtrace/rvtrace/image"
+)
+
+// Apply loads the code the sideband describes into set: global records
+// as images valid in every context ([image.Set.AddBytes]), the others
+// valid in their context only ([image.Set.AddContextBytes]). read reads
+// an image file (os.ReadFile when nil); a file whose size or SHA-256
+// differs from the sideband's is an error naming it.
+//
+// A record that gives bytes for an address of its context again with a
+// larger INSTRET (code overwritten while the system ran) is loaded with
+// [image.Set.AddTimedBytes]: the decoders follow [image.Set.View] and use
+// the bytes that ran at each point of the trace. Records with the same
+// INSTRET add up (a map record and bytes records correcting it).
+func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) error {
+	if read == nil {
+		read = os.ReadFile
+	}
+	data := make([][]byte, len(f.Images))
+	for i, im := range f.Images {
+		b, err := read(im.Path)
+		if err != nil {
+			return fmt.Errorf("%s: image %d: %w", f.Name, i, err)
+		}
+		if int64(len(b)) != im.Size || sha256.Sum256(b) != im.SHA256 {
+			return fmt.Errorf("%s: image %d: %s is not the file the sideband was recorded with (%d bytes, SHA-256 %x; the sideband says %d bytes, %x)",
+				f.Name, i, im.Path, len(b), sha256.Sum256(b), im.Size, im.SHA256)
+		}
+		data[i] = b
+	}
+	type space struct {
+		global bool
+		ctx    uint64
+	}
+	type layer struct {
+		from uint64
+		b    []byte
+		name string
+	}
+	pages := map[space]map[uint64][]layer{}
+	for ri := range f.Records {
+		r := &f.Records[ri]
+		sp := space{r.Global, r.Context}
+		if r.Global {
+			sp.ctx = 0
+		}
+		m := pages[sp]
+		if m == nil {
+			m = map[uint64][]layer{}
+			pages[sp] = m
+		}
+		var content []byte
+		name := "sideband " + filepath.Base(f.Name)
+		if r.Image >= 0 {
+			b := data[r.Image]
+			content = make([]byte, r.End-r.Start)
+			if r.Offset < uint64(len(b)) {
+				copy(content, b[r.Offset:])
+			}
+			name = filepath.Base(f.Images[r.Image].Path)
+		} else {
+			content = r.Bytes
+		}
+		// split into the pieces of 4 KiB pages
+		for a := r.Start; a < r.End; {
+			pgStart := a &^ (PageSize - 1)
+			end := min(pgStart+PageSize, r.End)
+			piece := content[a-r.Start : end-r.Start]
+			ls := m[pgStart]
+			n := len(ls)
+			switch {
+			case n == 0:
+				ls = append(ls, layer{0, nil, name})
+			case r.Instret < ls[n-1].from:
+				return &SyntaxError{File: f.Name, Line: r.Line, Msg: fmt.Sprintf("INSTRET %#x: the bytes at %#x already changed at %#x", r.Instret, a, ls[n-1].from)}
+			case r.Instret > ls[n-1].from:
+				// the code there changed: a new layer, on the last one
+				ls = append(ls, layer{r.Instret, bytes.Clone(ls[n-1].b), name})
+			}
+			l := &ls[len(ls)-1]
+			if hi := end - pgStart; uint64(len(l.b)) < hi {
+				l.b = append(l.b, make([]byte, hi-uint64(len(l.b)))...)
+			}
+			copy(l.b[a-pgStart:], piece)
+			m[pgStart] = ls
+			a = end
+		}
+	}
+	var spaces []space
+	for sp := range pages {
+		spaces = append(spaces, sp)
+	}
+	sort.Slice(spaces, func(i, j int) bool {
+		a, b := spaces[i], spaces[j]
+		if a.global != b.global {
+			return a.global
+		}
+		return a.ctx < b.ctx
+	})
+	for _, sp := range spaces {
+		m := pages[sp]
+		addrs := make([]uint64, 0, len(m))
+		for a := range m {
+			addrs = append(addrs, a)
+		}
+		sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+		for i := 0; i < len(addrs); {
+			// one image per run of whole, adjacent pages
+			start := addrs[i]
+			buf := append([]byte(nil), m[start][0].b...)
+			name := m[start][0].name
+			j := i + 1
+			for j < len(addrs) && addrs[j] == addrs[j-1]+PageSize && len(m[addrs[j-1]][0].b) == PageSize {
+				buf = append(buf, m[addrs[j]][0].b...)
+				j++
+			}
+			if sp.global {
+				set.AddBytes(name, start, buf)
+			} else {
+				set.AddContextBytes(sp.ctx, name, start, buf)
+			}
+			i = j
+		}
+		for _, a := range addrs {
+			for _, l := range m[a][1:] {
+				set.AddTimedBytes(sp.global, sp.ctx, l.from, l.name, a, l.b)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,293 @@
+// Package sideband records where each program sat in each address space
+// of a traced system, as perf's mmap records do for hardware trace: the
+// information a trace decoder needs besides the trace to follow a kernel
+// and the processes it runs, which the trace cannot carry (the kernel
+// decides where programs are loaded).
+//
+// A [Recorder] watches a hart's ingress port while the simulator runs.
+// Whenever a context (the trace's process ID: the ASID of satp or the
+// scontext value) executes from a virtual page it has not executed from
+// before, it reads the page's bytes through the hart's translation
+// ([Memory]), matches them against the images it was given (ELF files,
+// the kernel's raw Image: every 4 KiB of each file) and writes a
+// mapping record: context, virtual range, image file and file offset.
+// Pages that no image holds byte for byte (code the kernel patched at
+// run time, firmware no image was given for) are written as bytes
+// records holding the page itself, so that the sideband alone describes
+// all the code the trace ran. A page mapped the same way in every
+// address space (a global page-table entry, Bare translation or M mode)
+// is recorded once, for every context. When a store overwrites code
+// that ran ([Recorder.CodeWritten]), the pages are matched again the next
+// time they run, and a record is written if their bytes changed.
+//
+// [File.Apply] loads a sideband into an [image.Set]: global records as
+// images valid in every context, the others with
+// [image.Set.AddContextBytes], so that a decoder following
+// [image.Set.ForContext] resolves instructions by (context, address).
+//
+// # File format
+//
+// A sideband is a text file, one record per line, fields separated by
+// single spaces, numbers in hexadecimal with 0x:
+//
+//	rvtrace-sideband 1
+//	image ID SIZE SHA256 PATH
+//	map CTX START END ID OFFSET INSTRET
+//	bytes CTX START INSTRET HEX
+//
+// The first line names the format and its version. An image line
+// declares image ID (0, 1, ... in order) as the file PATH (the rest of the
+// line) of SIZE bytes with the given SHA-256 (64 hex digits): a reader
+// refuses a file that differs. A map line says that context CTX (a
+// number, or * for every context) executed [START, END) and that those
+// bytes are the bytes of image ID from file offset OFFSET. A bytes line
+// gives the bytes at START (HEX, two digits per byte, at most 4096
+// bytes, not crossing a 4 KiB boundary) for context CTX. INSTRET says
+// from when the bytes hold: 0 for the first record of an address, and
+// for code that was overwritten while the system ran, the number of
+// instructions retired before the first store that overwrote it (the
+// new bytes hold from there; the sideband then has a record for the
+// address with a smaller INSTRET before). Records with the same INSTRET
+// add up, the later on top. Empty lines and lines starting with # are
+// ignored.
+package sideband
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Magic is the first line of a sideband file.
+const Magic = "rvtrace-sideband 1"
+
+// PageSize is the granularity of the records the Recorder writes.
+const PageSize = 4096
+
+// Image is an image file a sideband refers to.
+type Image struct {
+	Path   string
+	Size   int64
+	SHA256 [32]byte
+}
+
+// Record is one map or bytes record.
+type Record struct {
+	Global  bool   // valid in every context (CTX *)
+	Context uint64 // the context, when not Global
+	Start   uint64 // first virtual address
+	End     uint64 // first address past the range
+	Image   int    // index into File.Images; -1 for a bytes record
+	Offset  uint64 // file offset of Start in the image
+	Bytes   []byte // a bytes record's contents (End-Start bytes)
+	Instret uint64 // the bytes hold from this instruction count on (0: from the start)
+	Line    int    // the line the record was read from (0 when not read)
+}
+
+// File is a parsed sideband.
+type File struct {
+	Name    string // the file name, for messages
+	Images  []Image
+	Records []Record
+}
+
+// SyntaxError is an error in a sideband file, at a line.
+type SyntaxError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+// Error formats the error as FILE:LINE: MSG.
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// maxLine bounds a line: a bytes record of one page and its fields.
+const maxLine = 2*PageSize + 256
+
+// Read parses a sideband from r; name is used in errors. Every error is a
+// *SyntaxError naming the line.
+func Read(r io.Reader, name string) (*File, error) {
+	f := &File{Name: name}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), maxLine+1)
+	line := 0
+	fail := func(format string, a ...any) error {
+		return &SyntaxError{File: name, Line: line, Msg: fmt.Sprintf(format, a...)}
+	}
+	for sc.Scan() {
+		line++
+		s := sc.Text()
+		if line == 1 {
+			if s != Magic {
+				return nil, fail("not a sideband file: the first line is %q, want %q", clip(s), Magic)
+			}
+			continue
+		}
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		kind, rest, _ := strings.Cut(s, " ")
+		switch kind {
+		case "image":
+			fl := strings.SplitN(rest, " ", 4)
+			if len(fl) != 4 || fl[3] == "" {
+				return nil, fail("image: want ID SIZE SHA256 PATH")
+			}
+			id, err := num(fl[0])
+			if err != nil || id != uint64(len(f.Images)) {
+				return nil, fail("image: ID %q: want %#x (images are numbered in order)", fl[0], len(f.Images))
+			}
+			size, err := num(fl[1])
+			if err != nil || size > 1<<62 {
+				return nil, fail("image: invalid SIZE %q", fl[1])
+			}
+			var im Image
+			if b, err := hex.DecodeString(fl[2]); err != nil || len(b) != 32 {
+				return nil, fail("image: SHA256 %q: want 64 hex digits", clip(fl[2]))
+			} else {
+				copy(im.SHA256[:], b)
+			}
+			im.Path, im.Size = fl[3], int64(size)
+			f.Images = append(f.Images, im)
+		case "map":
+			fl := strings.Split(rest, " ")
+			if len(fl) != 6 {
+				return nil, fail("map: want CTX START END ID OFFSET INSTRET, got %d fields", len(fl))
+			}
+			var rec Record
+			if err := ctxField(fl[0], &rec); err != nil {
+				return nil, fail("map: %v", err)
+			}
+			var v [5]uint64
+			for i, what := range []string{"START", "END", "ID", "OFFSET", "INSTRET"} {
+				var err error
+				if v[i], err = num(fl[i+1]); err != nil {
+					return nil, fail("map: invalid %s %q", what, clip(fl[i+1]))
+				}
+			}
+			rec.Start, rec.End, rec.Offset, rec.Instret = v[0], v[1], v[3], v[4]
+			if rec.End <= rec.Start {
+				return nil, fail("map: empty range [%#x, %#x)", rec.Start, rec.End)
+			}
+			if v[2] >= uint64(len(f.Images)) {
+				return nil, fail("map: image %#x is not declared (%d images)", v[2], len(f.Images))
+			}
+			rec.Image = int(v[2])
+			if im := f.Images[rec.Image]; rec.Offset > uint64(im.Size) || rec.End-rec.Start > uint64(im.Size)-rec.Offset+PageSize {
+				return nil, fail("map: %#x bytes at offset %#x run past the end of %s (%d bytes)",
+					rec.End-rec.Start, rec.Offset, im.Path, im.Size)
+			}
+			rec.Line = line
+			f.Records = append(f.Records, rec)
+		case "bytes":
+			fl := strings.Split(rest, " ")
+			if len(fl) != 4 {
+				return nil, fail("bytes: want CTX START INSTRET HEX, got %d fields", len(fl))
+			}
+			rec := Record{Image: -1, Line: line}
+			if err := ctxField(fl[0], &rec); err != nil {
+				return nil, fail("bytes: %v", err)
+			}
+			var err error
+			if rec.Start, err = num(fl[1]); err != nil {
+				return nil, fail("bytes: invalid START %q", clip(fl[1]))
+			}
+			if rec.Instret, err = num(fl[2]); err != nil {
+				return nil, fail("bytes: invalid INSTRET %q", clip(fl[2]))
+			}
+			if rec.Bytes, err = hex.DecodeString(fl[3]); err != nil || len(rec.Bytes) == 0 {
+				return nil, fail("bytes: HEX is not an even, non-empty number of hex digits")
+			}
+			if n := uint64(len(rec.Bytes)); n > PageSize-rec.Start%PageSize {
+				return nil, fail("bytes: %d bytes at %#x cross a 4 KiB boundary", n, rec.Start)
+			}
+			rec.End = rec.Start + uint64(len(rec.Bytes))
+			f.Records = append(f.Records, rec)
+		default:
+			return nil, fail("unknown record %q (want image, map or bytes)", clip(kind))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return nil, &SyntaxError{File: name, Line: line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if line == 0 {
+		return nil, &SyntaxError{File: name, Line: 1, Msg: "empty file: want " + Magic}
+	}
+	return f, nil
+}
+
+func ctxField(s string, r *Record) error {
+	if s == "*" {
+		r.Global = true
+		return nil
+	}
+	v, err := num(s)
+	if err != nil {
+		return fmt.Errorf("invalid CTX %q (want a number or *)", clip(s))
+	}
+	r.Context = v
+	return nil
+}
+
+// num parses a 0x-prefixed hexadecimal number.
+func num(s string) (uint64, error) {
+	if len(s) < 3 || s[0] != '0' || s[1] != 'x' {
+		return 0, errors.New("want 0x and hexadecimal digits")
+	}
+	return strconv.ParseUint(s[2:], 16, 64)
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// Writer writes a sideband file.
+type Writer struct {
+	w   *bufio.Writer
+	err error
+}
+
+// NewWriter writes the first line and the image declarations to w.
+func NewWriter(w io.Writer, images []Image) *Writer {
+	sw := &Writer{w: bufio.NewWriterSize(w, 1<<16)}
+	fmt.Fprintln(sw.w, Magic)
+	for i, im := range images {
+		fmt.Fprintf(sw.w, "image %#x %#x %x %s\n", i, im.Size, im.SHA256, im.Path)
+	}
+	return sw
+}
+
+// Write writes one map or bytes record.
+func (w *Writer) Write(r *Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	ctx := "*"
+	if !r.Global {
+		ctx = "0x" + strconv.FormatUint(r.Context, 16)
+	}
+	if r.Image < 0 {
+		_, w.err = fmt.Fprintf(w.w, "bytes %s %#x %#x %x\n", ctx, r.Start, r.Instret, r.Bytes)
+	} else {
+		_, w.err = fmt.Fprintf(w.w, "map %s %#x %#x %#x %#x %#x\n", ctx, r.Start, r.End, r.Image, r.Offset, r.Instret)
+	}
+	return w.err
+}
+
+// Flush writes out what is buffered.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.w.Flush()
+}
