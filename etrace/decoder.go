@@ -822,11 +822,15 @@ func (d *Decoder) trapPacket(p *Packet) error {
 // next one, a branch's or direct jump's target, or anything after an
 // uninferable jump (whose target the packet reports instead).
 func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
-	if ingress.Priv(p.Privilege) != d.priv {
+	in := d.img.InstPtr(d.pc)
+	// The packet states the privilege of the trapping instruction: that
+	// of the instruction before it, unless that one was a trap return
+	// (mret, sret: the exception is at its target, in the privilege it
+	// returned to).
+	if ingress.Priv(p.Privilege) != d.priv && (in == nil || in.Class != riscv.ClassTrapReturn) {
 		return fmt.Errorf("%w: a trap packet with thaddr=0 at privilege %d; the instruction before it (%#x) ran at %d",
 			decode.ErrInconsistent, p.Privilege, d.pc, d.priv)
 	}
-	in := d.img.InstPtr(d.pc)
 	if in == nil || epc == d.pc || epc == in.Next(d.pc) {
 		return nil
 	}
