@@ -40,6 +40,9 @@ type Decoder struct {
 	// sees every te_inst packet before the decoder (a DataJoiner).
 	Data        DataHandler
 	dataSkipped bool // a warning said the data packets are skipped
+	// dataOn: the last support packet (dataKnown: there was one) says
+	// data trace is enabled (denable)
+	dataOn, dataKnown bool
 
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
@@ -201,6 +204,15 @@ func (d *Decoder) Decode(r io.Reader) error {
 			if d.Data != nil {
 				if err := d.Data.DataFrame(fr); err != nil {
 					return err
+				}
+			} else if d.dataKnown && !d.dataOn {
+				// Data trace is off: the frame is a damaged one.
+				d.idx = d.nextIdx
+				d.nextIdx++
+				d.st.Packets++
+				if gerr := d.fault(fmt.Errorf("%w: a data trace packet (message type 3) while the support packet says data trace is off (denable=0)",
+					decode.ErrInconsistent), fr.Offset, "data packet"); gerr != nil {
+					return gerr
 				}
 			} else if err := d.skipData(fr); err != nil {
 				return err
@@ -533,6 +545,7 @@ func (d *Decoder) hasAddress(p *Packet) bool {
 }
 
 func (d *Decoder) support(p *Packet, off int64) error {
+	d.dataKnown, d.dataOn = true, p.DEnable != 0
 	if !d.v026 {
 		o := OptionsFromBits(p.IOptions)
 		if d.synced && o != d.opt {
