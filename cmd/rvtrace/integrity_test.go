@@ -243,3 +243,58 @@ func TestSniffing(t *testing.T) {
 		t.Errorf("dump with auto does not dump the E-Trace file as E-Trace")
 	}
 }
+
+// On a trace with periodic sync, a corruption makes the decoder count as
+// suspect only what it emitted since the last sync: what it emitted
+// before that is the program's own start, what it emits after the gap (if
+// a later sync resumes it) is a run of the program's PCs, and --strict
+// withholds exactly the suspect ones.
+func TestSuspectSinceLastSync(t *testing.T) {
+	f := newIntegrityFiles(t)
+	nex := filepath.Join(f.dir, "sync.nex")
+	if code, _, e := rv(t, "encode", "--protocol", "ntrace", "--image", f.elf, "--pcs-in", f.truth,
+		"--preset", "ref-htm-best", "--sync-mode", "1", "--sync-max", "4", "-o", nex); code != 0 {
+		t.Fatalf("encode: %s", e)
+	}
+	data, _ := os.ReadFile(nex)
+	if len(data) < 2400 {
+		t.Fatalf("trace of %d bytes", len(data))
+	}
+	for i := 2300; i < 2306; i++ {
+		data[i] ^= 0x5c
+	}
+	bad := filepath.Join(f.dir, "syncbad.nex")
+	os.WriteFile(bad, data, 0o644)
+	marked := filepath.Join(f.dir, "m.pcs")
+	strict := filepath.Join(f.dir, "s.pcs")
+	code, _, e := rv(t, "decode", "--image", f.elf, bad, "--pcs", marked)
+	sum := summaryRE.FindStringSubmatch(e)
+	if code != 3 || sum == nil {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	suspect, _ := strconv.Atoi(sum[3])
+	if code, _, e = rv(t, "decode", "--image", f.elf, bad, "--pcs", strict, "--no-gap-marks", "--strict"); code != 3 {
+		t.Fatalf("decode --strict: exit %d: %s", code, e)
+	}
+	m, _ := os.ReadFile(marked)
+	loc := regexp.MustCompile(`(?m)^# gap at byte \d+ .+\n`).FindIndex(m)
+	if loc == nil {
+		t.Fatal("no gap line")
+	}
+	before := strings.SplitAfter(string(m[:loc[0]]), "\n")
+	before = before[:len(before)-1]
+	if suspect == 0 || suspect >= len(before) {
+		t.Fatalf("%d suspect of the %d instructions before the gap: the last sync should bound them", suspect, len(before))
+	}
+	good := strings.Join(before[:len(before)-suspect], "")
+	truth := normalized(t, f.truth)
+	if !strings.HasPrefix(truth, good) {
+		t.Errorf("the %d instructions before the suspect ones are not the program's start", len(before)-suspect)
+	}
+	if after := string(m[loc[1]:]); after != "" && !strings.Contains(truth, after) {
+		t.Errorf("the %d bytes of PCs after the gap are not a run of the program's", len(after))
+	}
+	if s, _ := os.ReadFile(strict); string(s) != good+string(m[loc[1]:]) {
+		t.Errorf("--strict list is not the list without its %d suspect instructions", suspect)
+	}
+}
