@@ -708,59 +708,34 @@ func (h *Hart) dropXOne() bool {
 func (h *Hart) memSlow(d *inst, a uint64) bool {
 	x := &h.x
 	va := (a + uint64(d.imm)) & h.amask
-	rd := d.rd & 31
 	switch d.op {
-	case opLB:
-		v, ok := h.loadSlow(va, 1)
-		if ok {
-			x[rd] = uint64(int64(int8(v)))
-		}
-		return ok
-	case opLBU:
-		v, ok := h.loadSlow(va, 1)
-		if ok {
-			x[rd] = v
-		}
-		return ok
-	case opLH:
-		v, ok := h.loadSlow(va, 2)
-		if ok {
-			x[rd] = uint64(int64(int16(v)))
-		}
-		return ok
-	case opLHU:
-		v, ok := h.loadSlow(va, 2)
-		if ok {
-			x[rd] = v
-		}
-		return ok
-	case opLW:
-		v, ok := h.loadSlow(va, 4)
-		if ok {
-			x[rd] = uint64(int64(int32(v)))
-		}
-		return ok
-	case opLWU:
-		v, ok := h.loadSlow(va, 4)
-		if ok {
-			x[rd] = v
-		}
-		return ok
-	case opLD:
-		v, ok := h.loadSlow(va, 8)
-		if ok {
-			x[rd] = v
-		}
-		return ok
 	case opSB:
 		return h.storeSlow(va, 1, x[d.rs2&31])
 	case opSH:
 		return h.storeSlow(va, 2, x[d.rs2&31])
 	case opSW:
 		return h.storeSlow(va, 4, x[d.rs2&31])
-	default:
+	case opSD:
 		return h.storeSlow(va, 8, x[d.rs2&31])
 	}
+	ld := slowLoads[d.op]
+	v, ok := h.loadSlow(va, ld.size)
+	if ok {
+		if sh := 64 - 8*ld.size; ld.signed && sh > 0 {
+			v = uint64(int64(v<<sh) >> sh)
+		}
+		x[d.rd&31] = v
+	}
+	return ok
+}
+
+// slowLoads gives the width and signedness of each load memSlow handles.
+var slowLoads = [...]struct {
+	size   uint64
+	signed bool
+}{
+	opLB: {1, true}, opLBU: {1, false}, opLH: {2, true}, opLHU: {2, false},
+	opLW: {4, true}, opLWU: {4, false}, opLD: {8, false},
 }
 
 func b2u(b bool) uint64 {
