@@ -125,7 +125,15 @@ func (t *tracer) retireCF(pc uint64, d *inst, npc uint64, it uint8) {
 // register, it makes a sequentially inferable jump (E-Trace "Jump
 // classification and target inference", the ingress sijump signal).
 func (t *tracer) constLoadAt(pc uint64, size uint8) uint8 {
-	raw, n := t.h.peekInst(pc & t.h.amask)
+	h := t.h
+	pc &= h.amask
+	if off := pc - h.fbase; off < pageSize && h.fpage != nil {
+		// decoded in the fetch window already (the common case)
+		if d := &h.fpage.insts[off>>1]; d.op != opInvalid && d.size == size {
+			return constLoadRd(*d)
+		}
+	}
+	raw, n := h.peekInst(pc)
 	if n != size || n == 0 {
 		return 0
 	}
