@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -996,4 +997,41 @@ func FuzzDataDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// warnSink keeps the warnings it is sent.
+type warnSink struct{ warns []error }
+
+func (w *warnSink) Event(e *flow.Event) error {
+	if e.Kind == flow.KindWarn {
+		w.warns = append(w.warns, e.Err)
+	}
+	return nil
+}
+
+func (w *warnSink) Close() error { return nil }
+
+// A support packet that reports data packets lost (dloss) is a warning
+// with its offset: the accesses after it cannot be paired silently.
+func TestDataJoinLoss(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{}
+	r := runData(t, "memcpy.elf", sim.Coalesced, cfg)
+	for _, dloss := range []uint8{0, 1} {
+		w := &warnSink{}
+		j, err := NewDataJoiner(w, r.img, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Packet{Format: FormatSync, Subformat: SubSupport, IEnable: 1, DEnable: 1, DLoss: dloss}
+		if err := j.InstPacket(p, 1234); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case dloss == 0 && len(w.warns) != 0:
+			t.Errorf("dloss=0: %v", w.warns)
+		case dloss == 1 && (len(w.warns) != 1 || !errors.Is(w.warns[0], decode.ErrOverflow) || !strings.Contains(w.warns[0].Error(), "byte 1234")):
+			t.Errorf("dloss=1: %v, want one warning at byte 1234", w.warns)
+		}
+	}
 }

@@ -202,6 +202,10 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
+	if img.HasContexts() || len(img.Epochs()) > 0 {
+		// The joiner finds memory instructions in one address space.
+		return nil, fmt.Errorf("etrace: data trace cannot yet be joined with per-context or time-varying images (a sideband)")
+	}
 	// Nothing is joined before the support packet that starts the
 	// trace: a capture that starts later has lost the packets that pair
 	// its first data packets with their instructions.
@@ -335,6 +339,14 @@ func (j *DataJoiner) InstPacket(p *Packet, off int64) error {
 		case SubStart, SubTrap:
 			j.st.reset()
 		case SubSupport:
+			if p.DLoss != 0 {
+				// Data packets were dropped: what follows cannot be
+				// paired until tracing restarts.
+				j.suspend(off)
+				if err := j.warn(off, -1, fmt.Errorf("%w: the support packet reports data trace packets lost (dloss)", decode.ErrOverflow), "data trace"); err != nil {
+					return err
+				}
+			}
 			// the start or end of a traced segment (trace_lost is
 			// a gap: the joiner stays suspended past it)
 			if p.QualStatus != QualTraceLost {
@@ -385,11 +397,8 @@ func (j *DataJoiner) Event(e *flow.Event) error {
 }
 
 func (j *DataJoiner) rangeEvent(e *flow.Event) error {
-	r := j.run(e.Start, e.Last)
+	r := j.run(e.Start, e.Last) // a run from e.Start: its memory instructions are at e.Start or after
 	k := 0
-	for k < len(r.mems) && r.mems[k].addr < e.Start {
-		k++
-	}
 	if k == len(r.mems) || r.mems[k].addr > e.Last {
 		return j.next.Event(e)
 	}
