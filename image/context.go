@@ -169,8 +169,9 @@ func (s *Set) View(ctx, n uint64) *Set {
 				}
 			}
 			// a global layer must stay under the context's own memory
+			// (its spans and its own timed layers): build afresh
 			for _, t := range layers {
-				if t.global && len(c.spans[ctx]) > 0 {
+				if t.global {
 					base, layers = s, nil
 					break
 				}

@@ -558,12 +558,11 @@ func (d *Decoder) newState(src uint64) *srcState {
 		d.order = append(d.order, s)
 	}
 	d.one, d.oneID = s, src
-	if s.img != nil {
-		d.setImg(s.img)
-	} else {
-		// context 0 until an Ownership message says otherwise
-		d.setImg(d.base.View(0, d.st.Instructions))
-	}
+	// The source's context (0 until an Ownership message says otherwise)
+	// at the instruction count reached: code may have changed since the
+	// source was last decoded.
+	s.img = d.base.View(s.context, d.st.Instructions)
+	d.setImg(s.img)
 	return s
 }
 
