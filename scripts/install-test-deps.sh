@@ -29,6 +29,12 @@ set -euo pipefail
 OPENSBI=/usr/lib/riscv64-linux-gnu/opensbi/generic
 BROWSER=${RVTRACE_BROWSER_TESTS:-1}
 
+if ! command -v go >/dev/null 2>&1; then
+  echo "install-test-deps: go is not on PATH: install Go (https://go.dev/dl/) first" >&2
+  exit 1
+fi
+gologs=$(mktemp -d)
+
 need=()
 command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu)
 # The cross C library: without it every test that compiles a C program
@@ -57,7 +63,7 @@ fi
 SC=$(command -v staticcheck 2>/dev/null || echo "$(go env GOPATH)/bin/staticcheck")
 if [ ! -x "$SC" ]; then
   echo "install-test-deps: installing staticcheck"
-  GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 || true
+  GOFLAGS=-mod=mod go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >"$gologs/staticcheck.log" 2>&1 || sed 's/^/  /' "$gologs/staticcheck.log" | head -20 >&2
 fi
 
 # the standalone pprof, whose -disasm runs the RISC-V objdump (go tool
@@ -65,7 +71,7 @@ fi
 PP=$(command -v pprof 2>/dev/null || echo "$(go env GOPATH)/bin/pprof")
 if [ ! -x "$PP" ]; then
   echo "install-test-deps: installing pprof"
-  GOFLAGS=-mod=mod go install github.com/google/pprof@v0.0.0-20260906184651-6331bc6350fe >/dev/null 2>&1 || true
+  GOFLAGS=-mod=mod go install github.com/google/pprof@v0.0.0-20260906184651-6331bc6350fe >"$gologs/pprof.log" 2>&1 || sed 's/^/  /' "$gologs/pprof.log" | head -20 >&2
 fi
 
 # Verify every capability, whatever was installed above.
