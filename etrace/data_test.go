@@ -37,11 +37,11 @@ func (m memRec) String() string {
 // memRecorder is a sim.Observer that keeps the Mem records.
 type memRecorder struct{ recs []memRec }
 
-func (r *memRecorder) Inst(int, uint64, uint64, uint32, ingress.Priv) error { return nil }
-func (r *memRecorder) IntReg(int, int, uint64) error                        { return nil }
-func (r *memRecorder) FPReg(int, int, uint64) error                         { return nil }
-func (r *memRecorder) CSR(int, uint16, uint64) error                        { return nil }
-func (r *memRecorder) Trap(int, uint64, bool, uint64, uint64, uint64) error { return nil }
+func (r *memRecorder) Inst(int, uint64, uint64, uint32, ingress.Priv) error               { return nil }
+func (r *memRecorder) IntReg(int, int, uint64) error                                      { return nil }
+func (r *memRecorder) FPReg(int, int, uint64) error                                       { return nil }
+func (r *memRecorder) CSR(int, uint16, uint64) error                                      { return nil }
+func (r *memRecorder) Trap(int, uint64, ingress.Priv, bool, uint64, uint64, uint64) error { return nil }
 func (r *memRecorder) Mem(_ int, write bool, addr uint64, size int, value uint64) error {
 	r.recs = append(r.recs, memRec{write, addr, size, value})
 	return nil

@@ -221,13 +221,13 @@ func (p *DataPort) Mem(hart int, write bool, addr uint64, size int, value uint64
 }
 
 // Trap implements Observer.
-func (p *DataPort) Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error {
+func (p *DataPort) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool, cause, epc, tval uint64) error {
 	if err := p.flush(); err != nil {
 		return err
 	}
 	p.kind = dpPlain
 	if p.Next != nil {
-		return p.Next.Trap(hart, time, interrupt, cause, epc, tval)
+		return p.Next.Trap(hart, time, priv, interrupt, cause, epc, tval)
 	}
 	return nil
 }

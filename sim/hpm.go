@@ -91,7 +91,9 @@ func (h *Hart) privChanged(old uint8) {
 
 // privChangedAfter is privChanged for a change made by an instruction
 // that retires (mret, sret): that instruction counts in the old
-// privilege.
+// privilege, and executed in it: the observer reports it in the old
+// privilege and the event model counts its events there; both switch
+// once it has retired (retireHook).
 func (h *Hart) privChangedAfter(old uint8) {
 	if old == h.priv {
 		return
@@ -99,6 +101,12 @@ func (h *Hart) privChangedAfter(old uint8) {
 	h.instret++
 	h.privChanged(old) // markI includes the instruction
 	h.instret--
+	if o := h.obs; o != nil {
+		o.priv, o.privAfter = old, true
+		if o.model != nil {
+			o.model.SetPriv(int(old))
+		}
+	}
 }
 
 // inhibitedIn reports whether counter i (3..31) does not count in

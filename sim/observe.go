@@ -31,11 +31,13 @@ type Observer interface {
 	// Mem reports a data access of the last instruction: size bytes at
 	// addr (a load unless write), with the value read or written.
 	Mem(hart int, write bool, addr uint64, size int, value uint64) error
-	// Trap reports an exception or interrupt taken at time: cause is the
-	// mcause/scause code without the interrupt bit, epc the address of
-	// the instruction that trapped (exceptions) or would have executed
-	// next (interrupts), tval the trap value.
-	Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error
+	// Trap reports an exception or interrupt taken at time from
+	// privilege priv (that of the instruction that trapped, or that
+	// would have executed next): cause is the mcause/scause code without
+	// the interrupt bit, epc the address of the instruction that trapped
+	// (exceptions) or would have executed next (interrupts), tval the
+	// trap value.
+	Trap(hart int, time uint64, priv ingress.Priv, interrupt bool, cause, epc, tval uint64) error
 }
 
 // observer holds what watches a hart instruction by instruction: an
@@ -48,12 +50,16 @@ type observer struct {
 	model *pmu.Model
 	prof  func(pc uint64, m *pmu.Model, cost uint64)
 
-	priv  uint8 // privilege the next instruction executes in (Tarmac mode)
-	quiet int   // >0: inside a misaligned access split into bytes
-	mems  []memRec
-	csrs  []uint32
-	fflag uint64
-	err   error
+	priv uint8 // privilege the next instruction executes in (Tarmac mode)
+	// privAfter: the instruction retiring (mret, sret) changed the
+	// privilege; priv and the event model's privilege are still the
+	// one it executed in, and switch to the hart's after it (retireHook)
+	privAfter bool
+	quiet     int // >0: inside a misaligned access split into bytes
+	mems      []memRec
+	csrs      []uint32
+	fflag     uint64
+	err       error
 }
 
 type memRec struct {
@@ -275,6 +281,12 @@ func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 	if o.tr != nil {
 		h.traceRetire(o, pc, d)
 	}
+	if o.privAfter {
+		o.privAfter, o.priv = false, h.priv
+		if o.model != nil {
+			o.model.SetPriv(int(h.priv))
+		}
+	}
 }
 
 // writesX reports whether d writes integer register rd.
@@ -352,7 +364,7 @@ func (h *Hart) traceTrap(pc, cause, tval uint64, intr bool) {
 	if o.tr == nil || o.err != nil {
 		return
 	}
-	if err := o.tr.Trap(h.id, h.cycle, intr, cause, pc, tval); err != nil {
+	if err := o.tr.Trap(h.id, h.cycle, ingress.Priv(h.priv), intr, cause, pc, tval); err != nil {
 		o.err = err
 		h.fail(err)
 	}

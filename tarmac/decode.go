@@ -651,6 +651,9 @@ func (d *Decoder) emit(c *cpuState, ob *outBlock, ev *flow.Event, sink flow.Sink
 	if ob.trap {
 		*ev = flow.Event{Kind: flow.KindTrap, Interrupt: ob.interrupt, HasCause: true, Cause: b.Cause, TVal: b.TVal,
 			Addr: ob.epc, Priv: priv, Src: ob.src, Offset: -1}
+		if b.Cause == UnknownCause { // Exception_Unknown: the trace gave none
+			ev.HasCause, ev.Cause, ev.TVal = false, 0, 0
+		}
 		if ob.hasNext {
 			ev.Target, ev.HasTarget = ob.next, true
 		}

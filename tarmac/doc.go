@@ -21,10 +21,14 @@
 //	    instructions from 1. addr is 16 hex digits (8 for RV32). opcode is
 //	    8 hex digits, or 4 for a compressed instruction, so its width
 //	    gives the instruction's size. iset is RV64 or RV32 (where Arm
-//	    writes A, T, X or O). mode is the privilege level: M, S, U, VS, VU
+//	    writes A, T, X or O). mode is the privilege level the instruction
+//	    executed in (Arm's "processor execution mode"): M, S, U, VS, VU
 //	    or D (RISC-V has no security state, so there is no _s/_ns), or
 //	    "-" when the trace it was written from does not state it (a
-//	    decoded N-Trace without Ownership messages, before the first).
+//	    decoded N-Trace without Ownership messages, before the first). An
+//	    mret or sret is in the mode it returns from; the instruction it
+//	    returns to, like a trap handler's first instruction, in the mode
+//	    it runs in.
 //	    disasm is rvtrace's disassembly. RISC-V has no predication, so IS
 //	    is never written: a not-taken branch is an IT.
 //	FD (<inst_id>) <addr> <target> <iset>
@@ -53,7 +57,10 @@
 //	    RV32), desc "Exception_<name>" or "Interrupt_<name>" with the
 //	    privileged specification's name of the cause
 //	    (Exception_IllegalInstruction, Interrupt_MachineTimer; see
-//	    CauseName). The handler's first instruction follows.
+//	    CauseName). When the trace does not give the cause (a decoded
+//	    N-Trace), tval is left out, number is 7fffffff (ffffffff for an
+//	    interrupt; UnknownCause) and desc Exception_Unknown or
+//	    Interrupt_Unknown. The handler's first instruction follows.
 //	E <offset> <suspect> <index> TraceGap
 //	    A gap in a trace written from a decoded flow: trace was lost or
 //	    could not be decoded there, so the instructions before and after

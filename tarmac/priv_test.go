@@ -98,3 +98,71 @@ func TestTarmacUnknownPriv(t *testing.T) {
 		t.Errorf("first record %q, want %q", withCtx.String()[:len(want)], want)
 	}
 }
+
+// TestTarmacUnknownCause writes a flow whose traps carry no cause (as a
+// decoded N-Trace has them): their event records say Exception_Unknown
+// (or Interrupt_Unknown) with the number 7fffffff and no tval, never a
+// cause the trace did not give, and read back as traps without a cause.
+func TestTarmacUnknownCause(t *testing.T) {
+	img, pcs := loadCalls(t)
+	blocks := simBlocks(t, img, pcs)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, img, WriterOptions{})
+	for i := range blocks {
+		w.Block(&blocks[i])
+	}
+	w.Close()
+	var ref collect
+	if err := NewDecoder(NewReader(bytes.NewReader(buf.Bytes()), "a"), Options{}).Flow(&ref); err != nil {
+		t.Fatal(err)
+	}
+	traps := 0
+	for i := range ref.evs {
+		if e := &ref.evs[i]; e.Kind == flow.KindTrap {
+			if !e.HasCause {
+				t.Fatalf("event %d: a trap of the simulator's blocks without cause", i)
+			}
+			e.HasCause, e.Cause, e.TVal = false, 0, 0
+			traps++
+		}
+	}
+	if traps == 0 {
+		t.Fatal("no trap in the reference flow")
+	}
+	var out bytes.Buffer
+	w2 := NewWriter(&out, img, WriterOptions{})
+	for i := range ref.evs {
+		if err := w2.Event(&ref.evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w2.Close()
+	es := 0
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		f := strings.Fields(l)
+		if f[3] != "E" {
+			continue
+		}
+		es++
+		// E epc mode number desc: no tval
+		if len(f) != 8 || f[6] != "7fffffff" && f[6] != "ffffffff" ||
+			f[7] != "Exception_Unknown" && f[7] != "Interrupt_Unknown" {
+			t.Errorf("event record %q: want an unknown cause and no tval", l)
+		}
+	}
+	if es != traps {
+		t.Fatalf("%d event records, want %d", es, traps)
+	}
+	var again collect
+	if err := NewDecoder(NewReader(bytes.NewReader(out.Bytes()), "b"), Options{}).Flow(&again); err != nil {
+		t.Fatal(err)
+	}
+	if len(again.evs) != len(ref.evs) {
+		t.Fatalf("%d events read back, want %d", len(again.evs), len(ref.evs))
+	}
+	for i := range ref.evs {
+		if want, got := ref.evs[i].String(), again.evs[i].String(); want != got {
+			t.Fatalf("event %d: %s, read back %s", i, want, got)
+		}
+	}
+}

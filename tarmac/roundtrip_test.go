@@ -220,7 +220,7 @@ func TestTarmacRoundTripTracer(t *testing.T) {
 			if b.IRetire == 0 {
 				epc = b.IAddr
 			}
-			if err := tr.Trap(0, b.Time, b.IType == ingress.ITypeInterrupt, b.Cause, epc, b.TVal); err != nil {
+			if err := tr.Trap(0, b.Time, b.Priv, b.IType == ingress.ITypeInterrupt, b.Cause, epc, b.TVal); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -355,17 +355,21 @@ func (w *Writer) Mem(hart int, write bool, addr uint64, size int, value uint64) 
 }
 
 // Trap writes an event record (sim.Observer): "E <epc> <mode> <tval> <number>
-// <desc>", where number is the cause, with bit 31 set for interrupts.
-func (w *Writer) Trap(hart int, time uint64, interrupt bool, cause, epc, tval uint64) error {
+// <desc>", where mode is priv, the privilege the trap was taken from, and
+// number is the cause, with bit 31 set for interrupts.
+func (w *Writer) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool, cause, epc, tval uint64) error {
 	ho := w.hart(hart)
 	if err := w.flowTo(hart, ho, epc); err != nil {
 		return err
 	}
 	ho.time = time
-	return w.writeTrap(hart, ho, interrupt, cause, epc, tval, ho.priv)
+	return w.writeTrap(hart, ho, interrupt, true, cause, epc, tval, priv)
 }
 
-func (w *Writer) writeTrap(hart int, ho *hartOut, interrupt bool, cause, epc, tval uint64, priv ingress.Priv) error {
+// writeTrap writes the E record of a trap. Without its cause (known
+// false: an N-Trace carries none) the record has no tval and the cause
+// is UnknownCause, named Exception_Unknown or Interrupt_Unknown.
+func (w *Writer) writeTrap(hart int, ho *hartOut, interrupt, known bool, cause, epc, tval uint64, priv ingress.Priv) error {
 	w.prefix(hart, ho.time)
 	w.buf = append(w.buf, "E "...)
 	w.appendHex(epc, w.addrDigits())
@@ -375,8 +379,12 @@ func (w *Writer) writeTrap(hart int, ho *hartOut, interrupt bool, cause, epc, tv
 		w.buf = append(w.buf, priv.String()...)
 		w.buf = append(w.buf, ' ')
 	}
-	w.appendHex(tval, w.addrDigits())
-	w.buf = append(w.buf, ' ')
+	if !known {
+		cause = UnknownCause
+	} else {
+		w.appendHex(tval, w.addrDigits())
+		w.buf = append(w.buf, ' ')
+	}
 	num := cause & 0x7fffffff
 	if interrupt {
 		num |= causeInterruptBit
@@ -402,14 +410,24 @@ var interruptNames = []string{
 	"SupervisorGuestExternal", "CounterOverflow",
 }
 
+// UnknownCause is the cause the RISC-V dialect writes for a trap whose
+// cause the trace does not give (a decoded N-Trace): event number
+// 7fffffff (ffffffff for an interrupt), named by CauseName
+// "Exception_Unknown" or "Interrupt_Unknown", and no tval.
+const UnknownCause = 0x7fffffff
+
 // CauseName returns the event description the RISC-V dialect writes for a
 // trap: "Exception_" or "Interrupt_" followed by the privileged
 // specification's name of the cause ("Exception_IllegalInstruction",
-// "Interrupt_MachineTimer"), or by the cause number when it has no name.
+// "Interrupt_MachineTimer"), "Unknown" for UnknownCause, or the cause
+// number when it has no name.
 func CauseName(interrupt bool, cause uint64) string {
 	names, pre := exceptionNames, "Exception_"
 	if interrupt {
 		names, pre = interruptNames, "Interrupt_"
+	}
+	if cause == UnknownCause {
+		return pre + "Unknown"
 	}
 	if cause < uint64(len(names)) && names[cause] != "" {
 		return pre + names[cause]
@@ -471,7 +489,7 @@ func (w *Writer) Block(b *ingress.Block) error {
 		if err := w.flowTo(h, ho, epc); err != nil {
 			return err
 		}
-		return w.writeTrap(h, ho, b.IType == ingress.ITypeInterrupt, b.Cause, epc, b.TVal, b.Priv)
+		return w.writeTrap(h, ho, b.IType == ingress.ITypeInterrupt, true, b.Cause, epc, b.TVal, b.Priv)
 	}
 	return nil
 }
@@ -537,7 +555,7 @@ func (w *Writer) Event(e *flow.Event) error {
 		if ho.privOK {
 			priv = ho.priv
 		}
-		return w.writeTrap(h, ho, e.Interrupt, e.Cause, e.Addr, e.TVal, priv)
+		return w.writeTrap(h, ho, e.Interrupt, e.HasCause, e.Cause, e.Addr, e.TVal, priv)
 	case flow.KindGap:
 		ho.havePrev = false
 		return w.writeGap(h, ho, e)

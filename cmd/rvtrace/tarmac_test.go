@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
@@ -267,6 +268,189 @@ func TestCLITarmacPrivilege(t *testing.T) {
 		code, _, e = rv(t, "tarmac", "--image", elf, tm, "--blocks", filepath.Join(dir, "b.csv"))
 		if code == 0 || !strings.Contains(e, "privilege unknown") || !strings.Contains(e, "line ") {
 			t.Errorf("tarmac --blocks of a '-' file: exit %d, %q", code, e)
+		}
+	}
+}
+
+// privModeProg runs in M, S and U mode, each in code of its own between
+// symbols, so that the address of an instruction tells the privilege it
+// executes in: M drops to S with mret onto an ecall (a trap at the target
+// of a trap return), S drops to U with sret onto another, and U loops on
+// two ecalls; M's handler steps over each ecall and returns with mret to
+// where it came from, 8 times, then ends the run.
+const privModeProg = `
+	.section .text.init
+	.globl _start
+_start:
+	li	t0, -1
+	csrw	pmpaddr0, t0
+	li	t0, 0x1f
+	csrw	pmpcfg0, t0
+	la	t0, mhandler
+	csrw	mtvec, t0
+	li	s0, 0
+	la	t0, scode
+	csrw	mepc, t0
+	li	t0, 0x1800
+	csrc	mstatus, t0
+	li	t0, 0x0800
+	csrs	mstatus, t0
+	mret
+	.globl scode
+scode:
+	ecall
+	la	t0, ucode
+	csrw	sepc, t0
+	li	t0, 0x100
+	csrc	sstatus, t0
+	sret
+	.globl ucode
+ucode:
+	ecall
+	addi	a1, a1, 1
+	ecall
+	j	ucode
+	.align 2
+	.globl mhandler
+mhandler:
+	addi	s0, s0, 1
+	li	t0, 8
+	beq	s0, t0, done
+	csrr	t0, mepc
+	addi	t0, t0, 4
+	csrw	mepc, t0
+	mret
+done:
+	la	t0, tohost
+	li	t1, 1
+	sd	t1, 0(t0)
+1:	j	1b
+	.section .tohost, "aw"
+	.align 3
+	.globl tohost, fromhost
+tohost:	.dword 0
+fromhost: .dword 0
+`
+
+// tarmacModes returns "addr mode" for each IT record and "E epc mode desc"
+// for each E record of a Tarmac file.
+func tarmacModes(t *testing.T, path string) (its, es []string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 8 && f[3] == "IT":
+			its = append(its, f[5]+" "+f[8])
+		case len(f) > 6 && f[3] == "E":
+			es = append(es, f[4]+" "+f[5]+" "+f[len(f)-1])
+		}
+	}
+	return its, es
+}
+
+// TestCLITarmacModeAcrossPrivileges checks the mode field of Tarmac
+// records at every privilege change against the program's layout (the
+// privilege each code range runs in): every instruction record of the
+// simulator's full Tarmac (--tarmac-full) has the mode the instruction
+// executed in (mret and sret that of the code they are in, not the one
+// they return to; a handler's first instruction M), and every event
+// record the mode the trap was taken from, also where the trap is at the
+// target of a trap return. The Tarmac of the run's flow (--tarmac) and
+// the Tarmac decoded from the run's N-Trace with Ownership messages
+// (--context) agree with it on the address and mode of every record; the
+// decoded one, whose trace carries no cause, says Exception_Unknown.
+func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
+	elf := buildGuest(t, privModeProg)
+	img := image.NewSet()
+	if err := img.AddELF(elf); err != nil {
+		t.Fatal(err)
+	}
+	sym := func(name string) uint64 {
+		for _, s := range img.Symbols() {
+			if s.Name == name {
+				return s.Addr
+			}
+		}
+		t.Fatalf("no symbol %s", name)
+		return 0
+	}
+	scode, ucode, mhandler := sym("scode"), sym("ucode"), sym("mhandler")
+	modeAt := func(addr string) string {
+		a, err := strconv.ParseUint(addr, 16, 64)
+		if err != nil {
+			t.Fatalf("address %q: %v", addr, err)
+		}
+		switch {
+		case a >= scode && a < ucode:
+			return "S"
+		case a >= ucode && a < mhandler:
+			return "U"
+		}
+		return "M"
+	}
+	dir := t.TempDir()
+	full, flowT, nex, dec := filepath.Join(dir, "full.tarmac"), filepath.Join(dir, "flow.tarmac"),
+		filepath.Join(dir, "t.nex"), filepath.Join(dir, "dec.tarmac")
+	if code, _, e := rv(t, "run", "-q", "--max-instret", "10000", "--tarmac-full", full, "--tarmac", flowT,
+		"--trace", "ntrace", "--context", "-o", nex, elf); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "decode", "--protocol", "ntrace", "--context", "--image", elf, nex, "--tarmac", dec); code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	its, es := tarmacModes(t, full)
+	rets := map[string]int{}
+	for _, r := range its {
+		addr, mode, _ := strings.Cut(r, " ")
+		if want := modeAt(addr); mode != want {
+			t.Errorf("--tarmac-full: instruction at %s in mode %s, executed in %s", addr, mode, want)
+		}
+		if a, _ := strconv.ParseUint(addr, 16, 64); a == mhandler {
+			rets["handler "+mode]++
+		}
+	}
+	for _, r := range es {
+		f := strings.Fields(r)
+		if want := modeAt(f[0]); f[1] != want {
+			t.Errorf("--tarmac-full: trap at %s taken from %s, recorded %s", f[0], want, f[1])
+		}
+		rets["E "+f[1]]++
+	}
+	// 1 ecall from S, 7 from U; the handler runs 8 times
+	if len(es) != 8 || rets["E S"] != 1 || rets["E U"] != 7 || rets["handler M"] != 8 {
+		t.Errorf("--tarmac-full: %d event records, counts %v", len(es), rets)
+	}
+	for _, o := range []struct{ name, path string }{{"--tarmac", flowT}, {"decode --tarmac", dec}} {
+		gotIT, gotE := tarmacModes(t, o.path)
+		if strings.Join(gotIT, "\n") != strings.Join(its, "\n") {
+			for i := range min(len(gotIT), len(its)) {
+				if gotIT[i] != its[i] {
+					t.Errorf("%s: instruction record %d is %q, --tarmac-full %q", o.name, i+1, gotIT[i], its[i])
+					break
+				}
+			}
+			t.Errorf("%s: %d instruction records, --tarmac-full %d", o.name, len(gotIT), len(its))
+		}
+		if len(gotE) != len(es) {
+			t.Errorf("%s: %d event records, --tarmac-full %d", o.name, len(gotE), len(es))
+			continue
+		}
+		for i := range es {
+			g, w := strings.Fields(gotE[i]), strings.Fields(es[i])
+			if g[0] != w[0] || g[1] != w[1] {
+				t.Errorf("%s: event record %d at %s mode %s, --tarmac-full at %s mode %s", o.name, i+1, g[0], g[1], w[0], w[1])
+			}
+			want := w[2] // the trace's cause, or none in N-Trace
+			if o.path == dec {
+				want = "Exception_Unknown"
+			}
+			if g[2] != want {
+				t.Errorf("%s: event record %d is %s, want %s", o.name, i+1, g[2], want)
+			}
 		}
 	}
 }
