@@ -47,27 +47,31 @@ const SBIImplID = 0x52565452
 
 // SBI error codes.
 const (
-	sbiSuccess          = 0
-	sbiErrFailed        = -1
-	sbiErrNotSupported  = -2
-	sbiErrInvalidParam  = -3
-	sbiErrDenied        = -4
-	sbiErrInvalidAddr   = -5
-	sbiErrAlreadyAvail  = -6
-	sbiErrAlreadyStart  = -7
-	sbiErrAlreadyStop   = -8
-	sbiNumFWCounters    = 16
-	sbiFirstFWCounter   = 32
-	sbiNumCounters      = sbiFirstFWCounter + sbiNumFWCounters
-	sbiNoEvent          = ^uint64(0)
-	sbiCfgSkipMatch     = 1 << 0
-	sbiCfgClearValue    = 1 << 1
-	sbiCfgAutoStart     = 1 << 2
-	sbiCfgSetMINH       = 1 << 3
-	sbiCfgSetSINH       = 1 << 4
+	sbiSuccess         = 0
+	sbiErrFailed       = -1
+	sbiErrNotSupported = -2
+	sbiErrInvalidParam = -3
+	sbiErrDenied       = -4
+	sbiErrInvalidAddr  = -5
+	sbiErrAlreadyAvail = -6
+	sbiErrAlreadyStart = -7
+	sbiErrAlreadyStop  = -8
+	sbiNumFWCounters   = 16
+	sbiFirstFWCounter  = 32
+	sbiNumCounters     = sbiFirstFWCounter + sbiNumFWCounters
+	sbiNoEvent         = ^uint64(0)
+	sbiCfgSkipMatch    = 1 << 0
+	sbiCfgClearValue   = 1 << 1
+	sbiCfgAutoStart    = 1 << 2
+	// the inhibit flags of counter_config_matching as the ratified SBI
+	// (2.0, "Performance Monitoring Unit Extension") numbers them, and
+	// Linux and OpenSBI use them (the v6 draft in specs/002 had MINH at
+	// bit 3 up to VUINH at bit 7)
+	sbiCfgSetVUINH      = 1 << 3
+	sbiCfgSetVSINH      = 1 << 4
 	sbiCfgSetUINH       = 1 << 5
-	sbiCfgSetVSINH      = 1 << 6
-	sbiCfgSetVUINH      = 1 << 7
+	sbiCfgSetSINH       = 1 << 6
+	sbiCfgSetMINH       = 1 << 7
 	sbiStartSetInit     = 1 << 0
 	sbiStopReset        = 1 << 0
 	sbiExtBase          = 0x10

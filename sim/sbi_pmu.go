@@ -198,9 +198,10 @@ func (h *Hart) sbiConfigMatching(base, mask, flags, eventIdx, data uint64) (int6
 		f.event[ctr], f.data[ctr] = eventIdx, data
 		if !isFW && ctr >= 3 {
 			var inh uint64
-			for b, bit := range []uint64{hpmMINH, hpmSINH, hpmUINH, hpmVSINH, hpmVUINH} {
-				if flags>>uint(3+b)&1 != 0 {
-					inh |= bit
+			for _, f := range [...]struct{ flag, bit uint64 }{{sbiCfgSetVUINH, hpmVUINH}, {sbiCfgSetVSINH, hpmVSINH},
+				{sbiCfgSetUINH, hpmUINH}, {sbiCfgSetSINH, hpmSINH}, {sbiCfgSetMINH, hpmMINH}} {
+				if flags&f.flag != 0 {
+					inh |= f.bit
 				}
 			}
 			sel := eventIdx
