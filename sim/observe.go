@@ -223,9 +223,17 @@ func isJumpOp(op uint8) bool {
 	return op == opJAL || op == opJALR || op == opJAL32 || op == opJALR32
 }
 
-// xlatFlags tells the model which accesses go through the TLBs.
-func (h *Hart) xlatFlags() uint8 {
+// xlatFlags tells the model which accesses of the instruction retiring
+// went through the TLBs: those of the privilege it executed in (an mret
+// or sret, o.privAfter, was fetched in o.priv and accesses no data).
+func (h *Hart) xlatFlags(o *observer) uint8 {
 	if h.csr.satp == 0 || h.satpMode() == 0 {
+		return 0
+	}
+	if o.privAfter {
+		if o.priv != privM {
+			return pmu.XlatFetch
+		}
 		return 0
 	}
 	var f uint8
@@ -261,7 +269,7 @@ func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 			k = kindOfIType[d.itype&15]
 		}
 		ea := (a + uint64(d.imm)) & h.amask
-		stall := o.model.Retire(pc, d.size, k, ea, npc, h.xlatFlags())
+		stall := o.model.Retire(pc, d.size, k, ea, npc, h.xlatFlags(o))
 		h.cycle += stall
 		if d.op == opSFENCEVMA {
 			o.model.FlushTLBs()
