@@ -78,27 +78,48 @@ func TestInstretOverflowRV32(t *testing.T) {
 
 // TestSpinSkip: a lone M-mode hart with interrupts off in j . spins
 // forever: with an instruction limit, the run ends at the limit at once,
-// with the count and the error it would have reached by spinning; without
-// one, it ends with an error instead of hanging.
+// with the count, cycles and error a run that spins instruction by
+// instruction (a PC hook watches it) reaches, exactly the limit; without
+// one, it ends with an error (ErrSpin) instead of hanging, watched or not.
 func TestSpinSkip(t *testing.T) {
-	const limit = 1 << 40                                                                // hours of spinning
-	h, err := runBareErr(t, "median", Config{MaxInstret: limit}, 0x00000013, 0x0000006f) // nop; j .
-	var ge *GuestError
-	if !errors.As(err, &ge) || !strings.Contains(ge.Msg, "instruction limit") || ge.PC != h.m.Entry()+4 {
-		t.Fatalf("with a limit: %v", err)
+	spin := func(limit uint64, hook bool) (*Hart, error) {
+		m, err := New(Config{MaxInstret: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LoadELF(filepath.Join(corpusOrSkip(t), "elf", "median.riscv")); err != nil {
+			t.Fatal(err)
+		}
+		m.WriteMem(m.Entry(), []byte{0x13, 0, 0, 0, 0x6f, 0, 0, 0}) // nop; j .
+		if hook {
+			m.SetPCHook(0, func(uint64) {})
+		}
+		_, err = m.Run()
+		return m.Hart(0), err
 	}
-	if h.instret != limit+1 || h.cycle != limit+1 {
-		t.Errorf("instret %d, cycles %d; want %d", h.instret, h.cycle, uint64(limit+1))
+	for _, limit := range []uint64{20_000, 1 << 40} { // 1 << 40: hours of spinning
+		h, err := spin(limit, false)
+		var ge *GuestError
+		if !errors.As(err, &ge) || !errors.Is(err, ErrInstructionLimit) || ge.PC != h.m.Entry()+4 {
+			t.Fatalf("with a limit: %v", err)
+		}
+		if h.instret != limit || h.cycle != limit {
+			t.Errorf("limit %d: instret %d, cycles %d; want %d", limit, h.instret, h.cycle, limit)
+		}
+		if limit > 1<<20 {
+			continue
+		}
+		w, err := spin(limit, true)
+		if !errors.Is(err, ErrInstructionLimit) || w.instret != h.instret || w.cycle != h.cycle {
+			t.Errorf("limit %d: spinning instruction by instruction: instret %d, cycles %d (%v); skipped: %d, %d",
+				limit, w.instret, w.cycle, err, h.instret, h.cycle)
+		}
 	}
-	m, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.LoadELF(filepath.Join(corpusOrSkip(t), "elf", "median.riscv")); err != nil {
-		t.Fatal(err)
-	}
-	m.WriteMem(m.Entry(), []byte{0x6f, 0, 0, 0}) // j .
-	if _, err = m.Run(); !errors.As(err, &ge) || !strings.Contains(ge.Msg, "spins forever") || ge.PC != m.Entry() {
-		t.Fatalf("without a limit: %v", err)
+	for _, hook := range []bool{false, true} {
+		h, err := spin(0, hook)
+		var ge *GuestError
+		if !errors.As(err, &ge) || !errors.Is(err, ErrSpin) || !strings.Contains(ge.Msg, "did not exit") || ge.PC != h.m.Entry()+4 {
+			t.Fatalf("without a limit (hook %v): %v", hook, err)
+		}
 	}
 }

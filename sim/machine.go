@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -303,6 +304,11 @@ func (h *Hart) updateTraceFlags() {
 	h.updateFast()
 }
 
+// HasHTIF reports whether the loaded program has a tohost symbol: a
+// bare-metal program without one cannot exit (the run ends at
+// Config.MaxInstret, at Stop, or at a j . loop nothing can leave: ErrSpin).
+func (m *Machine) HasHTIF() bool { return m.htif }
+
 // LoadELF loads a bare-metal program: every PT_LOAD segment at its
 // physical address, harts at the entry point in M-mode, registers as
 // Spike's boot ROM leaves them (a0 = mhartid, a1 = 0x1020, t0 = entry).
@@ -590,16 +596,24 @@ func (m *Machine) idle() {
 	}
 }
 
+// ErrSpin is the cause (errors.Is) of the GuestError Run returns when the
+// hart of a one-hart machine spins in a jump to itself (j .) that no
+// interrupt can leave, with no instruction limit: the program cannot
+// exit, so the run ends there instead of hanging.
+var ErrSpin = errors.New("sim: the program spins forever")
+
 // skipSpin ends the spinning of a lone hart in a j . loop that nothing can
-// leave: in M-mode with interrupts off (mstatus.MIE or mie clear), the
-// loop runs forever. With an instruction limit, the instructions and
-// cycles the loop would retire up to the limit are counted at once (the
-// run ends as if it had spun); without one, the run ends with an error
-// instead of hanging. Not when a PC hook, an ingress sink, an observer or
-// an armed counter watches the retirements.
+// leave: no interrupt the hart enables (mie) can be taken at its
+// privilege (interruptsMasked), so the loop runs forever. Without an
+// instruction limit the run ends with an error (ErrSpin) instead of
+// hanging, whatever watches the retirements (they have seen the
+// instructions of the loop up to the end of the quantum). With a limit,
+// the instructions and cycles the loop would retire up to the limit are
+// counted at once (the run ends as if it had spun), unless a PC hook, an
+// ingress sink, an observer or an armed counter watches the retirements:
+// the loop then runs to the limit. Not in Linux user mode.
 func (m *Machine) skipSpin(h *Hart) {
-	if h.halted || h.waiting || h.priv != privM || h.csr.mstatus&mstatusMIE != 0 && h.csr.mie != 0 ||
-		h.perInst || h.cf || h.obs != nil || h.hpm.armed {
+	if h.halted || h.waiting || h.lnx != nil || !h.interruptsMasked() {
 		return
 	}
 	raw, size := h.peekInst(h.pc)
@@ -607,16 +621,27 @@ func (m *Machine) skipSpin(h *Hart) {
 		return
 	}
 	if m.cfg.MaxInstret == 0 {
-		m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size),
-			Msg: "the hart spins forever in j . (M-mode with interrupts disabled: nothing can end the loop)"}
+		if v, _ := m.mem.read64(m.tohost); m.htif && v != 0 {
+			return // a command the host has not seen yet (Run polls it)
+		}
+		why := "interrupts disabled"
+		if h.csr.mie != 0 {
+			why = fmt.Sprintf("the interrupts mie enables (%#x) are masked in %s-mode", h.csr.mie, ingress.Priv(h.priv))
+		}
+		m.err = &GuestError{Hart: h.id, PC: h.pc, Raw: raw, Size: int(size), Err: ErrSpin,
+			Msg: fmt.Sprintf("the hart spins forever in j . (%s: nothing can end the loop); the program did not exit, the run stops after %d instructions",
+				why, m.totalInstret())}
 		m.done = true
 		return
 	}
-	total := m.totalInstret()
-	if total > m.cfg.MaxInstret {
+	if h.perInst || h.cf || h.obs != nil || h.hpm.armed {
 		return
 	}
-	left := m.cfg.MaxInstret + 1 - total
+	total := m.totalInstret()
+	if total >= m.cfg.MaxInstret {
+		return
+	}
+	left := m.cfg.MaxInstret - total
 	d := decode(raw, h.xlen)
 	cyc := uint64(m.timing.cost(&d))
 	if d.itype != 0 && d.itype != 4 && d.itype < itEnd {
@@ -625,6 +650,24 @@ func (m *Machine) skipSpin(h *Hart) {
 	h.instret += left
 	h.cycle += left * cyc
 	h.lastSize = size
+}
+
+// interruptsMasked reports whether no interrupt the hart enables in mie
+// can be taken at its privilege: a delegated one (mideleg) only below S
+// mode or in S mode with sstatus.SIE set, another only below M mode or in
+// M mode with mstatus.MIE set.
+func (h *Hart) interruptsMasked() bool {
+	for en := h.csr.mie; en != 0; en &= en - 1 {
+		i := uint(bits.TrailingZeros64(en))
+		if h.csr.mideleg>>i&1 != 0 {
+			if h.priv < privS || h.priv == privS && h.csr.mstatus&mstatusSIE != 0 {
+				return false
+			}
+		} else if h.priv < privM || h.csr.mstatus&mstatusMIE != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Machine) allWaiting() bool {

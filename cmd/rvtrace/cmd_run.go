@@ -37,6 +37,16 @@ below the simulator's RAM make it Linux (a note on stderr says so).
 The console goes to stdout, a summary to stderr, and the exit code is the
 program's.
 
+A bare-metal program exits by writing its exit code to tohost (HTIF); a
+warning at the start (but with -q) says when it has no tohost symbol, so
+cannot exit
+(an S-mode payload runs with --machine sbi or virt and exits through SBI
+system reset). A lone hart spinning in a jump to itself (j .) that no
+interrupt it enables can leave ends the run there, with exit code 1 and
+the PC of the loop: the program did not exit (with --max-instret, the
+run ends at the limit as usual). Any other endless loop runs until
+--max-instret or a signal.
+
 SIGINT (Ctrl-C) or SIGTERM stops the run within a few thousand
 instructions: the trace encoders write their end message (N-Trace
 ProgTraceCorrelation, E-Trace's final packet) and every output is flushed,
@@ -243,8 +253,15 @@ func runRun(args []string) error {
 		err = m.LoadLinuxELF(prog, append([]string{prog}, progArgs...), nil)
 	} else if fw, ferr := pp.load(m, prog); fw || ferr != nil {
 		err = ferr
-	} else {
-		err = m.LoadELF(prog)
+	} else if err = m.LoadELF(prog); err == nil && !m.HasHTIF() && !*quiet {
+		// Without a limit, such a run ends only at a j . loop nothing
+		// can leave, or never.
+		limit := "no --max-instret is given: it runs until it spins in a j . loop nothing can leave (exit 1) or is interrupted"
+		if *maxInstret != 0 {
+			limit = fmt.Sprintf("it runs until --max-instret %d", *maxInstret)
+		}
+		fmt.Fprintf(stderr, "rvtrace run: warning: %s has no tohost symbol: a bare-metal program exits only through HTIF, so this one cannot exit; %s (an S-mode payload exits through SBI system reset with --machine sbi or virt)\n",
+			prog, limit)
 	}
 	if err != nil {
 		return err
