@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -274,10 +275,13 @@ func TestCLITarmacPrivilege(t *testing.T) {
 
 // privModeProg runs in M, S and U mode, each in code of its own between
 // symbols, so that the address of an instruction tells the privilege it
-// executes in: M drops to S with mret onto an ecall (a trap at the target
-// of a trap return), S drops to U with sret onto another, and U loops on
-// two ecalls; M's handler steps over each ecall and returns with mret to
-// where it came from, 8 times, then ends the run.
+// executes in: M makes its timer interrupt pending and drops to S with
+// mret, where the interrupt is taken at once (at the target of the trap
+// return, before any S-mode instruction); S then traps with an ecall,
+// drops to U with sret onto another ecall, and U loops on two ecalls. M's
+// handler disables the timer interrupt, or steps over each ecall, and
+// returns with mret to where it came from; after 8 ecalls it ends the
+// run.
 const privModeProg = `
 	.section .text.init
 	.globl _start
@@ -288,6 +292,10 @@ _start:
 	csrw	pmpcfg0, t0
 	la	t0, mhandler
 	csrw	mtvec, t0
+	li	t1, 0x2004000
+	sd	zero, 0(t1)
+	li	t0, 0x80
+	csrs	mie, t0
 	li	s0, 0
 	la	t0, scode
 	csrw	mepc, t0
@@ -313,7 +321,12 @@ ucode:
 	.align 2
 	.globl mhandler
 mhandler:
-	addi	s0, s0, 1
+	csrr	t0, mcause
+	bgez	t0, 1f
+	li	t0, 0x80
+	csrc	mie, t0
+	mret
+1:	addi	s0, s0, 1
 	li	t0, 8
 	beq	s0, t0, done
 	csrr	t0, mepc
@@ -420,9 +433,13 @@ func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
 		}
 		rets["E "+f[1]]++
 	}
-	// 1 ecall from S, 7 from U; the handler runs 8 times
-	if len(es) != 8 || rets["E S"] != 1 || rets["E U"] != 7 || rets["handler M"] != 8 {
-		t.Errorf("--tarmac-full: %d event records, counts %v", len(es), rets)
+	// the interrupt and 1 ecall from S, 7 ecalls from U; the handler runs 9
+	// times
+	if len(es) != 9 || rets["E S"] != 2 || rets["E U"] != 7 || rets["handler M"] != 9 {
+		t.Fatalf("--tarmac-full: %d event records, counts %v", len(es), rets)
+	}
+	if want := fmt.Sprintf("%016x S Interrupt_MachineTimer", scode); es[0] != want {
+		t.Errorf("--tarmac-full: first event record %q, want %q", es[0], want)
 	}
 	for _, o := range []struct{ name, path string }{{"--tarmac", flowT}, {"decode --tarmac", dec}} {
 		gotIT, gotE := tarmacModes(t, o.path)
@@ -446,7 +463,8 @@ func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
 			}
 			want := w[2] // the trace's cause, or none in N-Trace
 			if o.path == dec {
-				want = "Exception_Unknown"
+				want, _, _ = strings.Cut(w[2], "_")
+				want += "_Unknown"
 			}
 			if g[2] != want {
 				t.Errorf("%s: event record %d is %s, want %s", o.name, i+1, g[2], want)
