@@ -39,13 +39,12 @@ program's.
 
 A bare-metal program exits by writing its exit code to tohost (HTIF); a
 warning at the start (but with -q) says when it has no tohost symbol, so
-cannot exit
-(an S-mode payload runs with --machine sbi or virt and exits through SBI
-system reset). A lone hart spinning in a jump to itself (j .) that no
-interrupt it enables can leave ends the run there, with exit code 1 and
-the PC of the loop: the program did not exit (with --max-instret, the
-run ends at the limit as usual). Any other endless loop runs until
---max-instret or a signal.
+cannot exit (an S-mode payload runs with --machine sbi or virt and exits
+through SBI system reset). A lone hart spinning in a jump to itself (j .)
+that no interrupt it enables can leave ends the run there, with exit
+code 1 and the PC of the loop: the program did not exit (with
+--max-instret, the run ends at the limit as usual). Any other endless
+loop runs until --max-instret or a signal.
 
 SIGINT (Ctrl-C) or SIGTERM stops the run within a few thousand
 instructions: the trace encoders write their end message (N-Trace
