@@ -621,8 +621,10 @@ func (m *Machine) skipSpin(h *Hart) {
 		return
 	}
 	if m.cfg.MaxInstret == 0 {
-		if v, _ := m.mem.read64(m.tohost); m.htif && v != 0 {
-			return // a command the host has not seen yet (Run polls it)
+		if m.htif {
+			if v, _ := m.mem.read64(m.tohost); v != 0 {
+				return // a command the host has not seen yet (Run polls it)
+			}
 		}
 		why := "interrupts disabled"
 		if h.csr.mie != 0 {
