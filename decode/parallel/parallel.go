@@ -1,0 +1,263 @@
+// Package parallel decodes a trace on several cores: a protocol cuts its
+// trace into pieces that each start at a sync message or packet, decoders start afresh on every piece at
+// once (speculatively, on several goroutines), and the results are joined
+// in order. A piece's result is used only when the state its decoder
+// started from equals the state the serial decoder reaches at the piece's
+// start, in everything that decides what comes after; otherwise the
+// decoder that decoded the pieces before it goes on through that piece
+// itself (a sequential hand-off). Either way the events, gaps, warnings,
+// counts and errors are those of a serial decode.
+//
+// Pieces overlap by their primer: piece k decodes its own bytes and then
+// the primer of piece k+1 (the sync message it starts with, and what
+// belongs with it), so that the flow up to that sync and the checkpoint it
+// makes are decoded with the state of piece k; the decoder of piece k+1
+// decodes its primer with its events dropped, to reach the state after it
+// from which it goes on. Equality is checked at the end of the primer.
+package parallel
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/flow"
+)
+
+// A Piece is a span of a trace that a decoder may start on afresh.
+type Piece struct {
+	// Seq is the position of the piece in the trace, from 0.
+	Seq int
+	// Offset is the byte offset of Data[0] in the trace.
+	Offset int64
+	// Index is the index of the first message or packet of Data.
+	Index int64
+	// Prime is the size of the primer at the start of Data: the messages
+	// or packets that the previous piece decodes as its last, and that a
+	// decoder starting afresh on this piece decodes without events to
+	// reach the state after them. 0 for the first piece.
+	Prime int
+	// Data holds the piece's bytes: its primer, its own messages, and the
+	// primer of the next piece.
+	Data []byte
+}
+
+// Part is one protocol decoder taking part in a parallel decode.
+type Part interface {
+	// Speculate decodes p starting afresh: its primer with the events
+	// dropped, then the rest into sink.
+	Speculate(p *Piece, sink flow.Sink) error
+	// Follows reports whether this part's speculation of its piece is
+	// what prev, which decoded everything before the piece, its primer
+	// included, produces from there: the state prev reached equals the
+	// state this part started from after the primer in everything that
+	// decides the decoding of the rest. When it does, carry returns, for
+	// each source, the instructions prev holds suspect (see
+	// decode.Tally.Open): a gap of this part whose Suspect has decode.OpenSuspect set
+	// gets them added. permanent says that no later piece can follow
+	// either (the trace's sources outnumber what a piece can start
+	// with). On true, this part takes over prev's counts: it is the
+	// serial decoder's state after the piece.
+	Follows(prev Part) (carry func(src uint32) uint64, ok, permanent bool)
+	// Continue decodes the bytes of p after its primer into sink, going
+	// on from the state reached (this part decoded everything before,
+	// the primer included).
+	Continue(p *Piece, sink flow.Sink) error
+}
+
+// Parallel decodes a trace's pieces on several goroutines and joins the
+// results in order into Sink.
+type Parallel struct {
+	// Jobs is the number of pieces decoded at once (at least 1).
+	Jobs int
+	// Fresh returns a new decoder for a piece.
+	Fresh func() Part
+	// Split reads the trace and calls emit with each piece in order; it
+	// stops when emit returns an error and returns that error.
+	Split func(emit func(*Piece) error) error
+	// Sink receives the flow events, in trace order.
+	Sink flow.Sink
+	// Observe records the message observations (flow.MessageObserver) of
+	// the speculative decoders for Sink; set it when Sink is one.
+	Observe bool
+
+	// Stats, after Run: pieces decoded, and pieces whose speculation
+	// could not be used (decoded again in sequence).
+	Pieces, Redone int
+}
+
+// errStopped is returned by a piece's emit after the decode stopped.
+var errStopped = errors.New("decode: parallel decode stopped")
+
+// result is a piece with its speculative decode.
+type result struct {
+	p    *Piece
+	part Part      // nil: not speculated
+	rec  *Recorder // its events
+	err  error
+	done chan struct{}
+}
+
+// Run decodes every piece and returns the decoder holding the state at
+// the end of the trace (for the protocol's end-of-trace checks), or the
+// first error of the sink, the split or a serial continuation. Memory is
+// bounded: at most 2*Jobs pieces are read ahead of the one being joined.
+func (pp *Parallel) Run() (Part, error) {
+	jobs := max(pp.Jobs, 1)
+	work := make(chan *result, jobs)
+	order := make(chan *result, jobs)
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	var serial atomic.Bool // speculation abandoned: pieces go in sequence
+
+	var splitErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		splitErr = pp.Split(func(p *Piece) error {
+			r := &result{p: p, done: make(chan struct{})}
+			select {
+			case order <- r:
+			case <-stop:
+				return errStopped
+			}
+			select {
+			case work <- r:
+			case <-stop:
+				return errStopped
+			}
+			return nil
+		})
+		if splitErr == errStopped {
+			splitErr = nil
+		}
+	}()
+	for i := 0; i < jobs; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				if !serial.Load() {
+					r.part = pp.Fresh()
+					r.rec = &Recorder{Observe: pp.Observe}
+					r.err = r.part.Speculate(r.p, r.rec)
+				}
+				close(r.done)
+			}
+		}()
+	}
+
+	var prev Part
+	var err error
+	for r := range order {
+		<-r.done
+		pp.Pieces++
+		if err != nil {
+			continue // drain
+		}
+		used := false
+		if r.part != nil && r.err == nil {
+			if prev == nil {
+				used = true
+				err = r.rec.Replay(pp.Sink, nil)
+			} else if carry, ok, perm := r.part.Follows(prev); ok {
+				used = true
+				err = r.rec.Replay(pp.Sink, carry)
+			} else if perm {
+				serial.Store(true)
+			}
+		}
+		if used {
+			prev = r.part
+		} else {
+			pp.Redone++
+			if prev == nil {
+				prev = pp.Fresh()
+			}
+			err = prev.Continue(r.p, pp.Sink)
+		}
+		r.part, r.rec = nil, nil
+		if err != nil {
+			halt()
+		}
+	}
+	halt()
+	wg.Wait()
+	if err == nil {
+		err = splitErr
+	}
+	return prev, err
+}
+
+// Recorder is a flow.Sink that keeps the events (and, with Observe, the
+// message observations) of a speculative decode for Replay.
+type Recorder struct {
+	// Drop discards the events while set (a primer).
+	Drop bool
+	// Observe records message observations.
+	Observe bool
+	ev      []flow.Event
+	msgs    []recMsg
+}
+
+// recMsg is a message observation made before event at.
+type recMsg struct {
+	kind string
+	off  int64
+	bits int
+	at   int
+}
+
+// Event records a copy of e.
+func (r *Recorder) Event(e *flow.Event) error {
+	if !r.Drop {
+		r.ev = append(r.ev, *e)
+	}
+	return nil
+}
+
+// Message records a message observation (flow.MessageObserver).
+func (r *Recorder) Message(kind string, offset int64, bits int) {
+	if !r.Drop && r.Observe {
+		r.msgs = append(r.msgs, recMsg{kind, offset, bits, len(r.ev)})
+	}
+}
+
+// Close does nothing.
+func (r *Recorder) Close() error { return nil }
+
+// Len returns the number of events recorded.
+func (r *Recorder) Len() int { return len(r.ev) }
+
+// Replay sends the events recorded to sink, in order, with the message
+// observations when sink is a flow.MessageObserver. A gap whose Suspect
+// has decode.OpenSuspect set gets carry(its source) added instead (carry nil:
+// 0).
+func (r *Recorder) Replay(sink flow.Sink, carry func(src uint32) uint64) error {
+	obs, _ := sink.(flow.MessageObserver)
+	m := 0
+	for i := range r.ev {
+		for ; obs != nil && m < len(r.msgs) && r.msgs[m].at <= i; m++ {
+			obs.Message(r.msgs[m].kind, r.msgs[m].off, r.msgs[m].bits)
+		}
+		e := &r.ev[i]
+		if e.Kind == flow.KindGap && e.Suspect&decode.OpenSuspect != 0 {
+			e.Suspect &^= decode.OpenSuspect
+			if carry != nil {
+				e.Suspect += carry(e.Src)
+			}
+		}
+		if err := sink.Event(e); err != nil {
+			return err
+		}
+	}
+	for ; obs != nil && m < len(r.msgs); m++ {
+		obs.Message(r.msgs[m].kind, r.msgs[m].off, r.msgs[m].bits)
+	}
+	return nil
+}
