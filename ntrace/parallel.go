@@ -31,7 +31,7 @@ import (
 // hundred kilobytes of N-Trace describe some millions of instructions,
 // enough to amortise a piece's start, and their events (held until the
 // pieces before are joined) take some tens of megabytes.
-const PieceBytes = 256 << 10
+const PieceBytes = 16 << 10
 
 // SerialReason returns why DecodeJobs would decode the trace serially
 // whatever the number of jobs, or "" when it can split it: images that
@@ -110,9 +110,18 @@ func (d *Decoder) fresh() *part {
 		panic("ntrace: a valid configuration became invalid: " + err.Error())
 	}
 	nd.obs = nil
-	h := d.hint.Load()
-	nd.seedMode, nd.seedBType = Mode(h&0xff), int(h>>8)
 	return &part{d: nd, parent: d}
+}
+
+// Reuse makes pt a fresh part keeping its decoder's straight-line runs
+// (parallel.Reuser).
+func (pt *part) Reuse() bool {
+	np := pt.parent.fresh()
+	if b := pt.d.blocksBy[np.d.img]; b != nil {
+		np.d.blocksBy, np.d.blocks = pt.d.blocksBy, b
+	}
+	*pt = *np
+	return true
 }
 
 // publish records the trace mode and B-TYPE style learned by the
@@ -141,6 +150,8 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		d.obs = rec
 	}
 	d.index = p.Index
+	h := pt.parent.hint.Load()
+	d.seedMode, d.seedBType = Mode(h&0xff), int(h>>8)
 	rd := d.reader(p.Data, p.Offset)
 	rec.Drop = true
 	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {

@@ -18,11 +18,14 @@ package parallel
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // A Piece is a span of a trace that a decoder may start on afresh.
@@ -87,6 +90,17 @@ type Parallel struct {
 	Pieces, Redone int
 }
 
+// recorders keeps the recorders of the pieces joined, whose memory (some
+// megabytes each) the next pieces reuse.
+var recorders sync.Pool
+
+// Reuser is a Part that can be reused for another piece once the
+// decode no longer needs it (it keeps caches worth keeping): Reuse
+// resets it to a fresh part, or reports false.
+type Reuser interface {
+	Reuse() bool
+}
+
 // errStopped is returned by a piece's emit after the decode stopped.
 var errStopped = errors.New("decode: parallel decode stopped")
 
@@ -111,6 +125,32 @@ func (pp *Parallel) Run() (Part, error) {
 	var stopOnce sync.Once
 	halt := func() { stopOnce.Do(func() { close(stop) }) }
 	var serial atomic.Bool // speculation abandoned: pieces go in sequence
+	// recorders and parts to reuse (their memory, a part's caches)
+	parts := make(chan Part, 2*jobs+4)
+	newRec := func() *Recorder {
+		r, _ := recorders.Get().(*Recorder)
+		if r == nil {
+			r = &Recorder{}
+		}
+		r.Observe = pp.Observe
+		return r
+	}
+	fresh := func() Part {
+		select {
+		case p := <-parts:
+			return p
+		default:
+			return pp.Fresh()
+		}
+	}
+	release := func(p Part) {
+		if rp, ok := p.(Reuser); ok && rp.Reuse() {
+			select {
+			case parts <- p:
+			default:
+			}
+		}
+	}
 
 	var splitErr error
 	var wg sync.WaitGroup
@@ -143,8 +183,10 @@ func (pp *Parallel) Run() (Part, error) {
 			defer wg.Done()
 			for r := range work {
 				if !serial.Load() {
-					r.part = pp.Fresh()
-					r.rec = &Recorder{Observe: pp.Observe}
+					r.part = fresh()
+					r.rec = newRec()
+					// (a guess: a few ranges per byte of trace)
+					r.rec.rec = slices.Grow(r.rec.rec, 4*len(r.p.Data))
 					r.err = r.part.Speculate(r.p, r.rec)
 				}
 				close(r.done)
@@ -173,13 +215,23 @@ func (pp *Parallel) Run() (Part, error) {
 			}
 		}
 		if used {
+			if prev != nil {
+				release(prev)
+			}
 			prev = r.part
 		} else {
 			pp.Redone++
 			if prev == nil {
-				prev = pp.Fresh()
+				prev = fresh()
 			}
 			err = prev.Continue(r.p, pp.Sink)
+			if r.part != nil {
+				release(r.part)
+			}
+		}
+		if r.rec != nil {
+			r.rec.Reset()
+			recorders.Put(r.rec)
 		}
 		r.part, r.rec = nil, nil
 		if err != nil {
@@ -195,17 +247,39 @@ func (pp *Parallel) Run() (Part, error) {
 }
 
 // Recorder is a flow.Sink that keeps the events (and, with Observe, the
-// message observations) of a speculative decode for Replay.
+// message observations) of a speculative decode for Replay. A range event
+// (most of a flow) is kept in a compact record of a third of its size.
 type Recorder struct {
 	// Drop discards the events while set (a primer).
 	Drop bool
 	// Observe records message observations.
 	Observe bool
-	ev      []flow.Event
+	rec     []record
+	full    []flow.Event // the events that are not plain ranges
 	msgs    []recMsg
+	imgs    []*image.Set // the images of the ranges (record.img indexes it)
 }
 
-// recMsg is a message observation made before event at.
+// Reset empties the recorder, keeping its memory.
+func (r *Recorder) Reset() {
+	clear(r.full)
+	r.rec, r.full, r.msgs, r.imgs = r.rec[:0], r.full[:0], r.msgs[:0], r.imgs[:0]
+	r.Drop = false
+}
+
+// record is a range event, or (full) the index in Recorder.full of
+// another event (in start).
+type record struct {
+	start, last, n, target uint64
+	offset                 int64
+	src                    uint32
+	img                    uint16 // Recorder.imgs[img-1], or nil when 0
+	end                    ingress.IType
+	priv                   ingress.Priv
+	hasTarget, full        bool
+}
+
+// recMsg is a message observation made before record at.
 type recMsg struct {
 	kind string
 	off  int64
@@ -213,18 +287,57 @@ type recMsg struct {
 	at   int
 }
 
-// Event records a copy of e.
+// plainRange reports whether e is a range event with no field set but
+// those a record keeps.
+func plainRange(e *flow.Event) bool {
+	return e.Kind == flow.KindRange && !e.Interrupt && !e.HasCause && e.Reason == 0 && e.Addr == 0 &&
+		e.Cause == 0 && e.TVal == 0 && e.Context == 0 && e.Time == 0 && e.Index == 0 && e.Suspect == 0 &&
+		e.Err == nil && e.AccessHas == 0 && e.Access == (ingress.Access{})
+}
+
+// Event records e.
 func (r *Recorder) Event(e *flow.Event) error {
-	if !r.Drop {
-		r.ev = append(r.ev, *e)
+	if r.Drop {
+		return nil
 	}
+	if plainRange(e) {
+		img, ok := r.imgIndex(e.Image)
+		if ok {
+			r.rec = append(r.rec, record{start: e.Start, last: e.Last, n: e.N, target: e.Target, offset: e.Offset,
+				img: img, src: e.Src, end: e.End, priv: e.Priv, hasTarget: e.HasTarget})
+			return nil
+		}
+	}
+	r.rec = append(r.rec, record{start: uint64(len(r.full)), full: true})
+	r.full = append(r.full, *e)
 	return nil
+}
+
+// imgIndex returns the index of img in r.imgs plus 1 (0 for nil),
+// adding it; false when there are too many.
+func (r *Recorder) imgIndex(img *image.Set) (uint16, bool) {
+	if img == nil {
+		return 0, true
+	}
+	if n := len(r.imgs); n > 0 && r.imgs[n-1] == img {
+		return uint16(n), true
+	}
+	for i, m := range r.imgs {
+		if m == img {
+			return uint16(i + 1), true
+		}
+	}
+	if len(r.imgs) >= 1<<16-1 {
+		return 0, false
+	}
+	r.imgs = append(r.imgs, img)
+	return uint16(len(r.imgs)), true
 }
 
 // Message records a message observation (flow.MessageObserver).
 func (r *Recorder) Message(kind string, offset int64, bits int) {
 	if !r.Drop && r.Observe {
-		r.msgs = append(r.msgs, recMsg{kind, offset, bits, len(r.ev)})
+		r.msgs = append(r.msgs, recMsg{kind, offset, bits, len(r.rec)})
 	}
 }
 
@@ -232,24 +345,35 @@ func (r *Recorder) Message(kind string, offset int64, bits int) {
 func (r *Recorder) Close() error { return nil }
 
 // Len returns the number of events recorded.
-func (r *Recorder) Len() int { return len(r.ev) }
+func (r *Recorder) Len() int { return len(r.rec) }
 
 // Replay sends the events recorded to sink, in order, with the message
 // observations when sink is a flow.MessageObserver. A gap whose Suspect
-// has decode.OpenSuspect set gets carry(its source) added instead (carry nil:
-// 0).
+// has decode.OpenSuspect set gets carry(its source) added instead (carry
+// nil: 0).
 func (r *Recorder) Replay(sink flow.Sink, carry func(src uint32) uint64) error {
 	obs, _ := sink.(flow.MessageObserver)
 	m := 0
-	for i := range r.ev {
+	var ev flow.Event
+	for i := range r.rec {
 		for ; obs != nil && m < len(r.msgs) && r.msgs[m].at <= i; m++ {
 			obs.Message(r.msgs[m].kind, r.msgs[m].off, r.msgs[m].bits)
 		}
-		e := &r.ev[i]
-		if e.Kind == flow.KindGap && e.Suspect&decode.OpenSuspect != 0 {
-			e.Suspect &^= decode.OpenSuspect
-			if carry != nil {
-				e.Suspect += carry(e.Src)
+		c := &r.rec[i]
+		e := &ev
+		if c.full {
+			e = &r.full[c.start]
+			if e.Kind == flow.KindGap && e.Suspect&decode.OpenSuspect != 0 {
+				e.Suspect &^= decode.OpenSuspect
+				if carry != nil {
+					e.Suspect += carry(e.Src)
+				}
+			}
+		} else {
+			ev = flow.Event{Kind: flow.KindRange, Start: c.start, Last: c.last, N: c.n, Target: c.target,
+				Offset: c.offset, Src: c.src, End: c.end, Priv: c.priv, HasTarget: c.hasTarget}
+			if c.img > 0 {
+				ev.Image = r.imgs[c.img-1]
 			}
 		}
 		if err := sink.Event(e); err != nil {
