@@ -27,11 +27,12 @@ import (
 // (decode.OpenSuspect). A piece whose start state differs is decoded
 // again, in sequence, by the decoder that decoded the pieces before it.
 
-// PieceBytes is the trace size of a piece of a parallel decode: a few
-// hundred kilobytes of N-Trace describe some millions of instructions,
-// enough to amortise a piece's start, and their events (held until the
-// pieces before are joined) take some tens of megabytes.
-const PieceBytes = 16 << 10
+// PieceBytes is the trace size of a piece of a parallel decode (a
+// variable for tests, which cut small traces into many pieces). 16 KiB of
+// N-Trace describe some hundreds of thousands of instructions, enough to
+// amortise a piece's start, and their events (held in a compact form
+// until the pieces before are joined) take a few megabytes.
+var PieceBytes = 16 << 10
 
 // SerialReason returns why DecodeJobs would decode the trace serially
 // whatever the number of jobs, or "" when it can split it: images that

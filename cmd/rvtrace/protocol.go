@@ -294,7 +294,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 
 // jobsFlag adds decode's --jobs.
 func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
-	df.jobs = fs.Int("jobs", 0, "decode up to `N` pieces of the trace at once, split at sync messages (N-Trace; 0: the number of CPUs); the result is the serial decode's")
+	df.jobs = fs.Int("jobs", 1, "decode up to `N` pieces of the trace at once, split at sync messages (N-Trace; 0: one per CPU), with the serial decode's result")
 }
 
 // runDecoder decodes r with d, on --jobs pieces at once when the decoder
@@ -304,7 +304,7 @@ func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string) err
 	if df == nil || df.jobs == nil {
 		return d.Decode(r)
 	}
-	jobs, given := *df.jobs, *df.jobs > 1
+	jobs, given := *df.jobs, *df.jobs != 1
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
