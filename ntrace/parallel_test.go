@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
@@ -247,4 +249,36 @@ func TestDecodeJobsEdges(t *testing.T) {
 	sameAsSerial(t, "no sync", img, trace[len(trace)/2:], dc, 100, false)
 	sameAsSerial(t, "single sync", img, trace, dc, 100, false)
 	sameAsSerial(t, "idles", img, append(bytes.Repeat([]byte{0xff}, 300), trace...), dc, 100, false)
+}
+
+// The corpus: the reference encoder's t1 trace, and t1 encoded with the
+// reference presets and best with a periodic sync, decode with jobs as
+// serially, and to the corpus's own PC list.
+func TestDecodeJobsCorpus(t *testing.T) {
+	img, pcs := loadT1(t)
+	nex, err := os.ReadFile(corpus.Path(t, "ntrace-refcode/t1/test-NEX.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAsSerial(t, "test-NEX.bin", img, nex, DecoderConfig{}, 64, false)
+	want := normalizePCs(t, pcs)
+	for _, preset := range []string{"ref-btm", "ref-htm", "ref-htm-best", "best"} {
+		cfg := withSync(Presets[preset], SyncHalfwords, 6)
+		trace, _ := encodeFromPCs(t, img, pcs, cfg, ingress.PCOptions{})
+		r := sameAsSerial(t, preset, img, trace, DecoderConfigFrom(cfg), 256, false)
+		if r.pieces < 10 || r.redone > 7 {
+			t.Errorf("%s: %d pieces, %d decoded again in sequence", preset, r.pieces, r.redone)
+		}
+		var out bytes.Buffer
+		pw := flow.NewPCWriter(&out, img)
+		d := mustDecoder(t, img, flow.Multi(pw, gapFail{t}), DecoderConfigFrom(cfg))
+		if err := d.decodeJobs(bytes.NewReader(trace), 2, 256); err != nil {
+			t.Fatal(err)
+		}
+		pw.Close()
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Errorf("%s: the PC list decoded with 2 jobs differs from test-PCONLY.txt at line %d", preset,
+				firstDiff(out.Bytes(), want))
+		}
+	}
 }
