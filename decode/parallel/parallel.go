@@ -49,7 +49,8 @@ type Piece struct {
 // Part is one protocol decoder taking part in a parallel decode.
 type Part interface {
 	// Speculate decodes p starting afresh: its primer with the events
-	// dropped, then the rest into sink.
+	// dropped, then the rest into sink. On an error (the sink's
+	// ErrTooManyEvents among them) the piece is decoded in sequence.
 	Speculate(p *Piece, sink flow.Sink) error
 	// Follows reports whether this part's speculation of its piece is
 	// what prev, which decoded everything before the piece, its primer
@@ -89,6 +90,16 @@ type Parallel struct {
 	// could not be used (decoded again in sequence).
 	Pieces, Redone int
 }
+
+// MaxPieceEvents bounds the events a piece's speculative decode keeps
+// (about 30 MB): a few bytes of trace can describe billions of
+// instructions (repeat counts), so a piece that holds more is decoded in
+// sequence instead, its events passed on as they come. (A variable for
+// tests.)
+var MaxPieceEvents = 1 << 19
+
+// ErrTooManyEvents is returned by a Recorder's Event beyond its Max.
+var ErrTooManyEvents = errors.New("decode/parallel: a piece has more events than MaxPieceEvents")
 
 // recorders keeps the recorders of the pieces joined, whose memory (some
 // megabytes each) the next pieces reuse.
@@ -132,7 +143,7 @@ func (pp *Parallel) Run() (Part, error) {
 		if r == nil {
 			r = &Recorder{}
 		}
-		r.Observe = pp.Observe
+		r.Observe, r.Max = pp.Observe, MaxPieceEvents
 		return r
 	}
 	fresh := func() Part {
@@ -186,7 +197,7 @@ func (pp *Parallel) Run() (Part, error) {
 					r.part = fresh()
 					r.rec = newRec()
 					// (a guess: a few ranges per byte of trace)
-					r.rec.rec = slices.Grow(r.rec.rec, 4*len(r.p.Data))
+					r.rec.rec = slices.Grow(r.rec.rec, min(4*len(r.p.Data), MaxPieceEvents))
 					r.err = r.part.Speculate(r.p, r.rec)
 				}
 				close(r.done)
@@ -254,10 +265,13 @@ type Recorder struct {
 	Drop bool
 	// Observe records message observations.
 	Observe bool
-	rec     []record
-	full    []flow.Event // the events that are not plain ranges
-	msgs    []recMsg
-	imgs    []*image.Set // the images of the ranges (record.img indexes it)
+	// Max, when not 0, is the number of events recorded after which
+	// Event returns ErrTooManyEvents.
+	Max  int
+	rec  []record
+	full []flow.Event // the events that are not plain ranges
+	msgs []recMsg
+	imgs []*image.Set // the images of the ranges (record.img indexes it)
 }
 
 // Reset empties the recorder, keeping its memory.
@@ -299,6 +313,9 @@ func plainRange(e *flow.Event) bool {
 func (r *Recorder) Event(e *flow.Event) error {
 	if r.Drop {
 		return nil
+	}
+	if r.Max > 0 && len(r.rec) >= r.Max {
+		return ErrTooManyEvents
 	}
 	if plainRange(e) {
 		img, ok := r.imgIndex(e.Image)

@@ -52,7 +52,9 @@ func (d *toy) Speculate(p *Piece, sink flow.Sink) error {
 	d.snap = d.state
 	d.emitted, d.good, d.open = 0, 0, p.Prime > 0
 	for i := p.Prime; i < len(p.Data); i++ {
-		d.byte(p.Data[i], p.Offset+int64(i))
+		if err := d.byte(p.Data[i], p.Offset+int64(i)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -147,6 +149,30 @@ func TestRunMatchesSerial(t *testing.T) {
 	}
 	if redone == 0 || redone > pieces*3/4 {
 		t.Errorf("%d pieces, %d decoded again: the test does not exercise both paths", pieces, redone)
+	}
+}
+
+// A piece with more events than MaxPieceEvents is decoded in sequence,
+// with the same result.
+func TestRunPieceTooLarge(t *testing.T) {
+	old := MaxPieceEvents
+	MaxPieceEvents = 5
+	defer func() { MaxPieceEvents = old }()
+	data := make([]byte, 300)
+	for i := range data {
+		data[i] = byte(i % 5)
+	}
+	var want, got lines
+	s := &toy{sink: &want}
+	for i, b := range data {
+		s.byte(b, int64(i))
+	}
+	pp := &Parallel{Jobs: 2, Fresh: func() Part { return &toy{} }, Split: toySplit(data, 10), Sink: &got}
+	if _, err := pp.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || pp.Redone != pp.Pieces {
+		t.Errorf("%d of %d pieces decoded again; output equal: %v", pp.Redone, pp.Pieces, fmt.Sprint(got) == fmt.Sprint(want))
 	}
 }
 
