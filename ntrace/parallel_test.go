@@ -256,6 +256,18 @@ func TestDecodeJobsEdges(t *testing.T) {
 	sameAsSerial(t, "no sync", img, trace[len(trace)/2:], dc, 100, false)
 	sameAsSerial(t, "single sync", img, trace, dc, 100, false)
 	sameAsSerial(t, "idles", img, append(bytes.Repeat([]byte{0xff}, 300), trace...), dc, 100, false)
+	// a circular-buffer capture: it starts anywhere and stops anywhere
+	cfg := withSync(Presets["best"], SyncHalfwords, 4)
+	img, _, trace = integrityTrace(t, cfg, 20000)
+	dc = DecoderConfigFrom(cfg)
+	dc.Decode.AllowTruncated = true
+	for _, cut := range []int{1, 17, len(trace) / 3} {
+		r := sameAsSerial(t, fmt.Sprintf("circular buffer from byte %d", cut), img, trace[cut:len(trace)-cut], dc, 150,
+			true)
+		if r.pieces < 5 {
+			t.Errorf("circular buffer from byte %d: %d pieces", cut, r.pieces)
+		}
+	}
 }
 
 // The corpus: the reference encoder's t1 trace, and t1 encoded with the
