@@ -301,3 +301,26 @@ func TestDecodeJobsCorpus(t *testing.T) {
 		}
 	}
 }
+
+// With sinks that only tally ranges (the summary of rvtrace decode), the
+// pieces pass their ranges as tallies, and the tallies come out as
+// serially.
+func TestDecodeJobsTally(t *testing.T) {
+	for i, cfg := range periodicConfigs[:3] {
+		img, _, trace := integrityTrace(t, cfg, 30000)
+		bad, _ := corrupt(trace, []byte{0, byte(len(trace) / 3), byte(len(trace) / 3 >> 8), 2})
+		for _, tr := range [][]byte{trace, bad} {
+			var res [2]string
+			for k, jobs := range []int{1, 3} {
+				var cnt flow.Counter
+				var integ flow.Integrity
+				d := mustDecoder(t, img, flow.Multi(&integ, &cnt), DecoderConfigFrom(cfg))
+				err := d.decodeJobs(bytes.NewReader(tr), jobs, 150)
+				res[k] = fmt.Sprintf("%v %+v %s %v %+v", err, cnt, integ.Summary(false), integ.Details(), *d.Stats())
+			}
+			if res[0] != res[1] {
+				t.Errorf("config %d: serially\n%s\nwith jobs\n%s", i, res[0], res[1])
+			}
+		}
+	}
+}

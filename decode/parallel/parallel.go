@@ -138,12 +138,13 @@ func (pp *Parallel) Run() (Part, error) {
 	var serial atomic.Bool // speculation abandoned: pieces go in sequence
 	// recorders and parts to reuse (their memory, a part's caches)
 	parts := make(chan Part, 2*jobs+4)
+	tally := flow.TalliesRanges(pp.Sink)
 	newRec := func() *Recorder {
 		r, _ := recorders.Get().(*Recorder)
 		if r == nil {
 			r = &Recorder{}
 		}
-		r.Observe, r.Max = pp.Observe, MaxPieceEvents
+		r.Observe, r.Max, r.Tally = pp.Observe, MaxPieceEvents, tally
 		return r
 	}
 	fresh := func() Part {
@@ -267,18 +268,31 @@ type Recorder struct {
 	Observe bool
 	// Max, when not 0, is the number of events recorded after which
 	// Event returns ErrTooManyEvents.
-	Max  int
-	rec  []record
-	full []flow.Event // the events that are not plain ranges
-	msgs []recMsg
-	imgs []*image.Set // the images of the ranges (record.img indexes it)
+	Max int
+	// Tally keeps only the number of range events and their instructions
+	// between other events, for a sink that tallies ranges
+	// (flow.RangeTally).
+	Tally         bool
+	pendN, pendIn uint64 // ranges tallied since the last record
+	rec           []record
+	full          []flow.Event // the events that are not plain ranges
+	msgs          []recMsg
+	imgs          []*image.Set // the images of the ranges (record.img indexes it)
 }
 
 // Reset empties the recorder, keeping its memory.
 func (r *Recorder) Reset() {
 	clear(r.full)
 	r.rec, r.full, r.msgs, r.imgs = r.rec[:0], r.full[:0], r.msgs[:0], r.imgs[:0]
-	r.Drop = false
+	r.Drop, r.pendN, r.pendIn = false, 0, 0
+}
+
+// flush records the ranges tallied since the last record.
+func (r *Recorder) flush() {
+	if r.pendN > 0 {
+		r.rec = append(r.rec, record{n: r.pendN, target: r.pendIn, batch: true})
+		r.pendN, r.pendIn = 0, 0
+	}
 }
 
 // record is a range event, or (full) the index in Recorder.full of
@@ -291,6 +305,7 @@ type record struct {
 	end                    ingress.IType
 	priv                   ingress.Priv
 	hasTarget, full        bool
+	batch                  bool // n ranges of target instructions (Recorder.Tally)
 }
 
 // recMsg is a message observation made before record at.
@@ -317,6 +332,12 @@ func (r *Recorder) Event(e *flow.Event) error {
 	if r.Max > 0 && len(r.rec) >= r.Max {
 		return ErrTooManyEvents
 	}
+	if r.Tally && e.Kind == flow.KindRange {
+		r.pendN++
+		r.pendIn += e.N
+		return nil
+	}
+	r.flush()
 	if plainRange(e) {
 		img, ok := r.imgIndex(e.Image)
 		if ok {
@@ -354,6 +375,7 @@ func (r *Recorder) imgIndex(img *image.Set) (uint16, bool) {
 // Message records a message observation (flow.MessageObserver).
 func (r *Recorder) Message(kind string, offset int64, bits int) {
 	if !r.Drop && r.Observe {
+		// (not flushing the ranges tallied: their order does not matter)
 		r.msgs = append(r.msgs, recMsg{kind, offset, bits, len(r.rec)})
 	}
 }
@@ -370,6 +392,7 @@ func (r *Recorder) Len() int { return len(r.rec) }
 // nil: 0).
 func (r *Recorder) Replay(sink flow.Sink, carry func(src uint32) uint64) error {
 	obs, _ := sink.(flow.MessageObserver)
+	r.flush()
 	m := 0
 	var ev flow.Event
 	for i := range r.rec {
@@ -378,6 +401,10 @@ func (r *Recorder) Replay(sink flow.Sink, carry func(src uint32) uint64) error {
 		}
 		c := &r.rec[i]
 		e := &ev
+		if c.batch {
+			sink.(flow.RangeTally).TallyRanges(c.n, c.target)
+			continue
+		}
 		if c.full {
 			e = &r.full[c.start]
 			if e.Kind == flow.KindGap && e.Suspect&decode.OpenSuspect != 0 {
