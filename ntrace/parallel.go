@@ -23,8 +23,9 @@ import (
 // after the sync), the learned trace mode and B-TYPE style, the other
 // sources of a multi-source trace, and the instructions held suspect
 // when the sync is not a checkpoint (after an uninferable jump). These
-// are compared; the suspect count is carried into the piece's gaps
-// (decode.OpenSuspect). A piece whose start state differs is decoded
+// are compared (a piece's decoder starts with the mode and B-TYPE style
+// learned by the pieces joined so far); the suspect count is carried into
+// the piece's gaps (decode.OpenSuspect). A piece whose start state differs is decoded
 // again, in sequence, by the decoder that decoded the pieces before it.
 
 // PieceBytes is the trace size of a piece of a parallel decode (a

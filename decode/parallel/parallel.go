@@ -1,7 +1,7 @@
 // Package parallel decodes a trace on several cores: a protocol cuts its
-// trace into pieces that each start at a sync message or packet, decoders start afresh on every piece at
-// once (speculatively, on several goroutines), and the results are joined
-// in order. A piece's result is used only when the state its decoder
+// trace into pieces that each start at a sync message or packet, decoders
+// start afresh on every piece at once (speculatively, on several
+// goroutines), and the results are joined in order. A piece's result is used only when the state its decoder
 // started from equals the state the serial decoder reaches at the piece's
 // start, in everything that decides what comes after; otherwise the
 // decoder that decoded the pieces before it goes on through that piece
@@ -58,8 +58,8 @@ type Part interface {
 	// state this part started from after the primer in everything that
 	// decides the decoding of the rest. When it does, carry returns, for
 	// each source, the instructions prev holds suspect (see
-	// decode.Tally.Open): a gap of this part whose Suspect has decode.OpenSuspect set
-	// gets them added. permanent says that no later piece can follow
+	// decode.Tally.Open): a gap of this part whose Suspect has
+	// decode.OpenSuspect set gets them added. permanent says that no later piece can follow
 	// either (the trace's sources outnumber what a piece can start
 	// with). On true, this part takes over prev's counts: it is the
 	// serial decoder's state after the piece.
@@ -113,7 +113,7 @@ type Reuser interface {
 }
 
 // errStopped is returned by a piece's emit after the decode stopped.
-var errStopped = errors.New("decode: parallel decode stopped")
+var errStopped = errors.New("decode/parallel: decode stopped")
 
 // result is a piece with its speculative decode.
 type result struct {
