@@ -19,7 +19,9 @@
 // decide on), ReturnStack, the return-address stack of implicit returns,
 // and Tally, the count of instructions emitted since the last point known
 // good that every gap reports as suspect. Sequentially inferable jumps are
-// resolved by ingress.SeqTarget, which the encoders use as well.
+// resolved by ingress.SeqTarget, which the encoders use as well. Package
+// decode/parallel decodes the pieces of a trace at once, with the serial
+// decode's result.
 //
 // A decoder reports a gap as a flow.KindGap event whose Err is an *Error.
 // When a checkpoint (a sync message or packet, or any packet carrying a

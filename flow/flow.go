@@ -223,9 +223,25 @@ type MessageObserver interface {
 	Message(kind string, offset int64, bits int)
 }
 
+// RangeTally is implemented by sinks that only count range events (their
+// number and instructions), whatever their order among the other events:
+// when TalliesRanges is true, a decoder may pass n range events of ins
+// instructions in all with one call to TallyRanges instead of the events
+// (package decode/parallel does, for the pieces it decodes at once).
+type RangeTally interface {
+	TalliesRanges() bool
+	TallyRanges(n, ins uint64)
+}
+
+// TalliesRanges reports whether s is a RangeTally that tallies ranges.
+func TalliesRanges(s Sink) bool {
+	t, ok := s.(RangeTally)
+	return ok && t.TalliesRanges()
+}
+
 // Multi returns a sink that passes every event to each of sinks in order.
 // It is a MessageObserver and an Indexer that forwards to those of sinks
-// that are.
+// that are, and a RangeTally when each of sinks tallies ranges.
 func Multi(sinks ...Sink) Sink { return multi(sinks) }
 
 type multi []Sink
@@ -244,6 +260,23 @@ func (m multi) Message(kind string, offset int64, bits int) {
 		if o, ok := s.(MessageObserver); ok {
 			o.Message(kind, offset, bits)
 		}
+	}
+}
+
+// TalliesRanges reports whether every sink tallies ranges.
+func (m multi) TalliesRanges() bool {
+	for _, s := range m {
+		if !TalliesRanges(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// TallyRanges passes the tally on to every sink.
+func (m multi) TallyRanges(n, ins uint64) {
+	for _, s := range m {
+		s.(RangeTally).TallyRanges(n, ins)
 	}
 }
 
@@ -309,6 +342,16 @@ func (c *Counter) Event(e *Event) error {
 		c.Gaps++
 	}
 	return nil
+}
+
+// TalliesRanges reports true: a Counter is a RangeTally.
+func (c *Counter) TalliesRanges() bool { return true }
+
+// TallyRanges counts n range events of ins instructions.
+func (c *Counter) TallyRanges(n, ins uint64) {
+	c.Events[KindRange] += n
+	c.Ranges += n
+	c.Instructions += ins
 }
 
 // Close does nothing.

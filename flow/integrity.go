@@ -73,6 +73,12 @@ func (g *Integrity) Event(e *Event) error {
 	return nil
 }
 
+// TalliesRanges reports true: an Integrity is a RangeTally.
+func (g *Integrity) TalliesRanges() bool { return true }
+
+// TallyRanges counts the instructions of n range events.
+func (g *Integrity) TallyRanges(n, ins uint64) { g.Instructions += ins }
+
 // Close does nothing.
 func (g *Integrity) Close() error { return nil }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
@@ -218,6 +219,19 @@ type Decoder struct {
 	poppedOK    bool
 	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
 	walkRanges  int  // ranges the I-CNT walk of the current message emitted
+	// A decoder of a piece of the trace (parallel.go): revSet says d.rev
+	// holds a range this decoder emitted, revDep that a check read d.rev
+	// before (it then depends on the range before the piece), openDep
+	// that a decision depended on whether the instructions before the
+	// piece hold some suspect (decode.Tally.Open).
+	revSet, revDep, openDep bool
+	pieces, redone          int // of the last DecodeJobs
+	// what the sources of a decoder of a piece start with when the
+	// configuration does not say (the trace mode and B-TYPE style
+	// learned up to the pieces joined), and where DecodeJobs keeps it
+	seedMode  Mode
+	seedBType int
+	hint      atomic.Uint64
 }
 
 // srcState is the decoding state of one trace source.
@@ -355,8 +369,18 @@ func (d *Decoder) Stats() *Stats { return &d.st }
 // (decode.ErrNoSync).
 func (d *Decoder) Decode(r io.Reader) error {
 	rd := NewReader(r, d.cfg.Wire)
+	if err := d.loop(rd, -1); err != nil {
+		return err
+	}
+	d.st.Idles = rd.Idles()
+	return d.end(rd.Offset())
+}
+
+// loop decodes the messages rd reads, up to the end of the stream or,
+// when until is not negative, until rd has read up to byte until.
+func (d *Decoder) loop(rd *Reader, until int64) error {
 	var m Message
-	for {
+	for until < 0 || rd.Offset() < until {
 		err := rd.Next(&m)
 		if err != nil {
 			if err == io.EOF {
@@ -383,8 +407,7 @@ func (d *Decoder) Decode(r io.Reader) error {
 			return err
 		}
 	}
-	d.st.Idles = rd.Idles()
-	return d.end(rd.Offset())
+	return nil
 }
 
 // end reports what the end of the trace tells: sources cut short, an
@@ -464,11 +487,11 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 		return nil // inside a gap already, or before the start of a circular buffer
 	}
 	for _, s := range d.order {
-		if s.ended && s.tally.Suspect() > 0 {
+		if s.ended && d.anySuspect(s) {
 			// Bad bytes after the end: what the source decoded unverified
 			// may have been decoded from bad bytes too.
 			any = true
-			if err := d.gapWith(s, e, s.tally.Suspect()); err != nil {
+			if err := d.gapWith(s, e, d.suspect(s)); err != nil {
 				return err
 			}
 			s.lost, s.ended = false, true
@@ -551,6 +574,12 @@ func (d *Decoder) newState(src uint64) *srcState {
 	if s == nil {
 		s = &srcState{id: uint32(src), stack: decode.NewReturnStack(d.cfg.StackDepth), mode: d.cfg.Mode,
 			btype: d.cfg.TrapBType}
+		if s.mode == 0 {
+			s.mode = d.seedMode
+		}
+		if s.btype == 0 {
+			s.btype = d.seedBType
+		}
 		if d.cfg.CountBits > 0 {
 			s.callsMax = 1<<uint(d.cfg.CountBits) - 1
 		}
@@ -696,7 +725,7 @@ func (d *Decoder) warn(s *srcState, err error) error {
 // gap reports lost synchronisation, with the instructions emitted since
 // the last point known good as suspect, and waits for the next sync.
 func (d *Decoder) gap(s *srcState, e *decode.Error) error {
-	n := s.tally.Suspect()
+	n := d.suspect(s)
 	if !s.synced {
 		n = 0
 	}
@@ -947,7 +976,7 @@ func (d *Decoder) unsynced(s *srcState, m *Message) error {
 		return nil
 	default:
 		return d.gapWith(s, d.errAt(decode.ErrSkipped,
-			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), s.tally.Suspect())
+			"message of source %d after its ProgTraceCorrelation without a sync message before it", s.id), d.suspect(s))
 	}
 }
 
@@ -1143,7 +1172,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 			d.firstOutside = faddr
 		}
 		d.outsideSyncs++
-		n := s.tally.Suspect()
+		n := d.suspect(s)
 		if !s.synced {
 			n = 0
 		}
@@ -1263,6 +1292,9 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 // (the block that last retired lies within it; d.rev keeps the last
 // range event, of this source as the message being decoded walked it).
 func (d *Decoder) lastHalfwords(s *srcState) uint64 {
+	if !d.revSet {
+		d.revDep = true
+	}
 	n := uint64(2)
 	if in := d.img.InstPtr(d.rev.Last); in != nil && in.Len > 0 {
 		n = uint64(in.Len / 2)
@@ -1385,6 +1417,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	d.st.Instructions += uint64(n)
 	s.tally.Emit(uint64(n))
 	d.walkRanges++
+	d.revSet = true
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		return ErrTooManyInstructions
 	}
@@ -1597,6 +1630,9 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 // checkOvershoot checks an I-CNT against the width of the encoder's
 // counter.
 func (d *Decoder) checkOvershoot(icnt uint64) error {
+	if !d.revSet {
+		d.revDep = true
+	}
 	if lim := d.icntLimit(); icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)

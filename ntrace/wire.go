@@ -263,6 +263,9 @@ type Reader struct {
 	payload [MaxMessageBytes]byte
 	keep    bool   // keep a copy of each message's bytes in raw
 	raw     []byte // bytes of the last message (when keep)
+	// frame only finds where messages start and end, with their TCODE:
+	// their fields are not parsed (parallel.go's splitter)
+	frame bool
 }
 
 // NewReader returns a Reader decoding r with cfg.
@@ -372,6 +375,11 @@ func (r *Reader) message(m *Message) error {
 			if r.keep {
 				r.raw = append(r.raw[:0], msg...)
 			}
+			if r.frame {
+				m.Reset(TCode(msg[0] >> 2))
+				m.Offset, m.Size = start, i+1
+				return nil
+			}
 			err := parseMessage(msg, m, &r.cfg, nil)
 			m.Offset = start
 			m.Size = i + 1
@@ -410,6 +418,11 @@ func (r *Reader) message(m *Message) error {
 	}
 	if r.keep {
 		r.raw = append(r.raw[:0], r.payload[:n]...)
+	}
+	if r.frame {
+		m.Reset(TCode(r.payload[0] >> 2))
+		m.Offset, m.Size = start, n
+		return nil
 	}
 	err := parseMessage(r.payload[:n], m, &r.cfg, nil)
 	m.Offset = start

@@ -213,6 +213,7 @@ func decodeCmdFlags(fs *flag.FlagSet, p *protocol) *decodeOpts {
 	o.openOutputs = outputFlags(fs)
 	o.sel = selectFlags(fs)
 	o.df = addDecodeFlags(fs)
+	o.df.jobsFlag(fs)
 	o.config = p.decoder(fs)
 	o.progress = progressFlags(fs)
 	return o
@@ -233,6 +234,9 @@ func runDecode(args []string) error {
 	}
 	if len(rest) != 1 {
 		return fmt.Errorf("give exactly one trace file to decode")
+	}
+	if *o.df.jobs < 0 {
+		return codeError{2, fmt.Errorf("--jobs %d: give the number of pieces decoded at once (0: one per CPU)", *o.df.jobs)}
 	}
 	img, err := o.loadImage()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -181,6 +182,7 @@ func mismatchError(name string, err error) error {
 type decodeFlags struct {
 	strict     *bool
 	allowTrunc *bool
+	jobs       *int // decode only: --jobs
 }
 
 func addDecodeFlags(fs *flag.FlagSet) *decodeFlags {
@@ -280,7 +282,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 	if err != nil {
 		return err
 	}
-	err = d.Decode(in.R)
+	err = runDecoder(d, in.R, df, name)
 	if after != nil {
 		after(d)
 	}
@@ -288,4 +290,40 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// jobsFlag adds decode's --jobs.
+func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
+	df.jobs = fs.Int("jobs", 1, "decode up to `N` pieces of the trace at once, split at sync messages (N-Trace; 0: one per CPU), with the serial decode's result")
+}
+
+// runDecoder decodes r with d, on --jobs pieces at once when the decoder
+// can split the trace; with --jobs given above 1, it says on stderr why
+// it decodes serially when it does.
+func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string) error {
+	if df == nil || df.jobs == nil {
+		return d.Decode(r)
+	}
+	jobs, given := *df.jobs, *df.jobs != 1
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	if jobs <= 1 {
+		return d.Decode(r)
+	}
+	pd, ok := d.(interface {
+		DecodeJobs(r io.Reader, jobs int) error
+		SerialReason() string
+	})
+	why := "only N-Trace traces are split"
+	if ok {
+		why = pd.SerialReason()
+	}
+	if why != "" {
+		if given {
+			fmt.Fprintf(stderr, "%s: decoding serially (--jobs %d): %s\n", name, jobs, why)
+		}
+		return d.Decode(r)
+	}
+	return pd.DecodeJobs(r, jobs)
 }

@@ -1,0 +1,226 @@
+package parallel
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/flow"
+)
+
+// A toy protocol: each byte is a message; the decoder's state is the sum
+// of the bytes so far modulo 3, and each byte b at offset o gives a range
+// of b+state instructions at o. A byte 0xff is a gap whose Suspect counts
+// the instructions since the last byte 0 (a checkpoint). The serial
+// decoder's output is the truth the parallel one must give.
+type toy struct {
+	state   int
+	emitted uint64
+	good    uint64
+	open    bool
+	sink    flow.Sink
+	snap    int
+}
+
+func (d *toy) byte(b byte, off int64) error {
+	if b == 0xff {
+		n := d.emitted - d.good
+		if d.open {
+			n |= decode.OpenSuspect
+		}
+		d.good, d.open = d.emitted, false
+		return d.sink.Event(&flow.Event{Kind: flow.KindGap, Offset: off, Suspect: n})
+	}
+	if b == 0 {
+		d.good, d.open = d.emitted, false
+	}
+	d.state = (d.state + int(b)) % 3
+	n := uint64(b) + uint64(d.state)
+	d.emitted += n
+	return d.sink.Event(&flow.Event{Kind: flow.KindRange, Start: uint64(off), N: n})
+}
+
+func (d *toy) Speculate(p *Piece, sink flow.Sink) error {
+	rec := sink.(*Recorder)
+	d.sink = rec
+	rec.Drop = true
+	for i := 0; i < p.Prime; i++ {
+		d.byte(p.Data[i], p.Offset+int64(i))
+	}
+	rec.Drop = false
+	d.snap = d.state
+	d.emitted, d.good, d.open = 0, 0, p.Prime > 0
+	for i := p.Prime; i < len(p.Data); i++ {
+		if err := d.byte(p.Data[i], p.Offset+int64(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *toy) Follows(prev Part) (func(uint32) uint64, bool, bool) {
+	a := prev.(*toy)
+	if a.state != d.snap {
+		return nil, false, false
+	}
+	carry := a.emitted - a.good
+	d.emitted += a.emitted
+	if d.open {
+		d.good = a.good
+	} else {
+		d.good += a.emitted
+	}
+	d.open = false
+	return func(uint32) uint64 { return carry }, true, false
+}
+
+func (d *toy) Continue(p *Piece, sink flow.Sink) error {
+	d.sink = sink
+	for i := p.Prime; i < len(p.Data); i++ {
+		if err := d.byte(p.Data[i], p.Offset+int64(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toySplit cuts data into pieces of size bytes whose primer is their
+// first byte.
+func toySplit(data []byte, size int) func(func(*Piece) error) error {
+	return func(emit func(*Piece) error) error {
+		seq, start, prime := 0, 0, 0
+		for at := size; ; at += size {
+			if at >= len(data) {
+				return emit(&Piece{Seq: seq, Offset: int64(start), Prime: prime, Data: data[start:]})
+			}
+			if err := emit(&Piece{Seq: seq, Offset: int64(start), Prime: prime, Data: data[start : at+1]}); err != nil {
+				return err
+			}
+			seq, start, prime = seq+1, at, 1
+		}
+	}
+}
+
+type lines []string
+
+func (l *lines) Event(e *flow.Event) error {
+	*l = append(*l, fmt.Sprintf("%v %d %d %d", e.Kind, e.Start, e.N, e.Suspect))
+	return nil
+}
+func (l *lines) Close() error { return nil }
+
+// Run gives the serial decoder's events, in order, whichever pieces
+// follow and whichever are decoded again in sequence, with the suspect
+// counts carried across pieces.
+func TestRunMatchesSerial(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	pieces, redone := 0, 0
+	for k := 0; k < 50; k++ {
+		data := make([]byte, 50+rng.Intn(400))
+		for i := range data {
+			data[i] = byte(rng.Intn(6))
+			if rng.Intn(40) == 0 {
+				data[i] = 0xff
+			}
+		}
+		var want lines
+		s := &toy{sink: &want}
+		for i, b := range data {
+			s.byte(b, int64(i))
+		}
+		for _, jobs := range []int{1, 2, 5} {
+			var got lines
+			pp := &Parallel{Jobs: jobs, Fresh: func() Part { return &toy{} }, Split: toySplit(data, 1+rng.Intn(30)),
+				Sink: &got}
+			last, err := pp.Run()
+			if err != nil || last == nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("case %d, %d jobs (%d pieces, %d redone):\n got %v\nwant %v", k, jobs, pp.Pieces, pp.Redone,
+					got, want)
+			}
+			pieces, redone = pieces+pp.Pieces, redone+pp.Redone
+			if l := last.(*toy); l.state != s.state || l.emitted != s.emitted || l.good != s.good {
+				t.Errorf("case %d: final state %+v, want %+v", k, *l, *s)
+			}
+		}
+	}
+	if redone == 0 || redone > pieces*3/4 {
+		t.Errorf("%d pieces, %d decoded again: the test does not exercise both paths", pieces, redone)
+	}
+}
+
+// A piece with more events than MaxPieceEvents is decoded in sequence,
+// with the same result.
+func TestRunPieceTooLarge(t *testing.T) {
+	old := MaxPieceEvents
+	MaxPieceEvents = 5
+	defer func() { MaxPieceEvents = old }()
+	data := make([]byte, 300)
+	for i := range data {
+		data[i] = byte(i % 5)
+	}
+	var want, got lines
+	s := &toy{sink: &want}
+	for i, b := range data {
+		s.byte(b, int64(i))
+	}
+	pp := &Parallel{Jobs: 2, Fresh: func() Part { return &toy{} }, Split: toySplit(data, 10), Sink: &got}
+	if _, err := pp.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || pp.Redone != pp.Pieces {
+		t.Errorf("%d of %d pieces decoded again; output equal: %v", pp.Redone, pp.Pieces, fmt.Sprint(got) == fmt.Sprint(want))
+	}
+}
+
+// A sink error stops the decode and is returned.
+func TestRunSinkError(t *testing.T) {
+	data := make([]byte, 1000)
+	for i := range data {
+		data[i] = 1
+	}
+	pp := &Parallel{Jobs: 3, Fresh: func() Part { return &toy{} }, Split: toySplit(data, 10), Sink: failing{}}
+	if _, err := pp.Run(); err == nil || err.Error() != "full" {
+		t.Errorf("error %v, want the sink's", err)
+	}
+}
+
+type failing struct{}
+
+func (failing) Event(*flow.Event) error { return fmt.Errorf("full") }
+func (failing) Close() error            { return nil }
+
+// The recorder replays events and message observations in their order.
+func TestRecorderReplay(t *testing.T) {
+	r := &Recorder{Observe: true}
+	r.Message("a", 0, 8)
+	r.Event(&flow.Event{Kind: flow.KindRange, Start: 4, N: 2, Offset: 0})
+	r.Message("b", 1, 16)
+	r.Event(&flow.Event{Kind: flow.KindSync, Addr: 8, Offset: 1})
+	r.Event(&flow.Event{Kind: flow.KindGap, Suspect: 3 | decode.OpenSuspect})
+	r.Message("c", 3, 8)
+	var o obsLog
+	if err := r.Replay(&o, func(uint32) uint64 { return 10 }); err != nil {
+		t.Fatal(err)
+	}
+	want := "[msg a range 4 2 0 msg b sync 0 0 0 gap 0 0 13 msg c]"
+	if got := fmt.Sprint(o); got != want {
+		t.Errorf("replay %s, want %s", got, want)
+	}
+	r.Reset()
+	if r.Len() != 0 {
+		t.Errorf("%d events after Reset", r.Len())
+	}
+}
+
+type obsLog []string
+
+func (l *obsLog) Event(e *flow.Event) error {
+	*l = append(*l, fmt.Sprintf("%v %d %d %d", e.Kind, e.Start, e.N, e.Suspect))
+	return nil
+}
+func (l *obsLog) Message(kind string, off int64, bits int) { *l = append(*l, "msg "+kind) }
+func (l *obsLog) Close() error                             { return nil }

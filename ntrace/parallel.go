@@ -1,0 +1,395 @@
+package ntrace
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/parallel"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+)
+
+// Parallel decoding (parallel.Parallel): the trace is cut before sync
+// messages into pieces of about PieceBytes, decoders start afresh on
+// the pieces at once, and a piece's events are used only when the state
+// its decoder had after the sync it starts with (and the Ownership
+// message right after it, its primer) equals the serial decoder's state
+// there. A sync message resets what N-Trace resets at a sync (the
+// addresses, I-CNT, HIST, the return stack and nesting counter, the
+// periodic-sync counts, RepeatBranch's last message) but not what
+// survives it: the privilege and context (until the Ownership message
+// after the sync), the learned trace mode and B-TYPE style, the other
+// sources of a multi-source trace, and the instructions held suspect
+// when the sync is not a checkpoint (after an uninferable jump). These
+// are compared (a piece's decoder starts with the mode and B-TYPE style
+// learned by the pieces joined so far); the suspect count is carried into
+// the piece's gaps (decode.OpenSuspect). A piece whose start state differs is decoded
+// again, in sequence, by the decoder that decoded the pieces before it.
+
+// PieceBytes is the trace size of a piece of a parallel decode (a
+// variable for tests, which cut small traces into many pieces). 16 KiB of
+// N-Trace describe some hundreds of thousands of instructions, enough to
+// amortise a piece's start, and their events (held in a compact form
+// until the pieces before are joined) take a few megabytes.
+var PieceBytes = 16 << 10
+
+// SerialReason returns why DecodeJobs would decode the trace serially
+// whatever the number of jobs, or "" when it can split it: images that
+// change at instruction counts (code rewritten while the traced system
+// ran: the view a piece starts with depends on the count of instructions
+// before it, unknown until those are decoded), an instruction limit, or a
+// decoder that has already decoded messages.
+func (d *Decoder) SerialReason() string {
+	switch {
+	case len(d.base.Epochs()) > 0:
+		return "the images change at instruction counts (code rewritten while the system ran): the image a piece starts with depends on the instructions before it"
+	case d.cfg.MaxInstructions > 0:
+		return "an instruction limit is set"
+	case d.index > 0:
+		return "the decoder has already decoded messages"
+	}
+	return ""
+}
+
+// DecodeJobs decodes r as Decode does, with the same events in the same
+// order, gaps and warnings at the same offsets, the same statistics and
+// the same error, decoding up to jobs pieces of the trace at once (see
+// parallel.Parallel). With jobs <= 1, or when SerialReason is not "", it is
+// Decode. Memory stays bounded by about 2*jobs pieces and their events.
+func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
+	return d.decodeJobs(r, jobs, PieceBytes)
+}
+
+// ParallelStats returns the pieces of the last DecodeJobs and how many of
+// them were decoded again in sequence (their speculative decode could not
+// be used).
+func (d *Decoder) ParallelStats() (pieces, redone int) { return d.pieces, d.redone }
+
+func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
+	if jobs <= 1 || d.SerialReason() != "" {
+		return d.Decode(r)
+	}
+	var total int64
+	pp := &parallel.Parallel{Jobs: jobs, Sink: d.sink, Observe: d.obs != nil,
+		Fresh: func() parallel.Part { return d.fresh() },
+		Split: func(emit func(*parallel.Piece) error) error {
+			n, err := d.split(r, size, emit)
+			total = n
+			return err
+		}}
+	last, err := pp.Run()
+	d.pieces, d.redone = pp.Pieces, pp.Redone
+	if last != nil {
+		fd := last.(*part).d
+		if err == nil {
+			fd.sink, fd.obs = d.sink, d.obs
+			err = fd.end(total)
+		}
+		d.st = fd.st
+	}
+	return err
+}
+
+// part is a decoder of pieces (parallel.Part).
+type part struct {
+	d      *Decoder
+	parent *Decoder
+	// the state after the primer
+	snapN       int
+	snapSrc     srcState
+	snapSt      Stats
+	snapImg     *image.Set
+	snapAny     bool
+	snapOutside uint64
+}
+
+// fresh returns a decoder of pieces with d's configuration.
+func (d *Decoder) fresh() *part {
+	nd, err := NewDecoder(d.base, d.sink, d.cfg)
+	if err != nil {
+		panic("ntrace: a valid configuration became invalid: " + err.Error())
+	}
+	nd.obs = nil
+	return &part{d: nd, parent: d}
+}
+
+// Reuse makes pt a fresh part keeping its decoder's straight-line runs
+// (parallel.Reuser).
+func (pt *part) Reuse() bool {
+	np := pt.parent.fresh()
+	if b := pt.d.blocksBy[np.d.img]; b != nil {
+		np.d.blocksBy, np.d.blocks = pt.d.blocksBy, b
+	}
+	*pt = *np
+	return true
+}
+
+// publish records the trace mode and B-TYPE style learned by the
+// decoder that decoded the trace up to here: decoders started afresh on
+// later pieces start with them (they survive syncs, and a piece's start
+// state must equal the serial decoder's).
+func (pt *part) publish() {
+	if d := pt.d; len(d.order) == 1 {
+		pt.parent.hint.Store(uint64(d.order[0].mode)&0xff | uint64(d.order[0].btype)<<8)
+	}
+}
+
+// reader returns a reader of data, which starts at byte offset.
+func (d *Decoder) reader(data []byte, offset int64) *Reader {
+	rd := NewReader(bytes.NewReader(data), d.cfg.Wire)
+	rd.base = offset
+	return rd
+}
+
+// Speculate decodes p afresh into sink, a *parallel.Recorder.
+func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
+	d := pt.d
+	rec := sink.(*parallel.Recorder)
+	d.sink = rec
+	if pt.parent.obs != nil {
+		d.obs = rec
+	}
+	d.index = p.Index
+	h := pt.parent.hint.Load()
+	d.seedMode, d.seedBType = Mode(h&0xff), int(h>>8)
+	rd := d.reader(p.Data, p.Offset)
+	rec.Drop = true
+	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {
+		return err
+	}
+	rec.Drop = false
+	d.seedMode, d.seedBType = 0, 0 // (a source first seen after the primer starts as serially)
+	pt.snapN = len(d.order)
+	if pt.snapN == 1 {
+		pt.snapSrc = *d.order[0]
+	}
+	pt.snapSt, pt.snapImg, pt.snapAny, pt.snapOutside = d.st, d.img, d.anySync, d.outsideSyncs
+	for _, s := range d.order {
+		s.tally.Open()
+	}
+	d.revSet, d.revDep, d.openDep = false, false, false
+	err := d.loop(rd, -1)
+	d.st.Idles += rd.Idles()
+	return err
+}
+
+// Continue decodes p after its primer into sink from the state reached.
+func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
+	d := pt.d
+	d.sink, d.obs = sink, pt.parent.obs
+	rd := d.reader(p.Data[p.Prime:], p.Offset+int64(p.Prime))
+	err := d.loop(rd, -1)
+	d.st.Idles += rd.Idles()
+	pt.publish()
+	return err
+}
+
+// Follows compares prev's state with the state pt started from after its
+// primer, and takes over prev's counts when they are the same.
+func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool) {
+	a, b := prevPart.(*part).d, pt.d
+	if len(a.order) != 1 || pt.snapN != 1 {
+		// several sources: a piece starts with the one of its sync only
+		return nil, false, len(a.order) > 1
+	}
+	sa := a.order[0]
+	if !sameState(sa, &pt.snapSrc) || a.one != sa || a.img != pt.snapImg || a.anySync != pt.snapAny ||
+		sa.tally.IsOpen() {
+		return nil, false, false
+	}
+	carry := sa.tally.Suspect()
+	if !sa.synced {
+		carry = 0
+	}
+	if b.openDep && carry == 0 || b.revDep && (a.rev.Start != 0 || a.rev.Last != 0) {
+		return nil, false, false
+	}
+	// Take over prev's counts.
+	s := b.srcs[uint64(sa.id)]
+	s.tally = s.tally.After(sa.tally)
+	b.st.addSince(&a.st, &pt.snapSt)
+	if a.outsideSyncs > 0 {
+		b.firstOutside = a.firstOutside
+	}
+	b.outsideSyncs += a.outsideSyncs - pt.snapOutside
+	b.cutMsg = b.cutMsg || a.cutMsg
+	id := sa.id
+	pt.publish()
+	return func(src uint32) uint64 {
+		if src == id {
+			return carry
+		}
+		return 0
+	}, true, false
+}
+
+// sameState reports whether a source in state a decodes what follows as
+// one in state b does: everything a sync does not reset is equal, and
+// what it resets too, in case the sync failed.
+func sameState(a, b *srcState) bool {
+	if a.id != b.id || a.img != b.img || a.context != b.context || a.synced != b.synced || a.seen != b.seen ||
+		a.ended != b.ended || a.lost != b.lost || a.mode != b.mode || a.btype != b.btype || a.ts != b.ts ||
+		a.ctx != b.ctx || a.lastMsg != b.lastMsg || a.lastBT != b.lastBT || a.hwSync != b.hwSync ||
+		a.msgSync != b.msgSync || a.pc != b.pc || a.addr != b.addr || a.icntAcc != b.icntAcc || a.used != b.used ||
+		a.calls != b.calls || a.callsMax != b.callsMax || a.haveBr != b.haveBr || a.priv != b.priv ||
+		a.prevOK != b.prevOK || a.ovPending || b.ovPending {
+		return false
+	}
+	if a.stack.Depth() != 0 || b.stack.Depth() != 0 {
+		return false
+	}
+	if a.haveBr && a.last != b.last {
+		return false
+	}
+	if a.ts && (a.time != b.time || a.hasTime != b.hasTime) {
+		return false
+	}
+	if a.prevOK && (a.prevIn != b.prevIn || a.prevPC != b.prevPC) {
+		return false
+	}
+	return true
+}
+
+// suspect returns the instructions of s held suspect, with
+// decode.OpenSuspect set when the point known good lies before the
+// piece this decoder started on.
+func (d *Decoder) suspect(s *srcState) uint64 {
+	n := s.tally.Suspect()
+	if s.tally.IsOpen() {
+		n |= decode.OpenSuspect
+	}
+	return n
+}
+
+// anySuspect reports whether s holds some instructions suspect; when that
+// depends on instructions before the piece this decoder started on, it
+// answers yes and records the dependency (Follows checks it).
+func (d *Decoder) anySuspect(s *srcState) bool {
+	if s.tally.Suspect() > 0 {
+		return true
+	}
+	if s.tally.IsOpen() {
+		d.openDep = true
+		return true
+	}
+	return false
+}
+
+// addSince sets s to prev plus what s counted since snap.
+func (s *Stats) addSince(prev, snap *Stats) {
+	s.Bytes += prev.Bytes - snap.Bytes
+	s.Messages += prev.Messages - snap.Messages
+	s.Idles += prev.Idles - snap.Idles
+	s.Errors += prev.Errors - snap.Errors
+	for i := range s.ByTCode {
+		s.ByTCode[i] += prev.ByTCode[i] - snap.ByTCode[i]
+		s.BytesByTCode[i] += prev.BytesByTCode[i] - snap.BytesByTCode[i]
+	}
+	s.Instructions += prev.Instructions - snap.Instructions
+	s.Halfwords += prev.Halfwords - snap.Halfwords
+	s.Blocks += prev.Blocks - snap.Blocks
+	s.Gaps += prev.Gaps - snap.Gaps
+	s.Warnings += prev.Warnings - snap.Warnings
+	s.OverlongICNT += prev.OverlongICNT - snap.OverlongICNT
+	s.Checkpoints += prev.Checkpoints - snap.Checkpoints
+	s.Overflows += prev.Overflows - snap.Overflows
+	s.Dropped += prev.Dropped - snap.Dropped
+	s.LostHalfwords += prev.LostHalfwords - snap.LostHalfwords
+}
+
+// tee keeps the bytes read through it from offset base on.
+type tee struct {
+	r    io.Reader
+	buf  []byte
+	base int64 // offset of buf[0]
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.buf = append(t.buf, p[:n]...)
+	return n, err
+}
+
+// bytes returns a copy of the bytes from offset from to offset to.
+func (t *tee) bytes(from, to int64) []byte {
+	return append([]byte(nil), t.buf[from-t.base:to-t.base]...)
+}
+
+// drop forgets the bytes before offset off.
+func (t *tee) drop(off int64) {
+	n := copy(t.buf, t.buf[off-t.base:])
+	t.buf = t.buf[:n]
+	t.base = off
+}
+
+// split reads the trace and cuts it into pieces of about size bytes,
+// each starting with a sync message that parses (and, as its primer,
+// with the Ownership message of the same source right after it), found
+// with the framing a serial decode reads. It returns the size of the
+// trace.
+func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error) {
+	t := &tee{r: r}
+	rd := NewReader(t, d.cfg.Wire)
+	rd.frame, rd.keep = true, true
+	var m, full Message
+	var raw [MaxMessageBytes]byte
+	// parse parses the message just read
+	parse := func() bool {
+		n := copy(raw[:], rd.raw)
+		return parseMessage(raw[:n], &full, &d.cfg.Wire, nil) == nil
+	}
+	var idx, start, startIdx, prime int64
+	seq := 0
+	var readErr error
+	for {
+		err := rd.Next(&m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				readErr = err
+				break
+			}
+			idx++
+			continue
+		}
+		i := idx
+		idx++
+		if !m.TCode.IsSync() || m.Offset-start < int64(size) || !parse() {
+			continue
+		}
+		at, end, src := m.Offset, m.Offset+int64(m.Size), full.Get(FieldSRC)
+		// the Ownership message after it
+		err = rd.Next(&m)
+		if err != nil && err != io.EOF {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				readErr = err
+				break
+			}
+		}
+		if err != io.EOF {
+			idx++
+		}
+		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && parse() && full.Get(FieldSRC) == src {
+			end += int64(m.Size)
+		}
+		p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, end)}
+		if err := emit(p); err != nil {
+			return 0, err
+		}
+		seq++
+		start, startIdx, prime = at, i, end
+		t.drop(start)
+	}
+	total := t.base + int64(len(t.buf))
+	p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, total)}
+	if err := emit(p); err != nil {
+		return 0, err
+	}
+	return total, readErr
+}
