@@ -30,26 +30,32 @@
 // A sideband is a text file, one record per line, fields separated by
 // single spaces, numbers in hexadecimal with 0x:
 //
-//	rvtrace-sideband 1
+//	rvtrace-sideband 2
 //	image ID SIZE SHA256 PATH
-//	map CTX START END ID OFFSET INSTRET
-//	bytes CTX START INSTRET HEX
+//	map HART CTX START END ID OFFSET INSTRET
+//	bytes HART CTX START INSTRET HEX
 //
 // The first line names the format and its version. An image line
 // declares image ID (0, 1, ... in order) as the file PATH (the rest of the
 // line) of SIZE bytes with the given SHA-256 (64 hex digits): a reader
-// refuses a file that differs. A map line says that context CTX (a
-// number, or * for every context) executed [START, END) and that those
-// bytes are the bytes of image ID from file offset OFFSET. A bytes line
-// gives the bytes at START (HEX, two digits per byte, at most 4096
-// bytes, not crossing a 4 KiB boundary) for context CTX. INSTRET says
-// from when the bytes hold: 0 for the first record of an address, and
-// for code that was overwritten while the system ran, the number of
-// instructions retired before the first store that overwrote it (the
-// new bytes hold from there; the sideband then has a record for the
-// address with a smaller INSTRET before). Records with the same INSTRET
-// add up, the later on top. Empty lines and lines starting with # are
-// ignored.
+// refuses a file that differs. A map line says that hart HART ran in
+// context CTX (a number, or * for every context) from [START, END) and
+// that those bytes are the bytes of image ID from file offset OFFSET. A
+// bytes line gives the bytes at START (HEX, two digits per byte, at most
+// 4096 bytes, not crossing a 4 KiB boundary) for context CTX. INSTRET
+// says from when the bytes hold, counting the hart's instructions: 0 for
+// the first record of an address, and for code that changed while the
+// system ran, the number of instructions the hart retired before the
+// new bytes could run: before the first write that overwrote the code,
+// or before the first block that ran from another physical page after
+// the kernel remapped the address (or gave the context number to
+// another process). The sideband then has a record for the address with
+// a smaller INSTRET before. Records of a hart with the same INSTRET add
+// up, the later on top. Each hart has records of its own for all the
+// code it ran. Empty lines and lines starting with # are ignored.
+//
+// Version 1 (first line "rvtrace-sideband 1") had no HART field: its
+// records are read as hart 0's.
 package sideband
 
 import (
@@ -63,7 +69,11 @@ import (
 )
 
 // Magic is the first line of a sideband file.
-const Magic = "rvtrace-sideband 1"
+const Magic = "rvtrace-sideband 2"
+
+// MagicV1 is the first line of a version 1 sideband file (one hart, no
+// HART field), which Read accepts too.
+const MagicV1 = "rvtrace-sideband 1"
 
 // PageSize is the granularity of the records the Recorder writes.
 const PageSize = 4096
@@ -77,6 +87,7 @@ type Image struct {
 
 // Record is one map or bytes record.
 type Record struct {
+	Hart    int    // the hart that ran the code
 	Global  bool   // valid in every context (CTX *)
 	Context uint64 // the context, when not Global
 	Start   uint64 // first virtual address
@@ -112,6 +123,7 @@ const maxLine = 2*PageSize + 256
 // *SyntaxError naming the line.
 func Read(r io.Reader, name string) (*File, error) {
 	f := &File{Name: name}
+	v1 := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), maxLine+1)
 	line := 0
@@ -122,7 +134,14 @@ func Read(r io.Reader, name string) (*File, error) {
 		line++
 		s := sc.Text()
 		if line == 1 {
+			if s == MagicV1 {
+				v1 = true
+				continue
+			}
 			if s != Magic {
+				if strings.HasPrefix(s, "rvtrace-sideband ") {
+					return nil, fail("sideband version %q: this rvtrace reads versions 1 and 2 (%q)", clip(s[len("rvtrace-sideband "):]), Magic)
+				}
 				return nil, fail("not a sideband file: the first line is %q, want %q", clip(s), Magic)
 			}
 			continue
@@ -131,6 +150,15 @@ func Read(r io.Reader, name string) (*File, error) {
 			continue
 		}
 		kind, rest, _ := strings.Cut(s, " ")
+		hart := 0
+		if !v1 && (kind == "map" || kind == "bytes") {
+			hs, tail, _ := strings.Cut(rest, " ")
+			v, err := num(hs)
+			if err != nil || v >= maxHarts {
+				return nil, fail("%s: invalid HART %q (want a number below %#x)", kind, clip(hs), maxHarts)
+			}
+			hart, rest = int(v), tail
+		}
 		switch kind {
 		case "image":
 			fl := strings.SplitN(rest, " ", 4)
@@ -156,9 +184,9 @@ func Read(r io.Reader, name string) (*File, error) {
 		case "map":
 			fl := strings.Split(rest, " ")
 			if len(fl) != 6 {
-				return nil, fail("map: want CTX START END ID OFFSET INSTRET, got %d fields", len(fl))
+				return nil, fail("map: want %sCTX START END ID OFFSET INSTRET, got %d fields", hartField(v1), len(fl))
 			}
-			var rec Record
+			rec := Record{Hart: hart}
 			if err := ctxField(fl[0], &rec); err != nil {
 				return nil, fail("map: %v", err)
 			}
@@ -186,9 +214,9 @@ func Read(r io.Reader, name string) (*File, error) {
 		case "bytes":
 			fl := strings.Split(rest, " ")
 			if len(fl) != 4 {
-				return nil, fail("bytes: want CTX START INSTRET HEX, got %d fields", len(fl))
+				return nil, fail("bytes: want %sCTX START INSTRET HEX, got %d fields", hartField(v1), len(fl))
 			}
-			rec := Record{Image: -1, Line: line}
+			rec := Record{Hart: hart, Image: -1, Line: line}
 			if err := ctxField(fl[0], &rec); err != nil {
 				return nil, fail("bytes: %v", err)
 			}
@@ -221,6 +249,26 @@ func Read(r io.Reader, name string) (*File, error) {
 		return nil, &SyntaxError{File: name, Line: 1, Msg: "empty file: want " + Magic}
 	}
 	return f, nil
+}
+
+// maxHarts bounds the HART field.
+const maxHarts = 1 << 20
+
+func hartField(v1 bool) string {
+	if v1 {
+		return ""
+	}
+	return "HART "
+}
+
+// Harts returns the number of harts the records are for: one more than
+// the largest HART (1 when there are no records).
+func (f *File) Harts() int {
+	n := 1
+	for i := range f.Records {
+		n = max(n, f.Records[i].Hart+1)
+	}
+	return n
 }
 
 func ctxField(s string, r *Record) error {
@@ -277,9 +325,9 @@ func (w *Writer) Write(r *Record) error {
 		ctx = "0x" + strconv.FormatUint(r.Context, 16)
 	}
 	if r.Image < 0 {
-		_, w.err = fmt.Fprintf(w.w, "bytes %s %#x %#x %x\n", ctx, r.Start, r.Instret, r.Bytes)
+		_, w.err = fmt.Fprintf(w.w, "bytes %#x %s %#x %#x %x\n", r.Hart, ctx, r.Start, r.Instret, r.Bytes)
 	} else {
-		_, w.err = fmt.Fprintf(w.w, "map %s %#x %#x %#x %#x %#x\n", ctx, r.Start, r.End, r.Image, r.Offset, r.Instret)
+		_, w.err = fmt.Fprintf(w.w, "map %#x %s %#x %#x %#x %#x %#x\n", r.Hart, ctx, r.Start, r.End, r.Image, r.Offset, r.Instret)
 	}
 	return w.err
 }

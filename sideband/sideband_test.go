@@ -13,15 +13,21 @@ import (
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
-// fakeMem is a Memory: pages by (context-independent) virtual page, with
-// the global flag and physical frame each maps to.
+// fakeMem is a Memory: pages by (context- and hart-independent) virtual
+// page, with the global flag and physical frame each maps to. It counts
+// the calls of PeekCode and FetchFrame.
 type fakeMem struct {
 	pages map[uint64][]byte // virtual page address: 4 KiB
 	pa    map[uint64]uint64
 	glob  map[uint64]bool
+	gen   uint64 // TranslationGen
+	ret   uint64 // BlockInstret
+
+	peeks, frames int
 }
 
 func (m *fakeMem) PeekCode(hart int, va uint64, priv ingress.Priv, b []byte) (uint64, bool, bool) {
+	m.peeks++
 	pg := va &^ (PageSize - 1)
 	p, ok := m.pages[pg]
 	if !ok {
@@ -30,6 +36,18 @@ func (m *fakeMem) PeekCode(hart int, va uint64, priv ingress.Priv, b []byte) (ui
 	copy(b, p[va-pg:])
 	return m.pa[pg] + va - pg, m.glob[pg], true
 }
+
+func (m *fakeMem) FetchFrame(hart int, va uint64, priv ingress.Priv) (uint64, bool) {
+	m.frames++
+	pg := va &^ (PageSize - 1)
+	if _, ok := m.pages[pg]; !ok {
+		return 0, false
+	}
+	return m.pa[pg] + va - pg, true
+}
+
+func (m *fakeMem) TranslationGen(int) uint64 { return m.gen }
+func (m *fakeMem) BlockInstret(int) uint64   { return m.ret }
 
 func pattern(seed byte) []byte {
 	b := make([]byte, PageSize)
@@ -59,13 +77,13 @@ func TestRecorderApply(t *testing.T) {
 	}
 	var out bytes.Buffer
 	instret := uint64(0)
-	r, err := NewRecorder(&out, mem, 0, func() uint64 { return instret }, []string{imgPath})
+	r, err := NewRecorder(&out, mem, 1, func(int) uint64 { return instret }, []string{imgPath})
 	if err != nil {
 		t.Fatal(err)
 	}
 	blk := func(ctx, addr uint64, priv ingress.Priv) {
 		t.Helper()
-		if err := r.Block(&ingress.Block{IAddr: addr, IRetire: 8, Context: ctx, Priv: priv}); err != nil {
+		if err := r.Hart(0).Block(&ingress.Block{IAddr: addr, IRetire: 8, Context: ctx, Priv: priv}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -143,16 +161,21 @@ func TestReadErrors(t *testing.T) {
 		text, want string
 	}{
 		{"", "s:1: empty file"},
-		{"rvtrace-sideband 2\n", "s:1: not a sideband file"},
+		{"rvtrace-sideband 3\n", `s:1: sideband version "3": this rvtrace reads versions 1 and 2`},
+		{"rvtrace-sidebanc 2\n", "s:1: not a sideband file"},
 		{Magic + "\nimage 0x1 0x10 " + strings.Repeat("ab", 32) + " p\n", "s:2: image: ID"},
 		{Magic + "\nimage 0x0 0x10 abc p\n", "s:2: image: SHA256"},
-		{Magic + "\nmap * 0x1000 0x2000 0x0 0x0 0x0\n", "s:2: map: image 0x0 is not declared"},
-		{Magic + "\n" + img + "map * 0x2000 0x1000 0x0 0x0 0x0\n", "s:3: map: empty range"},
-		{Magic + "\n" + img + "map 5 0x1000 0x2000 0x0 0x0 0x0\n", "s:3: map: invalid CTX"},
-		{Magic + "\n" + img + "map * 0x1000 0x9000 0x0 0x0 0x0\n", "s:3: map: 0x8000 bytes at offset 0x0 run past the end"},
-		{Magic + "\n" + img + "map * 0x1000 0x2000 0x0 0x0\n", "s:3: map: want CTX"},
-		{Magic + "\nbytes * 0xff0 0x0 " + strings.Repeat("00", 32) + "\n", "s:2: bytes: 32 bytes at 0xff0 cross"},
-		{Magic + "\nbytes * 0x1000 0x0 0g\n", "s:2: bytes: HEX"},
+		{Magic + "\nmap 0x0 * 0x1000 0x2000 0x0 0x0 0x0\n", "s:2: map: image 0x0 is not declared"},
+		{Magic + "\n" + img + "map 0x0 * 0x2000 0x1000 0x0 0x0 0x0\n", "s:3: map: empty range"},
+		{Magic + "\n" + img + "map 0x0 5 0x1000 0x2000 0x0 0x0 0x0\n", "s:3: map: invalid CTX"},
+		{Magic + "\n" + img + "map * 0x1000 0x2000 0x0 0x0 0x0\n", `s:3: map: invalid HART "*"`},
+		{Magic + "\n" + img + "map 0x100000 * 0x1000 0x2000 0x0 0x0 0x0\n", `s:3: map: invalid HART "0x100000"`},
+		{Magic + "\n" + img + "map 0x0 * 0x1000 0x9000 0x0 0x0 0x0\n", "s:3: map: 0x8000 bytes at offset 0x0 run past the end"},
+		{Magic + "\n" + img + "map 0x0 * 0x1000 0x2000 0x0 0x0\n", "s:3: map: want HART CTX"},
+		{MagicV1 + "\n" + img + "map * 0x1000 0x2000 0x0 0x0\n", "s:3: map: want CTX"},
+		{Magic + "\nbytes 0x0 * 0xff0 0x0 " + strings.Repeat("00", 32) + "\n", "s:2: bytes: 32 bytes at 0xff0 cross"},
+		{Magic + "\nbytes 0x0 * 0x1000 0x0 0g\n", "s:2: bytes: HEX"},
+		{Magic + "\nbytes 0x1 * 0x1000 0x0\n", "s:2: bytes: want HART CTX"},
 		{Magic + "\nmmap * 0x1000\n", "s:2: unknown record"},
 	} {
 		_, err := Read(strings.NewReader(tc.text), "s")
