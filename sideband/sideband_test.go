@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,189 @@ func TestReadErrors(t *testing.T) {
 		if err == nil || !errors.As(err, &se) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
 		}
+	}
+}
+
+// TestRecorderRemap: a context's page that runs from another physical
+// page after the translation changed is recorded again, stamped with
+// the instruction count the block began at; while the translation
+// generation stays the same nothing is looked up, and when it changes
+// but the page is the same, the translation is checked (FetchFrame)
+// without reading the page. A global page remapped is recorded again
+// once, for every context.
+func TestRecorderRemap(t *testing.T) {
+	const user, kern = 0x10000, 0xffffffff80000000
+	mem := &fakeMem{
+		pages: map[uint64][]byte{user: pattern(1), kern: pattern(5)},
+		pa:    map[uint64]uint64{user: 0x80001000, kern: 0x80100000},
+		glob:  map[uint64]bool{kern: true},
+	}
+	var out bytes.Buffer
+	r, err := NewRecorder(&out, mem, 1, func(int) uint64 { return 0 }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk := func(ctx, addr uint64) {
+		t.Helper()
+		if err := r.Hart(0).Block(&ingress.Block{IAddr: addr, IRetire: 4, Context: ctx, Priv: ingress.PrivU}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := func(peeks, frames int) {
+		t.Helper()
+		if mem.peeks != peeks || mem.frames != frames {
+			t.Errorf("%d page reads, %d translations, want %d, %d", mem.peeks, mem.frames, peeks, frames)
+		}
+	}
+	blk(1, user)
+	blk(1, kern)
+	blk(1, user+8)
+	blk(1, user+16)
+	calls(2, 0) // each page read once; the same generation: no lookup
+	mem.gen++
+	mem.ret = 40
+	blk(1, user)
+	calls(2, 1) // checked: the same physical page, not read again
+	blk(1, user)
+	calls(2, 1)
+	// the kernel remaps the page to another physical page with other code
+	mem.gen++
+	mem.ret = 100
+	mem.pages[user], mem.pa[user] = pattern(2), 0x80002000
+	blk(1, user+4)
+	calls(3, 2)
+	// context 1 is given to a new process whose page holds the same code
+	// as the last one, from a third physical page: nothing to record
+	mem.gen++
+	mem.ret = 150
+	mem.pa[user] = 0x80003000
+	blk(1, user)
+	calls(4, 3)
+	// the global page is remapped: recorded again, once
+	mem.gen++
+	mem.ret = 200
+	mem.pages[kern], mem.pa[kern] = pattern(6), 0x80200000
+	blk(2, kern)
+	blk(1, kern)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats()
+	if st.Changed != 2 || st.Remapped != 2 || st.Literal != 4 {
+		t.Errorf("stats %+v, want 2 changed, both remapped, 4 literal", st)
+	}
+	sf, err := Read(bytes.NewReader(out.Bytes()), "t.side")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range sf.Records {
+		got = append(got, fmt.Sprintf("%v %d %#x %d %d", rec.Global, rec.Context, rec.Start, rec.Instret, rec.Bytes[0]))
+	}
+	want := []string{"false 1 0x10000 0 1", "true 0 0xffffffff80000000 0 5", "false 1 0x10000 100 2", "true 0 0xffffffff80000000 200 6"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	set := image.NewSet()
+	if err := sf.Apply(set, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ctx, n, addr uint64
+		want         []byte
+	}{
+		{1, 99, user, pattern(1)},
+		{1, 100, user, pattern(2)},
+		{1, 199, kern, pattern(5)},
+		{3, 200, kern, pattern(6)},
+	} {
+		b := make([]byte, PageSize)
+		if n := set.View(tc.ctx, tc.n).Read(tc.addr, b); n != PageSize || !bytes.Equal(b, tc.want) {
+			t.Errorf("context %d at instruction %d, %#x: wrong bytes", tc.ctx, tc.n, tc.addr)
+		}
+	}
+}
+
+// TestRecorderHarts: each hart's records carry the hart; a sideband of
+// several harts loads as one address space per context when the harts
+// agree and no code changed, and is refused, naming the line, when two
+// harts ran other code at the same address of a context or when code
+// changed while the system ran. Version 1 files read as hart 0's.
+func TestRecorderHarts(t *testing.T) {
+	const user = 0x10000
+	mem := &fakeMem{pages: map[uint64][]byte{user: pattern(1)}, pa: map[uint64]uint64{user: 0x80001000}}
+	var out bytes.Buffer
+	r, err := NewRecorder(&out, mem, 2, func(int) uint64 { return 0 }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, ctx := range []uint64{1, 2} {
+		if err := r.Hart(h).Block(&ingress.Block{IAddr: user, IRetire: 4, Context: ctx}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Hart(0).Block(&ingress.Block{IAddr: user, IRetire: 4, Context: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// the sink of hart 0 closes first: hart 1 still records
+	if err := r.Hart(0).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Hart(1).Block(&ingress.Block{IAddr: user, IRetire: 4, Context: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Hart(1).Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"\nbytes 0x0 0x1 0x10000 0x0 ", "\nbytes 0x1 0x2 0x10000 0x0 ", "\nbytes 0x0 0x2 0x10000 0x0 ", "\nbytes 0x1 0x3 0x10000 0x0 "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%.300s", want, text)
+		}
+	}
+	sf, err := Read(strings.NewReader(text), "h.side")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sf.Harts() != 2 {
+		t.Errorf("%d harts", sf.Harts())
+	}
+	set := image.NewSet()
+	if err := sf.Apply(set, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, ctx := range []uint64{1, 2, 3} {
+		b := make([]byte, 4)
+		if n := set.View(ctx, 0).Read(user, b); n != 4 || !bytes.Equal(b, pattern(1)[:4]) {
+			t.Errorf("context %d: %x", ctx, b[:n])
+		}
+	}
+	hex := strings.Repeat("13000000", 2)
+	for _, tc := range []struct{ text, want string }{
+		{Magic + "\nbytes 0x0 0x1 0x10000 0x0 " + hex + "\nbytes 0x1 0x1 0x10000 0x0 13000000930000001300\n",
+			"s:3: hart 1 ran other code at 0x10004 in context 0x1 than an earlier hart (line 2)"},
+		{Magic + "\nbytes 0x0 * 0x10000 0x0 " + hex + "\nbytes 0x1 * 0x10000 0x5 " + hex + "\n",
+			"s:3: hart 1: the code at 0x10000 changed at instruction 0x5 while the system ran"},
+	} {
+		sf, err := Read(strings.NewReader(tc.text), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sf.Apply(image.NewSet(), nil); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.text, err, tc.want)
+		}
+	}
+	// version 1: hart 0, the code changing is fine
+	sf, err = Read(strings.NewReader(MagicV1+"\nbytes 0x1 0x10000 0x0 "+hex+"\nbytes 0x1 0x10000 0x5 "+strings.Repeat("01", 8)+"\n"), "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set = image.NewSet()
+	if err := sf.Apply(set, nil); err != nil || sf.Records[1].Hart != 0 || sf.Harts() != 1 {
+		t.Fatalf("version 1: %v, %+v", err, sf.Records)
+	}
+	b := make([]byte, 1)
+	if set.View(1, 5).Read(0x10000, b); b[0] != 1 {
+		t.Errorf("version 1: the bytes from instruction 5: %x", b)
 	}
 }
