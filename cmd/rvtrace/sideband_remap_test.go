@@ -234,5 +234,127 @@ func readSideband(t *testing.T, path string) *sideband.File {
 	return sf
 }
 
-var _ = sort.Strings
-var _ = rvBeq
+// twoHartKernel: hart 0 starts hart 1 (SBI HSM), then each runs X three
+// times under its own page table and ASID (hart 0: ASID 1, X from frame
+// A; hart 1: ASID 2, X from frame C); hart 1 raises a flag and stops,
+// hart 0 waits for it and shuts the machine down. It returns the Image
+// and the two frames' files.
+func twoHartKernel(t *testing.T) (img, frameAFile, frameCFile string) {
+	const (
+		frameA, frameC   = 0x1000, 0x3000
+		root1, l1a, l0a  = 0x4000, 0x5000, 0x6000
+		root2, l1b, l0b  = 0x7000, 0x8000, 0x9000
+		consts, hart1, f = 0x800, 0x200, 0xa000 // f: the flag, in RAM past the Image
+	)
+	k := newSBKernel(0xa000)
+	k.sv39(root1, l1a, l0a, frameA)
+	k.sv39(root2, l1b, l0b, frameC)
+	k.u64(consts, satpOf(1, root1))
+	k.u64(consts+8, satpOf(2, root2))
+	k.u64(consts+16, sbBase+f)
+	c := func(from, i int) int32 { return int32(consts + 8*i - from) }
+	hsm := []uint32{rvLui(rA7, 0x485), rvAddi(rA7, rA7, 0x34d)} // a7 = HSM
+	h0 := append(append([]uint32{rvAuipc(rGP)}, hsm...),
+		rvAddi(rA6, 0, 0), rvAddi(rA0, 0, 1), rvAddi(rA1, rGP, hart1-0x40), rvAddi(rA2, 0, 0), rvEcall, // hart_start(1)
+		rvLd(rT1, rGP, c(0x40, 0)), rvCsrw(csrSatp, rT1), rvSfence,
+		rvLui(rS1, sbX>>12), rvJalr(rRA, rS1, 0), rvJalr(rRA, rS1, 0), rvJalr(rRA, rS1, 0),
+		rvLd(rT0, rGP, c(0x40, 2)), rvLd(rT1, rT0, 0), rvBeq(rT1, rZero, -4)) // wait for the flag
+	k.code(0x40, append(h0, sbShutdown...)...)
+	h1 := append([]uint32{rvAuipc(rGP),
+		rvLd(rT1, rGP, c(hart1, 1)), rvCsrw(csrSatp, rT1), rvSfence,
+		rvLui(rS1, sbX>>12), rvJalr(rRA, rS1, 0), rvJalr(rRA, rS1, 0), rvJalr(rRA, rS1, 0),
+		rvLd(rT0, rGP, c(hart1, 2)), rvAddi(rT1, 0, 1), rvSd(rT1, rT0, 0)}, // the flag
+		append(hsm, rvAddi(rA6, 0, 1), rvEcall)...) // hart_stop
+	k.code(hart1, h1...)
+	k.code(frameA, sbRoutineA...)
+	k.code(frameC, sbRoutineC...)
+	dir := t.TempDir()
+	img, frameAFile, frameCFile = filepath.Join(dir, "Image"), filepath.Join(dir, "a.bin"), filepath.Join(dir, "c.bin")
+	for _, f := range []struct {
+		p string
+		b []byte
+	}{{img, k.b}, {frameAFile, k.b[frameA : frameA+0x1000]}, {frameCFile, k.b[frameC : frameC+0x1000]}} {
+		if err := os.WriteFile(f.p, f.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return img, frameAFile, frameCFile
+}
+
+// TestSidebandTwoHarts: run --harts 2 --sideband records every hart's
+// code into one file (each record tagged with its hart), and decoding the
+// N-Trace trace (one SRC per hart) with the sideband alone gives the
+// simulator's PCs: all sources together the same multiset of PCs, and
+// each source the same PCs as a decode with the images placed by hand
+// (the Image, and each context's page of X), in which hart 0 ran
+// routine A and hart 1 routine C, three times each. A sideband whose
+// harts disagree is refused.
+func TestSidebandTwoHarts(t *testing.T) {
+	img, fa, fc := twoHartKernel(t)
+	dir := t.TempDir()
+	nex, side, pcs := filepath.Join(dir, "t.nex"), filepath.Join(dir, "t.side"), filepath.Join(dir, "run.pcs")
+	code, _, errb := rv(t, "run", "--machine", "virt", "--kernel", img, "--harts", "2", "--max-instret", "1000000",
+		"--trace", "ntrace", "--preset", "best", "-o", nex, "--sideband", side, "--image", img, "--pcs", pcs)
+	if code != 0 || !strings.Contains(errb, "decode with --src-bits 1 --src N") {
+		t.Fatalf("run: exit %d: %s", code, errb)
+	}
+	sf := readSideband(t, side)
+	var xs []string
+	for _, r := range sf.Records {
+		if r.Start == sbX {
+			xs = append(xs, fmt.Sprintf("hart %d ctx %d offset %#x from %d", r.Hart, r.Context, r.Offset, r.Instret))
+		}
+	}
+	if strings.Join(xs, ", ") != "hart 0 ctx 1 offset 0x1000 from 0, hart 1 ctx 2 offset 0x3000 from 0" {
+		t.Errorf("records of X: %q", xs)
+	}
+	lines := func(path string) []string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	want := lines(pcs)
+	dec := []string{"decode", "--protocol", "ntrace", "--preset", "best", "--src-bits", "1"}
+	all := filepath.Join(dir, "all.pcs")
+	if code, _, errb := rv(t, append(dec, "--sideband-in", side, nex, "--pcs", all)...); code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, errb)
+	}
+	got := lines(all)
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("decoded %d PCs, the simulator ran %d (or other ones)", len(got), len(want))
+	}
+	routine := map[int]string{0: "0x40000000\n0x40000004\n0x40000008\n", 1: "0x40000000\n0x40000008\n0x4000000c\n"}
+	for src := 0; src < 2; src++ {
+		a, b := filepath.Join(dir, fmt.Sprintf("sb%d.pcs", src)), filepath.Join(dir, fmt.Sprintf("hand%d.pcs", src))
+		s := []string{"--src", fmt.Sprint(src)}
+		code1, _, e1 := rv(t, append(append(dec, s...), "--sideband-in", side, nex, "--pcs", a)...)
+		code2, _, e2 := rv(t, append(append(dec, s...), "--image", img+"@0x80200000", "--image", "ctx=1:"+fa+"@0x40000000",
+			"--image", "ctx=2:"+fc+"@0x40000000", nex, "--pcs", b)...)
+		ga, _ := os.ReadFile(a)
+		gb, _ := os.ReadFile(b)
+		if code1 != 0 || code2 != 0 || !bytes.Equal(ga, gb) || len(ga) == 0 {
+			t.Errorf("source %d: decode with the sideband: exit %d, %d bytes; by hand: exit %d, %d bytes\n%s\n%s", src, code1, len(ga), code2, len(gb), e1, e2)
+		}
+		if n := strings.Count(string(ga), routine[src]); n != 3 || strings.Contains(string(ga), routine[1-src]) {
+			t.Errorf("source %d ran its routine %d times, want 3, and not the other hart's", src, n)
+		}
+	}
+	// a sideband whose harts ran other code at the same address of a
+	// context is refused
+	b, err := os.ReadFile(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.side")
+	if err := os.WriteFile(bad, bytes.Replace(b, []byte(" 0x2 0x40000000 0x40001000 0x0 0x3000 "), []byte(" 0x1 0x40000000 0x40001000 0x0 0x3000 "), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := rv(t, append(dec, "--sideband-in", bad, nex)...); code == 0 || !strings.Contains(errb, "hart 1 ran other code at 0x40000000 in context 0x1") {
+		t.Errorf("decode with harts disagreeing: exit %d: %s", code, errb)
+	}
+}
