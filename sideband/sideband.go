@@ -4,26 +4,43 @@
 // and the processes it runs, which the trace cannot carry (the kernel
 // decides where programs are loaded).
 //
-// A [Recorder] watches a hart's ingress port while the simulator runs.
-// Whenever a context (the trace's process ID: the ASID of satp or the
-// scontext value) executes from a virtual page it has not executed from
-// before, it reads the page's bytes through the hart's translation
-// ([Memory]), matches them against the images it was given (ELF files,
-// the kernel's raw Image: every 4 KiB of each file) and writes a
-// mapping record: context, virtual range, image file and file offset.
-// Pages that no image holds byte for byte (code the kernel patched at
-// run time, firmware no image was given for) are written as bytes
-// records holding the page itself, so that the sideband alone describes
-// all the code the trace ran. A page mapped the same way in every
-// address space (a global page-table entry, Bare translation or M mode)
-// is recorded once, for every context. When a store overwrites code
-// that ran ([Recorder.CodeWritten]), the pages are matched again the next
-// time they run, and a record is written if their bytes changed.
+// A [Recorder] watches the ingress port of every hart while the
+// simulator runs ([Recorder.Hart] is a hart's sink). Whenever a context
+// (the trace's process ID: the ASID of satp or the scontext value)
+// executes from a virtual page it has not executed from before, it
+// reads the page's bytes through the hart's translation ([Memory]),
+// matches them against the images it was given (ELF files, the kernel's
+// raw Image: every 4 KiB of each file) and writes a mapping record:
+// hart, context, virtual range, image file and file offset. Pages that
+// no image holds byte for byte (code the kernel patched at run time,
+// firmware no image was given for) are written as bytes records holding
+// the page itself, so that the sideband alone describes all the code the
+// trace ran. A page mapped the same way in every address space (a
+// global page-table entry, Bare translation or M mode) is recorded once,
+// for every context. The pages are matched again, and a record is
+// written if their bytes changed, when the code may have changed under
+// a context's address:
+//   - a write into the physical page (a store, cbo.zero, a device's DMA:
+//     [Recorder.CodeWritten]), stamped with the instruction count of
+//     the first write;
+//   - a translation that now gives another physical page (the kernel
+//     remapped the address, or gave the context number to a new
+//     process), stamped with the instruction count of the first block
+//     that ran from the new page. The hart's translation generation
+//     ([Memory.TranslationGen]) tells when a translation may have
+//     changed: until it does, a block costs a comparison, and when it
+//     does, a lookup of the hart's TLB ([Memory.FetchFrame]) for each
+//     page run next; the page is read only when it is another one.
 //
 // [File.Apply] loads a sideband into an [image.Set]: global records as
 // images valid in every context, the others with
 // [image.Set.AddContextBytes], so that a decoder following
 // [image.Set.ForContext] resolves instructions by (context, address).
+// Code that changed while the system ran is loaded as memory valid from
+// an instruction count on ([image.Set.AddTimedBytes]). A sideband of
+// several harts is loaded as one address space per context that every
+// hart's trace follows; it must then hold no change of code (each hart's
+// records count its own instructions): [File.Apply] says so otherwise.
 //
 // # File format
 //

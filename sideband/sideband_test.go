@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -368,5 +369,40 @@ func TestRecorderHarts(t *testing.T) {
 	b := make([]byte, 1)
 	if set.View(1, 5).Read(0x10000, b); b[0] != 1 {
 		t.Errorf("version 1: the bytes from instruction 5: %x", b)
+	}
+}
+
+// BenchmarkRecorderBlock measures the recorder's cost per block (the
+// simulator calls it for every block of every hart): blocks running
+// through 4 pages of one context while the translation stays the same
+// (the common case), and with the translation generation changing at
+// every block (each block's page then checked with FetchFrame).
+func BenchmarkRecorderBlock(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		genStep uint64
+	}{{"stable", 0}, {"gen-every-block", 1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			mem := &fakeMem{pages: map[uint64][]byte{}, pa: map[uint64]uint64{}}
+			for i := uint64(0); i < 4; i++ {
+				mem.pages[0x10000+i*PageSize] = pattern(byte(i))
+				mem.pa[0x10000+i*PageSize] = 0x80000000 + i*PageSize
+			}
+			r, err := NewRecorder(io.Discard, mem, 1, func(int) uint64 { return 0 }, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hr := r.Hart(0)
+			blk := ingress.Block{IRetire: 6, Context: 1, Priv: ingress.PrivU}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				// 8 blocks per page, then the next page
+				blk.IAddr = 0x10000 + uint64(i>>3&3)*PageSize + uint64(i&7)*64
+				mem.gen += tc.genStep
+				if err := hr.Block(&blk); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -17,7 +17,6 @@ type peekSink struct {
 	gens   []uint64        // TranslationGen
 	pages  map[uint64]bool // the physical pages the blocks started in
 	bad    int             // blocks whose FetchFrame differs from PeekCode's address
-	first  string
 }
 
 func (s *peekSink) Block(b *ingress.Block) error {
