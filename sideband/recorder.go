@@ -30,6 +30,12 @@ type Memory interface {
 	BlockInstret(hart int) uint64
 }
 
+// genAddr is implemented by a Memory whose translation generation can be
+// read without a call (sim.Machine).
+type genAddr interface {
+	TranslationGenAddr(hart int) *uint64
+}
+
 // Stats counts what a Recorder did, all harts together.
 type Stats struct {
 	Matched  int // pages matched to an image
@@ -71,14 +77,16 @@ type Recorder struct {
 type HartRecorder struct {
 	r    *Recorder
 	hart int
+	gen  *uint64 // the hart's translation generation, when it can be read directly
 
-	seen     map[key]seenAt   // (context, page): the physical page it ran from, checked at a translation generation
+	seen     map[key]*seenAt  // (context, page): the physical page it ran from, checked at a translation generation
 	global   map[uint64]entry // page of the global address space: what was recorded
 	private  map[key]entry    // (context, page): what was recorded
 	byFrame  map[uint64][]key // physical page: the keys that ran from it
 	lastKey  key
 	lastGen  uint64
 	haveLast bool
+	last     *seenAt // seen[lastKey] (nil: look it up)
 	lastLoc  map[uint64]loc    // context (or ^0 for global): the last match, to prefer neighbours
 	lastVA   map[uint64]uint64 // context (or ^0 for global): the address of the last match
 	dirty    map[uint64]uint64 // physical page: the hart's instret at the latest write into it
@@ -115,9 +123,12 @@ func NewRecorder(w io.Writer, mem Memory, harts int, instret func(hart int) uint
 	}
 	r := &Recorder{mem: mem, instret: instret, seed: maphash.MakeSeed(), index: map[uint64][]loc{}, open: harts}
 	for h := 0; h < harts; h++ {
-		r.harts = append(r.harts, &HartRecorder{r: r, hart: h, seen: map[key]seenAt{}, global: map[uint64]entry{},
+		r.harts = append(r.harts, &HartRecorder{r: r, hart: h, seen: map[key]*seenAt{}, global: map[uint64]entry{},
 			private: map[key]entry{}, byFrame: map[uint64][]key{}, lastLoc: map[uint64]loc{}, lastVA: map[uint64]uint64{},
 			dirty: map[uint64]uint64{}})
+		if ga, ok := mem.(genAddr); ok {
+			r.harts[h].gen = ga.TranslationGenAddr(h)
+		}
 	}
 	for i, p := range images {
 		b, err := os.ReadFile(p)
@@ -172,17 +183,25 @@ func (hr *HartRecorder) Block(b *ingress.Block) error {
 	if r.err != nil || b.IRetire == 0 {
 		return r.err
 	}
-	gen := r.mem.TranslationGen(hr.hart)
+	var gen uint64
+	if hr.gen != nil {
+		gen = *hr.gen
+	} else {
+		gen = r.mem.TranslationGen(hr.hart)
+	}
 	first := b.IAddr / PageSize
 	last := (b.IAddr + 2*uint64(b.IRetire) - 1) / PageSize
 	for p := first; ; p++ {
 		k := key{b.Context, p}
 		if !hr.haveLast || k != hr.lastKey || gen != hr.lastGen {
+			if !hr.haveLast || k != hr.lastKey || hr.last == nil {
+				hr.last = hr.seen[k]
+			}
+			hr.lastKey, hr.lastGen, hr.haveLast = k, gen, true
 			if err := hr.check(k, b.Priv, gen); err != nil {
 				r.err = err
 				return err
 			}
-			hr.lastKey, hr.lastGen, hr.haveLast = k, gen, true
 		}
 		if p == last {
 			break
@@ -191,11 +210,11 @@ func (hr *HartRecorder) Block(b *ingress.Block) error {
 	return nil
 }
 
-// check records page k.page of context k.ctx unless it was recorded as
-// it is now.
+// check records page k.page of context k.ctx (whose seen entry is
+// hr.last) unless it was recorded as it is now.
 func (hr *HartRecorder) check(k key, priv ingress.Priv, gen uint64) error {
-	s, ok := hr.seen[k]
-	if !ok {
+	s := hr.last
+	if s == nil {
 		return hr.visit(k, priv, gen)
 	}
 	if s.gen == gen {
@@ -207,7 +226,7 @@ func (hr *HartRecorder) check(k key, priv ingress.Priv, gen uint64) error {
 		return nil
 	}
 	if pa/PageSize == s.frame {
-		hr.seen[k] = seenAt{s.frame, gen}
+		s.gen = gen
 		return nil
 	}
 	return hr.visit(k, priv, gen)
@@ -240,10 +259,16 @@ func (hr *HartRecorder) visit(k key, priv ingress.Priv, gen uint64) error {
 		return nil
 	}
 	frame := pa / PageSize
-	if s, had := hr.seen[k]; !had || s.frame != frame {
+	s := hr.seen[k]
+	if s == nil {
+		s = &seenAt{frame: ^uint64(0)}
+		hr.seen[k] = s
+	}
+	if s.frame != frame {
 		hr.byFrame[frame] = append(hr.byFrame[frame], k)
 	}
-	hr.seen[k] = seenAt{frame, gen}
+	s.frame, s.gen = frame, gen
+	hr.last = s
 	sum := r.hash(r.buf[:])
 	rec := Record{Hart: hr.hart, Context: k.ctx, Global: global, Start: va, End: va + PageSize}
 	lk := k.ctx
@@ -380,7 +405,7 @@ func (r *Recorder) CodeWritten(pa uint64) {
 	frame := pa / PageSize
 	for _, hr := range r.harts {
 		for _, k := range hr.byFrame[frame] {
-			if hr.seen[k].frame == frame {
+			if s := hr.seen[k]; s != nil && s.frame == frame {
 				delete(hr.seen, k)
 			}
 		}
@@ -388,7 +413,7 @@ func (r *Recorder) CodeWritten(pa uint64) {
 		// The bytes seen when the page runs next hold from the latest
 		// write before (the page did not run since the first one).
 		hr.dirty[frame] = r.instret(hr.hart)
-		hr.haveLast = false
+		hr.haveLast, hr.last = false, nil
 	}
 }
 

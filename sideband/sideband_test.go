@@ -48,8 +48,9 @@ func (m *fakeMem) FetchFrame(hart int, va uint64, priv ingress.Priv) (uint64, bo
 	return m.pa[pg] + va - pg, true
 }
 
-func (m *fakeMem) TranslationGen(int) uint64 { return m.gen }
-func (m *fakeMem) BlockInstret(int) uint64   { return m.ret }
+func (m *fakeMem) TranslationGen(int) uint64      { return m.gen }
+func (m *fakeMem) TranslationGenAddr(int) *uint64 { return &m.gen }
+func (m *fakeMem) BlockInstret(int) uint64        { return m.ret }
 
 func pattern(seed byte) []byte {
 	b := make([]byte, PageSize)

@@ -69,6 +69,17 @@ func (m *Machine) TranslationGen(hart int) uint64 {
 	return 0
 }
 
+// TranslationGenAddr returns the address of the number TranslationGen
+// returns, for a tool that reads it at every block without a call. It is
+// valid for the Machine's life; read it only from the simulator's
+// goroutine (in an ingress sink of the hart).
+func (m *Machine) TranslationGenAddr(hart int) *uint64 {
+	if h := m.Hart(hart); h != nil {
+		return &h.xgen
+	}
+	return nil
+}
+
 // BlockInstret returns, while the hart's ingress sink is called with a
 // block, the number of instructions the hart had retired before the
 // block's first instruction: the block's instructions are the ones
