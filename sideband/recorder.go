@@ -86,7 +86,7 @@ type HartRecorder struct {
 	lastKey  key
 	lastGen  uint64
 	haveLast bool
-	last     *seenAt // seen[lastKey] (nil: look it up)
+	last     *seenAt           // seen[lastKey] (nil: look it up)
 	lastLoc  map[uint64]loc    // context (or ^0 for global): the last match, to prefer neighbours
 	lastVA   map[uint64]uint64 // context (or ^0 for global): the address of the last match
 	dirty    map[uint64]uint64 // physical page: the hart's instret at the latest write into it
