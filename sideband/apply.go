@@ -18,10 +18,18 @@ import (
 // differs from the sideband's is an error naming it.
 //
 // A record that gives bytes for an address of its context again with a
-// larger INSTRET (code overwritten while the system ran) is loaded with
-// [image.Set.AddTimedBytes]: the decoders follow [image.Set.View] and use
-// the bytes that ran at each point of the trace. Records with the same
-// INSTRET add up (a map record and bytes records correcting it).
+// larger INSTRET (code overwritten or remapped while the system ran) is
+// loaded with [image.Set.AddTimedBytes]: the decoders follow
+// [image.Set.View] and use the bytes that ran at each point of the
+// trace. Records with the same INSTRET add up (a map record and bytes
+// records correcting it).
+//
+// A sideband of several harts is loaded as one address space per
+// context, the same for every hart: each hart's records must give the
+// same bytes where they meet, and none may change while the system ran
+// (INSTRET above 0), as each counts the instructions of its hart while
+// the image's instruction count is the trace's, all sources together.
+// Apply refuses such a sideband with an error naming the record.
 func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) error {
 	if read == nil {
 		read = os.ReadFile
@@ -46,13 +54,23 @@ func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) err
 		from uint64
 		b    []byte
 		name string
+		line int // the first record of the layer
 	}
-	pages := map[space]map[uint64][]layer{}
+	type hartSpace struct {
+		hart int
+		space
+	}
+	multi := f.Harts() > 1
+	pages := map[hartSpace]map[uint64][]layer{}
 	for ri := range f.Records {
 		r := &f.Records[ri]
-		sp := space{r.Global, r.Context}
+		if multi && r.Instret > 0 {
+			return &SyntaxError{File: f.Name, Line: r.Line, Msg: fmt.Sprintf("hart %d: the code at %#x changed at instruction %#x while the system ran: a sideband of %d harts is only decoded when no code changed (each hart's records count its own instructions, a decoder counts all sources together)",
+				r.Hart, r.Start, r.Instret, f.Harts())}
+		}
+		sp := hartSpace{r.Hart, space{r.Global, r.Context}}
 		if r.Global {
-			sp.ctx = 0
+			sp.space.ctx = 0
 		}
 		m := pages[sp]
 		if m == nil {
@@ -80,12 +98,12 @@ func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) err
 			n := len(ls)
 			switch {
 			case n == 0:
-				ls = append(ls, layer{0, nil, name})
+				ls = append(ls, layer{0, nil, name, r.Line})
 			case r.Instret < ls[n-1].from:
 				return &SyntaxError{File: f.Name, Line: r.Line, Msg: fmt.Sprintf("INSTRET %#x: the bytes at %#x already changed at %#x", r.Instret, a, ls[n-1].from)}
 			case r.Instret > ls[n-1].from:
 				// the code there changed: a new layer, on the last one
-				ls = append(ls, layer{r.Instret, bytes.Clone(ls[n-1].b), name})
+				ls = append(ls, layer{r.Instret, bytes.Clone(ls[n-1].b), name, r.Line})
 			}
 			l := &ls[len(ls)-1]
 			if hi := end - pgStart; uint64(len(l.b)) < hi {
@@ -96,8 +114,45 @@ func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) err
 			a = end
 		}
 	}
+	// one address space per context: the harts' pages merged (a single
+	// hart's as they are)
+	merged := map[space]map[uint64][]layer{}
+	var hss []hartSpace
+	for hs := range pages {
+		hss = append(hss, hs)
+	}
+	sort.Slice(hss, func(i, j int) bool { return hss[i].hart < hss[j].hart })
+	for _, hs := range hss {
+		m := merged[hs.space]
+		if m == nil {
+			merged[hs.space] = pages[hs]
+			continue
+		}
+		for a, ls := range pages[hs] {
+			old, ok := m[a]
+			if !ok {
+				m[a] = ls
+				continue
+			}
+			// (multi-hart: one layer each, from instruction 0)
+			x, y := old[0].b, ls[0].b
+			n := min(len(x), len(y))
+			if i := mismatch(x[:n], y[:n]); i >= 0 {
+				ctx := "every context"
+				if !hs.global {
+					ctx = fmt.Sprintf("context %#x", hs.ctx)
+				}
+				return &SyntaxError{File: f.Name, Line: ls[0].line, Msg: fmt.Sprintf("hart %d ran other code at %#x in %s than an earlier hart (line %d): a sideband of several harts holds one address space per context",
+					hs.hart, a+uint64(i), ctx, old[0].line)}
+			}
+			if len(y) > len(x) {
+				m[a] = ls
+			}
+		}
+	}
+	pages2 := merged
 	var spaces []space
-	for sp := range pages {
+	for sp := range pages2 {
 		spaces = append(spaces, sp)
 	}
 	sort.Slice(spaces, func(i, j int) bool {
@@ -108,7 +163,7 @@ func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) err
 		return a.ctx < b.ctx
 	})
 	for _, sp := range spaces {
-		m := pages[sp]
+		m := pages2[sp]
 		addrs := make([]uint64, 0, len(m))
 		for a := range m {
 			addrs = append(addrs, a)
@@ -138,4 +193,14 @@ func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) err
 		}
 	}
 	return nil
+}
+
+// mismatch returns the first index where a and b differ, or -1.
+func mismatch(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }

@@ -4,52 +4,75 @@
 // and the processes it runs, which the trace cannot carry (the kernel
 // decides where programs are loaded).
 //
-// A [Recorder] watches a hart's ingress port while the simulator runs.
-// Whenever a context (the trace's process ID: the ASID of satp or the
-// scontext value) executes from a virtual page it has not executed from
-// before, it reads the page's bytes through the hart's translation
-// ([Memory]), matches them against the images it was given (ELF files,
-// the kernel's raw Image: every 4 KiB of each file) and writes a
-// mapping record: context, virtual range, image file and file offset.
-// Pages that no image holds byte for byte (code the kernel patched at
-// run time, firmware no image was given for) are written as bytes
-// records holding the page itself, so that the sideband alone describes
-// all the code the trace ran. A page mapped the same way in every
-// address space (a global page-table entry, Bare translation or M mode)
-// is recorded once, for every context. When a store overwrites code
-// that ran ([Recorder.CodeWritten]), the pages are matched again the next
-// time they run, and a record is written if their bytes changed.
+// A [Recorder] watches the ingress port of every hart while the
+// simulator runs ([Recorder.Hart] is a hart's sink). Whenever a context
+// (the trace's process ID: the ASID of satp or the scontext value)
+// executes from a virtual page it has not executed from before, it
+// reads the page's bytes through the hart's translation ([Memory]),
+// matches them against the images it was given (ELF files, the kernel's
+// raw Image: every 4 KiB of each file) and writes a mapping record:
+// hart, context, virtual range, image file and file offset. Pages that
+// no image holds byte for byte (code the kernel patched at run time,
+// firmware no image was given for) are written as bytes records holding
+// the page itself, so that the sideband alone describes all the code the
+// trace ran. A page mapped the same way in every address space (a
+// global page-table entry, Bare translation or M mode) is recorded once,
+// for every context. The pages are matched again, and a record is
+// written if their bytes changed, when the code may have changed under
+// a context's address:
+//   - a write into the physical page (a store, cbo.zero, a device's DMA:
+//     [Recorder.CodeWritten]), stamped with the instruction count of
+//     the first write;
+//   - a translation that now gives another physical page (the kernel
+//     remapped the address, or gave the context number to a new
+//     process), stamped with the instruction count of the first block
+//     that ran from the new page. The hart's translation generation
+//     ([Memory.TranslationGen]) tells when a translation may have
+//     changed: until it does, a block costs a comparison, and when it
+//     does, a lookup of the hart's TLB ([Memory.FetchFrame]) for each
+//     page run next; the page is read only when it is another one.
 //
 // [File.Apply] loads a sideband into an [image.Set]: global records as
 // images valid in every context, the others with
 // [image.Set.AddContextBytes], so that a decoder following
 // [image.Set.ForContext] resolves instructions by (context, address).
+// Code that changed while the system ran is loaded as memory valid from
+// an instruction count on ([image.Set.AddTimedBytes]). A sideband of
+// several harts is loaded as one address space per context that every
+// hart's trace follows; it must then hold no change of code (each hart's
+// records count its own instructions): [File.Apply] says so otherwise.
 //
 // # File format
 //
 // A sideband is a text file, one record per line, fields separated by
 // single spaces, numbers in hexadecimal with 0x:
 //
-//	rvtrace-sideband 1
+//	rvtrace-sideband 2
 //	image ID SIZE SHA256 PATH
-//	map CTX START END ID OFFSET INSTRET
-//	bytes CTX START INSTRET HEX
+//	map HART CTX START END ID OFFSET INSTRET
+//	bytes HART CTX START INSTRET HEX
 //
 // The first line names the format and its version. An image line
 // declares image ID (0, 1, ... in order) as the file PATH (the rest of the
 // line) of SIZE bytes with the given SHA-256 (64 hex digits): a reader
-// refuses a file that differs. A map line says that context CTX (a
-// number, or * for every context) executed [START, END) and that those
-// bytes are the bytes of image ID from file offset OFFSET. A bytes line
-// gives the bytes at START (HEX, two digits per byte, at most 4096
-// bytes, not crossing a 4 KiB boundary) for context CTX. INSTRET says
-// from when the bytes hold: 0 for the first record of an address, and
-// for code that was overwritten while the system ran, the number of
-// instructions retired before the first store that overwrote it (the
-// new bytes hold from there; the sideband then has a record for the
-// address with a smaller INSTRET before). Records with the same INSTRET
-// add up, the later on top. Empty lines and lines starting with # are
-// ignored.
+// refuses a file that differs. A map line says that hart HART ran in
+// context CTX (a number, or * for every context) from [START, END) and
+// that those bytes are the bytes of image ID from file offset OFFSET. A
+// bytes line gives the bytes at START (HEX, two digits per byte, at most
+// 4096 bytes, not crossing a 4 KiB boundary) for context CTX. INSTRET
+// says from when the bytes hold, counting the hart's instructions: 0 for
+// the first record of an address, and for code that changed while the
+// system ran, the number of instructions the hart retired before the
+// new bytes could run: before the first write that overwrote the code,
+// or before the first block that ran from another physical page after
+// the kernel remapped the address (or gave the context number to
+// another process). The sideband then has a record for the address with
+// a smaller INSTRET before. Records of a hart with the same INSTRET add
+// up, the later on top. Each hart has records of its own for all the
+// code it ran. Empty lines and lines starting with # are ignored.
+//
+// Version 1 (first line "rvtrace-sideband 1") had no HART field: its
+// records are read as hart 0's.
 package sideband
 
 import (
@@ -63,7 +86,11 @@ import (
 )
 
 // Magic is the first line of a sideband file.
-const Magic = "rvtrace-sideband 1"
+const Magic = "rvtrace-sideband 2"
+
+// MagicV1 is the first line of a version 1 sideband file (one hart, no
+// HART field), which Read accepts too.
+const MagicV1 = "rvtrace-sideband 1"
 
 // PageSize is the granularity of the records the Recorder writes.
 const PageSize = 4096
@@ -77,6 +104,7 @@ type Image struct {
 
 // Record is one map or bytes record.
 type Record struct {
+	Hart    int    // the hart that ran the code
 	Global  bool   // valid in every context (CTX *)
 	Context uint64 // the context, when not Global
 	Start   uint64 // first virtual address
@@ -112,6 +140,7 @@ const maxLine = 2*PageSize + 256
 // *SyntaxError naming the line.
 func Read(r io.Reader, name string) (*File, error) {
 	f := &File{Name: name}
+	v1 := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), maxLine+1)
 	line := 0
@@ -122,7 +151,14 @@ func Read(r io.Reader, name string) (*File, error) {
 		line++
 		s := sc.Text()
 		if line == 1 {
+			if s == MagicV1 {
+				v1 = true
+				continue
+			}
 			if s != Magic {
+				if strings.HasPrefix(s, "rvtrace-sideband ") {
+					return nil, fail("sideband version %q: this rvtrace reads versions 1 and 2 (%q)", clip(s[len("rvtrace-sideband "):]), Magic)
+				}
 				return nil, fail("not a sideband file: the first line is %q, want %q", clip(s), Magic)
 			}
 			continue
@@ -131,6 +167,15 @@ func Read(r io.Reader, name string) (*File, error) {
 			continue
 		}
 		kind, rest, _ := strings.Cut(s, " ")
+		hart := 0
+		if !v1 && (kind == "map" || kind == "bytes") {
+			hs, tail, _ := strings.Cut(rest, " ")
+			v, err := num(hs)
+			if err != nil || v >= maxHarts {
+				return nil, fail("%s: invalid HART %q (want a number below %#x)", kind, clip(hs), maxHarts)
+			}
+			hart, rest = int(v), tail
+		}
 		switch kind {
 		case "image":
 			fl := strings.SplitN(rest, " ", 4)
@@ -156,9 +201,9 @@ func Read(r io.Reader, name string) (*File, error) {
 		case "map":
 			fl := strings.Split(rest, " ")
 			if len(fl) != 6 {
-				return nil, fail("map: want CTX START END ID OFFSET INSTRET, got %d fields", len(fl))
+				return nil, fail("map: want %sCTX START END ID OFFSET INSTRET, got %d fields", hartField(v1), len(fl))
 			}
-			var rec Record
+			rec := Record{Hart: hart}
 			if err := ctxField(fl[0], &rec); err != nil {
 				return nil, fail("map: %v", err)
 			}
@@ -186,9 +231,9 @@ func Read(r io.Reader, name string) (*File, error) {
 		case "bytes":
 			fl := strings.Split(rest, " ")
 			if len(fl) != 4 {
-				return nil, fail("bytes: want CTX START INSTRET HEX, got %d fields", len(fl))
+				return nil, fail("bytes: want %sCTX START INSTRET HEX, got %d fields", hartField(v1), len(fl))
 			}
-			rec := Record{Image: -1, Line: line}
+			rec := Record{Hart: hart, Image: -1, Line: line}
 			if err := ctxField(fl[0], &rec); err != nil {
 				return nil, fail("bytes: %v", err)
 			}
@@ -221,6 +266,26 @@ func Read(r io.Reader, name string) (*File, error) {
 		return nil, &SyntaxError{File: name, Line: 1, Msg: "empty file: want " + Magic}
 	}
 	return f, nil
+}
+
+// maxHarts bounds the HART field.
+const maxHarts = 1 << 20
+
+func hartField(v1 bool) string {
+	if v1 {
+		return ""
+	}
+	return "HART "
+}
+
+// Harts returns the number of harts the records are for: one more than
+// the largest HART (1 when there are no records).
+func (f *File) Harts() int {
+	n := 1
+	for i := range f.Records {
+		n = max(n, f.Records[i].Hart+1)
+	}
+	return n
 }
 
 func ctxField(s string, r *Record) error {
@@ -277,9 +342,9 @@ func (w *Writer) Write(r *Record) error {
 		ctx = "0x" + strconv.FormatUint(r.Context, 16)
 	}
 	if r.Image < 0 {
-		_, w.err = fmt.Fprintf(w.w, "bytes %s %#x %#x %x\n", ctx, r.Start, r.Instret, r.Bytes)
+		_, w.err = fmt.Fprintf(w.w, "bytes %#x %s %#x %#x %x\n", r.Hart, ctx, r.Start, r.Instret, r.Bytes)
 	} else {
-		_, w.err = fmt.Fprintf(w.w, "map %s %#x %#x %#x %#x %#x\n", ctx, r.Start, r.End, r.Image, r.Offset, r.Instret)
+		_, w.err = fmt.Fprintf(w.w, "map %#x %s %#x %#x %#x %#x %#x\n", r.Hart, ctx, r.Start, r.End, r.Image, r.Offset, r.Instret)
 	}
 	return w.err
 }

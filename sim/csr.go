@@ -362,7 +362,7 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		if rv32 {
 			c.satp = v
 		} else if mode := v >> 60; mode == 0 || mode == 8 {
-			c.satp = v & (0xf<<60 | 0xffff<<44 | 1<<44 - 1)
+			c.satp = v & (0xf<<60 | 0xffff<<44 | (1<<44 - 1)) // MODE, ASID, PPN
 		}
 		h.flushTLB()
 		h.updateFast()

@@ -89,8 +89,11 @@
 // the writing instruction; the next block reports the new context with
 // CType precise; with Config.ContextSource ContextASID the context is the
 // ASID of satp instead, and a satp write that changes it does the same).
-// PeekCode reads the code a block ran without side effects, and
-// SetCodeWriteHook reports stores into pages holding code that ran (what
+// PeekCode reads the code a block ran without side effects,
+// SetCodeWriteHook reports writes into pages holding code that ran,
+// TranslationGen tells when a fetch translation may have changed,
+// FetchFrame gives the physical page a fetch uses (from the TLB) and
+// BlockInstret the instruction count a reported block began at (what
 // package sideband needs). Cause holds the exception or interrupt code without the
 // interrupt bit (the itype tells which). Conventions:
 //

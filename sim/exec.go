@@ -778,6 +778,7 @@ func (h *Hart) fetchSlow(pc uint64) *inst {
 		}
 		return d
 	}
+	h.xgen++ // a walk: the translation of pc may differ from the last one
 	pa, ok := h.translate(pc, accFetch)
 	if !ok {
 		return nil

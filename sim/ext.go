@@ -224,8 +224,13 @@ func (h *Hart) execCBO(d *inst) bool {
 			// RAM (a block never crosses a page, nor a bank): one clear;
 			// the decoded instructions it overwrites are dropped
 			clear(r.mem[pa-r.base : pa-r.base+cboBlock])
-			if r.flags[(pa-r.base)>>pageShift]&pfCode != 0 && h.m.mem.invalidateCode(pa, cboBlock) {
-				h.m.codeWritten(h, va)
+			if r.flags[(pa-r.base)>>pageShift]&pfCode != 0 {
+				if h.m.mem.invalidateCode(pa, cboBlock) {
+					h.m.codeWritten(h, va)
+				}
+				if h.m.codeHook != nil {
+					h.m.codeHook(pa)
+				}
 			}
 			return true
 		}

@@ -77,6 +77,10 @@ type Hart struct {
 	stop   bool // leave the execution loop after this instruction
 	halted bool // hart stopped for good (error or exit)
 
+	// xgen changes whenever the translation of a fetch may have changed:
+	// at every TLB flush and every fetch page walk (TranslationGen)
+	xgen uint64
+
 	// tracing
 	tr      tracer
 	cf      bool // control-flow instructions report to the tracer (coalesced mode)
@@ -173,6 +177,7 @@ func (h *Hart) flushWTLB() {
 // flushTLB empties the software TLBs of every privilege and the fetch
 // window.
 func (h *Hart) flushTLB() {
+	h.xgen++
 	for p := range h.rtlbs {
 		if p == 2 {
 			continue // no such privilege

@@ -29,6 +29,7 @@ const (
 // scans one word of the page, not 64 KiB.
 type decPage struct {
 	mem   *[pageSize]byte
+	pa    uint64 // the physical address of the page (0 for a hart's scratch page)
 	insts [pageSize / 2]inst
 }
 
@@ -198,8 +199,23 @@ func (mm *memory) write(pa uint64, b []byte) bool {
 		}
 		t[0] = b[i]
 	}
-	mm.invalidateCode(pa, uint64(len(b)))
+	mm.hostWrote(pa, uint64(len(b)))
 	return true
+}
+
+// hostWrote keeps the decoded-instruction cache coherent after a write
+// of n bytes at pa by a device, the SBI or the host, and tells the
+// code-write hook of each page holding code that ran.
+func (mm *memory) hostWrote(pa, n uint64) {
+	mm.invalidateCode(pa, n)
+	if mm.m == nil || mm.m.codeHook == nil || n == 0 {
+		return
+	}
+	for a := pa &^ pageMask; a < pa+n && a >= pa&^pageMask; a += pageSize {
+		if r := mm.find(a); r != nil && r.flags[(a-r.base)>>pageShift]&pfCode != 0 {
+			mm.m.codeHook(max(a, pa))
+		}
+	}
 }
 
 func (mm *memory) read64(pa uint64) (uint64, bool) {
@@ -243,7 +259,7 @@ func (mm *memory) decPageFor(r *region, pa uint64) *decPage {
 	if dp := r.dec[i]; dp != nil {
 		return dp
 	}
-	dp := &decPage{mem: r.page(pa)}
+	dp := &decPage{mem: r.page(pa), pa: pa &^ pageMask}
 	r.dec[i] = dp
 	r.flags[i] |= pfCode
 	for _, h := range mm.m.harts {

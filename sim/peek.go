@@ -18,23 +18,99 @@ import (
 // It serves tools that watch the ingress port and want to know what code
 // a block ran (package sideband): called from an ingress sink of the
 // hart, it sees the translation the block ran under.
+//
+// When the hart's TLB holds a translation of va for priv, the bytes are
+// read from the page it gives, which is the one the hart fetches from
+// (it differs from the page tables only when they were changed without
+// sfence.vma).
 func (m *Machine) PeekCode(hart int, va uint64, priv ingress.Priv, b []byte) (pa uint64, global, ok bool) {
 	h := m.Hart(hart)
 	if h == nil || uint64(len(b)) > pageSize-(va&pageMask) {
 		return 0, false, false
 	}
 	pa, global, ok = h.peekTranslate(va, uint8(priv))
+	if tp, hit := h.itlbFrame(va, priv); hit {
+		pa, ok = tp|va&pageMask, true
+	}
 	if !ok || !m.mem.read(pa, b) {
 		return 0, false, false
 	}
 	return pa, global, true
 }
 
+// FetchFrame returns the physical address hart fetches virtual address
+// va from in privilege priv now, as PeekCode does but without reading
+// memory, and cheaply when the hart's TLB holds va (no page walk).
+func (m *Machine) FetchFrame(hart int, va uint64, priv ingress.Priv) (pa uint64, ok bool) {
+	h := m.Hart(hart)
+	if h == nil {
+		return 0, false
+	}
+	if tp, hit := h.itlbFrame(va, priv); hit {
+		return tp | va&pageMask, true
+	}
+	pa, _, ok = h.peekTranslate(va, uint8(priv))
+	return pa, ok
+}
+
+// TranslationGen returns a number that changes whenever the translation
+// of the hart's instruction fetches may have changed: at every satp
+// write, sfence.vma (local or remote through SBI), change of the
+// privilege or PMP settings that flushes the TLBs, and every page walk
+// of a fetch (a translation can also change when a page table entry
+// rewritten without sfence.vma is walked again). While it stays the
+// same, FetchFrame returns the same page for an address that was
+// fetched from. Tools that watch the ingress port (package sideband)
+// use it to skip checking the translation of each block.
+func (m *Machine) TranslationGen(hart int) uint64 {
+	if h := m.Hart(hart); h != nil {
+		return h.xgen
+	}
+	return 0
+}
+
+// TranslationGenAddr returns the address of the number TranslationGen
+// returns, for a tool that reads it at every block without a call. It is
+// valid for the Machine's life; read it only from the simulator's
+// goroutine (in an ingress sink of the hart).
+func (m *Machine) TranslationGenAddr(hart int) *uint64 {
+	if h := m.Hart(hart); h != nil {
+		return &h.xgen
+	}
+	return nil
+}
+
+// BlockInstret returns, while the hart's ingress sink is called with a
+// block, the number of instructions the hart had retired before the
+// block's first instruction: the block's instructions are the ones
+// counted from there on.
+func (m *Machine) BlockInstret(hart int) uint64 {
+	if h := m.Hart(hart); h != nil {
+		return h.tr.emitRet
+	}
+	return 0
+}
+
+// itlbFrame returns the physical page the hart's fetch TLB of privilege
+// priv maps va to, when it holds va.
+func (h *Hart) itlbFrame(va uint64, priv ingress.Priv) (uint64, bool) {
+	if priv > ingress.PrivM || priv == 2 {
+		return 0, false
+	}
+	vpn := (va & h.amask) >> pageShift
+	e := &h.itlbs[priv][vpn&itlbMask]
+	if e.tag != vpn || e.dp == nil {
+		return 0, false
+	}
+	return e.dp.pa, true
+}
+
 // SetCodeWriteHook calls f with the physical address of every store (by
-// a hart) into a 4 KiB page holding code a hart has executed, whether or
-// not it overwrites an instruction that ran, before the new bytes can
-// run. (Writes by devices and the host, WriteMem, are not reported.) nil
-// removes it.
+// a hart, cbo.zero included) into a 4 KiB page holding code a hart has
+// executed, whether or not it overwrites an instruction that ran, before
+// the new bytes can run. Writes by devices (virtio DMA), the SBI and the
+// host (WriteMem) into such pages are reported too, once per page
+// written, with the first address written in it. nil removes it.
 func (m *Machine) SetCodeWriteHook(f func(pa uint64)) { m.codeHook = f }
 
 // peekTranslate translates va for a fetch in privilege priv without side

@@ -348,6 +348,6 @@ func (h *Hart) sbiEventInfo(lo, hi, num, flags uint64) int64 {
 		}
 		binary.LittleEndian.PutUint32(e[4:], out)
 	}
-	h.m.mem.invalidateCode(addr, size)
+	h.m.mem.hostWrote(addr, size)
 	return sbiSuccess
 }

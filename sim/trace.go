@@ -45,7 +45,11 @@ type tracer struct {
 
 	blk      ingress.Block
 	pend     ingress.Block // per-instruction mode: the last block, not yet sent
+	pendRet  uint64        // instret before pend's instruction
 	havePend bool
+	// emitRet is the instret before the first instruction of the block
+	// being sent to the sink (Machine.BlockInstret)
+	emitRet  uint64
 	skipNext bool // per-instruction mode: the next retirement was sent early (tracectl.go)
 	// per-instruction mode: the register the last retired instruction
 	// loaded with a constant (0: none) and the address after it, for the
@@ -55,11 +59,13 @@ type tracer struct {
 	err       error
 }
 
-// emit sends a block to the sink.
-func (t *tracer) emit(b *ingress.Block) {
+// emit sends a block to the sink; ret is the instret before its first
+// instruction.
+func (t *tracer) emit(b *ingress.Block, ret uint64) {
 	if t.err != nil {
 		return
 	}
+	t.emitRet = ret
 	if err := t.sink.Block(b); err != nil {
 		t.err = err
 		t.h.fail(err)
@@ -115,7 +121,7 @@ func (t *tracer) retireCF(pc uint64, d *inst, npc uint64, it uint8) {
 		rd := t.constLoadAt(pc-uint64(t.h.prevSize), t.h.prevSize)
 		b.SIJump = rd != 0 && rd == d.rs1&31
 	}
-	t.emit(b)
+	t.emit(b, t.startRet)
 	t.afterBlock(npc)
 }
 
@@ -166,9 +172,10 @@ func (t *tracer) retireOne(pc uint64, d *inst, npc uint64, it uint8) {
 		it = 0
 	}
 	if t.havePend {
-		t.emit(&t.pend)
+		t.emit(&t.pend, t.pendRet)
 	}
 	b := &t.pend
+	t.pendRet = t.startRet
 	t.fill(b)
 	b.IAddr = pc
 	b.IRetire = uint32(d.size / 2)
@@ -197,12 +204,12 @@ func (t *tracer) trap(pc, cause, tval uint64, intr bool) {
 	if t.per {
 		if t.havePend && t.pend.IType == 0 {
 			t.pend.IType, t.pend.Cause, t.pend.TVal = it, cause, tval
-			t.emit(&t.pend)
+			t.emit(&t.pend, t.pendRet)
 			t.havePend = false
 			return
 		}
 		if t.havePend {
-			t.emit(&t.pend)
+			t.emit(&t.pend, t.pendRet)
 			t.havePend = false
 		}
 		t.zeroTrapBlock(pc, cause, tval, it)
@@ -216,7 +223,7 @@ func (t *tracer) trap(pc, cause, tval uint64, intr bool) {
 		b.IType = it
 		b.ILastSize = lastSizeCode(t.h.lastSize)
 		b.Cause, b.TVal = cause, tval
-		t.emit(b)
+		t.emit(b, t.startRet)
 		return
 	}
 	t.zeroTrapBlock(pc, cause, tval, it)
@@ -230,7 +237,7 @@ func (t *tracer) zeroTrapBlock(pc, cause, tval uint64, it ingress.IType) {
 	b.IType = it
 	b.ILastSize = 0
 	b.Cause, b.TVal = cause, tval
-	t.emit(b)
+	t.emit(b, t.h.instret)
 }
 
 // restart begins a new block at pc after a trap.
@@ -300,7 +307,7 @@ func (t *tracer) close() error {
 	}
 	if t.per {
 		if t.havePend {
-			t.emit(&t.pend)
+			t.emit(&t.pend, t.pendRet)
 			t.havePend = false
 		}
 	} else if t.h.instret > t.startRet && t.err == nil {
@@ -310,7 +317,7 @@ func (t *tracer) close() error {
 		b.IRetire = uint32(((t.h.pc - t.start) & t.h.amask) / 2)
 		b.IType = 0
 		b.ILastSize = lastSizeCode(t.h.lastSize)
-		t.emit(b)
+		t.emit(b, t.startRet)
 		t.startRet = t.h.instret
 	}
 	err := t.sink.Close()

@@ -173,13 +173,13 @@ func (t *tracer) sendThroughStore() {
 	}
 	if t.per {
 		if t.havePend {
-			t.emit(&t.pend)
+			t.emit(&t.pend, t.pendRet)
 			t.havePend = false
 		}
 		b := &t.pend
 		t.fill(b)
 		b.IAddr, b.IRetire, b.IType, b.ILastSize = pc, uint32(size/2), 0, lastSizeCode(size)
-		t.emit(b)
+		t.emit(b, h.instret)
 		t.skipNext = true
 		t.afterBlock(pc + uint64(size))
 		return
@@ -190,7 +190,7 @@ func (t *tracer) sendThroughStore() {
 	b.IRetire = uint32(((pc + uint64(size) - t.start) & h.amask) / 2)
 	b.IType = 0
 	b.ILastSize = lastSizeCode(size)
-	t.emit(b)
+	t.emit(b, t.startRet)
 	t.afterBlock(pc + uint64(size))
 	t.startRet++ // the store, which retires after this
 }

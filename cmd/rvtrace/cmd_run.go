@@ -279,10 +279,11 @@ func runRun(args []string) error {
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
-	var rawEncs []ingress.Sink // the encoders, for their loss summary
-	var hart0 fanout           // ingress sinks of hart 0 (closed by the simulator)
-	var dport *sim.DataPort    // data trace interface of hart 0
-	var dsinks dataFanout      // its sinks
+	var rawEncs []ingress.Sink      // the encoders, for their loss summary
+	var hart0 fanout                // ingress sinks of hart 0 (closed by the simulator)
+	hartN := map[int]ingress.Sink{} // the ingress sink given to each other hart
+	var dport *sim.DataPort         // data trace interface of hart 0
+	var dsinks dataFanout           // its sinks
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
@@ -346,7 +347,8 @@ func runRun(args []string) error {
 				hart0 = append(hart0, sinks...)
 				continue
 			}
-			if err := m.SetIngress(h, ts.with(h, enc)); err != nil {
+			hartN[h] = ts.with(h, enc)
+			if err := m.SetIngress(h, hartN[h]); err != nil {
 				return err
 			}
 		}
@@ -411,9 +413,6 @@ func runRun(args []string) error {
 	}
 	var sbRec *sideband.Recorder
 	if *sidebandOut != "" {
-		if m.NumHarts() > 1 {
-			return fmt.Errorf("--sideband: one hart only (got --harts %d)", m.NumHarts())
-		}
 		for _, p := range sbImages {
 			if err := noteInput(p); err != nil {
 				return err
@@ -423,7 +422,8 @@ func runRun(args []string) error {
 		if err != nil {
 			return err
 		}
-		if sbRec, err = sideband.NewRecorder(w, m, 0, m.Hart(0).Instret, sbImages); err != nil {
+		instret := func(h int) uint64 { return m.Hart(h).Instret() }
+		if sbRec, err = sideband.NewRecorder(w, m, m.NumHarts(), instret, sbImages); err != nil {
 			w.Close()
 			return err
 		}
@@ -433,10 +433,23 @@ func runRun(args []string) error {
 			// the trace system's encoder, connected alone so far
 			hart0 = fanout{ts.sysSink(0)}
 		}
-		hart0 = append(fanout{sbRec}, hart0...)
+		hart0 = append(fanout{sbRec.Hart(0)}, hart0...)
 		m.SetCodeWriteHook(sbRec.CodeWritten)
 		if err := m.SetIngress(0, hart0); err != nil {
 			return err
+		}
+		for h := 1; h < m.NumHarts(); h++ {
+			next := hartN[h]
+			if next == nil && ts.sys != nil {
+				next = ts.sysSink(h)
+			}
+			s := ingress.Sink(sbRec.Hart(h))
+			if next != nil {
+				s = fanout{s, next}
+			}
+			if err := m.SetIngress(h, s); err != nil {
+				return err
+			}
 		}
 	} else if len(sbImages) > 0 {
 		return fmt.Errorf("--image: run takes images only to match the pages of a --sideband against")
@@ -544,12 +557,12 @@ func runRun(args []string) error {
 		fmt.Fprintln(stderr, line)
 		if sbRec != nil {
 			st := sbRec.Stats()
-			fmt.Fprintf(stderr, "rvtrace run: sideband %s: %d pages matched to images, %d to images with a few bytes changed, %d recorded as bytes (no image holds them); %d recorded again after their code changed\n",
-				*sidebandOut, st.Matched, st.Patched, st.Literal, st.Changed)
+			fmt.Fprintf(stderr, "rvtrace run: sideband %s: %d pages matched to images, %d to images with a few bytes changed, %d recorded as bytes (no image holds them); %d recorded again after their code changed (%d remapped to other physical pages)\n",
+				*sidebandOut, st.Matched, st.Patched, st.Literal, st.Changed, st.Remapped)
 		}
 	}
 	if sbRec != nil && sbRec.Stats().Unmapped > 0 {
-		fmt.Fprintf(stderr, "rvtrace run: warning: sideband %s: %d pages the hart ran from were unmapped before their block was reported (nothing recorded: a decoder reports a gap there)\n",
+		fmt.Fprintf(stderr, "rvtrace run: warning: sideband %s: %d pages a hart ran from were unmapped before their block was reported (nothing recorded: a decoder reports a gap there)\n",
 			*sidebandOut, sbRec.Stats().Unmapped)
 	}
 	for h, e := range rawEncs {

@@ -299,7 +299,7 @@ func TestCLISideband(t *testing.T) {
 		t.Fatalf("run: exit %d, stdout %q, stderr %s", code, out, errb)
 	}
 	b, err := os.ReadFile(side)
-	if err != nil || !strings.Contains(string(b), "\nmap * 0x80200000 0x80201000 0x0 0x0 0x0\n") {
+	if err != nil || !strings.Contains(string(b), "\nmap 0x0 * 0x80200000 0x80201000 0x0 0x0 0x0\n") {
 		t.Fatalf("sideband: %v\n%s", err, b)
 	}
 	want, err := os.ReadFile(pcs)
@@ -323,14 +323,14 @@ func TestCLISideband(t *testing.T) {
 		t.Errorf("decode with the image in another context: exit %d, %s", code, errb)
 	}
 	bad := filepath.Join(dir, "bad.side")
-	if err := os.WriteFile(bad, []byte(sideband.Magic+"\nmap * 0x1000\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte(sideband.Magic+"\nmap 0x0 * 0x1000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"decode", "--protocol", "ntrace", "--sideband-in", bad, nex}, bad + ":2: map: want CTX"},
+		{[]string{"decode", "--protocol", "ntrace", "--sideband-in", bad, nex}, bad + ":2: map: want HART CTX"},
 		{[]string{"decode", "--protocol", "ntrace", "--image", "ctx=x:" + img, nex}, "want ctx=N:FILE[@ADDR]"},
 		{[]string{"decode", "--protocol", "ntrace", "--image", img + "@0xzz", nex}, "invalid address"},
 		{[]string{"run", "--machine", "virt", "--kernel", img, "--image", img}, "run takes images only to match the pages of a --sideband"},
