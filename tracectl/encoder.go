@@ -56,6 +56,8 @@ type Encoder struct {
 	produced produced // bytes produced by the running encoder
 	err      error    // why the last enable failed, or the encoder's error
 	onEnable func(format int)
+	impl     Impl     // implementation parameters (SetImpl)
+	engine   any      // the encoder last started (for Warning and LossSummary)
 	shared   *Funnel  // the funnel whose timestamp the Shared mode uses
 	last     Settings // of the last encoder started
 	haveLast bool
@@ -98,7 +100,7 @@ func NewEncoder(img *image.Set, out io.Writer) *Encoder {
 	if img != nil {
 		xlen = img.XLEN()
 	}
-	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}}
+	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}, impl: DefaultImpl(xlen)}
 	e.tsIdx = e.b.reg(TsControl)
 	return e
 }
@@ -301,16 +303,23 @@ func (e *Encoder) start(restart bool) error {
 			return err
 		}
 		e.run = filter.New(&s.Filter, enc)
+		e.engine = enc
 		e.produced = func() int64 { return enc.Stats().Bytes }
 	} else {
 		if e.img == nil {
 			return fmt.Errorf("the E-Trace encoder needs the program image")
 		}
-		enc, err := etrace.NewEncoder(e.out, s.ETrace, e.img)
+		img := e.img
+		if len(img.Segments()) == 0 {
+			img = nil // an image without code: the encoder needs none (as package protocol's)
+		}
+		enc, err := etrace.NewEncoder(e.out, s.ETrace, img)
 		if err != nil {
 			return err
 		}
+		enc.OnPacket = e.impl.OnPacket
 		e.run = filter.New(&s.Filter, enc)
+		e.engine = enc
 		e.produced = func() int64 { return int64(enc.Stats().Bytes) }
 	}
 	e.out.sent = 0
@@ -490,16 +499,23 @@ func (e *Encoder) tsTick(t uint64) {
 	}
 	ts := e.b.val[e.tsIdx]
 	running := ts&3 == 3 && e.tsMode() == TsModeInternalCore // trTsActive, trTsCount
+	if ts&3 == 3 && e.tsMode() == TsModeExternal {
+		e.tsRaw = t // the time input, as the block carries it
+	}
 	if running && e.tsSeen && t > e.tsLast {
 		e.tsRaw += t - e.tsLast
 	}
 	e.tsLast, e.tsSeen = t, true
 }
 
-// tsCounter is the timestamp counter after the prescaler.
+// tsCounter is the timestamp counter after the prescaler (External: the
+// time input last seen, which has no prescaler).
 func (e *Encoder) tsCounter() uint64 {
-	if e.tsMode() == TsModeShared {
+	switch e.tsMode() {
+	case TsModeShared:
 		return e.shared.tsCounter()
+	case TsModeExternal:
+		return e.tsRaw
 	}
 	return e.tsRaw >> (2 * (e.b.val[e.tsIdx] >> 8 & 3)) // trTsPrescale
 }
@@ -533,27 +549,24 @@ func (e *Encoder) Settings() (Settings, error) {
 	}
 	switch s.Format {
 	case FormatNTrace:
-		s.NTrace = ntrace.Config{
-			Mode:            ntrace.Mode(f(TeControl, "trTeInstMode")),
-			SrcBits:         srcBits,
-			SrcID:           srcID,
-			RepeatedHistory: on(TeInstFeatures, "trTeInstEnRepeatedHistory"),
-			ImplicitReturn:  ir,
-			SequentialJump:  on(TeInstFeatures, "trTeInstEnSequentialJump"),
-			ExtendAddrMSB:   on(TeInstFeatures, "trTeInstExtendAddrMSB"),
-			AllJumps:        on(TeInstFeatures, "trTeInstEnAllJumps"),
-			Timestamps:      ts,
-			Context:         on(TeControl, "trTeContext"),
-			SyncMode:        syncMode,
-			SyncMax:         syncMax,
-			XLEN:            e.xlen,
-		}
+		c := e.impl.NTrace // the implementation parameters
+		c.Mode = ntrace.Mode(f(TeControl, "trTeInstMode"))
+		c.SrcBits, c.SrcID = srcBits, srcID
+		c.RepeatedHistory = on(TeInstFeatures, "trTeInstEnRepeatedHistory")
+		c.ImplicitReturn = ir
+		c.SequentialJump = on(TeInstFeatures, "trTeInstEnSequentialJump")
+		c.ExtendAddrMSB = on(TeInstFeatures, "trTeInstExtendAddrMSB")
+		c.AllJumps = on(TeInstFeatures, "trTeInstEnAllJumps")
+		c.Timestamps = ts
+		c.Context = on(TeControl, "trTeContext")
+		c.SyncMode, c.SyncMax = syncMode, syncMax
+		c.XLEN = e.xlen
+		s.NTrace = c
 		if err := s.NTrace.Validate(); err != nil {
 			return s, err
 		}
 	case FormatETrace:
-		c := etrace.DefaultConfig()
-		c.Params.IAddressWidth = e.xlen
+		c := e.impl.ETrace // the implementation parameters
 		c.Params.NoContext = !on(TeControl, "trTeContext")
 		c.Params.NoTime = !ts
 		c.Options = etrace.Options{
@@ -564,11 +577,8 @@ func (e *Encoder) Settings() (Settings, error) {
 			BranchPrediction:  on(TeInstFeatures, "trTeInstEnBranchPrediction"),
 			JumpTargetCache:   on(TeInstFeatures, "trTeInstEnJumpTargetCache"),
 		}
-		// Packets go to the sink in the Unformatted Trace & Diagnostic
-		// Data encapsulation, whose null packet (0x00) can pad the sink's
-		// last word (the raw layout has no idle byte).
-		c.Encap = etrace.EncapUTDD
 		c.SrcBits, c.SrcID = srcBits, srcID
+		c.ResyncPeriod = 0
 		if syncMode == 1 {
 			c.ResyncPeriod = 1 << (syncMax + 4)
 		}
@@ -580,6 +590,10 @@ func (e *Encoder) Settings() (Settings, error) {
 		return s, fmt.Errorf("trTeFormat %d is not implemented", s.Format)
 	}
 	s.Filter = e.filterConfig()
+	if on(TeControl, "trTeInstTrigEnable") {
+		t := &e.impl.Triggers
+		s.Filter.TraceOn, s.Filter.TraceOff, s.Filter.Notify = t.TraceOn, t.TraceOff, t.Notify
+	}
 	return s, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -120,7 +119,7 @@ func runRun(args []string) error {
 	ctxSource := fs.String("context-source", "", "what the trace's context (process ID) carries: asid (the ASID of satp: the default with --kernel) or scontext (writes of the scontext CSR: the default otherwise, and for kernels that write it)")
 	openOutputs := outputFlags(fs, "pcs")
 	ts := traceSysFlags(fs)
-	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
+	var newEnc encoderFn
 	var p *protocol
 	if name := traceFromArgs(args); name != "" {
 		var err error
@@ -129,7 +128,7 @@ func runRun(args []string) error {
 		}
 		newEnc = p.encoder(fs)
 	}
-	withFilter := filter.Flags(fs)
+	filterCfg := filter.ConfigFlags(fs)
 	// Flags stop at the program: what follows is its arguments.
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -285,27 +284,25 @@ func runRun(args []string) error {
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
 		traceCount = &countWriter{w: bw}
+		fc, err := filterCfg()
+		if err != nil {
+			f.Close()
+			return err
+		}
 		var encs []ingress.Sink
 		for h := 0; h < m.NumHarts(); h++ {
-			enc, err := newEnc(traceCount, img, h)
+			// the hart's trace encoder component, programmed through
+			// its registers, with the filters and triggers
+			enc, err := newEnc(traceCount, img, h, &fc)
 			if err != nil {
 				f.Close()
 				return err
 			}
 			rawEncs = append(rawEncs, enc)
-			raw := enc
-			if enc, err = withFilter(enc); err != nil {
-				f.Close()
-				return err
-			}
-			ds, data := raw.(ingress.DataSink)
+			ds, data := enc.(ingress.DataSink)
 			if data {
 				// The data trace interface: the hart's accesses, from
 				// its observer (chained with --tarmac-full's).
-				if enc != raw {
-					f.Close()
-					return fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
-				}
 				dsinks = append(dsinks, ds)
 			}
 			if useAsync(*asyncEnc, fs) && !data {

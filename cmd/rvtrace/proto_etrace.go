@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	tproto "github.com/rvtrace/rvtrace/protocol"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 func init() {
@@ -129,7 +131,12 @@ func dataFlagSet(fs *flag.FlagSet) bool {
 	return set
 }
 
-func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
+// etraceEncoderFlags returns the E-Trace encoder component of a hart,
+// programmed through its registers with the configuration of the flags:
+// the fields of the registers by register writes, the others as
+// implementation parameters. Data trace, which the component does not
+// model (trTeDataImplemented = 0), runs the data trace encoder directly.
+func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 	cfgf := etraceConfigFlags(fs)
 	csvOut := fs.String("te-inst-csv", "", "also write the packets as the reference flow's te_inst CSV `file`")
 	var dataIn *string
@@ -137,7 +144,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		// encode (not run): the accesses come from a file
 		dataIn = fs.String("data-ingress-in", "", "data ingress CSV `file` (one access per line: iaddr,dtype,daddr,dsize,data, in retirement order) to encode with --data-trace")
 	}
-	return func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
+	return func(w io.Writer, img *image.Set, src int, fc *filter.Config) (ingress.Sink, error) {
 		cfg, err := cfgf()
 		if err != nil {
 			return nil, err
@@ -148,42 +155,68 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		if cfg.Data != nil && *csvOut != "" {
 			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
 		}
-		sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
-		if err != nil {
-			return nil, err
-		}
-		if dataIn != nil && *dataIn != "" {
-			if err := noteInput(*dataIn); err != nil {
-				return nil, err
+		if cfg.Data != nil {
+			if fc != nil && !fc.Empty() {
+				return nil, fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
 			}
-			f, err := openInput(*dataIn)
+			return etraceDataEncoder(w, img, cfg, dataIn)
+		}
+		im := tracectl.Impl{ETrace: cfg}
+		s := tracectl.Settings{Format: tracectl.FormatETrace, ETrace: cfg}
+		if fc != nil {
+			s.Filter, im.Triggers = *fc, *fc
+		}
+		var sink *etraceCSVSink
+		if *csvOut != "" {
+			f, err := createOutput(*csvOut)
 			if err != nil {
 				return nil, err
 			}
-			ds, err := ingress.NewDataCSVSource(f, *dataIn)
-			if err != nil {
-				f.Close()
-				return nil, err
+			cw := etrace.NewCSVWriter(f, &cfg)
+			sink = &etraceCSVSink{f: f, cw: cw, err: new(error)}
+			im.OnPacket = func(p *etrace.Packet) {
+				if *sink.err == nil {
+					*sink.err = cw.Write(p)
+				}
 			}
-			return &dataMergeSink{ingress.NewDataMerger(sink.(*etrace.DataEncoder), ds), f}, nil
 		}
-		enc, ok := sink.(*etrace.Encoder)
-		if !ok || *csvOut == "" {
-			return sink, nil
-		}
-		f, err := createOutput(*csvOut)
+		enc, err := encoderComponent(w, img, s, im, etraceFlagOf)
 		if err != nil {
+			if sink != nil {
+				sink.f.Close()
+			}
 			return nil, err
 		}
-		cw := etrace.NewCSVWriter(f, &cfg)
-		var werr error
-		enc.OnPacket = func(p *etrace.Packet) {
-			if werr == nil {
-				werr = cw.Write(p)
-			}
+		if sink == nil {
+			return enc, nil
 		}
-		return &etraceCSVSink{Encoder: enc, f: f, cw: cw, err: &werr}, nil
+		sink.Encoder = enc
+		return sink, nil
 	}
+}
+
+// etraceDataEncoder returns the E-Trace encoder with data trace.
+func etraceDataEncoder(w io.Writer, img *image.Set, cfg etrace.Config, dataIn *string) (ingress.Sink, error) {
+	sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
+	if err != nil {
+		return nil, err
+	}
+	if dataIn == nil || *dataIn == "" {
+		return sink, nil
+	}
+	if err := noteInput(*dataIn); err != nil {
+		return nil, err
+	}
+	f, err := openInput(*dataIn)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := ingress.NewDataCSVSource(f, *dataIn)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &dataMergeSink{ingress.NewDataMerger(sink.(*etrace.DataEncoder), ds), f}, nil
 }
 
 // dataMergeSink closes the data ingress file with the encoder.
@@ -202,7 +235,7 @@ func (s *dataMergeSink) Close() error {
 
 // etraceCSVSink closes the CSV file with the encoder.
 type etraceCSVSink struct {
-	*etrace.Encoder
+	*tracectl.Encoder
 	f   io.WriteCloser
 	cw  *etrace.CSVWriter
 	err *error
