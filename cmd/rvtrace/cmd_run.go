@@ -96,7 +96,7 @@ func runRun(args []string) error {
 	fs := newFlagSet(runCmd)
 	trace := fs.String("trace", "", "encode the run live with this protocol: "+protocolNames())
 	out := fs.String("o", "", "trace output `file` (with --trace)")
-	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`")
+	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`; a name holding {hart} makes one file per hart, {hart} replaced by its number")
 	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
 	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
 	harts := fs.Int("harts", 1, "number of harts")
@@ -423,22 +423,28 @@ func runRun(args []string) error {
 		return fmt.Errorf("--image: run takes images only to match the pages of a --sideband against")
 	}
 	if *pcsOut != "" {
-		w, err := createOutput(*pcsOut)
-		if err != nil {
-			return err
-		}
-		pw := ingress.NewPCWriter(w)
+		perHart := strings.Contains(*pcsOut, "{hart}")
+		var pw *ingress.PCWriter
 		for h := 0; h < m.NumHarts(); h++ {
-			if err := m.SetPCHook(h, func(pc uint64) { pw.Write(pc) }); err != nil {
+			if pw == nil || perHart {
+				w, err := createOutput(strings.ReplaceAll(*pcsOut, "{hart}", strconv.Itoa(h)))
+				if err != nil {
+					return err
+				}
+				this := ingress.NewPCWriter(w)
+				pw = this
+				closers = append(closers, func() error {
+					if err := this.Flush(); err != nil {
+						return err
+					}
+					return w.Close()
+				})
+			}
+			hw := pw // this hart's writer
+			if err := m.SetPCHook(h, func(pc uint64) { hw.Write(pc) }); err != nil {
 				return err
 			}
 		}
-		closers = append(closers, func() error {
-			if err := pw.Flush(); err != nil {
-				return err
-			}
-			return w.Close()
-		})
 	}
 	// SIGINT and SIGTERM stop the simulator at the next quantum, so that
 	// the encoders write their end message and every output is flushed:
