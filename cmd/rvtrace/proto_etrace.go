@@ -40,7 +40,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	bp := fs.Bool("branch-prediction", false, "branch prediction mode (format 0 branch counts)")
 	jtc := fs.Bool("jump-target-cache", false, "jump target cache mode (format 0 cache indexes)")
 	all := fs.Bool("all-modes", false, "enable every optional mode but full address")
-	resync := fs.Int("resync", 0, "resynchronise every N te_inst packets (0: never)")
+	resync := fs.Int("resync", 0, "resynchronise every N te_inst packets (0: never); trTeInstSyncMax counts 2^(trTeInstSyncMax+4) packets, so N is a power of two from 16 to 524288")
 	srcBits := fs.Int("src-bits", 0, "utdd: width of the source ID field (trTeSrcBits)")
 	srcID := fs.Uint("src-id", 0, "utdd: source ID (trTeSrcID)")
 	typeField := fs.Bool("type-field", false, "utdd: 2-bit trace type after the source ID")

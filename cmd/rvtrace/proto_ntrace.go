@@ -98,7 +98,7 @@ func ntraceRawConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	boolFlag("timestamps", "trTsEnable: TSTAMP in every message (absolute on sync, relative otherwise)", func(c *ntrace.Config, v bool) { c.Timestamps = v })
 	boolFlag("context", "trTeContext: Ownership messages on sync and privilege/context changes", func(c *ntrace.Config, v bool) { c.Context = v })
 	intFlag("sync-mode", "trTeInstSyncMode: periodic sync counting 0 off, 1 messages, 2 cycles, 3 halfwords", func(c *ntrace.Config, v int) { c.SyncMode = v })
-	intFlag("sync-max", "trTeInstSyncMax: sync every 2^(N+4) units", func(c *ntrace.Config, v int) { c.SyncMax = v })
+	intFlag("sync-max", "trTeInstSyncMax: sync every 2^(N+4) units (0..15)", func(c *ntrace.Config, v int) { c.SyncMax = v })
 	boolFlag("btype1", "report traps with B-TYPE=1 instead of 2 (exception) / 3 (interrupt)", func(c *ntrace.Config, v bool) { c.TrapBType1 = v })
 	intFlag("itype-width", "ingress itype width: 3 or 4 (default 4)", func(c *ntrace.Config, v int) { c.ITypeWidth = v })
 	intFlag("start-sync", "SYNC code of the first message (default 1, exit from reset)", func(c *ntrace.Config, v int) { c.StartSync = uint8(v) })

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/filter"
@@ -185,5 +186,49 @@ func TestTraceRegisterPathBytes(t *testing.T) {
 			t.Errorf("%s %v on %d harts: the register path's %d bytes differ from the direct encoder's %d at byte %d",
 				c.proto, c.args, c.harts, len(got), len(want), n)
 		}
+	}
+}
+
+// TestTraceRegisterFieldErrors: an option whose value the register field
+// does not keep is an error naming the option and the field, with a
+// non-zero exit and no trace, never a silently changed value.
+func TestTraceRegisterFieldErrors(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--trace", "ntrace", "--sync-mode", "1", "--sync-max", "20"}, []string{"--sync-max", "trTeInstSyncMax does not keep 20"}},
+		{[]string{"--trace", "ntrace", "--sync-mode", "5"}, []string{"--sync-mode", "trTeInstSyncMode does not keep 5"}},
+		{[]string{"--trace", "ntrace", "--src-bits", "13"}, []string{"--src-bits", "trTeSrcBits does not keep 13"}},
+		{[]string{"--trace", "ntrace", "--src-bits", "2", "--src-id", "4"}, []string{"--src-id", "trTeSrcID does not keep 4"}},
+		{[]string{"--trace", "ntrace", "--implicit-return", "5"}, []string{"--implicit-return", "trTeInstImplicitReturnMode does not keep 5"}},
+		{[]string{"--trace", "ntrace", "--filter", "impdef=0x10000000000/0x10000000000"}, []string{"--filter", "trTeFilterMatchValueImpdef"}},
+		{[]string{"--trace", "etrace", "--resync", "100"}, []string{"--resync", "trTeInstSyncMax", "not 2^(trTeInstSyncMax+4)"}},
+		{[]string{"--trace", "etrace", "--resync", "1048576"}, []string{"--resync", "trTeInstSyncMax does not keep 16"}},
+		{[]string{"--trace", "etrace", "--encap", "utdd", "--src-bits", "14"}, []string{"--src-bits", "trTeSrcBits does not keep 14"}},
+	} {
+		out := filepath.Join(dir, "x.trace")
+		args := append([]string{"run", "-q", "--max-instret", "100000", "-o", out}, tc.args...)
+		code, _, stderr := rv(t, append(args, demo)...)
+		if code == 0 {
+			t.Errorf("%v: exit 0", tc.args)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: %q does not say %q", tc.args, stderr, w)
+			}
+		}
+		if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
+			t.Errorf("%v: %d bytes of trace written", tc.args, fi.Size())
+		}
+		os.Remove(out)
+	}
+	// encode takes the same path
+	code, _, stderr := rv(t, "encode", "--protocol", "ntrace", "--image", demo, "--pcs-in", filepath.Join("..", "..", "examples", "analysis", "calls.pcs.gz"),
+		"--sync-mode", "1", "--sync-max", "16", "-o", filepath.Join(dir, "e.nex"))
+	if code == 0 || !strings.Contains(stderr, "--sync-max") {
+		t.Errorf("encode --sync-max 16: exit %d: %s", code, stderr)
 	}
 }
