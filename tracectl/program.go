@@ -305,3 +305,43 @@ func (e *Encoder) LossSummary() string {
 	}
 	return ""
 }
+
+// EnableSinkAndFunnel prepares the path from the encoders to the RAM
+// sink as a debugger does before it enables the encoders ("Enabling and
+// Disabling"): the sink released from reset in its reset mode (its whole
+// SRAM, wrapping, when it has one), its write pointer at trRamStart,
+// then enabled; the funnel released from reset with every input enabled
+// (trFunnelDisInput = 0), then enabled. Each write is read back.
+func (s *System) EnableSinkAndFunnel() error {
+	steps := []struct {
+		addr     uint64
+		v, check uint32
+		what     string
+	}{
+		{s.SinkAddr() + RAMControl, 1, 1, "trRamControl.trRamActive"},
+		{s.SinkAddr() + RAMWPHigh, 0, 0, "trRamWPHigh"},
+		{s.SinkAddr() + RAMWPLow, 0, 0, "trRamWPLow"}, // set to trRamStartLow below
+		{s.SinkAddr() + RAMControl, 3, 3, "trRamControl.trRamEnable"},
+		{s.FunnelAddr() + FunnelControl, 1, 1, "trFunnelControl.trFunnelActive"},
+		{s.FunnelAddr() + FunnelDisInput, 0, 0xFFFF, "trFunnelDisInput"},
+		{s.FunnelAddr() + FunnelControl, 3, 3, "trFunnelControl.trFunnelEnable"},
+	}
+	for i, st := range steps {
+		v := st.v
+		switch i {
+		case 1:
+			v, _ = s.Read32(s.SinkAddr() + RAMStartHigh)
+			st.check = ^uint32(0)
+		case 2:
+			v, _ = s.Read32(s.SinkAddr() + RAMStartLow)
+			st.check = ^uint32(3)
+		}
+		if ok, err := s.Write32(st.addr, v); !ok || err != nil {
+			return fmt.Errorf("trace system: writing %s: %v", st.what, err)
+		}
+		if got, _ := s.Read32(st.addr); got&st.check != v&st.check {
+			return fmt.Errorf("trace system: %s reads back %#x after writing %#x", st.what, got&st.check, v&st.check)
+		}
+	}
+	return nil
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/sideband"
 	"github.com/rvtrace/rvtrace/sim"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 var runCmd = &command{
@@ -154,8 +155,11 @@ func runRun(args []string) error {
 		// guest and the simulator write too
 		stderr = &syncWriter{w: stderr}
 	}
-	if *trace != "" && *out == "" {
-		return fmt.Errorf("--trace needs -o OUT")
+	// --trace with --trace-capture and no -o: the trace system's
+	// encoders, funnel and RAM sink, programmed as a debugger would
+	sysTrace := *trace != "" && *out == "" && *ts.capture != ""
+	if *trace != "" && *out == "" && !sysTrace {
+		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
@@ -278,6 +282,13 @@ func runRun(args []string) error {
 				return err
 			}
 		}
+		if sysTrace {
+			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, img, &rawEncs); err != nil {
+				return err
+			}
+		}
+	}
+	if *trace != "" && !sysTrace {
 		f, err := createOutput(*out)
 		if err != nil {
 			return err
@@ -293,7 +304,7 @@ func runRun(args []string) error {
 		for h := 0; h < m.NumHarts(); h++ {
 			// the hart's trace encoder component, programmed through
 			// its registers, with the filters and triggers
-			enc, err := newEnc(traceCount, img, h, &fc)
+			enc, err := newEnc(traceCount, img, h, &fc, nil)
 			if err != nil {
 				f.Close()
 				return err
@@ -565,6 +576,29 @@ func runRun(args []string) error {
 			return exitError{1}
 		}
 		return exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// traceThroughSystem programs the trace system as a debugger does for
+// --trace with --trace-capture: the RAM sink and the funnel enabled, then
+// each hart's encoder component configured from the options through its
+// registers (source ID = hart number when there is a SRC field) and
+// enabled; the encoders are appended to encs.
+func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func() (filter.Config, error), img *image.Set, encs *[]ingress.Sink) error {
+	fc, err := filterCfg()
+	if err != nil {
+		return err
+	}
+	if err := sys.EnableSinkAndFunnel(); err != nil {
+		return err
+	}
+	for h, e := range sys.Encoders {
+		enc, err := newEnc(nil, img, h, &fc, e)
+		if err != nil {
+			return err
+		}
+		*encs = append(*encs, enc)
 	}
 	return nil
 }

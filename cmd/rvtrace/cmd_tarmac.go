@@ -206,7 +206,7 @@ func runTarmac(args []string) error {
 			e := encs[src]
 			if e == nil {
 				var err error
-				if e, err = newEnc(encOut, img, src, nil); err != nil {
+				if e, err = newEnc(encOut, img, src, nil, nil); err != nil {
 					return err
 				}
 				encs[src] = e

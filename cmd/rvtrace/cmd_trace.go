@@ -142,7 +142,7 @@ func runEncode(args []string) error {
 		f.Close()
 		return err
 	}
-	enc, err := newEnc(cw, img, 0, &fc)
+	enc, err := newEnc(cw, img, 0, &fc, nil)
 	if err != nil {
 		f.Close()
 		return err

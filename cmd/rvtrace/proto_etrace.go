@@ -144,7 +144,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		// encode (not run): the accesses come from a file
 		dataIn = fs.String("data-ingress-in", "", "data ingress CSV `file` (one access per line: iaddr,dtype,daddr,dsize,data, in retirement order) to encode with --data-trace")
 	}
-	return func(w io.Writer, img *image.Set, src int, fc *filter.Config) (ingress.Sink, error) {
+	return func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error) {
 		cfg, err := cfgf()
 		if err != nil {
 			return nil, err
@@ -154,6 +154,12 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		}
 		if cfg.Data != nil && *csvOut != "" {
 			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
+		}
+		if comp != nil && cfg.Data != nil {
+			return nil, fmt.Errorf("--data-trace: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
+		}
+		if comp != nil && cfg.Encap != etrace.EncapUTDD {
+			return nil, fmt.Errorf("--encap %s: the RAM sink stores 32-bit words, and pads the last one with the null packet of the UTDD encapsulation: E-Trace through the trace system needs --encap utdd", cfg.Encap)
 		}
 		if cfg.Data != nil {
 			if fc != nil && !fc.Empty() {
@@ -180,7 +186,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 				}
 			}
 		}
-		enc, err := encoderComponent(w, img, s, im, etraceFlagOf)
+		enc, err := encoderComponent(w, img, comp, s, im, etraceFlagOf)
 		if err != nil {
 			if sink != nil {
 				sink.f.Close()

@@ -130,7 +130,7 @@ func ntraceRawConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 // is a SRC field).
 func ntraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 	cfgOf := ntraceRawConfigFlags(fs)
-	return func(w io.Writer, img *image.Set, src int, fc *filter.Config) (ingress.Sink, error) {
+	return func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error) {
 		c, err := ntraceFlagsConfig(cfgOf, src)
 		if err != nil {
 			return nil, err
@@ -140,7 +140,7 @@ func ntraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		if fc != nil {
 			s.Filter, im.Triggers = *fc, *fc
 		}
-		return encoderComponent(w, img, s, im, ntraceFlagOf)
+		return encoderComponent(w, img, comp, s, im, ntraceFlagOf)
 	}
 }
 

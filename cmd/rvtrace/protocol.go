@@ -13,6 +13,7 @@ import (
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	tproto "github.com/rvtrace/rvtrace/protocol"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 // protocol maps the command-line flags of one trace protocol onto the
@@ -30,7 +31,9 @@ type protocol struct {
 	// source (hart) number the encoder is for; fc, if not nil, the
 	// filters, comparators and triggers (--filter, --trigger). The
 	// encoder is the trace encoder component of package tracectl,
-	// programmed through its registers (see encoderComponent).
+	// programmed through its registers (see encoderComponent): a new one,
+	// or comp when it is not nil (an encoder of the trace system, whose
+	// output goes to its funnel: w is then not used).
 	encoder func(fs *flag.FlagSet) encoderFn
 	// decoder: the decoder's configuration for the trace named name, and
 	// what to do with the decoder once it has decoded (print statistics).
@@ -40,7 +43,7 @@ type protocol struct {
 }
 
 // encoderFn returns the encoder of trace source src writing to w.
-type encoderFn func(w io.Writer, img *image.Set, src int, fc *filter.Config) (ingress.Sink, error)
+type encoderFn func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error)
 
 // decoderConfigFn returns the decoder configuration for the trace named
 // name, and a function to call with the decoder after decoding (nil when

@@ -11,15 +11,18 @@ import (
 )
 
 // encoderComponent returns the trace encoder component of a hart (package
-// tracectl) writing to w, programmed through its Trace Control Interface
+// tracectl) writing to w, or comp when not nil, programmed through its Trace Control Interface
 // registers with the settings the options ask for, as a debugger would:
 // --trace and encode reach the encoders by the one path the trace system
 // and guest software use. im holds what no register holds (the
 // implementation parameters). flagOf names the option behind a register
 // field, for the error when the field does not keep what the options ask
 // (a WARL field keeps only its legal values).
-func encoderComponent(w io.Writer, img *image.Set, s tracectl.Settings, im tracectl.Impl, flagOf func(field string) string) (*tracectl.Encoder, error) {
-	e := tracectl.NewEncoder(img, w)
+func encoderComponent(w io.Writer, img *image.Set, comp *tracectl.Encoder, s tracectl.Settings, im tracectl.Impl, flagOf func(field string) string) (*tracectl.Encoder, error) {
+	e := comp
+	if e == nil {
+		e = tracectl.NewEncoder(img, w)
+	}
 	if err := e.SetImpl(im); err != nil {
 		return nil, err
 	}
