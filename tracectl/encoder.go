@@ -57,6 +57,8 @@ type Encoder struct {
 	err      error    // why the last enable failed, or the encoder's error
 	onEnable func(format int)
 	impl     Impl     // implementation parameters (SetImpl)
+	plain    bool     // run is the encoder alone: no filter stage
+	passed   bool     // with plain: a block was traced since the last stop
 	engine   any      // the encoder last started (for Warning and LossSummary)
 	shared   *Funnel  // the funnel whose timestamp the Shared mode uses
 	last     Settings // of the last encoder started
@@ -272,6 +274,12 @@ func (e *Encoder) traceOff() error {
 	if e.run == nil {
 		return nil
 	}
+	if e.plain {
+		if !e.passed {
+			return nil
+		}
+		e.passed = false
+	}
 	if err := e.run.TraceOff(); err != nil {
 		e.err = err
 		return err
@@ -302,7 +310,7 @@ func (e *Encoder) start(restart bool) error {
 		if err != nil {
 			return err
 		}
-		e.run = filter.New(&s.Filter, enc)
+		e.run = e.filterStage(&s.Filter, enc)
 		e.engine = enc
 		e.produced = func() int64 { return enc.Stats().Bytes }
 	} else {
@@ -318,7 +326,7 @@ func (e *Encoder) start(restart bool) error {
 			return err
 		}
 		enc.OnPacket = e.impl.OnPacket
-		e.run = filter.New(&s.Filter, enc)
+		e.run = e.filterStage(&s.Filter, enc)
 		e.engine = enc
 		e.produced = func() int64 { return int64(enc.Stats().Bytes) }
 	}
@@ -327,6 +335,18 @@ func (e *Encoder) start(restart bool) error {
 		e.onEnable(s.Format)
 	}
 	return nil
+}
+
+// filterStage returns the filter stage in front of enc, or enc itself
+// when c filters nothing: the encoder then passes a stop (TraceOff) on
+// only when a block was passed since the last one (plain, passed), as
+// filter.Sink does, without evaluating comparators and filters per block.
+func (e *Encoder) filterStage(c *filter.Config, enc tracer) tracer {
+	e.plain, e.passed = c.Empty(), false
+	if e.plain {
+		return enc
+	}
+	return filter.New(c, enc)
 }
 
 // restartAfterLoss handles trace lost on the way to the sink: the
@@ -414,11 +434,16 @@ func (e *Encoder) disable() error {
 // Block takes one block of the hart's ingress port. It is traced when the
 // encoder is active and enabled and trTeInstTracing is 1.
 func (e *Encoder) Block(b *ingress.Block) error {
-	if !e.active() {
+	ctl := e.b.val[0]
+	if ctl&1 == 0 { // trTeActive
 		return nil
 	}
-	e.tsTick(b.Time)
-	if !e.enabled() || !e.tracing() {
+	if e.shared != nil || e.b.val[e.tsIdx]&3 == 3 {
+		e.tsTick(b.Time)
+	} else {
+		e.tsLast, e.tsSeen = b.Time, true // (tsTick when nothing counts)
+	}
+	if ctl&6 != 6 { // trTeEnable, trTeInstTracing
 		return nil
 	}
 	if e.out.discard && !e.restartAfterLoss() {
@@ -432,6 +457,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		e.blk.Time = e.tsCounter()
 		b = &e.blk
 	}
+	e.passed = true
 	if err := e.run.Block(b); err != nil {
 		e.err = err
 		return err
@@ -497,13 +523,15 @@ func (e *Encoder) tsTick(t uint64) {
 	if e.shared != nil {
 		e.shared.tick(t)
 	}
-	ts := e.b.val[e.tsIdx]
-	running := ts&3 == 3 && e.tsMode() == TsModeInternalCore // trTsActive, trTsCount
-	if ts&3 == 3 && e.tsMode() == TsModeExternal {
-		e.tsRaw = t // the time input, as the block carries it
-	}
-	if running && e.tsSeen && t > e.tsLast {
-		e.tsRaw += t - e.tsLast
+	if ts := e.b.val[e.tsIdx]; ts&3 == 3 { // trTsActive, trTsCount
+		switch ts >> 4 & 7 { // trTsMode
+		case TsModeInternalCore:
+			if e.tsSeen && t > e.tsLast {
+				e.tsRaw += t - e.tsLast
+			}
+		case TsModeExternal:
+			e.tsRaw = t // the time input, as the block carries it
+		}
 	}
 	e.tsLast, e.tsSeen = t, true
 }
