@@ -246,7 +246,11 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
 			args = append(args, "--config", "PARAMS")
 		}
 	}
-	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s\n", strings.Join(args, " "), prog, *t.capture)
+	srcs := ""
+	if len(t.sys.Encoders) > 1 && (s.NTrace.SrcBits > 0 || s.ETrace.SrcBits > 0) {
+		srcs = " (one source per hart: --src N selects hart N's trace)"
+	}
+	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s%s\n", strings.Join(args, " "), prog, *t.capture, srcs)
 }
 
 // ntraceDecodeArgs returns the rvtrace decode options of an N-Trace
