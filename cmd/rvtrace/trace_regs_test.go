@@ -232,3 +232,90 @@ func TestTraceRegisterFieldErrors(t *testing.T) {
 		t.Errorf("encode --sync-max 16: exit %d: %s", code, stderr)
 	}
 }
+
+// TestEncodeRegisterPathBytes: rvtrace encode, whose encoder is the
+// component programmed through its registers too, writes the bytes of the
+// encoder configured directly, from the same ingress CSV.
+func TestEncodeRegisterPathBytes(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "demo.csv")
+	if code, _, e := rv(t, "run", "-q", "--max-instret", "60000", "--ingress", csv, demo); code != 1 {
+		t.Fatalf("run --ingress: exit %d: %s", code, e)
+	}
+	for _, tc := range []struct {
+		proto string
+		args  []string
+	}{
+		{"ntrace", []string{"--preset", "best"}},
+		{"ntrace", []string{"--preset", "ref-btm", "--timestamps", "--sync-mode", "2", "--sync-max", "5"}},
+		{"ntrace", []string{"--filter", "priv=M", "--implicit-return", "2"}},
+		{"etrace", []string{"--all-modes", "--resync", "256"}},
+		{"etrace", []string{"--encap", "utdd", "--src-bits", "4", "--src-id", "9", "--timestamp-bytes", "2"}},
+	} {
+		// the direct encoder, fed by the encode command's own source
+		startFiles(io.Discard) // (the run's output is now an input)
+		fs := flag.NewFlagSet("direct", flag.ContinueOnError)
+		loadImage := imageFlags(fs)
+		openSource := sourceFlags(fs)
+		var newEnc func(w io.Writer, img *image.Set) (ingress.Sink, error)
+		if tc.proto == "ntrace" {
+			cfgOf := ntraceConfigFlags(fs)
+			newEnc = func(w io.Writer, img *image.Set) (ingress.Sink, error) {
+				c, err := cfgOf()
+				if err != nil {
+					return nil, err
+				}
+				return protocols["ntrace"].lib.NewEncoder(w, img, &tproto.Config{NTrace: c})
+			}
+		} else {
+			cfgOf := etraceConfigFlags(fs)
+			newEnc = func(w io.Writer, img *image.Set) (ingress.Sink, error) {
+				c, err := cfgOf()
+				if err != nil {
+					return nil, err
+				}
+				return protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: c})
+			}
+		}
+		withFilter := filter.Flags(fs)
+		if err := fs.Parse(append([]string{"--image", demo, "--ingress-in", csv}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		img, err := loadImage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, closer, err := openSource(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc, err := newEnc(&want, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if enc, err = withFilter(enc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pump(src, enc, nil, "direct"); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		closer.Close()
+		out := filepath.Join(dir, "out")
+		args := append([]string{"encode", "-q", "--protocol", tc.proto, "--image", demo, "--ingress-in", csv, "-o", out}, tc.args...)
+		if code, _, e := rv(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, e)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Len() < 100 || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s %v: encode wrote %d bytes, the direct encoder %d", tc.proto, tc.args, len(got), want.Len())
+		}
+	}
+}
