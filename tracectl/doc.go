@@ -80,8 +80,9 @@
 //	                          the hart's Sdtrig triggers (Impl.Triggers)
 //	N --seq-jump, E --sijump  trTeInstFeatures.trTeInstEnSequentialJump             TCI trTeInstFeatures; N Sequential Jump Optimization
 //	N --implicit-return M     trTeInstEnImplicitReturn, trTeInstImplicitReturnMode  N Implicit Return Optimization
-//	E --implicit-return       trTeInstEnImplicitReturn (mode reads 3); counter or   E Implicit return mode; E Parameters and Discovery
-//	                          stack: call_counter_size_p/return_stack_size_p (Impl)
+//	E --implicit-return       trTeInstEnImplicitReturn; counter or stack are the    E Implicit return mode; E Parameters and Discovery
+//	                          parameters call_counter_size_p, return_stack_size_p
+//	                          (Impl): trTeInstImplicitReturnMode reads 1 or 3
 //	N --repeat                trTeInstFeatures.trTeInstEnRepeatedHistory            N Repeated History Optimization
 //	N --all-jumps             trTeInstFeatures.trTeInstEnAllJumps                   TCI trTeInstFeatures
 //	N --extend-addr-msb       trTeInstFeatures.trTeInstExtendAddrMSB                N Virtual Addresses Optimization

@@ -191,9 +191,12 @@ func (e *Encoder) fixFeatures(old uint32) {
 	format := e.b.field(TeControl, "trTeFormat")
 	v = v&^featureBits | v&featuresFor[format]
 	mode := r.Field("trTeInstImplicitReturnMode")
-	if m := mode.get(v); format == FormatETrace && m != 3 || m == 0 {
-		if om := mode.get(old); om != 0 && (format == FormatNTrace || om == 3) {
+	em := e.etraceReturnMode()
+	if m := mode.get(v); format == FormatETrace && m != em || m == 0 {
+		if om := mode.get(old); om != 0 && (format == FormatNTrace || om == em) {
 			v = mode.set(v, om)
+		} else if format == FormatETrace {
+			v = mode.set(v, em)
 		} else {
 			v = mode.set(v, 3)
 		}
@@ -206,6 +209,16 @@ func (e *Encoder) fixFeatures(old uint32) {
 		}
 	}
 	e.b.val[i] = v
+}
+
+// etraceReturnMode is the trTeInstImplicitReturnMode of the E-Trace
+// encoder: 1 (counting) when its parameters give it a call counter and no
+// return stack, else 3 (a return stack of full addresses).
+func (e *Encoder) etraceReturnMode() uint32 {
+	if p := &e.impl.ETrace.Params; p.CallCounterSize > 0 && p.ReturnStackSize == 0 {
+		return 1
+	}
+	return 3
 }
 
 func (e *Encoder) writeControl(v uint32) error {

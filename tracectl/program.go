@@ -67,6 +67,9 @@ func (e *Encoder) SetImpl(im Impl) error {
 	t := im.Triggers
 	im.Triggers = filter.Config{TraceOn: t.TraceOn, TraceOff: t.TraceOff, Notify: t.Notify}
 	e.impl = im
+	if e.active() {
+		e.fixFeatures(e.b.read(TeInstFeatures)) // the implicit return mode E-Trace reports
+	}
 	return nil
 }
 
@@ -81,6 +84,7 @@ type FieldError struct {
 	Detail   string // why, when no write was made
 }
 
+// Error says which field did not keep which value.
 func (e *FieldError) Error() string {
 	if e.Detail != "" {
 		return fmt.Sprintf("%s.%s: %s", e.Register, e.Field, e.Detail)

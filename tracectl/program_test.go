@@ -164,3 +164,32 @@ func TestExternalTimestamp(t *testing.T) {
 		t.Errorf("trTsCounter reads %#x:%#x, want the time input 123456789012", hi, lo)
 	}
 }
+
+// TestETraceReturnModeReported: trTeInstImplicitReturnMode of an E-Trace
+// encoder reports how its implicit return is built: 1 with a call counter
+// (call_counter_size_p) and no return stack, 3 with a return stack; a
+// write of another value keeps it.
+func TestETraceReturnModeReported(t *testing.T) {
+	for _, tc := range []struct {
+		counter, stack int
+		want           uint32
+	}{{4, 0, 1}, {0, 3, 3}, {0, 0, 3}} {
+		c := etrace.DefaultConfig()
+		c.Params.CallCounterSize, c.Params.ReturnStackSize = tc.counter, tc.stack
+		c.Options.ImplicitReturn = true
+		e := NewEncoder(image.NewSet(), &bytes.Buffer{})
+		if err := e.SetImpl(Impl{ETrace: c}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Configure(Settings{Format: FormatETrace, ETrace: c}); err != nil {
+			t.Fatal(err)
+		}
+		if m := e.ReadReg(TeInstFeatures) >> 6 & 3; m != tc.want {
+			t.Errorf("counter %d, stack %d: mode reads %d, want %d", tc.counter, tc.stack, m, tc.want)
+		}
+		e.WriteReg(TeInstFeatures, e.ReadReg(TeInstFeatures)&^(3<<6)|2<<6)
+		if m := e.ReadReg(TeInstFeatures) >> 6 & 3; m != tc.want {
+			t.Errorf("counter %d, stack %d: mode 2 written, reads %d", tc.counter, tc.stack, m)
+		}
+	}
+}
