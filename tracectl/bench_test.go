@@ -65,3 +65,26 @@ func BenchmarkEncoderDirect(b *testing.B) {
 		enc.Close()
 	}
 }
+
+// BenchmarkEncoderConfigured encodes t1 through an encoder component
+// programmed by Configure (the rvtrace run --trace path) writing to a
+// buffer, for its overhead over BenchmarkEncoderDirect's encoder.
+func BenchmarkEncoderConfigured(b *testing.B) {
+	blks := loadBlocks(b)
+	img, _, _ := loadT1(b)
+	cfg := ntrace.Config{Mode: ntrace.HTM, ImplicitReturn: ntrace.ReturnFull, RepeatedHistory: true, XLEN: 64}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		var out bytes.Buffer
+		e := NewEncoder(img, &out)
+		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
+			b.Fatal(err)
+		}
+		for j := range blks {
+			if err := e.Block(&blks[j]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		e.Close()
+	}
+}

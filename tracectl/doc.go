@@ -53,7 +53,66 @@
 // record of the loss (N-Trace Error message, E-Trace support packet with
 // qual_status trace_lost) and restart, so decoders report the hole.
 //
-// Not modelled: data trace (trTeData* read 0), the External timestamp mode,
-// vendor debug trigger setup, external trigger inputs 1..7 and outputs,
-// the PIB sink and the ATB bridge.
+// Timestamp mode External: the encoder's timestamp is the time input of
+// its hart's ingress port (the block's time) as it is.
+//
+// # The command line programs the registers
+//
+// rvtrace run --trace and rvtrace encode build each hart's encoder
+// component (NewEncoder) and program it with Encoder.Configure, as a
+// debugger writes the registers: every option that a register field holds
+// is a register write, read back (a value the field does not keep is a
+// *FieldError, reported naming the option, never changed silently), and
+// the encoder is configured from the register state by Settings, exactly
+// as when guest software writes the registers. What no register holds is
+// an implementation parameter, fixed when silicon is built, given with
+// Encoder.SetImpl (Impl). The options, by protocol (TCI: the Trace Control
+// Interface specification; N: N-Trace 1.0; E: E-Trace 2.0):
+//
+//	option (rvtrace)          register field, or implementation parameter (Impl)    specification section
+//	--trace ntrace|etrace     trTeControl.trTeFormat 1|0                            TCI Trace Encoder Control Interface
+//	N --mode, --preset        trTeControl.trTeInstMode 3 (BTM) | 6 (HTM)            TCI trTeControl; N Main N-Trace Trace Modes
+//	N --context, E --context  trTeControl.trTeContext (E: nocontext_p = !value)     TCI trTeControl; N Ownership Message
+//	N --sync-mode             trTeControl.trTeInstSyncMode 0..3                     TCI trTeControl; N Synchronizing Messages
+//	N --sync-max              trTeControl.trTeInstSyncMax 0..15                     TCI trTeControl
+//	E --resync 2^(N+4)        trTeInstSyncMode 1 (packets), trTeInstSyncMax N       TCI trTeControl
+//	--trigger                 trTeControl.trTeInstTrigEnable 1; the actions are     TCI Debug Trigger Module
+//	                          the hart's Sdtrig triggers (Impl.Triggers)
+//	N --seq-jump, E --sijump  trTeInstFeatures.trTeInstEnSequentialJump             TCI trTeInstFeatures; N Sequential Jump Optimization
+//	N --implicit-return M     trTeInstEnImplicitReturn, trTeInstImplicitReturnMode  N Implicit Return Optimization
+//	E --implicit-return       trTeInstEnImplicitReturn; counter or stack are the    E Implicit return mode; E Parameters and Discovery
+//	                          parameters call_counter_size_p, return_stack_size_p
+//	                          (Impl): trTeInstImplicitReturnMode reads 1 or 3
+//	N --repeat                trTeInstFeatures.trTeInstEnRepeatedHistory            N Repeated History Optimization
+//	N --all-jumps             trTeInstFeatures.trTeInstEnAllJumps                   TCI trTeInstFeatures
+//	N --extend-addr-msb       trTeInstFeatures.trTeInstExtendAddrMSB                N Virtual Addresses Optimization
+//	E --full-address          trTeInstFeatures.trTeInstNoAddrDiff                   E Full address mode
+//	E --implicit-exception    trTeInstFeatures.trTeInstNoTrapAddr                   E Implicit exception mode
+//	E --branch-prediction     trTeInstFeatures.trTeInstEnBranchPrediction           E Branch prediction mode
+//	E --jump-target-cache     trTeInstFeatures.trTeInstEnJumpTargetCache            E Jump target cache mode
+//	--src-bits, --src-id      trTeInstFeatures.trTeSrcBits 0..12, trTeSrcID         TCI trTeInstFeatures
+//	N --timestamps,           trTsControl: trTsActive, trTsCount, trTsEnable,       TCI Timestamp Unit
+//	E notime_p = 0            trTsMode External (the ingress port's time)
+//	--filter                  trTeInstFilters, trTeFilter<i>*, trTeComp<j>*         TCI Trace Encoder Filter Registers
+//	N --icnt-bits, --icnt-sync  Impl.NTrace ICNTBits, ICNTFullSync                  N I-CNT Details
+//	N --hist-bits, --hrepeat-bits, --hist-patterns  Impl.NTrace                     N HIST Field Generation; Repeated History
+//	N --repeat-branch         Impl.NTrace RepeatBranch                              N RepeatBranch Message
+//	N --stack-depth, --partial-bits  Impl.NTrace StackDepth, PartialBits            N Implicit Return Optimization
+//	N --indirect-nohist, --btype1, --start-sync  Impl.NTrace                        N Rules of Generating Messages
+//	N --itype-width           Impl.NTrace ITypeWidth (the ingress port's width)     N Trace Ingress Port
+//	N --fifo-bytes, --drain-* Impl.NTrace FIFOBytes, DrainBytes, DrainCycles        N Error Message (overflow)
+//	E --etrace-version        Impl.ETrace Version (packet layout)                   E Change Log
+//	E --config (but notime_p, nocontext_p)  Impl.ETrace Params                      E Parameters and Discovery
+//	E --tvec                  Impl.ETrace Params.TVec (the hart's mtvec)            E Implicit exception mode
+//	E --encap, --type-field,  Impl.ETrace Encap, TypeField, TimestampBytes          UTDD packet encapsulation
+//	  --timestamp-bytes
+//	E --te-inst-csv           Impl.OnPacket (an observation of the packets)         -
+//
+// E-Trace data trace (--data-trace) is not modelled by the component
+// (trTeDataImplemented reads 0): rvtrace runs the data trace encoder
+// directly.
+//
+// Not modelled: data trace (trTeData* read 0), vendor debug trigger setup,
+// external trigger inputs 1..7 and outputs, the PIB sink and the ATB
+// bridge.
 package tracectl

@@ -56,6 +56,10 @@ type Encoder struct {
 	produced produced // bytes produced by the running encoder
 	err      error    // why the last enable failed, or the encoder's error
 	onEnable func(format int)
+	impl     Impl     // implementation parameters (SetImpl)
+	plain    bool     // run is the encoder alone: no filter stage
+	passed   bool     // with plain: a block was traced since the last stop
+	engine   any      // the encoder last started (for Warning and LossSummary)
 	shared   *Funnel  // the funnel whose timestamp the Shared mode uses
 	last     Settings // of the last encoder started
 	haveLast bool
@@ -98,7 +102,7 @@ func NewEncoder(img *image.Set, out io.Writer) *Encoder {
 	if img != nil {
 		xlen = img.XLEN()
 	}
-	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}}
+	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}, impl: DefaultImpl(xlen)}
 	e.tsIdx = e.b.reg(TsControl)
 	return e
 }
@@ -187,9 +191,12 @@ func (e *Encoder) fixFeatures(old uint32) {
 	format := e.b.field(TeControl, "trTeFormat")
 	v = v&^featureBits | v&featuresFor[format]
 	mode := r.Field("trTeInstImplicitReturnMode")
-	if m := mode.get(v); format == FormatETrace && m != 3 || m == 0 {
-		if om := mode.get(old); om != 0 && (format == FormatNTrace || om == 3) {
+	em := e.etraceReturnMode()
+	if m := mode.get(v); format == FormatETrace && m != em || m == 0 {
+		if om := mode.get(old); om != 0 && (format == FormatNTrace || om == em) {
 			v = mode.set(v, om)
+		} else if format == FormatETrace {
+			v = mode.set(v, em)
 		} else {
 			v = mode.set(v, 3)
 		}
@@ -202,6 +209,16 @@ func (e *Encoder) fixFeatures(old uint32) {
 		}
 	}
 	e.b.val[i] = v
+}
+
+// etraceReturnMode is the trTeInstImplicitReturnMode of the E-Trace
+// encoder: 1 (counting) when its parameters give it a call counter and no
+// return stack, else 3 (a return stack of full addresses).
+func (e *Encoder) etraceReturnMode() uint32 {
+	if p := &e.impl.ETrace.Params; p.CallCounterSize > 0 && p.ReturnStackSize == 0 {
+		return 1
+	}
+	return 3
 }
 
 func (e *Encoder) writeControl(v uint32) error {
@@ -270,6 +287,12 @@ func (e *Encoder) traceOff() error {
 	if e.run == nil {
 		return nil
 	}
+	if e.plain {
+		if !e.passed {
+			return nil
+		}
+		e.passed = false
+	}
 	if err := e.run.TraceOff(); err != nil {
 		e.err = err
 		return err
@@ -300,17 +323,24 @@ func (e *Encoder) start(restart bool) error {
 		if err != nil {
 			return err
 		}
-		e.run = filter.New(&s.Filter, enc)
+		e.run = e.filterStage(&s.Filter, enc)
+		e.engine = enc
 		e.produced = func() int64 { return enc.Stats().Bytes }
 	} else {
 		if e.img == nil {
 			return fmt.Errorf("the E-Trace encoder needs the program image")
 		}
-		enc, err := etrace.NewEncoder(e.out, s.ETrace, e.img)
+		img := e.img
+		if len(img.Segments()) == 0 {
+			img = nil // an image without code: the encoder needs none (as package protocol's)
+		}
+		enc, err := etrace.NewEncoder(e.out, s.ETrace, img)
 		if err != nil {
 			return err
 		}
-		e.run = filter.New(&s.Filter, enc)
+		enc.OnPacket = e.impl.OnPacket
+		e.run = e.filterStage(&s.Filter, enc)
+		e.engine = enc
 		e.produced = func() int64 { return int64(enc.Stats().Bytes) }
 	}
 	e.out.sent = 0
@@ -318,6 +348,18 @@ func (e *Encoder) start(restart bool) error {
 		e.onEnable(s.Format)
 	}
 	return nil
+}
+
+// filterStage returns the filter stage in front of enc, or enc itself
+// when c filters nothing: the encoder then passes a stop (TraceOff) on
+// only when a block was passed since the last one (plain, passed), as
+// filter.Sink does, without evaluating comparators and filters per block.
+func (e *Encoder) filterStage(c *filter.Config, enc tracer) tracer {
+	e.plain, e.passed = c.Empty(), false
+	if e.plain {
+		return enc
+	}
+	return filter.New(c, enc)
 }
 
 // restartAfterLoss handles trace lost on the way to the sink: the
@@ -405,11 +447,16 @@ func (e *Encoder) disable() error {
 // Block takes one block of the hart's ingress port. It is traced when the
 // encoder is active and enabled and trTeInstTracing is 1.
 func (e *Encoder) Block(b *ingress.Block) error {
-	if !e.active() {
+	ctl := e.b.val[0]
+	if ctl&1 == 0 { // trTeActive
 		return nil
 	}
-	e.tsTick(b.Time)
-	if !e.enabled() || !e.tracing() {
+	if e.shared != nil || e.b.val[e.tsIdx]&3 == 3 {
+		e.tsTick(b.Time)
+	} else {
+		e.tsLast, e.tsSeen = b.Time, true // (tsTick when nothing counts)
+	}
+	if ctl&6 != 6 { // trTeEnable, trTeInstTracing
 		return nil
 	}
 	if e.out.discard && !e.restartAfterLoss() {
@@ -423,6 +470,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		e.blk.Time = e.tsCounter()
 		b = &e.blk
 	}
+	e.passed = true
 	if err := e.run.Block(b); err != nil {
 		e.err = err
 		return err
@@ -488,18 +536,27 @@ func (e *Encoder) tsTick(t uint64) {
 	if e.shared != nil {
 		e.shared.tick(t)
 	}
-	ts := e.b.val[e.tsIdx]
-	running := ts&3 == 3 && e.tsMode() == TsModeInternalCore // trTsActive, trTsCount
-	if running && e.tsSeen && t > e.tsLast {
-		e.tsRaw += t - e.tsLast
+	if ts := e.b.val[e.tsIdx]; ts&3 == 3 { // trTsActive, trTsCount
+		switch ts >> 4 & 7 { // trTsMode
+		case TsModeInternalCore:
+			if e.tsSeen && t > e.tsLast {
+				e.tsRaw += t - e.tsLast
+			}
+		case TsModeExternal:
+			e.tsRaw = t // the time input, as the block carries it
+		}
 	}
 	e.tsLast, e.tsSeen = t, true
 }
 
-// tsCounter is the timestamp counter after the prescaler.
+// tsCounter is the timestamp counter after the prescaler (External: the
+// time input last seen, which has no prescaler).
 func (e *Encoder) tsCounter() uint64 {
-	if e.tsMode() == TsModeShared {
+	switch e.tsMode() {
+	case TsModeShared:
 		return e.shared.tsCounter()
+	case TsModeExternal:
+		return e.tsRaw
 	}
 	return e.tsRaw >> (2 * (e.b.val[e.tsIdx] >> 8 & 3)) // trTsPrescale
 }
@@ -533,27 +590,24 @@ func (e *Encoder) Settings() (Settings, error) {
 	}
 	switch s.Format {
 	case FormatNTrace:
-		s.NTrace = ntrace.Config{
-			Mode:            ntrace.Mode(f(TeControl, "trTeInstMode")),
-			SrcBits:         srcBits,
-			SrcID:           srcID,
-			RepeatedHistory: on(TeInstFeatures, "trTeInstEnRepeatedHistory"),
-			ImplicitReturn:  ir,
-			SequentialJump:  on(TeInstFeatures, "trTeInstEnSequentialJump"),
-			ExtendAddrMSB:   on(TeInstFeatures, "trTeInstExtendAddrMSB"),
-			AllJumps:        on(TeInstFeatures, "trTeInstEnAllJumps"),
-			Timestamps:      ts,
-			Context:         on(TeControl, "trTeContext"),
-			SyncMode:        syncMode,
-			SyncMax:         syncMax,
-			XLEN:            e.xlen,
-		}
+		c := e.impl.NTrace // the implementation parameters
+		c.Mode = ntrace.Mode(f(TeControl, "trTeInstMode"))
+		c.SrcBits, c.SrcID = srcBits, srcID
+		c.RepeatedHistory = on(TeInstFeatures, "trTeInstEnRepeatedHistory")
+		c.ImplicitReturn = ir
+		c.SequentialJump = on(TeInstFeatures, "trTeInstEnSequentialJump")
+		c.ExtendAddrMSB = on(TeInstFeatures, "trTeInstExtendAddrMSB")
+		c.AllJumps = on(TeInstFeatures, "trTeInstEnAllJumps")
+		c.Timestamps = ts
+		c.Context = on(TeControl, "trTeContext")
+		c.SyncMode, c.SyncMax = syncMode, syncMax
+		c.XLEN = e.xlen
+		s.NTrace = c
 		if err := s.NTrace.Validate(); err != nil {
 			return s, err
 		}
 	case FormatETrace:
-		c := etrace.DefaultConfig()
-		c.Params.IAddressWidth = e.xlen
+		c := e.impl.ETrace // the implementation parameters
 		c.Params.NoContext = !on(TeControl, "trTeContext")
 		c.Params.NoTime = !ts
 		c.Options = etrace.Options{
@@ -564,11 +618,8 @@ func (e *Encoder) Settings() (Settings, error) {
 			BranchPrediction:  on(TeInstFeatures, "trTeInstEnBranchPrediction"),
 			JumpTargetCache:   on(TeInstFeatures, "trTeInstEnJumpTargetCache"),
 		}
-		// Packets go to the sink in the Unformatted Trace & Diagnostic
-		// Data encapsulation, whose null packet (0x00) can pad the sink's
-		// last word (the raw layout has no idle byte).
-		c.Encap = etrace.EncapUTDD
 		c.SrcBits, c.SrcID = srcBits, srcID
+		c.ResyncPeriod = 0
 		if syncMode == 1 {
 			c.ResyncPeriod = 1 << (syncMax + 4)
 		}
@@ -580,6 +631,10 @@ func (e *Encoder) Settings() (Settings, error) {
 		return s, fmt.Errorf("trTeFormat %d is not implemented", s.Format)
 	}
 	s.Filter = e.filterConfig()
+	if on(TeControl, "trTeInstTrigEnable") {
+		t := &e.impl.Triggers
+		s.Filter.TraceOn, s.Filter.TraceOff, s.Filter.Notify = t.TraceOn, t.TraceOff, t.Notify
+	}
 	return s, nil
 }
 

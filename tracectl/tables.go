@@ -80,6 +80,7 @@ const (
 // Timestamp modes (trTsMode).
 const (
 	TsModeNone           = 0
+	TsModeExternal       = 1 // an encoder's unit: the time input of its hart's ingress port
 	TsModeInternalSystem = 2 // the funnel's unit: the system clock
 	TsModeInternalCore   = 3 // an encoder's unit: its hart's clock
 	TsModeShared         = 4 // an encoder sharing the funnel's timestamp
@@ -147,7 +148,7 @@ var encoderRegs = func() []Reg {
 			undef(bit("trTsCount", 1, WARL, 0)),
 			bit("trTsReset", 2, W1, 0),
 			undef(bit("trTsRunInDebug", 3, WARL, 0, 0)), // no debug mode: hard-wired
-			undef(bits("trTsMode", 6, 4, WARL, TsModeNone, TsModeNone, TsModeInternalCore, TsModeShared)),
+			undef(bits("trTsMode", 6, 4, WARL, TsModeNone, TsModeNone, TsModeExternal, TsModeInternalCore, TsModeShared)),
 			undef(bits("trTsPrescale", 9, 8, WARL, 0)),
 			undef(bit("trTsEnable", 15, WARL, 0)),
 			undef(bits("trTsVendor", 23, 16, WARL, 0, 0)),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/sideband"
 	"github.com/rvtrace/rvtrace/sim"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 var runCmd = &command{
@@ -70,6 +70,7 @@ Examples:
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
   rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
+  rvtrace run --harts 2 --trace ntrace --preset best --trace-capture mt.nex --pcs 'mt.{hart}.pcs' mt-vvadd.riscv
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --pmu examples/pmu/pmutest.elf
   rvtrace run --machine virt --kernel Image --initrd initramfs.cpio.gz --append "console=ttyS0 rdinit=/init"
@@ -106,7 +107,7 @@ func runRun(args []string) error {
 	fs := newFlagSet(runCmd)
 	trace := fs.String("trace", "", "encode the run live with this protocol: "+protocolNames())
 	out := fs.String("o", "", "trace output `file` (with --trace)")
-	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`")
+	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`; a name holding {hart} makes one file per hart, {hart} replaced by its number")
 	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
 	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
 	harts := fs.Int("harts", 1, "number of harts")
@@ -129,7 +130,7 @@ func runRun(args []string) error {
 	ctxSource := fs.String("context-source", "", "what the trace's context (process ID) carries: asid (the ASID of satp: the default with --kernel) or scontext (writes of the scontext CSR: the default otherwise, and for kernels that write it)")
 	openOutputs := outputFlags(fs, "pcs")
 	ts := traceSysFlags(fs)
-	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
+	var newEnc encoderFn
 	var p *protocol
 	if name := traceFromArgs(args); name != "" {
 		var err error
@@ -138,7 +139,7 @@ func runRun(args []string) error {
 		}
 		newEnc = p.encoder(fs)
 	}
-	withFilter := filter.Flags(fs)
+	filterCfg := filter.ConfigFlags(fs)
 	// Flags stop at the program: what follows is its arguments.
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -164,8 +165,11 @@ func runRun(args []string) error {
 		// guest and the simulator write too
 		stderr = &syncWriter{w: stderr}
 	}
-	if *trace != "" && *out == "" {
-		return fmt.Errorf("--trace needs -o OUT")
+	// --trace with --trace-capture and no -o: the trace system's
+	// encoders, funnel and RAM sink, programmed as a debugger would
+	sysTrace := *trace != "" && *out == "" && *ts.capture != ""
+	if *trace != "" && *out == "" && !sysTrace {
+		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
@@ -296,33 +300,38 @@ func runRun(args []string) error {
 				return err
 			}
 		}
+		if sysTrace {
+			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, img, &rawEncs); err != nil {
+				return err
+			}
+		}
+	}
+	if *trace != "" && !sysTrace {
 		f, err := createOutput(*out)
 		if err != nil {
 			return err
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
 		traceCount = &countWriter{w: bw}
+		fc, err := filterCfg()
+		if err != nil {
+			f.Close()
+			return err
+		}
 		var encs []ingress.Sink
 		for h := 0; h < m.NumHarts(); h++ {
-			enc, err := newEnc(traceCount, img, h)
+			// the hart's trace encoder component, programmed through
+			// its registers, with the filters and triggers
+			enc, err := newEnc(traceCount, img, h, &fc, nil)
 			if err != nil {
 				f.Close()
 				return err
 			}
 			rawEncs = append(rawEncs, enc)
-			raw := enc
-			if enc, err = withFilter(enc); err != nil {
-				f.Close()
-				return err
-			}
-			ds, data := raw.(ingress.DataSink)
+			ds, data := enc.(ingress.DataSink)
 			if data {
 				// The data trace interface: the hart's accesses, from
 				// its observer (chained with --tarmac-full's).
-				if enc != raw {
-					f.Close()
-					return fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
-				}
 				dsinks = append(dsinks, ds)
 			}
 			if useAsync(*asyncEnc, fs) && !data {
@@ -455,22 +464,28 @@ func runRun(args []string) error {
 		return fmt.Errorf("--image: run takes images only to match the pages of a --sideband against")
 	}
 	if *pcsOut != "" {
-		w, err := createOutput(*pcsOut)
-		if err != nil {
-			return err
-		}
-		pw := ingress.NewPCWriter(w)
+		perHart := strings.Contains(*pcsOut, "{hart}")
+		var pw *ingress.PCWriter
 		for h := 0; h < m.NumHarts(); h++ {
-			if err := m.SetPCHook(h, func(pc uint64) { pw.Write(pc) }); err != nil {
+			if pw == nil || perHart {
+				w, err := createOutput(strings.ReplaceAll(*pcsOut, "{hart}", strconv.Itoa(h)))
+				if err != nil {
+					return err
+				}
+				this := ingress.NewPCWriter(w)
+				pw = this
+				closers = append(closers, func() error {
+					if err := this.Flush(); err != nil {
+						return err
+					}
+					return w.Close()
+				})
+			}
+			hw := pw // this hart's writer
+			if err := m.SetPCHook(h, func(pc uint64) { hw.Write(pc) }); err != nil {
 				return err
 			}
 		}
-		closers = append(closers, func() error {
-			if err := pw.Flush(); err != nil {
-				return err
-			}
-			return w.Close()
-		})
 	}
 	// SIGINT and SIGTERM stop the simulator at the next quantum, so that
 	// the encoders write their end message and every output is flushed:
@@ -591,6 +606,29 @@ func runRun(args []string) error {
 			return exitError{1}
 		}
 		return exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// traceThroughSystem programs the trace system as a debugger does for
+// --trace with --trace-capture: the RAM sink and the funnel enabled, then
+// each hart's encoder component configured from the options through its
+// registers (source ID = hart number when there is a SRC field) and
+// enabled; the encoders are appended to encs.
+func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func() (filter.Config, error), img *image.Set, encs *[]ingress.Sink) error {
+	fc, err := filterCfg()
+	if err != nil {
+		return err
+	}
+	if err := sys.EnableSinkAndFunnel(); err != nil {
+		return err
+	}
+	for h, e := range sys.Encoders {
+		enc, err := newEnc(nil, img, h, &fc, e)
+		if err != nil {
+			return err
+		}
+		*encs = append(*encs, enc)
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func runTarmac(args []string) error {
 	fs := newFlagSet(tarmacCmd)
 	fs.String("protocol", "", "encode the Tarmac trace with this protocol ("+protocolNames()+"), to -o")
 	pname := protocolGiven(args)
-	var newEnc func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
+	var newEnc encoderFn
 	if pname != "" {
 		p, err := lookupProtocol(pname)
 		if err != nil {
@@ -206,7 +206,7 @@ func runTarmac(args []string) error {
 			e := encs[src]
 			if e == nil {
 				var err error
-				if e, err = newEnc(encOut, img, src); err != nil {
+				if e, err = newEnc(encOut, img, src, nil, nil); err != nil {
 					return err
 				}
 				encs[src] = e

@@ -111,7 +111,7 @@ func runEncode(args []string) error {
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	progress := progressFlags(fs)
 	newEnc := p.encoder(fs)
-	withFilter := filter.Flags(fs)
+	filterCfg := filter.ConfigFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -137,16 +137,17 @@ func runEncode(args []string) error {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	cw := &countWriter{w: bw}
-	enc, err := newEnc(cw, img, 0)
+	fc, err := filterCfg()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	enc, err := newEnc(cw, img, 0, &fc, nil)
 	if err != nil {
 		f.Close()
 		return err
 	}
 	rawEnc := enc
-	if enc, err = withFilter(enc); err != nil {
-		f.Close()
-		return err
-	}
 	blocks, err := pump(src, enc, progress, *out)
 	if err != nil {
 		f.Close()

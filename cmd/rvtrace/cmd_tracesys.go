@@ -246,7 +246,11 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
 			args = append(args, "--config", "PARAMS")
 		}
 	}
-	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s\n", strings.Join(args, " "), prog, *t.capture)
+	srcs := ""
+	if len(t.sys.Encoders) > 1 && (s.NTrace.SrcBits > 0 || s.ETrace.SrcBits > 0) {
+		srcs = " (one source per hart: --src N selects hart N's trace)"
+	}
+	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s%s\n", strings.Join(args, " "), prog, *t.capture, srcs)
 }
 
 // ntraceDecodeArgs returns the rvtrace decode options of an N-Trace
@@ -306,16 +310,46 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 	if c.SrcBits > 0 {
 		a = append(a, "--src-bits", strconv.Itoa(c.SrcBits))
 	}
-	d := etrace.DefaultParams()
-	p := c.Params
-	if p.IAddressWidth != d.IAddressWidth {
-		params = append(params, fmt.Sprintf("iaddress_width_p = %d", p.IAddressWidth))
+	if c.Version == etrace.V026 {
+		a = append(a, "--etrace-version", "0.026")
 	}
-	if p.NoContext != d.NoContext {
-		params = append(params, fmt.Sprintf("nocontext_p = %d", b2i(p.NoContext)))
+	if c.TypeField {
+		a = append(a, "--type-field")
 	}
-	if p.NoTime != d.NoTime {
-		params = append(params, fmt.Sprintf("notime_p = %d", b2i(p.NoTime)))
+	if c.TimestampBytes > 0 {
+		a = append(a, "--timestamp-bytes", strconv.Itoa(c.TimestampBytes))
+	}
+	// the parameters that differ from those the decoder takes by default
+	// with these options
+	d := etrace.DefaultConfig()
+	d.Options = c.Options
+	_ = d.Check() // fills the sizes the options need, as the decoder does
+	p, q := c.Params, d.Params
+	for _, f := range []struct {
+		name string
+		v, w uint64
+	}{
+		{"iaddress_width_p", uint64(p.IAddressWidth), uint64(q.IAddressWidth)},
+		{"iaddress_lsb_p", uint64(p.IAddressLSB), uint64(q.IAddressLSB)},
+		{"context_width_p", uint64(p.ContextWidth), uint64(q.ContextWidth)},
+		{"time_width_p", uint64(p.TimeWidth), uint64(q.TimeWidth)},
+		{"ecause_width_p", uint64(p.EcauseWidth), uint64(q.EcauseWidth)},
+		{"privilege_width_p", uint64(p.PrivilegeWidth), uint64(q.PrivilegeWidth)},
+		{"notime_p", uint64(b2i(p.NoTime)), uint64(b2i(q.NoTime))},
+		{"nocontext_p", uint64(b2i(p.NoContext)), uint64(b2i(q.NoContext))},
+		{"notval_p", uint64(b2i(p.NoTval)), uint64(b2i(q.NoTval))},
+		{"return_stack_size_p", uint64(p.ReturnStackSize), uint64(q.ReturnStackSize)},
+		{"call_counter_size_p", uint64(p.CallCounterSize), uint64(q.CallCounterSize)},
+		{"bpred_size_p", uint64(p.BPredSize), uint64(q.BPredSize)},
+		{"cache_size_p", uint64(p.CacheSize), uint64(q.CacheSize)},
+		{"f0s_width_p", uint64(p.F0SWidth), uint64(q.F0SWidth)},
+		{"sijump_p", uint64(b2i(p.SIJump)), uint64(b2i(q.SIJump))},
+		{"itype_width_p", uint64(p.ITypeWidth), uint64(q.ITypeWidth)},
+		{"rvtrace_tvec", p.TVec, q.TVec},
+	} {
+		if f.v != f.w {
+			params = append(params, fmt.Sprintf("%s = %d", f.name, int64(f.v)))
+		}
 	}
 	return a, params
 }

@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	tproto "github.com/rvtrace/rvtrace/protocol"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 func init() {
@@ -38,7 +40,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	bp := fs.Bool("branch-prediction", false, "branch prediction mode (format 0 branch counts)")
 	jtc := fs.Bool("jump-target-cache", false, "jump target cache mode (format 0 cache indexes)")
 	all := fs.Bool("all-modes", false, "enable every optional mode but full address")
-	resync := fs.Int("resync", 0, "resynchronise every N te_inst packets (0: never)")
+	resync := fs.Int("resync", 0, "resynchronise every N te_inst packets (0: never); trTeInstSyncMax counts 2^(trTeInstSyncMax+4) packets, so N is a power of two from 16 to 524288")
 	srcBits := fs.Int("src-bits", 0, "utdd: width of the source ID field (trTeSrcBits)")
 	srcID := fs.Uint("src-id", 0, "utdd: source ID (trTeSrcID)")
 	typeField := fs.Bool("type-field", false, "utdd: 2-bit trace type after the source ID")
@@ -129,7 +131,12 @@ func dataFlagSet(fs *flag.FlagSet) bool {
 	return set
 }
 
-func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
+// etraceEncoderFlags returns the E-Trace encoder component of a hart,
+// programmed through its registers with the configuration of the flags:
+// the fields of the registers by register writes, the others as
+// implementation parameters. Data trace, which the component does not
+// model (trTeDataImplemented = 0), runs the data trace encoder directly.
+func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 	cfgf := etraceConfigFlags(fs)
 	csvOut := fs.String("te-inst-csv", "", "also write the packets as the reference flow's te_inst CSV `file`")
 	var dataIn *string
@@ -137,7 +144,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		// encode (not run): the accesses come from a file
 		dataIn = fs.String("data-ingress-in", "", "data ingress CSV `file` (one access per line: iaddr,dtype,daddr,dsize,data, in retirement order) to encode with --data-trace")
 	}
-	return func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
+	return func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error) {
 		cfg, err := cfgf()
 		if err != nil {
 			return nil, err
@@ -148,42 +155,74 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		if cfg.Data != nil && *csvOut != "" {
 			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
 		}
-		sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
-		if err != nil {
-			return nil, err
+		if comp != nil && cfg.Data != nil {
+			return nil, fmt.Errorf("--data-trace: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
 		}
-		if dataIn != nil && *dataIn != "" {
-			if err := noteInput(*dataIn); err != nil {
-				return nil, err
+		if comp != nil && cfg.Encap != etrace.EncapUTDD {
+			return nil, fmt.Errorf("--encap %s: the RAM sink stores 32-bit words, and pads the last one with the null packet of the UTDD encapsulation: E-Trace through the trace system needs --encap utdd", cfg.Encap)
+		}
+		if cfg.Data != nil {
+			if fc != nil && !fc.Empty() {
+				return nil, fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
 			}
-			f, err := openInput(*dataIn)
+			return etraceDataEncoder(w, img, cfg, dataIn)
+		}
+		im := tracectl.Impl{ETrace: cfg}
+		s := tracectl.Settings{Format: tracectl.FormatETrace, ETrace: cfg}
+		if fc != nil {
+			s.Filter, im.Triggers = *fc, *fc
+		}
+		var sink *etraceCSVSink
+		if *csvOut != "" {
+			f, err := createOutput(*csvOut)
 			if err != nil {
 				return nil, err
 			}
-			ds, err := ingress.NewDataCSVSource(f, *dataIn)
-			if err != nil {
-				f.Close()
-				return nil, err
+			cw := etrace.NewCSVWriter(f, &cfg)
+			sink = &etraceCSVSink{f: f, cw: cw, err: new(error)}
+			im.OnPacket = func(p *etrace.Packet) {
+				if *sink.err == nil {
+					*sink.err = cw.Write(p)
+				}
 			}
-			return &dataMergeSink{ingress.NewDataMerger(sink.(*etrace.DataEncoder), ds), f}, nil
 		}
-		enc, ok := sink.(*etrace.Encoder)
-		if !ok || *csvOut == "" {
-			return sink, nil
-		}
-		f, err := createOutput(*csvOut)
+		enc, err := encoderComponent(w, img, comp, s, im, etraceFlagOf)
 		if err != nil {
+			if sink != nil {
+				sink.f.Close()
+			}
 			return nil, err
 		}
-		cw := etrace.NewCSVWriter(f, &cfg)
-		var werr error
-		enc.OnPacket = func(p *etrace.Packet) {
-			if werr == nil {
-				werr = cw.Write(p)
-			}
+		if sink == nil {
+			return enc, nil
 		}
-		return &etraceCSVSink{Encoder: enc, f: f, cw: cw, err: &werr}, nil
+		sink.Encoder = enc
+		return sink, nil
 	}
+}
+
+// etraceDataEncoder returns the E-Trace encoder with data trace.
+func etraceDataEncoder(w io.Writer, img *image.Set, cfg etrace.Config, dataIn *string) (ingress.Sink, error) {
+	sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
+	if err != nil {
+		return nil, err
+	}
+	if dataIn == nil || *dataIn == "" {
+		return sink, nil
+	}
+	if err := noteInput(*dataIn); err != nil {
+		return nil, err
+	}
+	f, err := openInput(*dataIn)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := ingress.NewDataCSVSource(f, *dataIn)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &dataMergeSink{ingress.NewDataMerger(sink.(*etrace.DataEncoder), ds), f}, nil
 }
 
 // dataMergeSink closes the data ingress file with the encoder.
@@ -202,7 +241,7 @@ func (s *dataMergeSink) Close() error {
 
 // etraceCSVSink closes the CSV file with the encoder.
 type etraceCSVSink struct {
-	*etrace.Encoder
+	*tracectl.Encoder
 	f   io.WriteCloser
 	cw  *etrace.CSVWriter
 	err *error

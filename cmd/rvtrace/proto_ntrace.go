@@ -6,10 +6,12 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/ntrace"
 	tproto "github.com/rvtrace/rvtrace/protocol"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 func init() {
@@ -24,8 +26,21 @@ func init() {
 
 // ntraceConfigFlags registers the N-Trace configuration flags: a preset
 // and one flag per trace control, each overriding the preset when given
-// (in command-line order).
+// (in command-line order). The configuration returned is validated.
 func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
+	raw := ntraceRawConfigFlags(fs)
+	return func() (ntrace.Config, error) {
+		c, err := raw()
+		if err != nil {
+			return c, err
+		}
+		return c, c.Validate()
+	}
+}
+
+// ntraceRawConfigFlags registers the flags of ntraceConfigFlags; the
+// configuration it returns is not validated.
+func ntraceRawConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	preset := fs.String("preset", "", "configuration preset: "+ntrace.PresetNames())
 	var overrides []func(*ntrace.Config)
 	boolFlag := func(name, usage string, set func(c *ntrace.Config, v bool)) {
@@ -83,7 +98,7 @@ func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 	boolFlag("timestamps", "trTsEnable: TSTAMP in every message (absolute on sync, relative otherwise)", func(c *ntrace.Config, v bool) { c.Timestamps = v })
 	boolFlag("context", "trTeContext: Ownership messages on sync and privilege/context changes", func(c *ntrace.Config, v bool) { c.Context = v })
 	intFlag("sync-mode", "trTeInstSyncMode: periodic sync counting 0 off, 1 messages, 2 cycles, 3 halfwords", func(c *ntrace.Config, v int) { c.SyncMode = v })
-	intFlag("sync-max", "trTeInstSyncMax: sync every 2^(N+4) units", func(c *ntrace.Config, v int) { c.SyncMax = v })
+	intFlag("sync-max", "trTeInstSyncMax: sync every 2^(N+4) units (0..15)", func(c *ntrace.Config, v int) { c.SyncMax = v })
 	boolFlag("btype1", "report traps with B-TYPE=1 instead of 2 (exception) / 3 (interrupt)", func(c *ntrace.Config, v bool) { c.TrapBType1 = v })
 	intFlag("itype-width", "ingress itype width: 3 or 4 (default 4)", func(c *ntrace.Config, v int) { c.ITypeWidth = v })
 	intFlag("start-sync", "SYNC code of the first message (default 1, exit from reset)", func(c *ntrace.Config, v int) { c.StartSync = uint8(v) })
@@ -104,22 +119,46 @@ func ntraceConfigFlags(fs *flag.FlagSet) func() (ntrace.Config, error) {
 		for _, o := range overrides {
 			o(&c)
 		}
-		return c, c.Validate()
+		return c, nil
 	}
 }
 
-func ntraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
-	cfgOf := ntraceConfigFlags(fs)
-	return func(w io.Writer, img *image.Set, src int) (ingress.Sink, error) {
-		c, err := cfgOf()
+// ntraceEncoderFlags returns the N-Trace encoder component of a hart,
+// programmed through its registers with the configuration of the flags:
+// the fields of ntraceRegFields by register writes, the others as
+// implementation parameters. Source src > 0 has SRC ID src (when there
+// is a SRC field).
+func ntraceEncoderFlags(fs *flag.FlagSet) encoderFn {
+	cfgOf := ntraceRawConfigFlags(fs)
+	return func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error) {
+		c, err := ntraceFlagsConfig(cfgOf, src)
 		if err != nil {
 			return nil, err
 		}
-		if src > 0 {
+		s := tracectl.Settings{Format: tracectl.FormatNTrace, NTrace: c}
+		im := tracectl.Impl{NTrace: c}
+		if fc != nil {
+			s.Filter, im.Triggers = *fc, *fc
+		}
+		return encoderComponent(w, img, comp, s, im, ntraceFlagOf)
+	}
+}
+
+// ntraceFlagsConfig is the N-Trace configuration the flags ask of the
+// encoder of source src.
+func ntraceFlagsConfig(cfgOf func() (ntrace.Config, error), src int) (ntrace.Config, error) {
+	c, err := cfgOf()
+	if err != nil {
+		return c, err
+	}
+	if src > 0 {
+		// the hart's own ID (an ID no SRC field carries is none)
+		c.SrcID = 0
+		if c.SrcBits > 0 {
 			c.SrcID = uint32(src)
 		}
-		return protocols["ntrace"].lib.NewEncoder(w, img, &tproto.Config{NTrace: c})
 	}
+	return c, nil
 }
 
 func ntraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {

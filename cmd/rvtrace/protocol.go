@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	tproto "github.com/rvtrace/rvtrace/protocol"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 // protocol maps the command-line flags of one trace protocol onto the
@@ -27,14 +29,22 @@ type protocol struct {
 	lib     tproto.Protocol
 	// encoder: an ingress sink that writes encoded trace to w. img is the
 	// program image when one was given (nil otherwise); src is the trace
-	// source (hart) number the encoder is for.
-	encoder func(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src int) (ingress.Sink, error)
+	// source (hart) number the encoder is for; fc, if not nil, the
+	// filters, comparators and triggers (--filter, --trigger). The
+	// encoder is the trace encoder component of package tracectl,
+	// programmed through its registers (see encoderComponent): a new one,
+	// or comp when it is not nil (an encoder of the trace system, whose
+	// output goes to its funnel: w is then not used).
+	encoder func(fs *flag.FlagSet) encoderFn
 	// decoder: the decoder's configuration for the trace named name, and
 	// what to do with the decoder once it has decoded (print statistics).
 	decoder func(fs *flag.FlagSet) decoderConfigFn
 	// dumper: the dump's configuration.
 	dumper func(fs *flag.FlagSet) func() (*tproto.Config, error)
 }
+
+// encoderFn returns the encoder of trace source src writing to w.
+type encoderFn func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error)
 
 // decoderConfigFn returns the decoder configuration for the trace named
 // name, and a function to call with the decoder after decoding (nil when
