@@ -1234,11 +1234,10 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
 	}
-	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && d.walkRanges > 1 {
-		// BTM: once the message count reached the period, the next block
-		// starts with a sync; this one covers one block at most
-		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
-			s.msgSync-1)
+	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) {
+		if err := d.checkDueWalk(s, kind); err != nil {
+			return err
+		}
 	}
 	if reason == SyncPeriodic {
 		if err := d.checkPeriod(s); err != nil {
@@ -1281,6 +1280,31 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 	}
 	n, period := s.msgSync-1, uint64(1)<<uint(d.cfg.SyncMax+4)
 	return n >= period+1 || n == period && s.prevMsg != TCodeRepeatBranch
+}
+
+// checkDueWalk checks the walk of a sync message that came once the sync
+// period had run out (BTM counting messages, msgsPastPeriod). The encoder
+// then turns the first flow message into a sync, or sends a
+// ProgTraceSync at the start of the next ingress block: the message
+// covers one block at most. Every conditional branch, direct jump and
+// implicit return ends a block (ingress.Block: its itype describes its
+// last instruction), and a trap after one is a block of its own, so a
+// trap message whose walk ends on such an instruction would have been
+// preceded by a ProgTraceSync there and carried I-CNT=0.
+func (d *Decoder) checkDueWalk(s *srcState, kind int) error {
+	if d.walkRanges > 1 {
+		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
+			s.msgSync-1)
+	}
+	if kind == endTrap && d.walkRanges == 1 && d.rev.End != ingress.ITypeNone {
+		what := d.rev.End.String()
+		if in := d.img.InstPtr(d.rev.Last); in != nil {
+			what = riscv.Disasm(in.Raw, d.rev.Last, d.xlen) + " (" + what + ")"
+		}
+		return d.inconsistent("trap right after the %s at %#x, which ends an ingress block, %d messages after the last sync: the sync period had run out, so the encoder sends a sync after that block and the trap with I-CNT=0",
+			what, d.rev.Last, s.msgSync-1)
+	}
+	return nil
 }
 
 // checkNotDue checks that a branch message without SYNC came before the
