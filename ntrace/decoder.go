@@ -222,27 +222,32 @@ type Decoder struct {
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id       uint32
-	img      *image.Set // the address space of the source's context (nil: base)
-	context  uint64     // the source's context (Ownership)
-	synced   bool       // decoding: s.pc is known
-	seen     bool       // has synchronised at least once
-	ended    bool       // ended cleanly by ProgTraceCorrelation
-	lost     bool       // in a reported gap: skip to the next sync
-	mode     Mode       // trace mode, given or learned (0: not known yet)
-	btype    int        // trap B-TYPE style, given or learned (0: not known yet)
-	ts       bool       // messages carry TSTAMP (learned at each sync)
-	ctx      int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg  TCode      // previous message of the source
-	prevMsg  TCode      // the one before the current message
-	lastBT   uint64
-	tally    decode.Tally // instructions emitted, and since the last point known good
-	hwSync   uint64       // halfwords reported since the last sync
-	msgSync  uint64       // messages since the last sync
-	pc       uint64       // next instruction to execute
-	addr     uint64       // reference for U-ADDR
-	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used     int64        // halfwords walked since the last I-CNT field
+	id      uint32
+	img     *image.Set // the address space of the source's context (nil: base)
+	context uint64     // the source's context (Ownership)
+	synced  bool       // decoding: s.pc is known
+	seen    bool       // has synchronised at least once
+	ended   bool       // ended cleanly by ProgTraceCorrelation
+	lost    bool       // in a reported gap: skip to the next sync
+	mode    Mode       // trace mode, given or learned (0: not known yet)
+	btype   int        // trap B-TYPE style, given or learned (0: not known yet)
+	ts      bool       // messages carry TSTAMP (learned at each sync)
+	ctx     int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg TCode      // previous message of the source
+	prevMsg TCode      // the one before the current message
+	lastBT  uint64
+	tally   decode.Tally // instructions emitted, and since the last point known good
+	hwSync  uint64       // halfwords reported since the last sync
+	msgSync uint64       // messages since the last sync
+	// dueExact says the message that completed the sync period (counting
+	// messages) was a branch message: the walk then stood where the
+	// encoder's ingress block started or ended, so what follows can be
+	// checked block by block (checkDueWalk)
+	dueExact bool
+	pc       uint64 // next instruction to execute
+	addr     uint64 // reference for U-ADDR
+	icntAcc  int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used     int64  // halfwords walked since the last I-CNT field
 	stack    decode.ReturnStack
 	calls    uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
 	callsMax uint64
@@ -777,6 +782,14 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
 		s.last.set(m)
 		s.haveBr = true
+		if d.cfg.SyncMode == SyncMessages {
+			// (a RepeatBranch completing the period is sent along with
+			// the message after it)
+			if period := uint64(1) << uint(d.cfg.SyncMax+4); s.msgSync == period ||
+				s.msgSync == period+1 && prev == TCodeRepeatBranch {
+				s.dueExact = true
+			}
+		}
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
 		if d.cfg.NoRepeatBranch {
@@ -850,7 +863,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
-		if d.msgsPastPeriod(s) && d.walkRanges > 1 {
+		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
 			// BTM: once the message count reached the period, the next
 			// block starts with a sync; the end covers one block at most
 			return d.inconsistent("the trace ends %d blocks after the sync period (%d messages) ran out",
@@ -1162,7 +1175,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
-	s.hwSync, s.msgSync = 0, 0
+	s.hwSync, s.msgSync, s.dueExact = 0, 0, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1234,7 +1247,7 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
 	}
-	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) {
+	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && s.dueExact {
 		if err := d.checkDueWalk(s, kind); err != nil {
 			return err
 		}
@@ -1283,10 +1296,12 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 }
 
 // checkDueWalk checks the walk of a sync message that came once the sync
-// period had run out (BTM counting messages, msgsPastPeriod). The encoder
-// then turns the first flow message into a sync, or sends a
-// ProgTraceSync at the start of the next ingress block: the message
-// covers one block at most. Every conditional branch, direct jump and
+// period had run out (BTM counting messages, msgsPastPeriod) at a branch
+// message (s.dueExact). The encoder then turns the first flow message
+// into a sync, or sends a ProgTraceSync at the start of the next ingress
+// block: the message covers one block at most. (When an Ownership or
+// ResourceFull message completed the period, the blocks retired before
+// it are in the walk too: nothing is checked.) Every conditional branch, direct jump and
 // implicit return ends a block (ingress.Block: its itype describes its
 // last instruction), and a trap after one is a block of its own, so a
 // trap message whose walk ends on such an instruction would have been
