@@ -1243,6 +1243,13 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		kind = endTaken
 	case bt != BTypeIndirect:
 		kind = endTrap
+	case d.cfg.OwnEncoder && (m.TCode == TCodeIndirectBranchSync ||
+		m.TCode == TCodeIndirectBranchHistSync && m.Get(FieldHIST) <= 1):
+		// rvtrace's encoder syncs on linear code with ProgTraceSync, or
+		// in HTM with IndirectBranchHistSync only to send pending
+		// history: this one reports an uninferable jump, the last
+		// instruction its I-CNT counts
+		kind = endIndirect
 	}
 	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
@@ -1259,6 +1266,15 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	}
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
+	}
+	if kind == endIndirect {
+		if d.cfg.ReturnStack && d.poppedOK && d.popped == faddr {
+			// the encoder sends a sync on linear code after a return its
+			// stack predicts
+			return d.inconsistent("a return to %#x reported with %s, where the encoder's return stack predicts it",
+				faddr, m.TCode)
+		}
+		return nil // the jump's target: F-ADDR is news
 	}
 	if !d.pcKnown && !(d.inferredEnd && m.TCode == TCodeProgTraceSync) {
 		return nil // an uninferable jump: F-ADDR is news
