@@ -1255,7 +1255,12 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return err
 	}
 	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && s.dueExact {
-		if err := d.checkDueWalk(s, kind); err != nil {
+		if err := d.checkDueWalk(s); err != nil {
+			return err
+		}
+	}
+	if kind == endTrap {
+		if err := d.checkTrapSync(s, m); err != nil {
 			return err
 		}
 	}
@@ -1317,25 +1322,46 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 // into a sync, or sends a ProgTraceSync at the start of the next ingress
 // block: the message covers one block at most. (When an Ownership or
 // ResourceFull message completed the period, the blocks retired before
-// it are in the walk too: nothing is checked.) Every conditional branch, direct jump and
-// implicit return ends a block (ingress.Block: its itype describes its
-// last instruction), and a trap after one is a block of its own, so a
-// trap message whose walk ends on such an instruction would have been
-// preceded by a ProgTraceSync there and carried I-CNT=0.
-func (d *Decoder) checkDueWalk(s *srcState, kind int) error {
+// it are in the walk too: nothing is checked.)
+func (d *Decoder) checkDueWalk(s *srcState) error {
 	if d.walkRanges > 1 {
 		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
 			s.msgSync-1)
 	}
-	if kind == endTrap && d.walkRanges == 1 && d.rev.End != ingress.ITypeNone {
-		what := d.rev.End.String()
-		if in := d.img.InstPtr(d.rev.Last); in != nil {
-			what = riscv.Disasm(in.Raw, d.rev.Last, d.xlen) + " (" + what + ")"
-		}
-		return d.inconsistent("trap right after the %s at %#x, which ends an ingress block, %d messages after the last sync: the sync period had run out, so the encoder sends a sync after that block and the trap with I-CNT=0",
-			what, d.rev.Last, s.msgSync-1)
-	}
 	return nil
+}
+
+// checkTrapSync checks a trap reported by a sync message (the encoder's
+// first flow message once a periodic sync is due). Every conditional
+// branch, direct jump and implicit return ends an ingress block (its
+// itype describes its last instruction), and a trap after one is a block
+// of its own that retires nothing. Had the sync been due when that block
+// began, the encoder would have sent a ProgTraceSync there and then the
+// trap with I-CNT=0; and within it, nothing brings the sync closer:
+// counting halfwords, it retires none; counting messages, only an
+// Ownership message could be sent there (or, in BTM, the branch message
+// that completed the period was sent right before the walk, s.dueExact).
+// So the last instruction the message's walk (HIST bits and I-CNT) ends
+// on must not be one that ends a block.
+func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
+	if !d.cfg.OwnEncoder || d.rev.Offset != m.Offset || d.rev.Src != s.id || d.rev.End == ingress.ITypeNone {
+		return nil // (no range of this message, or it ends on a linear instruction)
+	}
+	switch d.cfg.SyncMode {
+	case SyncHalfwords:
+	case SyncMessages:
+		if !(d.cfg.NoContext || s.ctx == 0 || d.msgsPastPeriod(s) && s.dueExact) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	what := d.rev.End.String()
+	if in := d.img.InstPtr(d.rev.Last); in != nil {
+		what = riscv.Disasm(in.Raw, d.rev.Last, d.xlen) + " (" + what + ")"
+	}
+	return d.inconsistent("trap right after the %s at %#x, which ends an ingress block, reported by a sync message: the encoder sends a sync after that block and the trap with I-CNT=0",
+		what, d.rev.Last)
 }
 
 // checkNotDue checks that a branch message without SYNC came before the

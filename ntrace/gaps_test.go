@@ -502,6 +502,9 @@ func TestNewDecoderValidates(t *testing.T) {
 //     after the last sync, is an IndirectBranchSync for a trap whose
 //     I-CNT then ends on a not-taken beqz; the encoder would have sent a
 //     ProgTraceSync after that branch's block and the trap with I-CNT=0;
+//   - BTM counting halfwords (SyncMax 2): a flipped bit makes a periodic
+//     IndirectBranchSync's trap I-CNT 15 instead of 11, walking on over a
+//     not-taken beq: the same impossible trap after a block's end;
 //   - HTM (ref-htm-best, counting messages): an IndirectBranchHistSync
 //     without history reporting a return has its I-CNT=1 turned into 0:
 //     no instruction is left for the return (which jumped to itself, so
@@ -520,6 +523,7 @@ func TestGapSyncForms(t *testing.T) {
 		says       string
 	}{
 		{7, -39, 2763, "1)\x8eC", 494, 170, "the encoder sends a sync after that block and the trap with I-CNT=0"},
+		{4, -125, 2056, "2\x82\x80$", 66, 18, "the encoder sends a sync after that block and the trap with I-CNT=0"},
 		{3, -63, 2000, "2\x80%2", 111, 17, "no instruction for its jump"},
 	} {
 		cfg := integrityConfigs[c.sel]
