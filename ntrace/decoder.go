@@ -222,32 +222,28 @@ type Decoder struct {
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id      uint32
-	img     *image.Set // the address space of the source's context (nil: base)
-	context uint64     // the source's context (Ownership)
-	synced  bool       // decoding: s.pc is known
-	seen    bool       // has synchronised at least once
-	ended   bool       // ended cleanly by ProgTraceCorrelation
-	lost    bool       // in a reported gap: skip to the next sync
-	mode    Mode       // trace mode, given or learned (0: not known yet)
-	btype   int        // trap B-TYPE style, given or learned (0: not known yet)
-	ts      bool       // messages carry TSTAMP (learned at each sync)
-	ctx     int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg TCode      // previous message of the source
-	prevMsg TCode      // the one before the current message
-	lastBT  uint64
-	tally   decode.Tally // instructions emitted, and since the last point known good
-	hwSync  uint64       // halfwords reported since the last sync
-	msgSync uint64       // messages since the last sync
-	// dueExact says the message that completed the sync period (counting
-	// messages) was a branch message: the walk then stood where the
-	// encoder's ingress block started or ended, so what follows can be
-	// checked block by block (checkDueWalk)
-	dueExact bool
-	pc       uint64 // next instruction to execute
-	addr     uint64 // reference for U-ADDR
-	icntAcc  int64  // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used     int64  // halfwords walked since the last I-CNT field
+	id       uint32
+	img      *image.Set // the address space of the source's context (nil: base)
+	context  uint64     // the source's context (Ownership)
+	synced   bool       // decoding: s.pc is known
+	seen     bool       // has synchronised at least once
+	ended    bool       // ended cleanly by ProgTraceCorrelation
+	lost     bool       // in a reported gap: skip to the next sync
+	mode     Mode       // trace mode, given or learned (0: not known yet)
+	btype    int        // trap B-TYPE style, given or learned (0: not known yet)
+	ts       bool       // messages carry TSTAMP (learned at each sync)
+	ctx      int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg  TCode      // previous message of the source
+	prevMsg  TCode      // the one before the current message
+	lastBT   uint64
+	tally    decode.Tally // instructions emitted, and since the last point known good
+	hwSync   uint64       // halfwords reported since the last sync
+	msgSync  uint64       // messages since the last sync
+	dueExact bool         // a branch message completed the sync period counting messages (checkDueWalk)
+	pc       uint64       // next instruction to execute
+	addr     uint64       // reference for U-ADDR
+	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used     int64        // halfwords walked since the last I-CNT field
 	stack    decode.ReturnStack
 	calls    uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
 	callsMax uint64
