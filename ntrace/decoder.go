@@ -1329,9 +1329,11 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 
 // checkTrapSync checks a trap reported by a sync message (the encoder's
 // first flow message once a periodic sync is due). Every conditional
-// branch, direct jump and implicit return ends an ingress block (its
-// itype describes its last instruction), and a trap after one is a block
-// of its own that retires nothing. Had the sync been due when that block
+// branch and every uninferable jump (one the decoder infers: an implicit
+// return, a sequentially inferable jump) ends an ingress block (its itype
+// describes its last instruction), and a trap after one is a block of its
+// own that retires nothing. (Not so a direct jump: a 3-bit itype does not
+// report it, so it may end a trap's block.) Had the sync been due when that block
 // began, the encoder would have sent a ProgTraceSync there and then the
 // trap with I-CNT=0; and within it, nothing brings the sync closer:
 // counting halfwords, it retires none; counting messages, only an
@@ -1340,8 +1342,12 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // So the last instruction the message's walk (HIST bits and I-CNT) ends
 // on must not be one that ends a block.
 func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
-	if !d.cfg.OwnEncoder || d.rev.Offset != m.Offset || d.rev.Src != s.id || d.rev.End == ingress.ITypeNone {
-		return nil // (no range of this message, or it ends on a linear instruction)
+	if !d.cfg.OwnEncoder || d.rev.Offset != m.Offset || d.rev.Src != s.id {
+		return nil // (no range of this message)
+	}
+	switch d.rev.End {
+	case ingress.ITypeNone, ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		return nil
 	}
 	switch d.cfg.SyncMode {
 	case SyncHalfwords:
