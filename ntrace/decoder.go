@@ -73,6 +73,11 @@ type DecoderConfig struct {
 	// most significant chunk (an inserted byte, typically) is then
 	// malformed. N-Trace does not require it, so it is off by default.
 	ShortestFields bool
+	// NoIdle says the encoder sends no idle bytes (0xFF) between
+	// messages, as rvtrace's does: idle bytes met while a source is being
+	// decoded are then a gap (an inserted byte that ends a message early,
+	// typically). N-Trace allows idles anywhere, so it is off by default.
+	NoIdle bool
 	// CountBits is the width of the encoder's nesting counter when it
 	// uses the counting implicit return (trTeInstImplicitReturnMode=1):
 	// the decoder mirrors the counter, so a return walked past with the
@@ -148,7 +153,7 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
-		ShortestFields: true, NoContext: !c.Context, OwnEncoder: true,
+		ShortestFields: true, NoIdle: true, NoContext: !c.Context, OwnEncoder: true,
 		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled}
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
@@ -357,6 +362,7 @@ func (d *Decoder) Stats() *Stats { return &d.st }
 func (d *Decoder) Decode(r io.Reader) error {
 	rd := NewReader(r, d.cfg.Wire)
 	var m Message
+	var idles int64
 	for {
 		err := rd.Next(&m)
 		if err != nil {
@@ -379,6 +385,14 @@ func (d *Decoder) Decode(r io.Reader) error {
 				continue
 			}
 			return err
+		}
+		if n := rd.Idles() - idles; n > 0 {
+			idles += n
+			if d.cfg.NoIdle {
+				if err := d.idleGap(&m, n); err != nil {
+					return err
+				}
+			}
 		}
 		if err := d.Message(&m); err != nil {
 			return err
@@ -446,6 +460,21 @@ func (d *Decoder) errAt(cause error, format string, args ...any) *decode.Error {
 
 func (d *Decoder) inconsistent(format string, args ...any) error {
 	return d.fail(decode.ErrInconsistent, format, args...)
+}
+
+// idleGap reports n idle bytes before message m, from an encoder that
+// sends none (DecoderConfig.NoIdle), as a gap in every source being
+// decoded: the message before them may have been cut short by an inserted
+// or altered byte.
+func (d *Decoder) idleGap(m *Message, n int64) error {
+	for _, s := range d.order {
+		if s.synced {
+			return d.gapAll(&decode.Error{Offset: m.Offset - n, Index: d.index, What: "idle bytes",
+				Err: fmt.Errorf("%w: %d idle byte(s) (0xFF) before the message at byte %d, from an encoder that sends none",
+					decode.ErrMalformed, n, m.Offset)})
+		}
+	}
+	return nil
 }
 
 // gapAll reports a gap in every synchronised source (a malformed message,

@@ -565,3 +565,33 @@ func TestGapSyncForms(t *testing.T) {
 		}
 	}
 }
+
+// An idle byte between two messages of rvtrace's encoder, which sends
+// none, is a gap (DecoderConfig.NoIdle): an inserted 0xFF byte can end a
+// message early and leave a valid-looking one behind (found by
+// FuzzIntegrity: a HIST field cut short, the path still consistent).
+// Without NoIdle, idles are skipped as N-Trace allows.
+func TestGapIdleBytes(t *testing.T) {
+	cfg := Config{Mode: HTM}
+	img, truth, trace := integrityTrace(t, cfg, 1500)
+	offs := messageOffsets(trace, cfg.Wire())
+	at := offs[3]
+	bad := append(append(append([]byte(nil), trace[:at]...), 0xFF, 0xFF), trace[at:]...)
+	l, err := decodeLog(t, img, bad, DecoderConfigFrom(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := wantGap(t, l, decode.ErrMalformed, at, 3)
+	if !strings.Contains(g.Err.Error(), "2 idle byte(s)") {
+		t.Errorf("gap %v", g.Err)
+	}
+	if why := checkIntegrity(truth, itemsOf(l)); why != "" {
+		t.Error(why)
+	}
+	dc := DecoderConfigFrom(cfg)
+	dc.NoIdle = false
+	l, err = decodeLog(t, img, bad, dc)
+	if err != nil || len(l.kinds(flow.KindGap)) != 0 || !equalPCs(l.pcs, truth) {
+		t.Errorf("idles allowed: %v, gaps %v, %d of %d PCs", err, l.kinds(flow.KindGap), len(l.pcs), len(truth))
+	}
+}
