@@ -676,11 +676,15 @@ func (e *Encoder) targetReported(c, n *step) bool {
 // call counter variant, which keeps the return addresses too) predicts
 // wrongly: n, the instruction after it, is not the address on top.
 func (e *Encoder) retMiss(c, n *step) bool {
+	return e.irOn && c.itype == ingress.ITypeReturn && e.retMissed(c, n) // (inlined: most steps are no return)
+}
+
+// retMissed is retMiss for a return with implicit return on.
+func (e *Encoder) retMissed(c, n *step) bool {
 	if e.blind && e.cfg.Params.ReturnStackSize == 0 {
 		return false
 	}
-	return e.irOn && c.itype == ingress.ITypeReturn && e.stack.Depth() > 0 && n.kind == stInst &&
-		e.stackTop() != n.addr && !(e.cfg.Options.SIJump && c.sijump)
+	return e.stack.Depth() > 0 && n.kind == stInst && e.stackTop() != n.addr && !(e.cfg.Options.SIJump && c.sijump)
 }
 
 // missNeedsSync reports whether the mispredicted return c must be
