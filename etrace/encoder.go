@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/riscv"
@@ -127,7 +128,7 @@ type Encoder struct {
 	mapCorrect bool   // every branch in the map was predicted correctly
 	pbc        uint64 // correctly predicted branches being counted (>= 31)
 	irSince    bool   // a return was inferred since the last address packet
-	stack      retStack
+	stack      decode.ReturnStack
 	pred       predictor
 	jtc        jumpCache
 
@@ -241,10 +242,17 @@ func NewEncoder(w io.Writer, cfg Config, img *image.Set) (*Encoder, error) {
 	e.lsb = uint(p.IAddressLSB)
 	e.amask = p.addrMask()
 	e.period = cfg.ResyncPeriod
-	e.stack = newRetStack(p.stackMax())
+	e.stack = decode.NewReturnStack(p.stackMax())
 	e.pred = newPredictor(p)
 	e.jtc = newJumpCache(p)
 	return e, nil
+}
+
+// stackTop returns the return address on top of the implicit return stack
+// (0 when it is empty: callers check its depth first).
+func (e *Encoder) stackTop() uint64 {
+	a, _ := e.stack.Top()
+	return a
 }
 
 // Stats returns the encoder's counters.
@@ -467,7 +475,7 @@ func (e *Encoder) push(s *step) {
 }
 
 func (e *Encoder) process(c, n *step) {
-	depth := e.stack.depth
+	depth := e.stack.Depth()
 	if c.kind == stTrap {
 		e.doTrap(c, n)
 	} else {
@@ -556,17 +564,17 @@ func (e *Encoder) doInst(c, n *step) {
 			if e.prevUpd {
 				kind = rTarget
 			}
-			e.addrPacket(c, kind, false, e.stack.depth)
+			e.addrPacket(c, kind, false, e.stack.Depth())
 		}
 		e.syncPacket(c)
-	case e.v026 && e.irOn && c.itype == ingress.ITypeReturn && e.stack.depth > 0 &&
-		n.kind != stEnd && e.stack.top() != n.addr && !(e.cfg.Options.SIJump && c.sijump):
+	case e.v026 && e.irOn && c.itype == ingress.ITypeReturn && e.stack.Depth() > 0 &&
+		n.kind != stEnd && e.stackTop() != n.addr && !(e.cfg.Options.SIJump && c.sijump):
 		// 0.026 has no irreport: resynchronise before a mispredicted return.
 		switch {
 		case e.prevUpd:
-			e.addrPacket(c, rTarget, false, e.stack.depth)
+			e.addrPacket(c, rTarget, false, e.stack.Depth())
 		case e.needFlush():
-			e.addrPacket(c, rLast, false, e.stack.depth)
+			e.addrPacket(c, rLast, false, e.stack.Depth())
 		}
 		e.syncPacket(c)
 	default:
@@ -634,7 +642,7 @@ func (e *Encoder) doInst(c, n *step) {
 		if n.kind == stInst && e.period > 0 && e.resyncCount+1 >= e.period && !miss {
 			e.syncNext = true
 		}
-		e.addrPacket(c, kind, mispred, e.stack.depth)
+		e.addrPacket(c, kind, mispred, e.stack.Depth())
 	} else if mispred {
 		p := Packet{Format: FormatExt, Subformat: SubBranchCount, BranchCount: uint32(e.pbc - 31), BranchFmt: BranchFmtNoAddr}
 		e.pbc = 0
@@ -660,19 +668,23 @@ func (e *Encoder) targetReported(c, n *step) bool {
 	if !it.Uninferable() || e.cfg.Options.SIJump && c.sijump {
 		return false
 	}
-	return !(e.irOn && it == ingress.ITypeReturn && e.stack.depth > 0 && n.kind == stInst &&
-		(e.stack.top() == n.addr || e.blind && e.cfg.Params.ReturnStackSize == 0))
+	return !(e.irOn && it == ingress.ITypeReturn && e.stack.Depth() > 0 && n.kind == stInst &&
+		(e.stackTop() == n.addr || e.blind && e.cfg.Params.ReturnStackSize == 0))
 }
 
 // retMiss reports whether c is a return that the return stack (or the
 // call counter variant, which keeps the return addresses too) predicts
 // wrongly: n, the instruction after it, is not the address on top.
 func (e *Encoder) retMiss(c, n *step) bool {
+	return e.irOn && c.itype == ingress.ITypeReturn && e.retMissed(c, n) // (inlined: most steps are no return)
+}
+
+// retMissed is retMiss for a return with implicit return on.
+func (e *Encoder) retMissed(c, n *step) bool {
 	if e.blind && e.cfg.Params.ReturnStackSize == 0 {
 		return false
 	}
-	return e.irOn && c.itype == ingress.ITypeReturn && e.stack.depth > 0 && n.kind == stInst &&
-		e.stack.top() != n.addr && !(e.cfg.Options.SIJump && c.sijump)
+	return e.stack.Depth() > 0 && n.kind == stInst && e.stackTop() != n.addr && !(e.cfg.Options.SIJump && c.sijump)
 }
 
 // missNeedsSync reports whether the mispredicted return c must be
@@ -696,7 +708,7 @@ func (e *Encoder) missNeedsSync(c, n *step) bool {
 	if e.cfg.Params.ReturnStackSize == 0 {
 		return true
 	}
-	if e.irSeen&(1<<(uint(e.stack.depth)&63)) != 0 {
+	if e.irSeen&(1<<(uint(e.stack.Depth())&63)) != 0 {
 		return true
 	}
 	return n.priv != c.priv || n.ctype >= ingress.CTypePrecise || e.period > 0 && e.resyncCount+1 >= e.period
@@ -758,10 +770,10 @@ func (e *Encoder) control(c, n *step, synced bool) {
 		switch {
 		case e.cfg.Options.SIJump && c.sijump && !synced:
 			// sequentially inferable: the decoder computes the target
-		case e.irOn && it == ingress.ITypeReturn && e.stack.depth > 0 && n.kind != stEnd:
-			if e.stack.top() == n.addr || e.blind && e.cfg.Params.ReturnStackSize == 0 {
-				e.irSeen |= 1 << (uint(e.stack.depth) & 63)
-				e.stack.pop()
+		case e.irOn && it == ingress.ITypeReturn && e.stack.Depth() > 0 && n.kind != stEnd:
+			if e.stackTop() == n.addr || e.blind && e.cfg.Params.ReturnStackSize == 0 {
+				e.irSeen |= 1 << (uint(e.stack.Depth()) & 63)
+				e.stack.Pop()
 				e.irSince = true
 			} else {
 				// (in call counter mode, only when c is also the
@@ -774,7 +786,7 @@ func (e *Encoder) control(c, n *step, synced bool) {
 		}
 	}
 	if e.irOn && it.Pushes() {
-		e.stack.push(c.next)
+		e.stack.Push(c.next)
 	}
 }
 
@@ -782,7 +794,7 @@ func (e *Encoder) control(c, n *step, synced bool) {
 func (e *Encoder) afterSync() {
 	e.mapN, e.mapBits, e.pbc = 0, 0, 0
 	e.irSince = false
-	e.stack.reset()
+	e.stack.Reset()
 	if e.pred.t != nil {
 		e.pred.reset()
 	}

@@ -1,47 +1,10 @@
 package etrace
 
 // State shared by the encoder and the decoder for the optional modes: the
-// return address stack of implicit return mode, the branch predictor and
-// the jump target cache. Both sides drive the same code, in the same
-// order, which is what keeps them in step.
-
-// retStack is the implicit return stack. When full, a push drops the
-// oldest entry. The call counter variant uses the same structure (the
-// encoder knows the return addresses anyway), bounded by the counter's
-// largest value.
-type retStack struct {
-	a     []uint64
-	base  int // index of the oldest entry
-	depth int
-}
-
-func newRetStack(max int) retStack { return retStack{a: make([]uint64, max)} }
-
-func (s *retStack) reset() { s.base, s.depth = 0, 0 }
-
-func (s *retStack) push(v uint64) {
-	n := len(s.a)
-	if n == 0 {
-		return
-	}
-	if s.depth == n {
-		s.base = (s.base + 1) % n
-		s.depth--
-	}
-	s.a[(s.base+s.depth)%n] = v
-	s.depth++
-}
-
-func (s *retStack) top() uint64 {
-	n := len(s.a)
-	return s.a[(s.base+s.depth-1)%n]
-}
-
-func (s *retStack) pop() uint64 {
-	v := s.top()
-	s.depth--
-	return v
-}
+// branch predictor and the jump target cache (the return address stack of
+// implicit return mode is decode.ReturnStack, on both sides too). Both
+// sides drive the same code, in the same order, which is what keeps them
+// in step.
 
 // predictor is the branch predictor: 2^bpred_size_p two-bit counters
 // indexed by instruction address bits. State bit 1 is the prediction

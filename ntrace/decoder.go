@@ -74,6 +74,11 @@ type DecoderConfig struct {
 	// most significant chunk (an inserted byte, typically) is then
 	// malformed. N-Trace does not require it, so it is off by default.
 	ShortestFields bool
+	// NoIdle says the encoder sends no idle bytes (0xFF) between
+	// messages, as rvtrace's does: idle bytes met while a source is being
+	// decoded are then a gap (an inserted byte that ends a message early,
+	// typically). N-Trace allows idles anywhere, so it is off by default.
+	NoIdle bool
 	// CountBits is the width of the encoder's nesting counter when it
 	// uses the counting implicit return (trTeInstImplicitReturnMode=1):
 	// the decoder mirrors the counter, so a return walked past with the
@@ -149,7 +154,7 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
-		ShortestFields: true, NoContext: !c.Context, OwnEncoder: true,
+		ShortestFields: true, NoIdle: true, NoContext: !c.Context, OwnEncoder: true,
 		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled}
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
@@ -253,6 +258,7 @@ type srcState struct {
 	tally    decode.Tally // instructions emitted, and since the last point known good
 	hwSync   uint64       // halfwords reported since the last sync
 	msgSync  uint64       // messages since the last sync
+	dueExact bool         // a branch message completed the sync period counting messages (checkDueWalk)
 	pc       uint64       // next instruction to execute
 	addr     uint64       // reference for U-ADDR
 	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -380,6 +386,7 @@ func (d *Decoder) Decode(r io.Reader) error {
 // when until is not negative, until rd has read up to byte until.
 func (d *Decoder) loop(rd *Reader, until int64) error {
 	var m Message
+	idles := rd.Idles()
 	for until < 0 || rd.Offset() < until {
 		err := rd.Next(&m)
 		if err != nil {
@@ -402,6 +409,14 @@ func (d *Decoder) loop(rd *Reader, until int64) error {
 				continue
 			}
 			return err
+		}
+		if n := rd.Idles() - idles; n > 0 {
+			idles += n
+			if d.cfg.NoIdle {
+				if err := d.idleGap(&m, n); err != nil {
+					return err
+				}
+			}
 		}
 		if err := d.Message(&m); err != nil {
 			return err
@@ -468,6 +483,21 @@ func (d *Decoder) errAt(cause error, format string, args ...any) *decode.Error {
 
 func (d *Decoder) inconsistent(format string, args ...any) error {
 	return d.fail(decode.ErrInconsistent, format, args...)
+}
+
+// idleGap reports n idle bytes before message m, from an encoder that
+// sends none (DecoderConfig.NoIdle), as a gap in every source being
+// decoded: the message before them may have been cut short by an inserted
+// or altered byte.
+func (d *Decoder) idleGap(m *Message, n int64) error {
+	for _, s := range d.order {
+		if s.synced {
+			return d.gapAll(&decode.Error{Offset: m.Offset - n, Index: d.index, What: "idle bytes",
+				Err: fmt.Errorf("%w: %d idle byte(s) (0xFF) before the message at byte %d, from an encoder that sends none",
+					decode.ErrMalformed, n, m.Offset)})
+		}
+	}
+	return nil
 }
 
 // gapAll reports a gap in every synchronised source (a malformed message,
@@ -806,6 +836,14 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
 		s.last.set(m)
 		s.haveBr = true
+		if d.cfg.SyncMode == SyncMessages {
+			// (a RepeatBranch completing the period is sent along with
+			// the message after it)
+			if period := uint64(1) << uint(d.cfg.SyncMax+4); s.msgSync == period ||
+				s.msgSync == period+1 && prev == TCodeRepeatBranch {
+				s.dueExact = true
+			}
+		}
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
 		if d.cfg.NoRepeatBranch {
@@ -879,7 +917,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
-		if d.msgsPastPeriod(s) && d.walkRanges > 1 {
+		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
 			// BTM: once the message count reached the period, the next
 			// block starts with a sync; the end covers one block at most
 			return d.inconsistent("the trace ends %d blocks after the sync period (%d messages) ran out",
@@ -1191,7 +1229,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
-	s.hwSync, s.msgSync = 0, 0
+	s.hwSync, s.msgSync, s.dueExact = 0, 0, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1259,15 +1297,26 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		kind = endTaken
 	case bt != BTypeIndirect:
 		kind = endTrap
+	case d.cfg.OwnEncoder && (m.TCode == TCodeIndirectBranchSync ||
+		m.TCode == TCodeIndirectBranchHistSync && m.Get(FieldHIST) <= 1):
+		// rvtrace's encoder syncs on linear code with ProgTraceSync, or
+		// in HTM with IndirectBranchHistSync only to send pending
+		// history: this one reports an uninferable jump, the last
+		// instruction its I-CNT counts
+		kind = endIndirect
 	}
 	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
 	}
-	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && d.walkRanges > 1 {
-		// BTM: once the message count reached the period, the next block
-		// starts with a sync; this one covers one block at most
-		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
-			s.msgSync-1)
+	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && s.dueExact {
+		if err := d.checkDueWalk(s); err != nil {
+			return err
+		}
+	}
+	if kind == endTrap {
+		if err := d.checkTrapSync(s, m); err != nil {
+			return err
+		}
 	}
 	if reason == SyncPeriodic {
 		if err := d.checkPeriod(s); err != nil {
@@ -1276,6 +1325,15 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	}
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
+	}
+	if kind == endIndirect {
+		if d.cfg.ReturnStack && d.poppedOK && d.popped == faddr {
+			// the encoder sends a sync on linear code after a return its
+			// stack predicts
+			return d.inconsistent("a return to %#x reported with %s, where the encoder's return stack predicts it",
+				faddr, m.TCode)
+		}
+		return nil // the jump's target: F-ADDR is news
 	}
 	if !d.pcKnown && !(d.inferredEnd && m.TCode == TCodeProgTraceSync) {
 		return nil // an uninferable jump: F-ADDR is news
@@ -1313,6 +1371,60 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 	}
 	n, period := s.msgSync-1, uint64(1)<<uint(d.cfg.SyncMax+4)
 	return n >= period+1 || n == period && s.prevMsg != TCodeRepeatBranch
+}
+
+// checkDueWalk checks the walk of a sync message that came once the sync
+// period had run out (BTM counting messages, msgsPastPeriod) at a branch
+// message (s.dueExact). The encoder then turns the first flow message
+// into a sync, or sends a ProgTraceSync at the start of the next ingress
+// block: the message covers one block at most. (When an Ownership or
+// ResourceFull message completed the period, the blocks retired before
+// it are in the walk too: nothing is checked.)
+func (d *Decoder) checkDueWalk(s *srcState) error {
+	if d.walkRanges > 1 {
+		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
+			s.msgSync-1)
+	}
+	return nil
+}
+
+// checkTrapSync checks a trap reported by a sync message (the encoder's
+// first flow message once a periodic sync is due). Every conditional
+// branch and every uninferable jump (one the decoder infers: an implicit
+// return, a sequentially inferable jump) ends an ingress block (its itype
+// describes its last instruction), and a trap after one is a block of its
+// own that retires nothing. (Not so a direct jump: a 3-bit itype does not
+// report it, so it may end a trap's block.) Had the sync been due when that block
+// began, the encoder would have sent a ProgTraceSync there and then the
+// trap with I-CNT=0; and within it, nothing brings the sync closer:
+// counting halfwords, it retires none; counting messages, only an
+// Ownership message could be sent there (or, in BTM, the branch message
+// that completed the period was sent right before the walk, s.dueExact).
+// So the last instruction the message's walk (HIST bits and I-CNT) ends
+// on must not be one that ends a block.
+func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
+	if !d.cfg.OwnEncoder || d.rev.Offset != m.Offset || d.rev.Src != s.id {
+		return nil // (no range of this message)
+	}
+	switch d.rev.End {
+	case ingress.ITypeNone, ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		return nil
+	}
+	switch d.cfg.SyncMode {
+	case SyncHalfwords:
+	case SyncMessages:
+		if !(d.cfg.NoContext || s.ctx == 0 || d.msgsPastPeriod(s) && s.dueExact) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	what := d.rev.End.String()
+	if in := d.img.InstPtr(d.rev.Last); in != nil {
+		what = riscv.Disasm(in.Raw, d.rev.Last, d.xlen) + " (" + what + ")"
+	}
+	return d.inconsistent("trap right after the %s at %#x, which ends an ingress block, reported by a sync message: the encoder sends a sync after that block and the trap with I-CNT=0",
+		what, d.rev.Last)
 }
 
 // checkNotDue checks that a branch message without SYNC came before the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
@@ -87,9 +88,8 @@ type Encoder struct {
 	syncCount uint64 // progress towards the next periodic sync
 
 	// implicit return
-	stack    [32]uint64
-	sp, sn   int    // top index and number of entries (ring buffer)
-	calls    uint64 // nesting counter (ReturnCount)
+	stack    decode.ReturnStack // return addresses (ReturnPartial, ReturnFull), as the decoder keeps them
+	calls    uint64             // nesting counter (ReturnCount)
 	callsMax uint64
 
 	// repeated history (RCODE=2)
@@ -144,6 +144,9 @@ func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
 	}
 	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1}
 	e.st.Syncs = map[uint64]uint64{}
+	if cfg.ImplicitReturn == ReturnPartial || cfg.ImplicitReturn == ReturnFull {
+		e.stack = decode.NewReturnStack(cfg.stackDepth())
+	}
 	if cfg.ImplicitReturn == ReturnCount {
 		w := cfg.StackDepth
 		if w == 0 {
@@ -431,7 +434,8 @@ func (e *Encoder) syncSent(addr, t uint64, reason uint64) error {
 func (e *Encoder) resetState() {
 	e.icnt, e.hist, e.histLen = 0, 1, 0
 	e.pend = pendNone
-	e.sp, e.sn, e.calls = 0, 0, 0
+	e.stack.Reset()
+	e.calls = 0
 	e.rptCount, e.rptLen = 0, 0
 	e.pat.reset()
 	e.haveBr, e.brCount = false, 0
@@ -717,12 +721,7 @@ func (e *Encoder) push(ret uint64) {
 			e.calls++
 		}
 	default:
-		depth := e.cfg.stackDepth()
-		e.sp = (e.sp + 1) % depth
-		e.stack[e.sp] = ret
-		if e.sn < depth {
-			e.sn++
-		}
+		e.stack.Push(ret) // a full stack drops its oldest entry
 	}
 }
 
@@ -736,14 +735,8 @@ func (e *Encoder) pop() (bool, uint64) {
 		e.calls--
 		return true, 0
 	default:
-		if e.sn == 0 {
-			return false, 0
-		}
-		a := e.stack[e.sp]
-		depth := e.cfg.stackDepth()
-		e.sp = (e.sp + depth - 1) % depth
-		e.sn--
-		return true, a
+		a, ok := e.stack.Pop()
+		return ok, a
 	}
 }
 

@@ -492,3 +492,106 @@ func TestNewDecoderValidates(t *testing.T) {
 		}
 	}
 }
+
+// Sync messages the encoder could not have sent for the path walked are
+// gaps at their byte and index, with every instruction since the previous
+// sync suspect. Both corruptions were found by FuzzIntegrity, and decoded
+// silently wrong before:
+//   - BTM counting messages (SyncMax 0): a U-ADDR bit moves an
+//     IndirectBranch's target 32 bytes back, and the next message, 16
+//     after the last sync, is an IndirectBranchSync for a trap whose
+//     I-CNT then ends on a not-taken beqz; the encoder would have sent a
+//     ProgTraceSync after that branch's block and the trap with I-CNT=0;
+//   - BTM counting halfwords (SyncMax 2): a flipped bit makes a periodic
+//     IndirectBranchSync's trap I-CNT 15 instead of 11, walking on over a
+//     not-taken beq: the same impossible trap after a block's end;
+//   - HTM (ref-htm-best, counting messages): an IndirectBranchHistSync
+//     without history reporting a return has its I-CNT=1 turned into 0:
+//     no instruction is left for the return (which jumped to itself, so
+//     F-ADDR matched the address reached).
+func TestGapSyncForms(t *testing.T) {
+	img, err := integrityImage()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		sel        int
+		seed       int64
+		n          int
+		ops        string
+		off, index int64
+		says       string
+	}{
+		{7, -39, 2763, "1)\x8eC", 494, 170, "the encoder sends a sync after that block and the trap with I-CNT=0"},
+		{4, -125, 2056, "2\x82\x80$", 66, 18, "the encoder sends a sync after that block and the trap with I-CNT=0"},
+		{3, -63, 2000, "2\x80%2", 111, 17, "no instruction for its jump"},
+	} {
+		cfg := integrityConfigs[c.sel]
+		cfg.XLEN = img.XLEN()
+		truth := synthFlow(img, c.seed, 200+c.n%2800, true)
+		trace, err := encodePCs(img, truth, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, err := decodeLog(t, img, trace, DecoderConfigFrom(cfg)); err != nil || len(l.kinds(flow.KindGap)) != 0 {
+			t.Fatalf("config %d: the intact trace: %v %v", c.sel, err, l.kinds(flow.KindGap))
+		}
+		bad, desc := corrupt(trace, []byte(c.ops))
+		l, err := decodeLog(t, img, bad, DecoderConfigFrom(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := wantGap(t, l, decode.ErrInconsistent, c.off, c.index)
+		if !strings.Contains(g.Err.Error(), c.says) {
+			t.Errorf("%s: gap %v does not say %q", desc, g.Err, c.says)
+		}
+		var since uint64
+		for _, e := range l.evs {
+			if e.Kind == flow.KindGap {
+				break
+			}
+			switch e.Kind {
+			case flow.KindSync:
+				since = 0
+			case flow.KindRange:
+				since += e.N
+			}
+		}
+		if g.Suspect == 0 || g.Suspect != since {
+			t.Errorf("%s: Suspect %d, want the %d instructions since the previous sync", desc, g.Suspect, since)
+		}
+		if why := checkIntegrity(truth, itemsOf(l)); why != "" {
+			t.Errorf("%s: %s", desc, why)
+		}
+	}
+}
+
+// An idle byte between two messages of rvtrace's encoder, which sends
+// none, is a gap (DecoderConfig.NoIdle): an inserted 0xFF byte can end a
+// message early and leave a valid-looking one behind (found by
+// FuzzIntegrity: a HIST field cut short, the path still consistent).
+// Without NoIdle, idles are skipped as N-Trace allows.
+func TestGapIdleBytes(t *testing.T) {
+	cfg := Config{Mode: HTM}
+	img, truth, trace := integrityTrace(t, cfg, 1500)
+	offs := messageOffsets(trace, cfg.Wire())
+	at := offs[3]
+	bad := append(append(append([]byte(nil), trace[:at]...), 0xFF, 0xFF), trace[at:]...)
+	l, err := decodeLog(t, img, bad, DecoderConfigFrom(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := wantGap(t, l, decode.ErrMalformed, at, 3)
+	if !strings.Contains(g.Err.Error(), "2 idle byte(s)") {
+		t.Errorf("gap %v", g.Err)
+	}
+	if why := checkIntegrity(truth, itemsOf(l)); why != "" {
+		t.Error(why)
+	}
+	dc := DecoderConfigFrom(cfg)
+	dc.NoIdle = false
+	l, err = decodeLog(t, img, bad, dc)
+	if err != nil || len(l.kinds(flow.KindGap)) != 0 || !equalPCs(l.pcs, truth) {
+		t.Errorf("idles allowed: %v, gaps %v, %d of %d PCs", err, l.kinds(flow.KindGap), len(l.pcs), len(truth))
+	}
+}

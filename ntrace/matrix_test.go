@@ -274,6 +274,11 @@ func matrix() map[string]Config {
 	add("htm-hist5-rpt", Config{Mode: HTM, HistBits: 5, RepeatedHistory: true, HRepeatBits: 2})
 	add("htm-patterns-small", Config{Mode: HTM, RepeatedHistory: true, HistPatterns: true, HRepeatBits: 3})
 	add("sync-msgs", Config{Mode: HTM, SyncMode: SyncMessages, SyncMax: 0, ImplicitReturn: ReturnFull})
+	// BTM counting messages: a sync is due at the next block once the
+	// count runs out (the decoder checks where each one comes)
+	add("btm-sync-msgs", Config{Mode: BTM, SyncMode: SyncMessages, SyncMax: 0, ImplicitReturn: ReturnFull,
+		RepeatBranch: true, ICNTBits: 10})
+	add("btm-sync-msgs-ctx", Config{Mode: BTM, SyncMode: SyncMessages, SyncMax: 1, Context: true})
 	add("sync-halfwords", Config{Mode: BTM, SyncMode: SyncHalfwords, SyncMax: 2, RepeatBranch: true})
 	add("sync-cycles", Config{Mode: HTM, SyncMode: SyncCycles, SyncMax: 3, Timestamps: true, ImplicitReturn: ReturnFull, StackDepth: 4})
 	add("ir-count", Config{Mode: HTM, ImplicitReturn: ReturnCount, StackDepth: 3})
