@@ -97,6 +97,10 @@ type Encoder struct {
 	rptLen   int
 	rptCount uint64
 	pat      patternState // HistPatterns
+	// refPat, when set (by tests only), plans the HistPatterns records
+	// instead of pat: the straightforward reference planner the tests
+	// compare pat's output bytes with.
+	refPat histPlanner
 
 	// repeated branch messages (RepeatBranch)
 	lastBr  Message
@@ -434,6 +438,9 @@ func (e *Encoder) resetState() {
 	e.sp, e.sn, e.calls = 0, 0, 0
 	e.rptCount, e.rptLen = 0, 0
 	e.pat.reset()
+	if e.refPat != nil {
+		e.refPat.reset()
+	}
 	e.haveBr, e.brCount = false, 0
 	e.syncDue, e.syncCount = false, 0
 	e.icntSyncDue = false
@@ -543,6 +550,9 @@ func (e *Encoder) branch(taken bool, b *ingress.Block) error {
 		bit = 1
 	}
 	if e.cfg.HistPatterns {
+		if e.refPat != nil {
+			return e.refPat.add(e, bit)
+		}
 		return e.pat.add(e, bit)
 	}
 	full := e.cfg.histBits() - 1
@@ -634,7 +644,13 @@ func (e *Encoder) flushRepeats() error {
 		}
 	}
 	if e.cfg.HistPatterns {
-		if err := e.pat.flushRun(e); err != nil {
+		var err error
+		if e.refPat != nil {
+			err = e.refPat.flushRun(e)
+		} else {
+			err = e.pat.flushRun(e)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -656,6 +672,9 @@ func (e *Encoder) flushRepeats() error {
 // register (in pattern mode, the bits not yet sent in records).
 func (e *Encoder) takeHist() (uint64, error) {
 	if e.cfg.HistPatterns {
+		if e.refPat != nil {
+			return e.refPat.take(e)
+		}
 		return e.pat.take(e)
 	}
 	if err := e.flushRepeats(); err != nil {

@@ -488,3 +488,12 @@ func (s *patternState) take(e *Encoder) (uint64, error) {
 	s.buf.drop(s.buf.n)
 	return h, nil
 }
+
+// histPlanner is what the encoder asks of a HistPatterns record planner:
+// patternState, or in tests the reference planner it is compared with.
+type histPlanner interface {
+	reset()
+	add(e *Encoder, bit uint64) error
+	flushRun(e *Encoder) error
+	take(e *Encoder) (uint64, error)
+}
