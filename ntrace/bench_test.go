@@ -208,3 +208,42 @@ func (w *countWriter) Write(p []byte) (int, error) {
 // the simulator emits them live) from memory, in instructions per second.
 func BenchmarkEncodeCoremarkBest(b *testing.B)    { benchEncodeCoremark(b, "best") }
 func BenchmarkEncodeCoremarkRefBest(b *testing.B) { benchEncodeCoremark(b, "ref-htm-best") }
+
+// BenchmarkPlanCoremark measures the HistPatterns record planner alone
+// (patternState.plan) on coremark's branch outcomes, window by window as
+// the encoder plans them, in CPU nanoseconds per buffered outcome.
+func BenchmarkPlanCoremark(b *testing.B) {
+	blocks, _ := coremarkBlocks(b)
+	var wins []bitBuf
+	var cur bitBuf
+	for i := range blocks {
+		if !blocks[i].itype.IsBranch() {
+			continue
+		}
+		cur.push(uint64(blocks[i].itype-ingress.ITypeNotTaken) & 1)
+		if cur.n == patWindow {
+			wins = append(wins, cur)
+			// the next window starts with the lookahead of this one
+			next := bitBuf{}
+			for j := patWindow - patLookahead; j < patWindow; j++ {
+				next.push(cur.get(j))
+			}
+			cur = next
+		}
+	}
+	e, err := NewEncoder(io.Discard, Presets["best"])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s patternState
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for k := 0; k < b.N; k++ {
+		for w := range wins {
+			s.buf = wins[w]
+			s.plan(e, false)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*len(wins)*patWindow), "cpu-ns/outcome")
+}

@@ -98,9 +98,8 @@ type patternState struct {
 	runCount uint64
 	phase    int
 	// dynamic programming scratch space, reused
-	cost    []int32
-	choice  []step
-	nextRep []int32
+	cost   []int32
+	choice []step
 }
 
 func (s *patternState) reset() {
@@ -291,21 +290,22 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	if cap(s.cost) < n+1 {
 		s.cost = make([]int32, n+1)
 		s.choice = make([]step, n+1)
-		s.nextRep = make([]int32, n+1)
 	}
-	cost, choice, nextRep := s.cost[:n+1], s.choice[:n+1], s.nextRep[:n+1]
+	cost, choice := s.cost[:n+1], s.choice[:n+1]
 	hmax := e.cfg.hrepeatMax()
 	var brk [patMaxBits + 1]int32 // each eligible lane's break
 	var c0, c1, c2, c3, c4 uint32 // distance to each lane's break, mod 32, sliced
 	var elig uint32               // eligible lanes
 	var w uint64                  // bits i..i+63, bit 0 = bit i
-	cost[n], choice[n], nextRep[n] = 0, 0, int32(n+patMaxBits+1)
-	// nextRep[i] is the first position after i where a repeating stretch
-	// starts (a position with an eligible length whose predecessor has
-	// none); rep tells whether position i+1 has one, next is nextRep[i+1].
-	rep, next := false, nextRep[n]
-	tail := n - 2*patMaxBits
-	for i := n - 1; i >= 0; i-- {
+	cost[n], choice[n] = 0, 0
+	// Bit k of starts is set when a repeating stretch starts k positions
+	// after i (a position with an eligible length whose predecessor has
+	// none), for k < patMaxBits; rep tells whether position i+1 has an
+	// eligible length.
+	rep, starts := false, uint32(0)
+	tail := max(n-2*patMaxBits, 0)
+	// Near the end of the buffer, records are cut by it.
+	for i := n - 1; i >= tail; i-- {
 		p := s.buf.head + i
 		w = w<<1 | s.buf.w[p>>6]>>uint(p&63)&1
 		neq := uint32(w^-(w&1)) &^ 1 // lanes whose bit i+l differs from bit i
@@ -313,18 +313,10 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 		if rest <= patMaxBits {
 			neq |= ^uint32(0) << uint(rest) &^ 1 // past the buffer: no repeat
 		}
-		// Every distance grows by one; the lanes that break restart at 0.
-		k0 := c0
-		k1 := c1 & k0
-		k2 := c2 & k1
-		k3 := c3 & k2
-		c0, c1, c2, c3, c4 = ^k0&^neq, (c1^k0)&^neq, (c2^k1)&^neq, (c3^k2)&^neq, (c4^k3)&^neq
-		// A lane becomes eligible when its distance reaches the threshold
-		// (a counter that wrapped past 31 belongs to a lane already
-		// eligible).
-		diff := (c0 ^ patThr[0]) | (c1 ^ patThr[1]) | (c2 ^ patThr[2]) | (c3 ^ patThr[3]) | (c4 ^ patThr[4])
+		var at uint32
+		c0, c1, c2, c3, c4, at = laneStep(c0, c1, c2, c3, c4, neq)
 		elig &^= neq
-		gain := ^diff &^ 1 &^ elig
+		gain := at &^ elig
 		for x := gain; x != 0; x &= x - 1 {
 			l := bits.TrailingZeros32(x)
 			brk[l] = int32(i + int(patThreshold[l]))
@@ -333,34 +325,23 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 
 		best := int32(1 << 30)
 		var bs step
-		el, maxL, skip := elig, patMaxBits, uint32(0)
-		if i >= tail {
-			// Near the end records are cut by it.
-			if rest <= patMaxBits {
-				if final {
-					best = int32(histFieldBytes(rest))
-				} else {
-					best = plainBytes[rest] // provisional: the window will move on
-				}
-				maxL = rest
-				el &= 1<<uint(maxL+1) - 1
+		el, maxL := elig, patMaxBits
+		if rest <= patMaxBits {
+			if final {
+				best = int32(histFieldBytes(rest))
+			} else {
+				best = plainBytes[rest] // provisional: the window will move on
 			}
-			if el != 0 {
-				mult := patMultiples[bits.TrailingZeros32(el)] & (1<<uint(maxL+1) - 1)
-				skip = mult &^ (el&-el | 1<<uint(bits.Len32(mult)-1))
-			}
-		} else if el != 0 {
-			skip = patSkip[bits.TrailingZeros32(el)]
+			maxL = rest
+			el &= 1<<uint(maxL+1) - 1
 		}
-		if rep && el == 0 {
-			next = int32(i + 1)
-		}
-		nextRep[i] = next
+		starts = nextStarts(starts, rep && el == 0)
 		rep = el != 0
-		// In a run of period p every multiple of p repeats too: of those
-		// only p itself (most repeats) and the longest multiple (fewest)
-		// are worth trying.
-		for el &^= skip; el != 0; el &= el - 1 {
+		if el != 0 {
+			mult := patMultiples[bits.TrailingZeros32(el)] & (1<<uint(maxL+1) - 1)
+			el &^= mult &^ (el&-el | 1<<uint(bits.Len32(mult)-1))
+		}
+		for ; el != 0; el &= el - 1 {
 			l := bits.TrailingZeros32(el)
 			r := min(uint64(l+int(brk[l])-i)*patRecip[l]>>patRecipShift, hmax)
 			if c := plainBytes[l] + repeatBytes(r) + cost[i+int(r)*l]; c < best {
@@ -372,23 +353,60 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 				}
 			}
 		}
-		// Plain records: the longest, or one that ends where a repeating
-		// stretch starts (shorter plain records elsewhere rarely save a
-		// byte), or any near the end of the buffer.
-		if i >= tail {
-			for l := 1; l <= maxL; l++ {
-				if c := plainBytes[l] + cost[i+l]; c < best {
-					best, bs = c, mkStep(l, 1)
+		for l := 1; l <= maxL; l++ {
+			if c := plainBytes[l] + cost[i+l]; c < best {
+				best, bs = c, mkStep(l, 1)
+			}
+		}
+		cost[i], choice[i] = best, bs
+	}
+	// Elsewhere every record fits.
+	for i := tail - 1; i >= 0; i-- {
+		p := s.buf.head + i
+		w = w<<1 | s.buf.w[p>>6]>>uint(p&63)&1
+		neq := uint32(w^-(w&1)) &^ 1
+		var at uint32
+		c0, c1, c2, c3, c4, at = laneStep(c0, c1, c2, c3, c4, neq)
+		elig &^= neq
+		if gain := at &^ elig; gain != 0 {
+			elig |= gain
+			for ; gain != 0; gain &= gain - 1 {
+				l := bits.TrailingZeros32(gain)
+				brk[l] = int32(i + int(patThreshold[l]))
+			}
+		}
+		starts = nextStarts(starts, rep && elig == 0)
+		rep = elig != 0
+		// The longest plain record.
+		best, bs := plainBytes[patMaxBits]+cost[i+patMaxBits], mkStep(patMaxBits, 1)
+		if elig != 0 {
+			// Repeats, tried before the plain records: a tie goes to
+			// the first tried. In a run of period p every multiple of p
+			// repeats too: of those only p itself (most repeats) and
+			// the longest multiple (fewest) are worth trying.
+			best, bs = 1<<30, 0
+			for el := elig &^ patSkip[bits.TrailingZeros32(elig)]; el != 0; el &= el - 1 {
+				l := bits.TrailingZeros32(el)
+				r := min(uint64(l+int(brk[l])-i)*patRecip[l]>>patRecipShift, hmax)
+				if c := plainBytes[l] + repeatBytes(r) + cost[i+int(r)*l]; c < best {
+					best, bs = c, mkStep(l, r)
+				}
+				if r > 2 {
+					if c := plainBytes[l] + repeatBytes(r-1) + cost[i+int(r-1)*l]; c < best {
+						best, bs = c, mkStep(l, r-1)
+					}
 				}
 			}
-		} else {
 			if c := plainBytes[patMaxBits] + cost[i+patMaxBits]; c < best {
 				best, bs = c, mkStep(patMaxBits, 1)
 			}
-			for j := int(next); j-i < patMaxBits; j = int(nextRep[j]) {
-				if c := plainBytes[j-i] + cost[j]; c < best {
-					best, bs = c, mkStep(j-i, 1)
-				}
+		}
+		// Plain records that end where a repeating stretch starts
+		// (shorter plain records elsewhere rarely save a byte).
+		for x := starts; x != 0; x &= x - 1 {
+			k := bits.TrailingZeros32(x)
+			if c := plainBytes[k] + cost[i+k]; c < best {
+				best, bs = c, mkStep(k, 1)
 			}
 		}
 		cost[i], choice[i] = best, bs
@@ -396,16 +414,41 @@ func (s *patternState) plan(e *Encoder, final bool) []step {
 	return choice
 }
 
-// patThr is patThreshold sliced as plan's lane counters are: bit l of
-// patThr[k] is bit k of patThreshold[l].
-var patThr = func() (t [5]uint32) {
-	for l := 1; l <= patMaxBits; l++ {
-		for k := range t {
-			t[k] |= uint32(patThreshold[l]>>uint(k)&1) << uint(l)
-		}
+// nextStarts moves plan's mask of stretch starts back one position: bit k
+// (a start k positions after i) becomes bit k+1, and bit 1 is set when a
+// stretch starts at i+1.
+func nextStarts(starts uint32, at1 bool) uint32 {
+	starts <<= 1
+	if at1 {
+		starts |= 2
 	}
+	return starts & (1<<patMaxBits - 1)
+}
+
+// laneStep advances plan's lane counters c0..c4 by one position at which
+// the lanes neq break: every distance grows by one and those of the lanes
+// that break restart at 0. at has the lanes whose distance is their
+// threshold: a lane becomes eligible then (a counter that wrapped past 31
+// belongs to a lane already eligible).
+func laneStep(c0, c1, c2, c3, c4, neq uint32) (d0, d1, d2, d3, d4, at uint32) {
+	k1 := c1 & c0
+	k2 := c2 & k1
+	k3 := c3 & k2
+	d0, d1, d2, d3, d4 = ^c0&^neq, (c1^c0)&^neq, (c2^k1)&^neq, (c3^k2)&^neq, (c4^k3)&^neq
+	at = ^((d0 ^ patThr0) | (d1 ^ patThr1) | (d2 ^ patThr2) | (d3 ^ patThr3) | (d4 ^ patThr4)) &^ 1
 	return
-}()
+}
+
+// patThr0..4 are patThreshold sliced as plan's lane counters are: bit l of
+// patThrK is bit K of patThreshold[l] (lanes 1, 2 and 3 have thresholds 7,
+// 6 and 5, the others their length).
+const (
+	patThr0 = 0xaaaaaaaa
+	patThr1 = 0xccccccc6
+	patThr2 = 0xf0f0f0fe
+	patThr3 = 0xff00ff00
+	patThr4 = 0xffff0000
+)
 
 // patMultiples[p] has bit l set for every multiple l of p up to
 // patMaxBits; patSkip[p] is the same without p and the largest.
