@@ -316,3 +316,82 @@ func TestPlannerMatchesReferenceCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannerTables checks the planner's derived tables against the facts
+// they encode: the sliced thresholds, the multiples skipped, the
+// reciprocals (exact division for every value a buffer can produce), the
+// HREPEAT sizes and the packed steps.
+func TestPlannerTables(t *testing.T) {
+	thr := [5]uint32{patThr0, patThr1, patThr2, patThr3, patThr4}
+	for l := 1; l <= patMaxBits; l++ {
+		got := 0
+		for k := range thr {
+			got |= int(thr[k]>>uint(l)&1) << uint(k)
+		}
+		if want := max(l, patMinRun-l); got != want {
+			t.Errorf("sliced threshold of length %d is %d, want %d", l, got, want)
+		}
+		longest := patMaxBits / l * l
+		for m := 1; m <= patMaxBits; m++ {
+			skip := patSkip[l]>>uint(m)&1 != 0
+			if want := m%l == 0 && m != l && m != longest; skip != want {
+				t.Errorf("length %d, multiple %d: skipped %v, want %v", l, m, skip, want)
+			}
+		}
+		for x := uint64(0); x < 1<<16; x++ {
+			if q := x * patRecip[l] >> patRecipShift; q != x/uint64(l) {
+				t.Fatalf("%d/%d by reciprocal is %d", x, l, q)
+			}
+		}
+	}
+	for r := uint64(0); r < 1<<18; r++ {
+		want := int32(3)
+		switch {
+		case r < 1<<6:
+			want = 1
+		case r < 1<<12:
+			want = 2
+		}
+		if got := repeatBytes(r); got != want {
+			t.Fatalf("repeatBytes(%d) = %d, want %d", r, got, want)
+		}
+		if st := mkStep(int(r%32), r); st.len() != int(r%32) || st.reps() != r {
+			t.Fatalf("step (%d, %d) unpacks as (%d, %d)", r%32, r, st.len(), st.reps())
+		}
+	}
+	if got := repeatBytes(1<<18 - 1); got != 3 || repeatBytes(1<<63) != 3 {
+		t.Errorf("repeatBytes of 18 bits and more: %d", got)
+	}
+}
+
+// TestBitBufWords checks the word-wise record and drop of the outcome
+// buffer against bit-by-bit reference versions, at every alignment.
+func TestBitBufWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 200; round++ {
+		var b refBitBuf
+		var c bitBuf
+		for k := r.IntN(patWindow); k > 0; k-- {
+			bit := uint64(r.IntN(2))
+			b.push(bit)
+			c.push(bit)
+		}
+		d := r.IntN(c.n + 1)
+		b.drop(d)
+		c.drop(d)
+		for k := r.IntN(patWindow); k > 0; k-- {
+			bit := uint64(r.IntN(2))
+			b.push(bit)
+			c.push(bit)
+		}
+		if b.n != c.n || b.head != c.head || b.w != c.w {
+			t.Fatalf("round %d: buffers differ after drop(%d)", round, d)
+		}
+		for i := 0; i+patMaxBits <= c.n; i += 1 + r.IntN(8) {
+			n := r.IntN(patMaxBits + 1)
+			if got, want := c.record(i, n), b.record(i, n); got != want {
+				t.Fatalf("round %d: record(%d, %d) = %#x, want %#x", round, i, n, got, want)
+			}
+		}
+	}
+}
