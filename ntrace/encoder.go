@@ -73,6 +73,7 @@ type Encoder struct {
 	stopped bool // tracing was stopped by TraceOff
 
 	icnt    uint64 // halfwords since I-CNT was last sent
+	icntMax uint64 // cfg.icntLimit(): I-CNT is full at this count
 	hist    uint64 // HIST register with stop bit
 	histLen int    // history bits in hist
 	addr    uint64 // last address sent (U-ADDR reference)
@@ -146,7 +147,7 @@ func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
 	if cfg.StartSync == 0 {
 		cfg.StartSync = SyncReset
 	}
-	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1}
+	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1, icntMax: cfg.icntLimit()}
 	e.st.Syncs = map[uint64]uint64{}
 	if cfg.ImplicitReturn == ReturnCount {
 		w := cfg.StackDepth
@@ -336,7 +337,9 @@ func (e *Encoder) Block(b *ingress.Block) error {
 			return err
 		}
 	}
-	if err := e.ownership(b); err != nil {
+	if !e.cfg.Context {
+		e.priv, e.context = b.Priv, b.Context
+	} else if err := e.ownership(b); err != nil {
 		return err
 	}
 
@@ -388,7 +391,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	}
 	// A full I-CNT counter (its overflow bit set) not about to be sent in
 	// a message is reported now; with SYNC=4 at the next instruction.
-	if e.pend == pendNone && e.icnt >= e.cfg.icntLimit() {
+	if e.pend == pendNone && e.icnt >= e.icntMax {
 		if e.cfg.ICNTFullSync {
 			e.icntSyncDue = true
 		} else if err := e.icntFull(); err != nil {
