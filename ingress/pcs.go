@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -419,28 +420,78 @@ func lastSize(n uint8) uint8 {
 	return 1 // 6-byte instructions do not fit the power-of-two encoding
 }
 
-// PCWriter writes one PC per line as 0x followed by lower-case hex.
+// PCWriter writes one PC per line as 0x followed by lower-case hex. It
+// formats each line in place in its own 256 KiB buffer (the PC hook of
+// `rvtrace run --pcs` calls it for every retired instruction). The first
+// error of the underlying writer is returned by every later Write and by
+// Flush.
 type PCWriter struct {
-	w   *bufio.Writer
-	buf [20]byte
+	w   io.Writer
+	buf []byte
+	n   int   // bytes buffered
+	err error // first write error
 }
+
+// maxPCLine is the longest PC line: "0x", 16 digits and a newline.
+const maxPCLine = 19
 
 // NewPCWriter returns a PC list writer on w.
 func NewPCWriter(w io.Writer) *PCWriter {
-	return &PCWriter{w: bufio.NewWriterSize(w, 256<<10)}
+	return &PCWriter{w: w, buf: make([]byte, 256<<10)}
 }
+
+const hexDigits = "0123456789abcdef"
+
+// hexPairs[b] is the two lower-case hex digits of byte b.
+var hexPairs = func() (t [256][2]byte) {
+	for b := range t {
+		t[b] = [2]byte{hexDigits[b>>4], hexDigits[b&15]}
+	}
+	return
+}()
 
 // Write writes one PC line.
 func (p *PCWriter) Write(pc uint64) error {
-	b := append(p.buf[:0], '0', 'x')
-	b = strconv.AppendUint(b, pc, 16)
-	b = append(b, '\n')
-	_, err := p.w.Write(b)
-	return err
+	if p.err != nil {
+		return p.err
+	}
+	if len(p.buf)-p.n < maxPCLine {
+		if err := p.Flush(); err != nil {
+			return err
+		}
+	}
+	b := p.buf[p.n : p.n+maxPCLine]
+	// the digits without leading zeros, two at a time from the last
+	end := 2 + max((bits.Len64(pc)+3)/4, 1)
+	b[0], b[1], b[end] = '0', 'x', '\n'
+	k := end
+	for ; k-2 >= 2; k -= 2 {
+		d := hexPairs[pc&0xff]
+		b[k-2], b[k-1] = d[0], d[1]
+		pc >>= 8
+	}
+	if k > 2 {
+		b[2] = hexDigits[pc&15]
+	}
+	p.n += end + 1
+	return nil
 }
 
-// Flush flushes buffered output.
-func (p *PCWriter) Flush() error { return p.w.Flush() }
+// Flush writes what is buffered.
+func (p *PCWriter) Flush() error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.n > 0 {
+		m, err := p.w.Write(p.buf[:p.n])
+		if err == nil && m < p.n {
+			err = io.ErrShortWrite
+		}
+		p.n = 0
+		p.err = err
+	}
+	return p.err
+}
 
 // PCListSink writes the PCs of the instructions in ingress blocks, one
 // per line; it walks multi-instruction blocks through the image.

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/internal/corpus"
+	"github.com/rvtrace/rvtrace/sim"
 )
 
 // t1Blocks returns the ingress blocks of the t1 workload (merged
@@ -139,4 +143,171 @@ func BenchmarkDecodeJobs(b *testing.B) {
 			})
 		}
 	}
+}
+
+// cmBlock is an ingress block of the coremark benchmark, stored compactly
+// (16 bytes instead of 48: coremark's 6.1 M blocks) and expanded before
+// each is encoded. Cause and TVal, which the N-Trace encoder does not
+// read, are left out.
+type cmBlock struct {
+	addr  uint64
+	dt    uint32 // time since the previous block
+	iret  uint16 // halfwords retired
+	itype ingress.IType
+	flags uint8 // ILastSize (bits 0-1), SIJump (bit 2), Priv (bits 3-5)
+}
+
+var cmBlocks struct {
+	once   sync.Once
+	blocks []cmBlock
+	n      uint64
+	err    error
+}
+
+// cmRecorder records the simulator's blocks compactly.
+type cmRecorder struct {
+	out  []cmBlock
+	last uint64
+	err  error
+}
+
+func (r *cmRecorder) Block(b *ingress.Block) error {
+	if b.IRetire >= 1<<16 || b.Context != 0 || b.Time < r.last ||
+		b.Time-r.last >= 1<<32 || b.ILastSize > 3 || b.Priv > 7 || b.CType != 0 {
+		if r.err == nil {
+			r.err = fmt.Errorf("block %d does not fit the compact form: %+v", len(r.out), *b)
+		}
+		return nil
+	}
+	f := b.ILastSize | uint8(b.Priv)<<3
+	if b.SIJump {
+		f |= 4
+	}
+	r.out = append(r.out, cmBlock{b.IAddr, uint32(b.Time - r.last), uint16(b.IRetire), b.IType, f})
+	r.last = b.Time
+	return nil
+}
+
+func (r *cmRecorder) Close() error { return nil }
+
+// coremarkBlocks runs coremark (33.4 M instructions) on the simulator once
+// and returns its ingress blocks and instruction count.
+func coremarkBlocks(b *testing.B) ([]cmBlock, uint64) {
+	elf := corpus.Path(b, "ntrace-refcode/elf/coremark.riscv")
+	cmBlocks.once.Do(func() {
+		m, err := sim.New(sim.Config{})
+		if err != nil {
+			cmBlocks.err = err
+			return
+		}
+		if err := m.LoadELF(elf); err != nil {
+			cmBlocks.err = err
+			return
+		}
+		rec := &cmRecorder{}
+		m.SetIngress(0, rec)
+		res, err := m.Run()
+		if err == nil {
+			err = rec.err
+		}
+		cmBlocks.blocks, cmBlocks.n, cmBlocks.err = rec.out, res.Instret, err
+	})
+	if cmBlocks.err != nil {
+		b.Fatal(cmBlocks.err)
+	}
+	return cmBlocks.blocks, cmBlocks.n
+}
+
+func benchEncodeCoremark(b *testing.B, preset string) {
+	blocks, n := coremarkBlocks(b)
+	cfg := Presets[preset]
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		cw := &countWriter{}
+		enc, _ := NewEncoder(cw, cfg)
+		var blk ingress.Block
+		for j := range blocks {
+			c := &blocks[j]
+			blk.IAddr, blk.Time = c.addr, blk.Time+uint64(c.dt)
+			blk.IRetire, blk.IType = uint32(c.iret), c.itype
+			blk.ILastSize, blk.SIJump, blk.Priv = c.flags&3, c.flags&4 != 0, ingress.Priv(c.flags>>3)
+			if err := enc.Block(&blk); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := enc.Close(); err != nil {
+			b.Fatal(err)
+		}
+		size = cw.n
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+	b.ReportMetric(float64(n)*float64(b.N)/cpu.Seconds()/1e6, "cpu-Minstr/s")
+	b.ReportMetric(float64(size), "trace-bytes")
+}
+
+// cpuTime returns the CPU time of the process (user and system): on a
+// shared machine a rate per CPU second varies less than one per wall
+// second.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// countWriter counts what is written to it.
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
+}
+
+// BenchmarkEncodeCoremark measures encoding coremark's ingress blocks (as
+// the simulator emits them live) from memory, in instructions per second.
+func BenchmarkEncodeCoremarkBest(b *testing.B)    { benchEncodeCoremark(b, "best") }
+func BenchmarkEncodeCoremarkRefBest(b *testing.B) { benchEncodeCoremark(b, "ref-htm-best") }
+
+// BenchmarkPlanCoremark measures the HistPatterns record planner alone
+// (patternState.plan) on coremark's branch outcomes, window by window as
+// the encoder plans them, in CPU nanoseconds per buffered outcome.
+func BenchmarkPlanCoremark(b *testing.B) {
+	blocks, _ := coremarkBlocks(b)
+	var wins []bitBuf
+	var cur bitBuf
+	for i := range blocks {
+		if !blocks[i].itype.IsBranch() {
+			continue
+		}
+		cur.push(uint64(blocks[i].itype-ingress.ITypeNotTaken) & 1)
+		if cur.n == patWindow {
+			wins = append(wins, cur)
+			// the next window starts with the lookahead of this one
+			next := bitBuf{}
+			for j := patWindow - patLookahead; j < patWindow; j++ {
+				next.push(cur.get(j))
+			}
+			cur = next
+		}
+	}
+	e, err := NewEncoder(io.Discard, Presets["best"])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s patternState
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for k := 0; k < b.N; k++ {
+		for w := range wins {
+			s.buf = wins[w]
+			s.plan(e, false)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*len(wins)*patWindow), "cpu-ns/outcome")
 }

@@ -74,6 +74,7 @@ type Encoder struct {
 	stopped bool // tracing was stopped by TraceOff
 
 	icnt    uint64 // halfwords since I-CNT was last sent
+	icntMax uint64 // cfg.icntLimit(): I-CNT is full at this count
 	hist    uint64 // HIST register with stop bit
 	histLen int    // history bits in hist
 	addr    uint64 // last address sent (U-ADDR reference)
@@ -97,6 +98,10 @@ type Encoder struct {
 	rptLen   int
 	rptCount uint64
 	pat      patternState // HistPatterns
+	// refPat, when set (by tests only), plans the HistPatterns records
+	// instead of pat: the straightforward reference planner the tests
+	// compare pat's output bytes with.
+	refPat histPlanner
 
 	// repeated branch messages (RepeatBranch)
 	lastBr  Message
@@ -142,7 +147,7 @@ func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
 	if cfg.StartSync == 0 {
 		cfg.StartSync = SyncReset
 	}
-	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1}
+	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1, icntMax: cfg.icntLimit()}
 	e.st.Syncs = map[uint64]uint64{}
 	if cfg.ImplicitReturn == ReturnPartial || cfg.ImplicitReturn == ReturnFull {
 		e.stack = decode.NewReturnStack(cfg.stackDepth())
@@ -335,7 +340,9 @@ func (e *Encoder) Block(b *ingress.Block) error {
 			return err
 		}
 	}
-	if err := e.ownership(b); err != nil {
+	if !e.cfg.Context {
+		e.priv, e.context = b.Priv, b.Context
+	} else if err := e.ownership(b); err != nil {
 		return err
 	}
 
@@ -387,7 +394,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	}
 	// A full I-CNT counter (its overflow bit set) not about to be sent in
 	// a message is reported now; with SYNC=4 at the next instruction.
-	if e.pend == pendNone && e.icnt >= e.cfg.icntLimit() {
+	if e.pend == pendNone && e.icnt >= e.icntMax {
 		if e.cfg.ICNTFullSync {
 			e.icntSyncDue = true
 		} else if err := e.icntFull(); err != nil {
@@ -438,6 +445,9 @@ func (e *Encoder) resetState() {
 	e.calls = 0
 	e.rptCount, e.rptLen = 0, 0
 	e.pat.reset()
+	if e.refPat != nil {
+		e.refPat.reset()
+	}
 	e.haveBr, e.brCount = false, 0
 	e.syncDue, e.syncCount = false, 0
 	e.icntSyncDue = false
@@ -547,6 +557,9 @@ func (e *Encoder) branch(taken bool, b *ingress.Block) error {
 		bit = 1
 	}
 	if e.cfg.HistPatterns {
+		if e.refPat != nil {
+			return e.refPat.add(e, bit)
+		}
 		return e.pat.add(e, bit)
 	}
 	full := e.cfg.histBits() - 1
@@ -638,7 +651,13 @@ func (e *Encoder) flushRepeats() error {
 		}
 	}
 	if e.cfg.HistPatterns {
-		if err := e.pat.flushRun(e); err != nil {
+		var err error
+		if e.refPat != nil {
+			err = e.refPat.flushRun(e)
+		} else {
+			err = e.pat.flushRun(e)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -660,6 +679,9 @@ func (e *Encoder) flushRepeats() error {
 // register (in pattern mode, the bits not yet sent in records).
 func (e *Encoder) takeHist() (uint64, error) {
 	if e.cfg.HistPatterns {
+		if e.refPat != nil {
+			return e.refPat.take(e)
+		}
 		return e.pat.take(e)
 	}
 	if err := e.flushRepeats(); err != nil {

@@ -63,9 +63,11 @@ func (b *bitBuf) get(i int) uint64 {
 
 func (b *bitBuf) drop(k int) {
 	// clear dropped bits so pushes can OR into zeroed storage
-	for j := 0; j < k; j++ {
-		i := b.head + j
-		b.w[i>>6] &^= 1 << (i & 63)
+	for a, end := b.head, b.head+k; a < end; {
+		off := a & 63
+		cnt := min(64-off, end-a)
+		b.w[a>>6] &^= (^uint64(0) >> uint(64-cnt)) << uint(off)
+		a += cnt
 	}
 	b.head += k
 	b.n -= k
@@ -74,13 +76,15 @@ func (b *bitBuf) drop(k int) {
 	}
 }
 
-// record returns the HIST value (stop bit above) of the n bits at i.
+// record returns the HIST value (stop bit above) of the n <= 31 bits at i:
+// the oldest is the most significant.
 func (b *bitBuf) record(i, n int) uint64 {
-	h := uint64(1)
-	for j := 0; j < n; j++ {
-		h = h<<1 | b.get(i+j)
+	i += b.head
+	x := b.w[i>>6] >> uint(i&63)
+	if off := i & 63; off+n > 64 {
+		x |= b.w[i>>6+1] << uint(64-off)
 	}
-	return h
+	return 1<<uint(n) | bits.Reverse64(x)>>uint(64-n)&(1<<uint(n)-1)
 }
 
 // patternState is the encoder's pattern search state.
@@ -94,11 +98,8 @@ type patternState struct {
 	runCount uint64
 	phase    int
 	// dynamic programming scratch space, reused
-	cost    []int32
-	choice  []step
-	repAt   []bool
-	nextRep []int32
-	bits    []uint8
+	cost   []int32
+	choice []step
 }
 
 func (s *patternState) reset() {
@@ -198,15 +199,16 @@ func recordBytes(l int, r uint64) int {
 }
 
 // repeatBytes is the size of an HREPEAT field holding r.
-func repeatBytes(r uint64) int32 {
-	switch {
-	case r < 1<<6:
-		return 1
-	case r < 1<<12:
-		return 2
+func repeatBytes(r uint64) int32 { return repeatBytesByLen[bits.Len64(r)] }
+
+// repeatBytesByLen[k] is the size of an HREPEAT field holding a count of k
+// significant bits: 6 bits a byte (HREPEAT has at most 18).
+var repeatBytesByLen = func() (t [65]int32) {
+	for k := range t {
+		t[k] = int32(min(max(k+5, 6)/6, 3)) // counts have at most 18 bits
 	}
-	return 3
-}
+	return
+}()
 
 // histFieldBytes is the size of a HIST field of k history bits in a flow
 // message (it starts on a byte boundary).
@@ -232,19 +234,19 @@ func (s *patternState) decide(e *Encoder, final bool) error {
 		}
 		i := 0
 		for i < n && (i < limit || final) {
-			st := plan[i]
-			if st.len == 0 {
+			l, reps := plan[i].len(), plan[i].reps()
+			if l == 0 {
 				break // the rest goes to the message's HIST field
 			}
-			if st.reps > 1 && i+int(st.reps)*st.len+st.len > n && !final {
+			if reps > 1 && i+int(reps)*l+l > n && !final {
 				// The pattern may go on: continue it with the next outcomes.
 				s.buf.drop(i)
-				return s.startRun(e, st.len, st.reps)
+				return s.startRun(e, l, reps)
 			}
-			if err := s.emitRecord(e, i, st.len, st.reps); err != nil {
+			if err := s.emitRecord(e, i, l, reps); err != nil {
 				return err
 			}
-			i += st.len * int(st.reps)
+			i += l * int(reps)
 		}
 		s.buf.drop(i)
 		if final || i == 0 {
@@ -254,141 +256,223 @@ func (s *patternState) decide(e *Encoder, final bool) error {
 	return nil
 }
 
-// step is one record of a parse: len bits repeated reps times.
-type step struct {
-	len  int
-	reps uint64
-}
+// step is one record of a parse, packed in 32 bits: its length in bits in
+// the low 5 (0: no record, the rest goes to the HIST field of the flow
+// message) and its repeat count above (at most 2^18-1).
+type step uint32
+
+func mkStep(l int, reps uint64) step { return step(uint64(l) | reps<<5) }
+
+func (st step) len() int     { return int(st & 31) }
+func (st step) reps() uint64 { return uint64(st >> 5) }
 
 // plan returns, for each position of the buffer, the first record of the
 // cheapest parse from there to the end.
+//
+// One backward pass over the buffer. A pattern length l is a lane: bit l
+// of a 32-bit mask. At position i, lane l breaks when the bit l later
+// differs from bit i; the bits from i on then repeat with period l up to
+// the lane's break brk[l] (the first break at or after i), brk[l]-i+l
+// bits. A lane is eligible (worth a repeat record) while that distance is
+// at least patThreshold[l]. The distances of all lanes are kept as 5-bit
+// counters sliced across five masks (bit k of every lane's counter in
+// word k), so a step advances and compares all 31 lanes with a few dozen
+// logic operations, whatever the bits: no loop over lengths, and brk is
+// written only when a lane becomes eligible.
+//
+// Every position costs the same few steps but for the candidates it
+// tries: each eligible pattern length (multiples of the shortest one
+// aside) and the plain records that end where a repeating stretch starts.
+// Near the end of the buffer (the last 2*patMaxBits positions), where
+// records are cut by it, every plain length is tried.
 func (s *patternState) plan(e *Encoder, final bool) []step {
 	n := s.buf.n
-
 	if cap(s.cost) < n+1 {
 		s.cost = make([]int32, n+1)
 		s.choice = make([]step, n+1)
-		s.repAt = make([]bool, n+1)
-		s.nextRep = make([]int32, n+1)
-		s.bits = make([]uint8, n+patMaxBits+1)
 	}
-	cost, choice, repAt, bit := s.cost[:n+1], s.choice[:n+1], s.repAt[:n+1], s.bits[:n+patMaxBits+1]
-	nextRep := s.nextRep[:n+1]
-	for i := 0; i < n; i++ {
-		bit[i] = uint8(s.buf.get(i))
-	}
-	for i := n; i < len(bit); i++ {
-		bit[i] = 2 // never equal to a real outcome
-	}
-	// One backward pass. For every pattern length l, brk[l] is the first
-	// position k >= i whose bit differs from the one l later, so the bits
-	// from i on repeat with period l for brk[l]-i+l bits. A length becomes
-	// eligible (worth a repeat record) when that run reaches patThreshold;
-	// the position where it will is scheduled when the run starts, so each
-	// step only touches the lengths whose run breaks there.
-	// nextRep[i] is the first position after i where some pattern repeats.
-	var brk [patMaxBits + 1]int32
-	var sched [64]uint32
-	var elig uint32 // lengths eligible at position i
-	var w uint64    // bits i..i+63, bit 0 = bit i
+	cost, choice := s.cost[:n+1], s.choice[:n+1]
 	hmax := e.cfg.hrepeatMax()
-	cost[n] = 0
-	choice[n] = step{}
-	repAt[n] = false
-	nextRep[n] = int32(n + patMaxBits + 1)
-	for i := n - 1; i >= 0; i-- {
-		w = w<<1 | uint64(bit[i])
-		neq := uint32(w^-(w&1)) &^ 1 // lengths l whose bit i+l differs from bit i
-		if rest := n - i; rest <= patMaxBits {
+	var brk [patMaxBits + 1]int32 // each eligible lane's break
+	var c0, c1, c2, c3, c4 uint32 // distance to each lane's break, mod 32, sliced
+	var elig uint32               // eligible lanes
+	var w uint64                  // bits i..i+63, bit 0 = bit i
+	cost[n], choice[n] = 0, 0
+	// Bit k of starts is set when a repeating stretch starts k positions
+	// after i (a position with an eligible length whose predecessor has
+	// none), for k < patMaxBits; rep tells whether position i+1 has an
+	// eligible length.
+	rep, starts := false, uint32(0)
+	tail := max(n-2*patMaxBits, 0)
+	// Near the end of the buffer, records are cut by it.
+	for i := n - 1; i >= tail; i-- {
+		p := s.buf.head + i
+		w = w<<1 | s.buf.w[p>>6]>>uint(p&63)&1
+		neq := uint32(w^-(w&1)) &^ 1 // lanes whose bit i+l differs from bit i
+		rest := n - i
+		if rest <= patMaxBits {
 			neq |= ^uint32(0) << uint(rest) &^ 1 // past the buffer: no repeat
 		}
+		var at uint32
+		c0, c1, c2, c3, c4, at = laneStep(c0, c1, c2, c3, c4, neq)
 		elig &^= neq
-		for x := neq; x != 0; x &= x - 1 {
+		gain := at &^ elig
+		for x := gain; x != 0; x &= x - 1 {
 			l := bits.TrailingZeros32(x)
-			brk[l] = int32(i)
-			if j := i - int(patThreshold[l]); j >= 0 {
-				sched[j&63] |= 1 << uint(l)
-			}
+			brk[l] = int32(i + int(patThreshold[l]))
 		}
-		if f := sched[i&63]; f != 0 {
-			sched[i&63] = 0
-			for x := f; x != 0; x &= x - 1 {
-				l := bits.TrailingZeros32(x)
-				if brk[l]-int32(i) == int32(patThreshold[l]) {
-					elig |= 1 << uint(l)
-				}
-			}
-		}
-		rest := n - i
+		elig |= gain
+
 		best := int32(1 << 30)
 		var bs step
+		el, maxL := elig, patMaxBits
 		if rest <= patMaxBits {
 			if final {
 				best = int32(histFieldBytes(rest))
 			} else {
 				best = plainBytes[rest] // provisional: the window will move on
 			}
-		}
-		maxL := patMaxBits
-		el := elig
-		if rest < maxL {
 			maxL = rest
-			el &= 1<<(maxL+1) - 1
+			el &= 1<<uint(maxL+1) - 1
 		}
-		repAt[i] = el != 0
-		// nextRep chains the starts of repeating stretches after i (a
-		// position that repeats while the one before it does not).
-		if repAt[i+1] && !repAt[i] {
-			nextRep[i] = int32(i + 1)
-		} else {
-			nextRep[i] = nextRep[i+1]
+		starts = nextStarts(starts, rep && el == 0)
+		rep = el != 0
+		if el != 0 {
+			mult := patMultiples[bits.TrailingZeros32(el)] & (1<<uint(maxL+1) - 1)
+			el &^= mult &^ (el&-el | 1<<uint(bits.Len32(mult)-1))
 		}
-		// In a run of period p every multiple of p repeats too: of those
-		// only p itself (most repeats) and the longest multiple (fewest)
-		// are worth trying.
-		p0 := bits.TrailingZeros32(el)
-		longest := maxL / max(p0, 1) * p0
 		for ; el != 0; el &= el - 1 {
 			l := bits.TrailingZeros32(el)
-			if l != p0 && l != longest && l%p0 == 0 {
-				continue
-			}
-			r := uint64((l + int(brk[l]) - i) / l)
-			if r > hmax {
-				r = hmax
-			}
+			r := min(uint64(l+int(brk[l])-i)*patRecip[l]>>patRecipShift, hmax)
 			if c := plainBytes[l] + repeatBytes(r) + cost[i+int(r)*l]; c < best {
-				best, bs = c, step{l, r}
+				best, bs = c, mkStep(l, r)
 			}
 			if r > 2 {
 				if c := plainBytes[l] + repeatBytes(r-1) + cost[i+int(r-1)*l]; c < best {
-					best, bs = c, step{l, r - 1}
+					best, bs = c, mkStep(l, r-1)
 				}
 			}
 		}
-		// Plain records: the longest, or one that ends where a repeating
-		// stretch starts (shorter plain records elsewhere rarely save a
-		// byte), or any near the end of the buffer.
-		if rest <= 2*patMaxBits {
-			for l := 1; l <= maxL; l++ {
-				if c := plainBytes[l] + cost[i+l]; c < best {
-					best, bs = c, step{l, 1}
+		for l := 1; l <= maxL; l++ {
+			if c := plainBytes[l] + cost[i+l]; c < best {
+				best, bs = c, mkStep(l, 1)
+			}
+		}
+		cost[i], choice[i] = best, bs
+	}
+	// Elsewhere every record fits.
+	for i := tail - 1; i >= 0; i-- {
+		p := s.buf.head + i
+		w = w<<1 | s.buf.w[p>>6]>>uint(p&63)&1
+		neq := uint32(w^-(w&1)) &^ 1
+		var at uint32
+		c0, c1, c2, c3, c4, at = laneStep(c0, c1, c2, c3, c4, neq)
+		elig &^= neq
+		if gain := at &^ elig; gain != 0 {
+			elig |= gain
+			for ; gain != 0; gain &= gain - 1 {
+				l := bits.TrailingZeros32(gain)
+				brk[l] = int32(i + int(patThreshold[l]))
+			}
+		}
+		starts = nextStarts(starts, rep && elig == 0)
+		rep = elig != 0
+		// The longest plain record.
+		best, bs := plainBytes[patMaxBits]+cost[i+patMaxBits], mkStep(patMaxBits, 1)
+		if elig != 0 {
+			// Repeats, tried before the plain records: a tie goes to
+			// the first tried. In a run of period p every multiple of p
+			// repeats too: of those only p itself (most repeats) and
+			// the longest multiple (fewest) are worth trying.
+			best, bs = 1<<30, 0
+			for el := elig &^ patSkip[bits.TrailingZeros32(elig)]; el != 0; el &= el - 1 {
+				l := bits.TrailingZeros32(el)
+				r := min(uint64(l+int(brk[l])-i)*patRecip[l]>>patRecipShift, hmax)
+				if c := plainBytes[l] + repeatBytes(r) + cost[i+int(r)*l]; c < best {
+					best, bs = c, mkStep(l, r)
+				}
+				if r > 2 {
+					if c := plainBytes[l] + repeatBytes(r-1) + cost[i+int(r-1)*l]; c < best {
+						best, bs = c, mkStep(l, r-1)
+					}
 				}
 			}
-		} else {
-			if c := plainBytes[maxL] + cost[i+maxL]; c < best {
-				best, bs = c, step{maxL, 1}
+			if c := plainBytes[patMaxBits] + cost[i+patMaxBits]; c < best {
+				best, bs = c, mkStep(patMaxBits, 1)
 			}
-			for j := int(nextRep[i]); j-i < maxL; j = int(nextRep[j]) {
-				if c := plainBytes[j-i] + cost[j]; c < best {
-					best, bs = c, step{j - i, 1}
-				}
+		}
+		// Plain records that end where a repeating stretch starts
+		// (shorter plain records elsewhere rarely save a byte).
+		for x := starts; x != 0; x &= x - 1 {
+			k := bits.TrailingZeros32(x)
+			if c := plainBytes[k] + cost[i+k]; c < best {
+				best, bs = c, mkStep(k, 1)
 			}
 		}
 		cost[i], choice[i] = best, bs
 	}
 	return choice
 }
+
+// nextStarts moves plan's mask of stretch starts back one position: bit k
+// (a start k positions after i) becomes bit k+1, and bit 1 is set when a
+// stretch starts at i+1.
+func nextStarts(starts uint32, at1 bool) uint32 {
+	starts <<= 1
+	if at1 {
+		starts |= 2
+	}
+	return starts & (1<<patMaxBits - 1)
+}
+
+// laneStep advances plan's lane counters c0..c4 by one position at which
+// the lanes neq break: every distance grows by one and those of the lanes
+// that break restart at 0. at has the lanes whose distance is their
+// threshold: a lane becomes eligible then (a counter that wrapped past 31
+// belongs to a lane already eligible).
+func laneStep(c0, c1, c2, c3, c4, neq uint32) (d0, d1, d2, d3, d4, at uint32) {
+	k1 := c1 & c0
+	k2 := c2 & k1
+	k3 := c3 & k2
+	d0, d1, d2, d3, d4 = ^c0&^neq, (c1^c0)&^neq, (c2^k1)&^neq, (c3^k2)&^neq, (c4^k3)&^neq
+	at = ^((d0 ^ patThr0) | (d1 ^ patThr1) | (d2 ^ patThr2) | (d3 ^ patThr3) | (d4 ^ patThr4)) &^ 1
+	return
+}
+
+// patThr0..4 are patThreshold sliced as plan's lane counters are: bit l of
+// patThrK is bit K of patThreshold[l] (lanes 1, 2 and 3 have thresholds 7,
+// 6 and 5, the others their length).
+const (
+	patThr0 = 0xaaaaaaaa
+	patThr1 = 0xccccccc6
+	patThr2 = 0xf0f0f0fe
+	patThr3 = 0xff00ff00
+	patThr4 = 0xffff0000
+)
+
+// patMultiples[p] has bit l set for every multiple l of p up to
+// patMaxBits; patSkip[p] is the same without p and the largest.
+var patMultiples, patSkip = func() (m, s [patMaxBits + 1]uint32) {
+	for p := 1; p <= patMaxBits; p++ {
+		for l := p; l <= patMaxBits; l += p {
+			m[p] |= 1 << uint(l)
+		}
+		s[p] = m[p] &^ (1<<uint(p) | 1<<uint(bits.Len32(m[p])-1))
+	}
+	return
+}()
+
+// patRecip[l] is 2^patRecipShift/l rounded up: x*patRecip[l] >>
+// patRecipShift is x/l for every x below 2^16 (far beyond a buffer's
+// length), so plan divides by a multiplication.
+const patRecipShift = 32
+
+var patRecip = func() (t [patMaxBits + 1]uint64) {
+	for l := uint64(1); l <= patMaxBits; l++ {
+		t[l] = (1<<patRecipShift + l - 1) / l
+	}
+	return
+}()
 
 // patThreshold[l] is how many bits after the first l must repeat for a
 // pattern of l bits to be worth a record: two whole repeats, and at least
@@ -487,4 +571,13 @@ func (s *patternState) take(e *Encoder) (uint64, error) {
 	h := s.buf.record(0, s.buf.n)
 	s.buf.drop(s.buf.n)
 	return h, nil
+}
+
+// histPlanner is what the encoder asks of a HistPatterns record planner:
+// patternState, or in tests the reference planner it is compared with.
+type histPlanner interface {
+	reset()
+	add(e *Encoder, bit uint64) error
+	flushRun(e *Encoder) error
+	take(e *Encoder) (uint64, error)
 }

@@ -1,0 +1,76 @@
+package ingress
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPCWriterFormat compares PCWriter's lines with fmt's %#x for every
+// digit count (and the values around each boundary) and for random PCs,
+// across many buffer flushes.
+func TestPCWriterFormat(t *testing.T) {
+	var pcs []uint64
+	for k := 0; k <= 64; k++ {
+		v := uint64(1) << k // k = 64 gives 0
+		pcs = append(pcs, v, v-1, v+1)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for len(pcs) < 100_000 { // about 8 flushes of the 256 KiB buffer
+		pcs = append(pcs, r.Uint64()>>r.IntN(64))
+	}
+	var got, want bytes.Buffer
+	w := NewPCWriter(&got)
+	for _, pc := range pcs {
+		if err := w.Write(pc); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&want, "%#x\n", pc)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		a, b := got.Bytes(), want.Bytes()
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("PC list differs from fmt's at byte %d (%d and %d bytes)", i, len(a), len(b))
+	}
+}
+
+type failWriter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	f.n++
+	return 0, errDiskFull
+}
+
+// TestPCWriterError checks that a failed write is reported by the next
+// Write once the buffer fills and by every Flush, and that nothing more is
+// written after it.
+func TestPCWriterError(t *testing.T) {
+	f := &failWriter{}
+	w := NewPCWriter(f)
+	var err error
+	for i := 0; i < 100_000 && err == nil; i++ {
+		err = w.Write(0x80000000)
+	}
+	if !errors.Is(err, errDiskFull) {
+		t.Fatalf("Write after the buffer filled: %v, want %v", err, errDiskFull)
+	}
+	if err := w.Write(0x80000000); !errors.Is(err, errDiskFull) {
+		t.Fatalf("Write after an error: %v", err)
+	}
+	if err := w.Flush(); !errors.Is(err, errDiskFull) {
+		t.Fatalf("Flush after an error: %v", err)
+	}
+	if f.n != 1 {
+		t.Fatalf("%d writes reached the failing writer, want 1", f.n)
+	}
+}
