@@ -375,6 +375,16 @@ func runRun(args []string) error {
 		if pp.tw != nil {
 			dport.Next = pp.tw
 		}
+		if w := splitLRIDWidth(dsinks); w > 0 {
+			for _, s := range dsinks {
+				if _, ok := s.(*etrace.DataEncoder); !ok {
+					return fmt.Errorf("--data-ingress writes the unified protocol's accesses: it does not go with --data-protocol split")
+				}
+			}
+			if err := dport.SetSplit(w); err != nil {
+				return err
+			}
+		}
 		if err := m.SetObserver(0, dport); err != nil {
 			return err
 		}
@@ -608,6 +618,28 @@ func parseSize(s string) (uint64, error) {
 
 // dataFanout sends each data access to several sinks.
 type dataFanout []ingress.DataSink
+
+// Response sends a split load response to every sink (each must take
+// them: SetSplit is only called when they do).
+func (f dataFanout) Response(r *ingress.LoadResponse) error {
+	for _, s := range f {
+		if err := s.(ingress.SplitDataSink).Response(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitLRIDWidth returns lrid_width_p if a data trace encoder among
+// sinks traces the split protocol, else 0.
+func splitLRIDWidth(sinks dataFanout) int {
+	for _, s := range sinks {
+		if de, ok := s.(*etrace.DataEncoder); ok && de.Config().Split {
+			return de.Config().LRIDWidth
+		}
+	}
+	return 0
+}
 
 func (f dataFanout) Access(a *ingress.Access) error {
 	for _, s := range f {

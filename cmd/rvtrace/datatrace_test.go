@@ -91,3 +91,35 @@ func TestCLIDataTrace(t *testing.T) {
 		t.Errorf("--data-trace with --filter: exit %d: %s", code, e)
 	}
 }
+
+// TestCLIDataTraceSplit runs an example with the split data protocol,
+// decodes it to Tarmac with --data-protocol split and checks the MR/MW
+// records against the simulator's full Tarmac; a decoder told the other
+// protocol warns at the support packet; the data ingress CSV, which holds
+// the unified protocol, is refused with split.
+func TestCLIDataTraceSplit(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "sim-tests", "setjmp.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "split", "-o", p("s.te"), "--tarmac-full", p("s.sim.tarmac"), elf); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-protocol", "split", "--image", elf, p("s.te"), "--tarmac", p("s.dec.tarmac")); code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	want, got := memRecords(t, p("s.sim.tarmac")), memRecords(t, p("s.dec.tarmac"))
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%d MR/MW records decoded, the simulator wrote %d, or they differ", len(got), len(want))
+	}
+	code, out, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("s.te"), "--jsonl", p("u.jsonl"))
+	js, _ := os.ReadFile(p("u.jsonl"))
+	if !strings.Contains(string(js)+out+e, "split protocol") {
+		t.Errorf("split trace decoded as unified: exit %d, no warning naming the protocol: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "split", "--data-ingress", p("d.csv"), "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-ingress") {
+		t.Errorf("--data-ingress with split: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "both", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-protocol") {
+		t.Errorf("--data-protocol both: exit %d: %s", code, e)
+	}
+}

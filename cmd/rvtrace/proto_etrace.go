@@ -52,6 +52,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (unified protocol), joined to the decoded instructions")
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
+	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
 	return func() (etrace.Config, error) {
 		c := etrace.DefaultConfig()
 		var err error
@@ -113,9 +114,13 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			if *dataSrcID >= 0 {
 				id = uint32(*dataSrcID)
 			}
-			c.Data = &etrace.DataConfig{Fields: f, SrcID: id}
+			split, err := etrace.ParseDataProtocol(*dataProto)
+			if err != nil {
+				return c, fmt.Errorf("--data-protocol: %v", err)
+			}
+			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split}
 		} else if dataFlagSet(fs) {
-			return c, fmt.Errorf("--data-fields and --data-src-id need --data-trace")
+			return c, fmt.Errorf("--data-fields, --data-protocol and --data-src-id need --data-trace")
 		}
 		return c, c.Check()
 	}
@@ -125,7 +130,9 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 // was given.
 func dataFlagSet(fs *flag.FlagSet) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "data-fields" || f.Name == "data-src-id" })
+	fs.Visit(func(f *flag.Flag) {
+		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol"
+	})
 	return set
 }
 
@@ -147,6 +154,9 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 		}
 		if cfg.Data != nil && *csvOut != "" {
 			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
+		}
+		if dataIn != nil && *dataIn != "" && cfg.Data.Split {
+			return nil, fmt.Errorf("--data-ingress-in: the data ingress CSV holds the unified protocol's accesses; --data-protocol split needs the simulator's interface (rvtrace run)")
 		}
 		sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
 		if err != nil {
