@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
@@ -143,6 +144,13 @@ type DataConfig struct {
 	// LRIDWidth is lrid_width_p, the width of the lrid field of split
 	// packets (1..16; 0 means 3).
 	LRIDWidth int
+	// Filter holds the data filters the trace was made with (its
+	// DataFilters; see filter.Config.ParseData). The encoder does not use
+	// it (the filter stage in front of it does); a DataJoiner expects an
+	// access only of the memory instructions they let through, and with a
+	// data address filter, which it cannot evaluate, it sends the
+	// accesses without their instructions.
+	Filter *filter.Config
 }
 
 // ParseDataProtocol parses "unified" or "split" (whether

@@ -1,9 +1,11 @@
 package etrace
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -198,20 +200,24 @@ type DataJoiner struct {
 	qSeq      uint64 // sequence number of the queue's head
 
 	// split protocol
-	dopt      uint8 // the support packet's doptions for this configuration
-	split     bool
-	slots     []splitSlot
-	dq        []deferredEv // events held back, from dHead on
-	dHead     int
-	dBase     uint64 // index of dq[0]
-	waiting   int    // events of dq waiting for their data
-	relPend   bool   // suspended: release the events held back at the next warning
-	heldBack  uint64 // loads joined before their data came
-	frames    int64  // data packets read
-	segEnd    bool   // a support packet ended tracing
-	suspended bool
-	suspOff   int64
-	unjoined  uint64 // memory instructions left without an access
+	dopt uint8          // the support packet's doptions for this configuration
+	filt *filter.Config // data filters, if any
+	priv ingress.Priv   // privilege of the flow (its context events)
+	// unpaired: a data address filter leaves the accesses unpaired
+	unpaired, unpairedWarned bool
+	split                    bool
+	slots                    []splitSlot
+	dq                       []deferredEv // events held back, from dHead on
+	dHead                    int
+	dBase                    uint64 // index of dq[0]
+	waiting                  int    // events of dq waiting for their data
+	relPend                  bool   // suspended: release the events held back at the next warning
+	heldBack                 uint64 // loads joined before their data came
+	frames                   int64  // data packets read
+	segEnd                   bool   // a support packet ended tracing
+	suspended                bool
+	suspOff                  int64
+	unjoined                 uint64 // memory instructions left without an access
 	// unjoined when the last report of them was sent
 	unjoinedMark uint64
 	// joined and the byte offset when joining last (re)started
@@ -254,6 +260,15 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 		j.slots = make([]splitSlot, 1<<d.LRIDWidth)
 	}
 	j.dopt = d.DOptions()
+	if d.Filter.HasData() {
+		j.filt = d.Filter
+		if d.Filter.DataNeedsAddr() {
+			if d.Split {
+				return nil, fmt.Errorf("etrace: a data address filter with the split protocol cannot be decoded (the accesses cannot be paired with their instructions)")
+			}
+			j.unpaired = true
+		}
+	}
 	switch d.Fields {
 	case DataAddrOnly:
 		j.has = flow.AccessAddr
@@ -445,6 +460,9 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 	if j.split {
 		return j.splitFrame(fr, idx)
 	}
+	if j.unpaired {
+		return j.unpairedFrame(fr, idx)
+	}
 	q, err := j.push(fr.Offset, idx)
 	if q == nil {
 		return err
@@ -632,7 +650,12 @@ func (j *DataJoiner) run(start, last uint64) *memRun {
 func (j *DataJoiner) Event(e *flow.Event) error {
 	switch e.Kind {
 	case flow.KindRange:
+		if j.unpaired {
+			return j.emit(e)
+		}
 		return j.rangeEvent(e)
+	case flow.KindContext, flow.KindSync:
+		j.priv = e.Priv
 	case flow.KindGap:
 		j.suspend(e.Offset)
 		if j.relPend {
@@ -656,6 +679,9 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 	pos, posIdx := e.Start, uint32(0)
 	for ; k < len(r.mems) && r.mems[k].addr <= e.Last; k++ {
 		m := &r.mems[k]
+		if j.filt != nil && !j.filt.DataQualified(memKinds[m.op.kind], m.addr, 0, j.priv) {
+			continue // the data filters leave its access out
+		}
 		sub.Start, sub.Last = pos, m.addr
 		sub.N = uint64(m.idx - posIdx + 1)
 		if m.addr != e.Last {
@@ -700,6 +726,34 @@ func compatible(m memOp, a *ingress.Access) bool {
 }
 
 var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic"}
+
+// memKinds gives the data filters' kind of each memory instruction kind.
+var memKinds = [...]uint8{0, filter.KindLoad, filter.KindStore, filter.KindLoad, filter.KindStore, filter.KindAtomic}
+
+// unpairedFrame decodes a data packet of a trace made with a data address
+// filter and sends its access at once, with no instruction: which memory
+// instructions have an access depends on addresses the decoder does not
+// know. The first comes with a warning saying so.
+func (j *DataJoiner) unpairedFrame(fr *Frame, idx int64) error {
+	var a ingress.Access
+	if err := j.dc.decodeFrame(fr.Payload, &j.st, &a, &j.pkt); err != nil {
+		j.suspend(fr.Offset)
+		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
+	}
+	if !j.unpairedWarned {
+		j.unpairedWarned = true
+		if err := j.warn(fr.Offset, idx, errors.New("a data address filter is in force: the data accesses cannot be tied to their instructions (their events carry no instruction address) and are listed where their packets come"), "data trace"); err != nil {
+			return err
+		}
+	}
+	ev := &j.dev
+	ev.Kind, ev.Addr, ev.Offset, ev.Index, ev.Access, ev.AccessHas = flow.KindData, 0, fr.Offset, idx, a, j.has
+	if a.DType == ingress.DTypeSCFail {
+		ev.AccessHas &^= flow.AccessData
+	}
+	j.joined++
+	return j.emit(ev)
+}
 
 // join sends the access of memory instruction m.
 func (j *DataJoiner) join(m *memInst, off int64) error {

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/rvtrace/rvtrace/ingress"
@@ -21,8 +22,17 @@ func Flags(fs *flag.FlagSet) func(next ingress.Sink) (ingress.Sink, error) {
 	var filters, triggers list
 	fs.Var(&filters, "filter", "trace `filter`: conditions separated by ';' (priv=U,S  addr=LO-HI  from=A,to=B  context=V|LO-HI  tval=...  ecause=N,..  interrupt  exception  impdef=V/MASK); repeat for alternatives")
 	fs.Var(&triggers, "trigger", "debug-module trigger `actions`: on=ADDR,off=ADDR,notify=ADDR ('|' separates addresses); repeatable")
+	dataf := DataFlag(fs)
 	return func(next ingress.Sink) (ingress.Sink, error) {
-		var c Config
+		c, err := dataf()
+		if err != nil {
+			return nil, err
+		}
+		if c.HasData() {
+			if _, ok := next.(ingress.DataSink); !ok {
+				return nil, fmt.Errorf("--data-filter filters the data trace interface's accesses: it needs --data-trace on rvtrace run")
+			}
+		}
 		for _, f := range filters {
 			if err := c.Parse(f); err != nil {
 				return nil, err
@@ -37,5 +47,26 @@ func Flags(fs *flag.FlagSet) func(next ingress.Sink) (ingress.Sink, error) {
 			return next, nil
 		}
 		return New(&c, next), nil
+	}
+}
+
+// DataFlag registers --data-filter (repeatable; see Config.ParseData) on
+// fs, unless another part of the command did. The returned function,
+// called after parsing, gives the data filters (a Config with only
+// DataComparators and DataFilters set).
+func DataFlag(fs *flag.FlagSet) func() (Config, error) {
+	f := fs.Lookup("data-filter")
+	if f == nil {
+		fs.Var(&list{}, "data-filter", "data trace `filter`: conditions separated by ';' (kind=load,store,atomic  priv=U,S  daddr=LO-HI  addr=LO-HI); repeat for alternatives. A decoder must be given the same")
+		f = fs.Lookup("data-filter")
+	}
+	return func() (Config, error) {
+		var c Config
+		for _, spec := range *f.Value.(*list) {
+			if err := c.ParseData(spec); err != nil {
+				return c, err
+			}
+		}
+		return c, nil
 	}
 }

@@ -301,10 +301,12 @@ func runRun(args []string) error {
 			ds, data := raw.(ingress.DataSink)
 			if data {
 				// The data trace interface: the hart's accesses, from
-				// its observer (chained with --tarmac-full's).
+				// its observer (chained with --tarmac-full's), through
+				// the filter stage if there is one (it passes the
+				// accesses of the blocks it traces that the data
+				// filters let through).
 				if enc != raw {
-					f.Close()
-					return fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
+					ds = enc.(ingress.DataSink)
 				}
 				dsinks = append(dsinks, ds)
 			}
@@ -375,9 +377,9 @@ func runRun(args []string) error {
 		if pp.tw != nil {
 			dport.Next = pp.tw
 		}
-		if w := splitLRIDWidth(dsinks); w > 0 {
+		if w := splitLRIDWidth(rawEncs); w > 0 {
 			for _, s := range dsinks {
-				if _, ok := s.(*etrace.DataEncoder); !ok {
+				if _, ok := s.(ingress.SplitDataSink); !ok {
 					return fmt.Errorf("--data-ingress writes the unified protocol's accesses: it does not go with --data-protocol split")
 				}
 			}
@@ -632,7 +634,7 @@ func (f dataFanout) Response(r *ingress.LoadResponse) error {
 
 // splitLRIDWidth returns lrid_width_p if a data trace encoder among
 // sinks traces the split protocol, else 0.
-func splitLRIDWidth(sinks dataFanout) int {
+func splitLRIDWidth(sinks []ingress.Sink) int {
 	for _, s := range sinks {
 		if de, ok := s.(*etrace.DataEncoder); ok && de.Config().Split {
 			return de.Config().LRIDWidth

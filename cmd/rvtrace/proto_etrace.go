@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	tproto "github.com/rvtrace/rvtrace/protocol"
@@ -53,6 +54,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
 	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
+	dataFilter := filter.DataFlag(fs)
 	return func() (etrace.Config, error) {
 		c := etrace.DefaultConfig()
 		var err error
@@ -119,8 +121,15 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 				return c, fmt.Errorf("--data-protocol: %v", err)
 			}
 			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split}
+			fc, err := dataFilter()
+			if err != nil {
+				return c, fmt.Errorf("--data-filter: %v", err)
+			}
+			if fc.HasData() {
+				c.Data.Filter = &fc
+			}
 		} else if dataFlagSet(fs) {
-			return c, fmt.Errorf("--data-fields, --data-protocol and --data-src-id need --data-trace")
+			return c, fmt.Errorf("--data-fields, --data-protocol, --data-filter and --data-src-id need --data-trace")
 		}
 		return c, c.Check()
 	}
@@ -131,7 +140,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 func dataFlagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
-		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol"
+		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter"
 	})
 	return set
 }
