@@ -273,3 +273,41 @@ func TestDataSplitPacketLayout(t *testing.T) {
 		t.Errorf("load data packet accepted in an address-only trace")
 	}
 }
+
+// FuzzDataSplitDecode decodes damaged split-protocol traces: no panic, no
+// hang, and every access joined is one its instruction can make.
+func FuzzDataSplitDecode(f *testing.F) {
+	cfg := DefaultConfig()
+	cfg.ResyncPeriod = 16
+	cfg.Data = &DataConfig{Split: true}
+	r := runData(f, "setjmp.elf", sim.Coalesced, cfg)
+	cfg.Decode.AllowTruncated = true
+	for _, n := range []int{64, 256, 1024, 4096} {
+		f.Add(append([]byte(nil), r.trace[:min(n, len(r.trace))]...))
+	}
+	f.Fuzz(func(t *testing.T, trace []byte) {
+		s := &dataSink{}
+		j, err := NewDataJoiner(s, r.img, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := NewDecoder(r.img, j, cfg)
+		d.Data = j
+		d.MaxWalk = 1 << 16
+		d.Decode(bytes.NewReader(trace))
+		j.Close()
+		var ops opCache
+		for _, e := range s.data {
+			in, ok := r.img.Inst(e.Addr)
+			if !ok {
+				t.Fatalf("access of %#x, outside the image", e.Addr)
+			}
+			if m := ops.get(in.Op &^ 0x8000); !compatible(m, &e.Access) {
+				t.Fatalf("%v joined to %v", &e, in)
+			}
+		}
+		if j.waiting != 0 || j.dHead != len(j.dq) {
+			t.Fatalf("events still held back after Close: %d waiting, %d held", j.waiting, len(j.dq)-j.dHead)
+		}
+	})
+}
