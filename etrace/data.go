@@ -830,9 +830,18 @@ func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access,
 		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
 	}
 	var r word64
-	var t [8]byte
-	copy(t[:], payload)
-	r.w = binary.LittleEndian.Uint64(t[:])
+	if cap(payload) >= 8 {
+		// one load of the 8 bytes from the payload on (the bytes
+		// after it are masked off): no copy through memory
+		r.w = binary.LittleEndian.Uint64(payload[:8:8])
+		if n < 8 {
+			r.w &= 1<<(8*uint(n)) - 1
+		}
+	} else {
+		var t [8]byte
+		copy(t[:], payload)
+		r.w = binary.LittleEndian.Uint64(t[:])
+	}
 	if payload[n-1]&0x80 != 0 {
 		r.fill = ^uint64(0)
 		if n < 8 {

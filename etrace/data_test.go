@@ -114,7 +114,7 @@ func runData(t testing.TB, prog string, mode sim.BlockMode, cfg Config) *dataRun
 	if err := m.SetObserver(0, r.port); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetIngress(0, teeBlocks{de, evs}); err != nil {
+	if err := m.SetIngress(0, r.port.Ingress(teeBlocks{de, evs})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {

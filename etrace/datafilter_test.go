@@ -100,7 +100,7 @@ func runFiltered(t *testing.T, prog string, cfg Config, fc *filter.Config) (*ima
 	if err := m.SetObserver(0, port); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetIngress(0, fs); err != nil {
+	if err := m.SetIngress(0, port.Ingress(fs)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {

@@ -311,3 +311,41 @@ func FuzzDataSplitDecode(f *testing.F) {
 		}
 	})
 }
+
+// A split request written whose response never comes, and a response
+// with no request, are encoder errors, not a trace that decodes short.
+func TestDataSplitEncoderErrors(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{Split: true}
+	img := image.NewSet()
+	var buf bytes.Buffer
+	enc, err := NewEncoder(&buf, cfg, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	de, _ := NewDataEncoder(enc)
+	if err := de.Response(&ingress.LoadResponse{LID: 1, Resp: ingress.LRespOkay}); err == nil || !strings.Contains(err.Error(), "no request") {
+		t.Errorf("response without request: %v", err)
+	}
+	enc, _ = NewEncoder(&buf, cfg, img)
+	de, _ = NewDataEncoder(enc)
+	if err := de.Access(&ingress.Access{IAddr: 0x100, DType: ingress.DTypeLoad, DSize: 2, Split: true, LRID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := de.Access(&ingress.Access{IAddr: 0x104, DType: ingress.DTypeLoad, DSize: 2, Split: true, LRID: 1}); err == nil {
+		t.Errorf("second request with an lrid in flight accepted")
+	}
+	enc, _ = NewEncoder(&buf, cfg, img)
+	de, _ = NewDataEncoder(enc)
+	if err := de.Access(&ingress.Access{IAddr: 0x100, DType: ingress.DTypeLoad, DSize: 2}); err == nil {
+		t.Errorf("unified load on the split interface accepted")
+	}
+	enc, _ = NewEncoder(&buf, cfg, img)
+	de, _ = NewDataEncoder(enc)
+	if err := de.Access(&ingress.Access{IAddr: 0x100, DType: ingress.DTypeLoad, DSize: 2, Split: true, LRID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := de.Close(); err == nil {
+		t.Errorf("close with a request held and no response: no error")
+	}
+}

@@ -336,6 +336,27 @@ func (p *DataPort) Trap(hart int, time uint64, interrupt bool, cause, epc, tval 
 	return nil
 }
 
+// Ingress returns next, the sink of the hart's ingress blocks, wrapped
+// so that closing it first sends what the port still holds (Flush): the
+// simulator closes its ingress sink when the run ends, and the last
+// responses of split requests must reach the encoder before.
+func (p *DataPort) Ingress(next ingress.Sink) ingress.Sink { return &portIngress{next, p} }
+
+// portIngress is the ingress sink Ingress returns.
+type portIngress struct {
+	ingress.Sink
+	p *DataPort
+}
+
+// Close flushes the data port, then closes the sink.
+func (s *portIngress) Close() error {
+	if err := s.p.Flush(); err != nil {
+		s.Sink.Close()
+		return err
+	}
+	return s.Sink.Close()
+}
+
 // Flush reports what the port still holds (a failed sc with rd x0 that
 // was the last instruction, the responses of split requests); call it
 // when the run ends.

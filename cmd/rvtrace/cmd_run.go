@@ -401,7 +401,7 @@ func runRun(args []string) error {
 		if ts.sys != nil {
 			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
 		}
-		if err := m.SetIngress(0, hart0); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
 			return err
 		}
 	}
@@ -431,7 +431,7 @@ func runRun(args []string) error {
 		}
 		hart0 = append(fanout{sbRec}, hart0...)
 		m.SetCodeWriteHook(sbRec.CodeWritten)
-		if err := m.SetIngress(0, hart0); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
 			return err
 		}
 	} else if len(sbImages) > 0 {
@@ -616,6 +616,15 @@ func parseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil
+}
+
+// withPort returns hart 0's ingress sink s, closed after the data port
+// delivered what it holds (the split protocol's last responses).
+func withPort(p *sim.DataPort, s ingress.Sink) ingress.Sink {
+	if p == nil {
+		return s
+	}
+	return p.Ingress(s)
 }
 
 // dataFanout sends each data access to several sinks.
