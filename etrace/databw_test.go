@@ -180,8 +180,9 @@ func TestDataBandwidth(t *testing.T) {
 		sumAcc += acc
 		fmt.Fprintf(&b, "| %s | %d | %d (%.0f%%) | %.3f |", name, n, acc, 100*float64(acc)/float64(n), float64(cws[0].n*8)/float64(n))
 		for i := 1; i < len(opts); i++ {
+			// per access of the interface (a split load is two packets)
 			ds := des[i-1].Stats()
-			fmt.Fprintf(&b, " %.2f, %.2f |", float64(ds.Bytes)/float64(max(ds.Accesses, 1)), float64(cws[i].n*8)/float64(n))
+			fmt.Fprintf(&b, " %.2f, %.2f |", float64(ds.Bytes)/float64(max(acc, 1)), float64(cws[i].n*8)/float64(n))
 		}
 		b.WriteString("\n")
 		fmt.Print(b.String())

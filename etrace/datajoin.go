@@ -174,6 +174,16 @@ const maxQueued = 1 << 20
 // instruction and sends a flow.KindData event with that instruction's
 // access after it.
 //
+// In a split trace a request packet stands for its access, and the load
+// data packet with its lrid, which may come after the te_inst packets
+// that report the load, completes it: the joiner holds the flow back
+// from a load whose data has not come (at most maxDeferred events; what
+// is released without data is a warning). With data filters
+// (DataConfig.Filter) the memory instructions they leave out expect no
+// packet; a data address filter cannot be evaluated on instructions, so
+// then the accesses are sent as their packets come, with no instruction
+// (Addr 0), after one warning saying so.
+//
 // The data packets of an instruction come before any te_inst packet that
 // reports it (see data.go), so the joiner queues them and takes one per
 // memory instruction as the ranges come. Anything that does not fit is a

@@ -7,7 +7,7 @@ import (
 )
 
 // DataPort drives a hart's data trace interface (E-Trace 2.0 "Data Trace
-// Interface", unified protocol) from the accesses the hart reports to its
+// Interface", unified protocol, or split: see SetSplit) from the accesses the hart reports to its
 // Observer: for each retired load, store, atomic memory operation and
 // LR/SC it sends one ingress.Access to a DataSink, with the address of the
 // instruction, before the ingress block that retires the instruction (the

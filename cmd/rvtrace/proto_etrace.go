@@ -50,7 +50,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 		context = &v
 		return err
 	})
-	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (unified protocol), joined to the decoded instructions")
+	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (two per split load: --data-protocol), joined to the decoded instructions")
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
 	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
