@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/sim"
@@ -347,5 +348,104 @@ func TestDataSplitEncoderErrors(t *testing.T) {
 	}
 	if err := de.Close(); err == nil {
 		t.Errorf("close with a request held and no response: no error")
+	}
+}
+
+// splitTee records the requests and responses a data encoder is given,
+// and passes them on.
+type splitTee struct {
+	de   *DataEncoder
+	reqs []ingress.Access // with the data of their response
+	open map[uint32]int   // lrid -> index in reqs
+}
+
+func (s *splitTee) Access(a *ingress.Access) error {
+	s.reqs = append(s.reqs, *a)
+	if a.Split {
+		s.open[a.LRID] = len(s.reqs) - 1
+	}
+	return s.de.Access(a)
+}
+
+func (s *splitTee) Response(r *ingress.LoadResponse) error {
+	s.reqs[s.open[r.LID]].Data = r.Data
+	delete(s.open, r.LID)
+	return s.de.Response(r)
+}
+
+func (s *splitTee) Block(b *ingress.Block) error { return s.de.Block(b) }
+func (s *splitTee) Close() error                 { return s.de.Close() }
+func (s *splitTee) TraceOff() error              { return s.de.TraceOff() }
+func (s *splitTee) Notify() error                { return s.de.Notify() }
+
+// TestDataSplitSegments traces a program with the split protocol through
+// an instruction filter that turns tracing on and off many times (the
+// blocks below an address): responses to requests traced before tracing
+// stopped still come, those of requests not traced are dropped, and the
+// decoded accesses are exactly the requests the encoder was given, with
+// their responses' data.
+func TestDataSplitSegments(t *testing.T) {
+	for _, f := range []DataFields{DataAddrValue, DataValueOnly} {
+		cfg := DefaultConfig()
+		cfg.ResyncPeriod = 32
+		cfg.Data = &DataConfig{Split: true, Fields: f}
+		path, _ := simProgram(t, "printf.elf")
+		img := image.NewSet()
+		if err := img.AddELF(path); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sim.New(sim.Config{MaxInstret: 1_000_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LoadLinuxELF(path, []string{path}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		enc, _ := NewEncoder(&buf, cfg, img)
+		de, _ := NewDataEncoder(enc)
+		tee := &splitTee{de: de, open: map[uint32]int{}}
+		fc := &filter.Config{
+			Comparators: []filter.Comparator{{PInput: filter.InAddr, PFunc: filter.Lt, PMatch: 0x20000}},
+			Filters:     []filter.Filter{{Comp: []int{0}}},
+		}
+		fs := filter.New(fc, tee)
+		port := sim.NewDataPort(m, fs)
+		if err := port.SetSplit(3); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetObserver(0, port); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetIngress(0, port.Ingress(fs)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {
+			t.Fatal(err)
+		}
+		if fs.St.Stops < 10 || len(tee.reqs) < 1000 {
+			t.Fatalf("%v: %d stops, %d accesses traced: the filter does not cut the run into segments", f, fs.St.Stops, len(tee.reqs))
+		}
+		s, err := decodeData(t, cfg, img, buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range s.issues {
+			t.Errorf("%v: %v", f, &e)
+		}
+		if len(s.data) != len(tee.reqs) {
+			t.Fatalf("%v: %d accesses decoded, %d traced", f, len(s.data), len(tee.reqs))
+		}
+		for i, w := range tee.reqs {
+			g := s.data[i].Access
+			if f == DataValueOnly {
+				w.DAddr = 0
+			}
+			g.IAddr, w.IAddr = 0, 0
+			if g != w {
+				t.Fatalf("%v: access %d: %v, want %v", f, i, &g, &w)
+			}
+		}
+		t.Logf("%v: %d segments, %d accesses", f, fs.St.Stops, len(tee.reqs))
 	}
 }
