@@ -161,7 +161,12 @@ func TestCLIDataTraceSplit(t *testing.T) {
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%d MR/MW records decoded, the simulator wrote %d, or they differ", len(got), len(want))
 	}
-	code, out, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("s.te"), "--jsonl", p("u.jsonl"))
+	// the packet listing shows requests and load data with their lrid
+	code, out, e := rv(t, "dump", "--protocol", "etrace", "--data-trace", "--data-protocol", "split", p("s.te"))
+	if code != 0 || !strings.Contains(out, "load request lrid") || !strings.Contains(out, "-> load data of lrid") || strings.Contains(out, "error:") {
+		t.Errorf("dump: exit %d, %d bytes of listing without split requests and load data, or with errors: %s", code, len(out), e)
+	}
+	code, out, e = rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("s.te"), "--jsonl", p("u.jsonl"))
 	js, _ := os.ReadFile(p("u.jsonl"))
 	if !strings.Contains(string(js)+out+e, "split protocol") {
 		t.Errorf("split trace decoded as unified: exit %d, no warning naming the protocol: %s", code, e)
