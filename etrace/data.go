@@ -789,30 +789,6 @@ func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access)
 	return nil
 }
 
-// word64 reads fields from a payload of at most 8 bytes held in one word,
-// sign-extended past its end.
-type word64 struct {
-	w, fill uint64
-	pos     uint
-}
-
-func (r *word64) get(width uint) uint64 {
-	var v uint64
-	if r.pos < 64 {
-		v = r.w >> r.pos
-		if r.pos != 0 && r.pos+width > 64 {
-			v |= r.fill << (64 - r.pos)
-		}
-	} else {
-		v = r.fill
-	}
-	r.pos += width
-	if width >= 64 {
-		return v
-	}
-	return v & (1<<width - 1)
-}
-
 // decodeFrame decodes a data packet payload into access a (without its
 // instruction address), as parse and decodeAccess do, with a fast path
 // for the common packets: loads and stores of at most 8 bytes.
@@ -829,42 +805,65 @@ func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access,
 	if n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
 		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
 	}
-	var r word64
+	// the payload in one word, sign-extended past its end
+	var w, fill uint64
 	if cap(payload) >= 8 {
 		// one load of the 8 bytes from the payload on (the bytes
 		// after it are masked off): no copy through memory
-		r.w = binary.LittleEndian.Uint64(payload[:8:8])
+		w = binary.LittleEndian.Uint64(payload[:8:8])
 		if n < 8 {
-			r.w &= 1<<(8*uint(n)) - 1
+			w &= 1<<(8*uint(n)) - 1
 		}
 	} else {
 		var t [8]byte
 		copy(t[:], payload)
-		r.w = binary.LittleEndian.Uint64(t[:])
+		w = binary.LittleEndian.Uint64(t[:])
 	}
 	if payload[n-1]&0x80 != 0 {
-		r.fill = ^uint64(0)
+		fill = ^uint64(0)
 		if n < 8 {
-			r.w |= r.fill << (8 * uint(n))
+			w |= fill << (8 * uint(n))
 		}
 	}
-	format := uint8(r.get(3))
-	z := uint8(r.get(uint(c.sizeBits)))
+	// The fields, straight from the word: format (3 bits), size
+	// (sizeBits, 1 or 2), diff (2), data_len (size bits) end at bit 10
+	// at most, so data starts inside the word; address may start past it
+	// (then it is all sign).
+	// (shift counts masked with 63 where they are below 64 anyway:
+	// no code for larger counts)
+	format := uint8(w & 7)
+	sb := uint(c.sizeBits) & 3
+	pos := 3 + sb
+	z := uint8(w>>3) & uint8(1<<sb-1)
 	if 8<<z > c.dataWidth {
 		return fmt.Errorf("size %d wider than data_width_p %d", z, c.dataWidth)
 	}
-	diff := uint8(r.get(2))
-	dl := uint(r.get(uint(z)))
-	data := r.get(8 * (dl + 1))
-	addr := r.get(uint(c.daw))
-	if int(r.pos) < 8*n-8 {
-		return fmt.Errorf("%d bytes after the last field", (8*n-int(r.pos))/8)
+	diff := uint8(w>>pos) & 3
+	pos += 2
+	dl := uint(w>>pos) & (1<<(z&3) - 1)
+	pos += uint(z)
+	dbits := 8 * (dl + 1)
+	data := w>>pos | fill<<((64-pos)&63)
+	if dbits < 64 {
+		data &= 1<<(dbits&63) - 1
 	}
-	if int(r.pos) < 8*n {
+	pos += dbits
+	addr := fill
+	if pos < 64 {
+		addr = w>>(pos&63) | fill<<((64-pos)&63)
+	}
+	if c.daw < 64 {
+		addr &= 1<<(uint(c.daw)&63) - 1
+	}
+	pos += uint(c.daw)
+	if int(pos) < 8*n-8 {
+		return fmt.Errorf("%d bytes after the last field", (8*n-int(pos))/8)
+	}
+	if int(pos) < 8*n {
 		// the padding repeats the last bit read
-		s := r.w >> (r.pos - 1) & 1
-		pad := r.w >> r.pos & (1<<(uint(8*n)-r.pos) - 1)
-		if s != 0 && pad != 1<<(uint(8*n)-r.pos)-1 || s == 0 && pad != 0 {
+		s := w >> (pos - 1) & 1
+		pad := w >> pos & (1<<(uint(8*n)-pos) - 1)
+		if s != 0 && pad != 1<<(uint(8*n)-pos)-1 || s == 0 && pad != 0 {
 			return fmt.Errorf("padding bits after the last field are not its sign")
 		}
 	}

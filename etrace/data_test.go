@@ -899,8 +899,13 @@ func TestDataSegments(t *testing.T) {
 // TestDataDecodeFrame checks the fast path of the joiner's packet decoder
 // against parse and decodeAccess on random and real payloads.
 func TestDataDecodeFrame(t *testing.T) {
-	for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
-		d := &DataConfig{Fields: f, DataWidth: 64, DAddressWidth: 64}
+	for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly, DataAddrValue + 16} {
+		daw := 64
+		if f == DataAddrValue+16 {
+			// a narrower address field
+			f, daw = DataAddrValue, 40
+		}
+		d := &DataConfig{Fields: f, DataWidth: 64, DAddressWidth: daw}
 		c1, c2 := newDataCodec(d), newDataCodec(d)
 		var s1, s2 dataState
 		seed := uint64(1)
@@ -914,6 +919,9 @@ func TestDataDecodeFrame(t *testing.T) {
 			var pl [9]byte
 			for k := 0; k < n; k++ {
 				pl[k] = byte(seed >> (8 * uint(k%8)) * uint64(k+1))
+			}
+			for k := n; k < len(pl); k++ {
+				pl[k] = byte(seed>>32) | 0x5a // bytes after the payload: not its own
 			}
 			var p DataPacket
 			var a1, a2 ingress.Access

@@ -473,9 +473,14 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 	if j.unpaired {
 		return j.unpairedFrame(fr, idx)
 	}
-	q, err := j.push(fr.Offset, idx)
-	if q == nil {
-		return err
+	var q *queued
+	if j.qN < len(j.q) {
+		q = &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
+	} else {
+		var err error
+		if q, err = j.push(fr.Offset, idx); q == nil {
+			return err
+		}
 	}
 	if err := j.dc.decodeFrame(fr.Payload, &j.st, &q.a, &j.pkt); err != nil {
 		j.suspend(fr.Offset)
@@ -699,7 +704,13 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 		} else {
 			sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
 		}
-		if err := j.emit(sub); err != nil {
+		var err error
+		if j.dHead == len(j.dq) {
+			err = j.next.Event(sub)
+		} else {
+			err = j.hold(sub, false)
+		}
+		if err != nil {
 			return err
 		}
 		for n := 0; n <= int(m.op.more); n++ {
@@ -807,7 +818,10 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		sl.state, sl.at = slotDeferred, j.dBase+uint64(len(j.dq)-1)
 		return nil
 	}
-	return j.emit(ev)
+	if j.dHead == len(j.dq) {
+		return j.next.Event(ev)
+	}
+	return j.hold(ev, false)
 }
 
 // Close reports packets left over and what was not joined, then closes
