@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
@@ -23,9 +24,34 @@ import (
 //
 // Decisions the specification leaves open, taken as follows:
 //
-//   - Only the unified protocol is implemented (no split load request and
-//     response packets, no CSR packets: the simulator does not trace CSR
-//     accesses). Atomics are supported, so the format field is 3 bits.
+//   - Both protocols are implemented (DataConfig.Split), no CSR packets
+//     (the simulator does not trace CSR accesses). Atomics are supported,
+//     so the format field is 3 bits.
+//   - Split protocol: a load (lr included) is a split load request packet
+//     (format 000/001 with lrid) when it retires and a split load data
+//     packet (format 100) when its response comes; an atomic is a split
+//     atomic packet (format 110 with lrid) and its load data comes in a
+//     format 100 packet too: the table "Split atomic load data only" gives
+//     that packet format 110, which the request packet has, with no field
+//     to tell the two apart, so the load data packet, which names the
+//     request by its lrid and repeats the size, serves both. Stores and
+//     failed store-conditionals are unified packets (the interface has
+//     their store data at retirement). The request's diff field is 1 bit
+//     (0 full address, 1 differential address): it carries no data. The
+//     split atomic's operand is the interface's sdata, the value stored
+//     (the interface has no rs2, and the load data is not known yet).
+//     With trTeDataNoAddr the request packets keep format, subtype, size,
+//     lrid and (atomics) operand and drop diff and address, as the
+//     data-only packets do; with trTeDataNoValue no load data packets are
+//     written and atomic requests drop op_len and operand. A response
+//     packet is written after its request packet, at the next ingress
+//     block or at the end of the trace, whatever the te_inst packets do
+//     meanwhile; the decoder holds the flow back from a load whose data
+//     has not come yet. Address compression runs over requests and
+//     stores (in packet order), value compression over stores and load
+//     data packets (resp 01 XOR, 10 full, 11 difference; the first after
+//     a synchronisation is full). A load data packet with resp 00 (error)
+//     has no data field.
 //   - Data packets of the accesses of an ingress block are written before
 //     the te_inst packets the encoder writes for that block, so a decoder
 //     has read the access of every instruction before any packet that
@@ -58,7 +84,9 @@ import (
 //     with nothing after size in data-only mode.
 //   - doptions in the support packet: bit 0 no data (trTeDataNoValue), bit
 //     1 no address (trTeDataNoAddr), bit 2 address compression
-//     (trTeDataAddrCompress); denable is 1.
+//     (trTeDataAddrCompress), bit 3 split protocol (which the
+//     specification makes a discoverable parameter: the request packets
+//     share their format codes with unified loads); denable is 1.
 
 // DataFields selects what data packets carry (the trTeDataNoValue and
 // trTeDataNoAddr controls).
@@ -108,6 +136,33 @@ type DataConfig struct {
 	// SrcID is the UTDD source ID of data packets (it must differ from
 	// Config.SrcID); unused in the raw framing.
 	SrcID uint32
+	// Split selects the split protocol: loads and atomics come as a
+	// request (ingress.Access with Split set) and a later response
+	// (ingress.LoadResponse), traced as split request and load data
+	// packets.
+	Split bool
+	// LRIDWidth is lrid_width_p, the width of the lrid field of split
+	// packets (1..16; 0 means 3).
+	LRIDWidth int
+	// Filter holds the data filters the trace was made with (its
+	// DataFilters; see filter.Config.ParseData). The encoder does not use
+	// it (the filter stage in front of it does); a DataJoiner expects an
+	// access only of the memory instructions they let through, and with a
+	// data address filter, which it cannot evaluate, it sends the
+	// accesses without their instructions.
+	Filter *filter.Config
+}
+
+// ParseDataProtocol parses "unified" or "split" (whether
+// DataConfig.Split is set).
+func ParseDataProtocol(s string) (split bool, err error) {
+	switch strings.TrimSpace(s) {
+	case "unified", "":
+		return false, nil
+	case "split":
+		return true, nil
+	}
+	return false, fmt.Errorf("etrace: data protocol %q: want unified or split", s)
 }
 
 // doptions bits of the support packet.
@@ -115,6 +170,7 @@ const (
 	doptNoValue  = 1 << 0
 	doptNoAddr   = 1 << 1
 	doptCompress = 1 << 2
+	doptSplit    = 1 << 3
 )
 
 // DOptions returns the doptions field of the support packet.
@@ -129,7 +185,31 @@ func (d *DataConfig) DOptions() uint8 {
 	if !d.NoCompress {
 		v |= doptCompress
 	}
+	if d.Split {
+		v |= doptSplit
+	}
 	return v
+}
+
+// doptString describes doptions bits.
+func doptString(v uint8) string {
+	f := DataAddrValue
+	switch {
+	case v&doptNoValue != 0 && v&doptNoAddr != 0:
+		return "no address and no data"
+	case v&doptNoValue != 0:
+		f = DataAddrOnly
+	case v&doptNoAddr != 0:
+		f = DataValueOnly
+	}
+	s := f.String()
+	if v&doptCompress == 0 {
+		s += ", no compression"
+	}
+	if v&doptSplit != 0 {
+		return s + ", split protocol"
+	}
+	return s + ", unified protocol"
 }
 
 // msgData is the raw framing's message type of data packets.
@@ -159,6 +239,12 @@ func (c *Config) checkData() error {
 	if d.Fields > DataValueOnly {
 		return fmt.Errorf("etrace: data fields %d", d.Fields)
 	}
+	if d.Split && d.LRIDWidth == 0 {
+		d.LRIDWidth = 3
+	}
+	if d.Split && (d.LRIDWidth < 1 || d.LRIDWidth > 16) {
+		return fmt.Errorf("etrace: lrid_width_p %d out of range 1..16", d.LRIDWidth)
+	}
 	if c.Encap == EncapUTDD {
 		if c.SrcBits == 0 {
 			return fmt.Errorf("etrace: data trace in UTDD framing needs a source ID field (trTeSrcBits > 0) to tell data packets from te_inst packets")
@@ -176,7 +262,7 @@ const (
 	DFmtLoadUnaligned  = 1 // unified load, unaligned address
 	DFmtStoreAligned   = 2 // store, aligned address
 	DFmtStoreUnaligned = 3 // store, unaligned address
-	DFmtSplitData      = 4 // split load data (not implemented)
+	DFmtSplitData      = 4 // split load data (the response)
 	DFmtCSR            = 5 // CSR (not implemented)
 	DFmtAtomic         = 6 // unified atomic
 	DFmtReserved       = 7
@@ -192,6 +278,8 @@ type DataPacket struct {
 	Format  uint8
 	Subtype uint8 // atomics
 	Size    uint8
+	LRID    uint32 // split requests and load data
+	Resp    uint8  // split load data
 	Diff    uint8
 	DataLen uint8
 	OpLen   uint8
@@ -203,6 +291,8 @@ type DataPacket struct {
 // dataCodec writes and reads data packets for one configuration.
 type dataCodec struct {
 	fields    DataFields
+	split     bool
+	lridw     int
 	sizeBits  int
 	dataWidth int
 	daw       int
@@ -222,6 +312,8 @@ func clog2(n int) int {
 func newDataCodec(d *DataConfig) *dataCodec {
 	c := &dataCodec{
 		fields:    d.Fields,
+		split:     d.Split,
+		lridw:     d.LRIDWidth,
 		sizeBits:  max(1, clog2(clog2(d.DataWidth/8+1))),
 		dataWidth: d.DataWidth,
 		daw:       d.DAddressWidth,
@@ -269,6 +361,12 @@ func (c *dataCodec) makeLayout(format, subtype uint8) dlayout {
 	return dlayout{diff: 2, operand: atomic, dataLen: true, address: true}
 }
 
+// isSplit reports whether packets of this format and subtype are split
+// request or load data packets.
+func (c *dataCodec) isSplit(format, subtype uint8) bool {
+	return c.split && (format <= DFmtLoadUnaligned || format == DFmtSplitData || format == DFmtAtomic && subtype != dsubSCFail)
+}
+
 // append encodes p, sign-compressed, to dst.
 func (c *dataCodec) append(dst []byte, p *DataPacket) []byte {
 	b := &c.bw
@@ -278,6 +376,10 @@ func (c *dataCodec) append(dst []byte, p *DataPacket) []byte {
 		b.put(uint64(p.Subtype), 3)
 	}
 	b.put(uint64(p.Size), c.sizeBits)
+	if c.isSplit(p.Format, p.Subtype) {
+		c.putSplit(p)
+		return b.bytes(dst)
+	}
 	l := c.layout(p.Format, p.Subtype)
 	b.put(uint64(p.Diff), l.diff)
 	if l.operand {
@@ -311,7 +413,9 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 	case DFmtAtomic:
 		p.Subtype = uint8(r.get(3))
 	case DFmtSplitData:
-		return fmt.Errorf("split load data packet (format 100) in a unified trace")
+		if !c.split {
+			return fmt.Errorf("split load data packet (format 100) in a unified trace")
+		}
 	case DFmtCSR:
 		return fmt.Errorf("CSR data packet (format 101): not traced by this encoder")
 	default:
@@ -320,6 +424,13 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 	p.Size = uint8(r.get(c.sizeBits))
 	if 8<<p.Size > c.dataWidth {
 		return fmt.Errorf("size %d wider than data_width_p %d", p.Size, c.dataWidth)
+	}
+	p.LRID, p.Resp, p.Diff = 0, 0, 0
+	if c.isSplit(p.Format, p.Subtype) {
+		if err := c.getSplit(p); err != nil {
+			return err
+		}
+		return c.parseEnd(payload)
 	}
 	l := c.layout(p.Format, p.Subtype)
 	p.Diff = uint8(r.get(l.diff))
@@ -340,6 +451,12 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 	if l.address {
 		p.Address = r.get(c.daw)
 	}
+	return c.parseEnd(payload)
+}
+
+// parseEnd checks what follows the last field of a packet read.
+func (c *dataCodec) parseEnd(payload []byte) error {
+	r := &c.dr
 	if r.pos < r.n-8 {
 		return fmt.Errorf("%d bytes after the last field", (r.n-r.pos)/8)
 	}
@@ -415,8 +532,15 @@ func (r *dataReader) get(width int) uint64 {
 // dataState is the compression state of one side (encoder or decoder):
 // per access size, the previous address and value, valid since the last
 // synchronisation.
+//
+// In a split trace, aval and vval tell whether the address and the value
+// are known (requests make only the address known, load data packets
+// only the value); valid is set from them for each unified packet (see
+// splitPre).
 type dataState struct {
 	valid [4]bool
+	aval  [4]bool
+	vval  [4]bool
 	addr  [4]uint64
 	val   [4]uint64
 }
@@ -453,6 +577,10 @@ func (c *dataCodec) encodeAccess(s *dataState, a *ingress.Access, compress bool,
 	z := a.DSize & 3
 	*p = DataPacket{Size: z}
 	m := sizeMask(z)
+	if c.split {
+		c.splitPre(s, z)
+		defer c.splitPost(s, z)
+	}
 	full := !compress || !s.valid[z]
 	prevAddr, prevVal := s.addr[z], s.val[z]
 	align := uint64(1)<<z - 1
@@ -577,6 +705,10 @@ func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access)
 	z := p.Size
 	m := sizeMask(z)
 	*a = ingress.Access{DSize: z}
+	if c.split {
+		c.splitPre(s, z)
+		defer c.splitPost(s, z)
+	}
 	switch p.Format {
 	case DFmtLoadAligned, DFmtLoadUnaligned:
 		a.DType = ingress.DTypeLoad
@@ -657,36 +789,12 @@ func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access)
 	return nil
 }
 
-// word64 reads fields from a payload of at most 8 bytes held in one word,
-// sign-extended past its end.
-type word64 struct {
-	w, fill uint64
-	pos     uint
-}
-
-func (r *word64) get(width uint) uint64 {
-	var v uint64
-	if r.pos < 64 {
-		v = r.w >> r.pos
-		if r.pos != 0 && r.pos+width > 64 {
-			v |= r.fill << (64 - r.pos)
-		}
-	} else {
-		v = r.fill
-	}
-	r.pos += width
-	if width >= 64 {
-		return v
-	}
-	return v & (1<<width - 1)
-}
-
 // decodeFrame decodes a data packet payload into access a (without its
 // instruction address), as parse and decodeAccess do, with a fast path
 // for the common packets: loads and stores of at most 8 bytes.
 func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access, p *DataPacket) error {
 	n := len(payload)
-	if n == 0 || n > 8 || payload[0]&4 != 0 || c.fields != DataAddrValue {
+	if n == 0 || n > 8 || payload[0]&4 != 0 || c.fields != DataAddrValue || c.split {
 		// atomics and split/CSR/reserved formats (format bit 2 set),
 		// long packets, other options
 		if err := c.parse(payload, p); err != nil {
@@ -697,33 +805,65 @@ func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access,
 	if n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
 		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
 	}
-	var r word64
-	var t [8]byte
-	copy(t[:], payload)
-	r.w = binary.LittleEndian.Uint64(t[:])
-	if payload[n-1]&0x80 != 0 {
-		r.fill = ^uint64(0)
+	// the payload in one word, sign-extended past its end
+	var w, fill uint64
+	if cap(payload) >= 8 {
+		// one load of the 8 bytes from the payload on (the bytes
+		// after it are masked off): no copy through memory
+		w = binary.LittleEndian.Uint64(payload[:8:8])
 		if n < 8 {
-			r.w |= r.fill << (8 * uint(n))
+			w &= 1<<(8*uint(n)) - 1
+		}
+	} else {
+		var t [8]byte
+		copy(t[:], payload)
+		w = binary.LittleEndian.Uint64(t[:])
+	}
+	if payload[n-1]&0x80 != 0 {
+		fill = ^uint64(0)
+		if n < 8 {
+			w |= fill << (8 * uint(n))
 		}
 	}
-	format := uint8(r.get(3))
-	z := uint8(r.get(uint(c.sizeBits)))
+	// The fields, straight from the word: format (3 bits), size
+	// (sizeBits, 1 or 2), diff (2), data_len (size bits) end at bit 10
+	// at most, so data starts inside the word; address may start past it
+	// (then it is all sign).
+	// (shift counts masked with 63 where they are below 64 anyway:
+	// no code for larger counts)
+	format := uint8(w & 7)
+	sb := uint(c.sizeBits) & 3
+	pos := 3 + sb
+	z := uint8(w>>3) & uint8(1<<sb-1)
 	if 8<<z > c.dataWidth {
 		return fmt.Errorf("size %d wider than data_width_p %d", z, c.dataWidth)
 	}
-	diff := uint8(r.get(2))
-	dl := uint(r.get(uint(z)))
-	data := r.get(8 * (dl + 1))
-	addr := r.get(uint(c.daw))
-	if int(r.pos) < 8*n-8 {
-		return fmt.Errorf("%d bytes after the last field", (8*n-int(r.pos))/8)
+	diff := uint8(w>>pos) & 3
+	pos += 2
+	dl := uint(w>>pos) & (1<<(z&3) - 1)
+	pos += uint(z)
+	dbits := 8 * (dl + 1)
+	data := w>>pos | fill<<((64-pos)&63)
+	if dbits < 64 {
+		data &= 1<<(dbits&63) - 1
 	}
-	if int(r.pos) < 8*n {
+	pos += dbits
+	addr := fill
+	if pos < 64 {
+		addr = w>>(pos&63) | fill<<((64-pos)&63)
+	}
+	if c.daw < 64 {
+		addr &= 1<<(uint(c.daw)&63) - 1
+	}
+	pos += uint(c.daw)
+	if int(pos) < 8*n-8 {
+		return fmt.Errorf("%d bytes after the last field", (8*n-int(pos))/8)
+	}
+	if int(pos) < 8*n {
 		// the padding repeats the last bit read
-		s := r.w >> (r.pos - 1) & 1
-		pad := r.w >> r.pos & (1<<(uint(8*n)-r.pos) - 1)
-		if s != 0 && pad != 1<<(uint(8*n)-r.pos)-1 || s == 0 && pad != 0 {
+		s := w >> (pos - 1) & 1
+		pad := w >> pos & (1<<(uint(8*n)-pos) - 1)
+		if s != 0 && pad != 1<<(uint(8*n)-pos)-1 || s == 0 && pad != 0 {
 			return fmt.Errorf("padding bits after the last field are not its sign")
 		}
 	}

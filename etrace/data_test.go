@@ -106,10 +106,15 @@ func runData(t testing.TB, prog string, mode sim.BlockMode, cfg Config) *dataRun
 	evs := &portRecorder{}
 	r.port = sim.NewDataPort(m, teeData{de, evs})
 	r.port.Next = rec
+	if cfg.Data.Split {
+		if err := r.port.SetSplit(de.cfg.LRIDWidth); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := m.SetObserver(0, r.port); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetIngress(0, teeBlocks{de, evs}); err != nil {
+	if err := m.SetIngress(0, r.port.Ingress(teeBlocks{de, evs})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {
@@ -140,6 +145,8 @@ func replay(t testing.TB, r *dataRun, cfg Config) []byte {
 		e := &r.evs[i]
 		if e.access {
 			err = de.Access(&e.acc)
+		} else if e.isResp {
+			err = de.Response(&e.resp)
 		} else {
 			err = de.Block(&e.blk)
 		}
@@ -536,6 +543,14 @@ func (t teeData) Access(a *ingress.Access) error {
 	return t[1].Access(a)
 }
 
+// Response sends a load response to both sinks.
+func (t teeData) Response(r *ingress.LoadResponse) error {
+	if err := t[0].(ingress.SplitDataSink).Response(r); err != nil {
+		return err
+	}
+	return t[1].(ingress.SplitDataSink).Response(r)
+}
+
 // teeBlocks sends blocks to both sinks.
 type teeBlocks [2]ingress.Sink
 
@@ -743,7 +758,9 @@ func cpuTime() float64 {
 type portEvent struct {
 	blk    ingress.Block
 	acc    ingress.Access
+	resp   ingress.LoadResponse
 	access bool
+	isResp bool
 }
 
 type portRecorder struct{ evs []portEvent }
@@ -755,6 +772,10 @@ func (r *portRecorder) Block(b *ingress.Block) error {
 func (r *portRecorder) Close() error { return nil }
 func (r *portRecorder) Access(a *ingress.Access) error {
 	r.evs = append(r.evs, portEvent{acc: *a, access: true})
+	return nil
+}
+func (r *portRecorder) Response(l *ingress.LoadResponse) error {
+	r.evs = append(r.evs, portEvent{resp: *l, isResp: true})
 	return nil
 }
 
@@ -878,8 +899,13 @@ func TestDataSegments(t *testing.T) {
 // TestDataDecodeFrame checks the fast path of the joiner's packet decoder
 // against parse and decodeAccess on random and real payloads.
 func TestDataDecodeFrame(t *testing.T) {
-	for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
-		d := &DataConfig{Fields: f, DataWidth: 64, DAddressWidth: 64}
+	for _, f := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly, DataAddrValue + 16} {
+		daw := 64
+		if f == DataAddrValue+16 {
+			// a narrower address field
+			f, daw = DataAddrValue, 40
+		}
+		d := &DataConfig{Fields: f, DataWidth: 64, DAddressWidth: daw}
 		c1, c2 := newDataCodec(d), newDataCodec(d)
 		var s1, s2 dataState
 		seed := uint64(1)
@@ -893,6 +919,9 @@ func TestDataDecodeFrame(t *testing.T) {
 			var pl [9]byte
 			for k := 0; k < n; k++ {
 				pl[k] = byte(seed >> (8 * uint(k%8)) * uint64(k+1))
+			}
+			for k := n; k < len(pl); k++ {
+				pl[k] = byte(seed>>32) | 0x5a // bytes after the payload: not its own
 			}
 			var p DataPacket
 			var a1, a2 ingress.Access
@@ -1023,7 +1052,7 @@ func TestDataJoinLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &Packet{Format: FormatSync, Subformat: SubSupport, IEnable: 1, DEnable: 1, DLoss: dloss}
+		p := &Packet{Format: FormatSync, Subformat: SubSupport, IEnable: 1, DEnable: 1, DLoss: dloss, DOptions: cfg.Data.DOptions()}
 		if err := j.InstPacket(p, 1234); err != nil {
 			t.Fatal(err)
 		}

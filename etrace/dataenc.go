@@ -17,19 +17,42 @@ type DataStats struct {
 // ingress.DataSink in front of it. Accesses are held until the block that
 // retires their instruction comes; their packets are written, then the
 // block goes to the instruction encoder. It implements ingress.Gated too
-// (passed on to the encoder).
+// (passed on to the encoder). With the split protocol it is an
+// ingress.SplitDataSink: responses are held with the accesses and written
+// in the order they came, each after its request.
 type DataEncoder struct {
 	enc   *Encoder
 	dc    *dataCodec
 	cfg   *DataConfig
 	st    dataState
 	syncs uint64 // the writer's sync count the state was reset at
-	held  []ingress.Access
+	held  []heldData
 	pkt   DataPacket
 	stats DataStats
 	buf   []byte
 	done  bool // closed
+	// split protocol, per lrid: a request in flight on the interface
+	// (busy), what became of the last request (wstate) and its size
+	busy   []bool
+	wstate []uint8
+	rsize  []uint8
+	nbusy  int
 }
+
+// heldData is an access or (resp set) a load response held for the next
+// block (with a.DSize the size of its request).
+type heldData struct {
+	a    ingress.Access
+	r    ingress.LoadResponse
+	resp bool
+}
+
+// States of an lrid in DataEncoder.wstate.
+const (
+	lridFree    = iota
+	lridOut     // request written, its response not yet
+	lridDropped // request dropped (tracing off): its response is dropped
+)
 
 // NewDataEncoder returns the data trace front of enc, whose configuration
 // must have Data set.
@@ -38,11 +61,21 @@ func NewDataEncoder(enc *Encoder) (*DataEncoder, error) {
 	if d == nil {
 		return nil, fmt.Errorf("etrace: data trace encoder on an encoder without a data configuration")
 	}
-	return &DataEncoder{enc: enc, dc: newDataCodec(d), cfg: d, buf: make([]byte, 0, 48)}, nil
+	e := &DataEncoder{enc: enc, dc: newDataCodec(d), cfg: d, buf: make([]byte, 0, 48)}
+	if d.Split {
+		e.busy = make([]bool, 1<<d.LRIDWidth)
+		e.wstate = make([]uint8, 1<<d.LRIDWidth)
+		e.rsize = make([]uint8, 1<<d.LRIDWidth)
+	}
+	return e, nil
 }
 
 // Stats returns the data packet counts.
 func (e *DataEncoder) Stats() DataStats { return e.stats }
+
+// Config returns the data trace configuration (checked: defaults filled
+// in).
+func (e *DataEncoder) Config() DataConfig { return *e.cfg }
 
 // Encoder returns the instruction trace encoder.
 func (e *DataEncoder) Encoder() *Encoder { return e.enc }
@@ -67,10 +100,53 @@ func (e *DataEncoder) Access(a *ingress.Access) error {
 	if a.DAddr&^mask(e.cfg.DAddressWidth) != 0 {
 		return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: address %#x wider than daddress_width_p %d", a.IAddr, a.DAddr, e.cfg.DAddressWidth))
 	}
+	split := a.DType == ingress.DTypeLoad || a.DType.IsAtomic()
+	switch {
+	case e.cfg.Split && split != a.Split:
+		return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: a %s that is %s on the split protocol's interface", a.IAddr, a.DType, map[bool]string{true: "a split request", false: "not a split request"}[a.Split]))
+	case !e.cfg.Split && a.Split:
+		return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: a split-protocol request while tracing the unified protocol", a.IAddr))
+	case a.Split:
+		if a.LRID >= uint32(len(e.busy)) || e.busy[a.LRID] {
+			return e.enc.fail(fmt.Errorf("etrace: split request at pc %#x: lrid %d out of range or still in flight", a.IAddr, a.LRID))
+		}
+		e.busy[a.LRID], e.rsize[a.LRID] = true, a.DSize
+		e.nbusy++
+	}
 	if len(e.held) >= 1<<16 {
 		return e.enc.fail(fmt.Errorf("etrace: %d data accesses without an ingress block", len(e.held)))
 	}
-	e.held = append(e.held, *a)
+	e.held = append(e.held, heldData{a: *a})
+	return nil
+}
+
+// Response holds the response of a split request until the next block
+// (or the end of the trace).
+func (e *DataEncoder) Response(r *ingress.LoadResponse) error {
+	if e.enc.err != nil {
+		return e.enc.err
+	}
+	if !e.cfg.Split {
+		return e.enc.fail(fmt.Errorf("etrace: load response (lid %d) while tracing the unified protocol", r.LID))
+	}
+	if r.Resp != ingress.LRespOkay && r.Resp != ingress.LRespError {
+		return e.enc.fail(fmt.Errorf("etrace: load response lid %d: lresp %d", r.LID, r.Resp))
+	}
+	if r.LID >= uint32(len(e.busy)) || !e.busy[r.LID] {
+		return e.enc.fail(fmt.Errorf("etrace: load response lid %d with no request in flight", r.LID))
+	}
+	e.busy[r.LID] = false
+	e.nbusy--
+	if e.wstate[r.LID] == lridDropped {
+		e.wstate[r.LID] = lridFree
+		return nil
+	}
+	if len(e.held) >= 1<<16 {
+		return e.enc.fail(fmt.Errorf("etrace: %d data accesses without an ingress block", len(e.held)))
+	}
+	// (the size of its request: the lrid may be reused before the
+	// response is written)
+	e.held = append(e.held, heldData{r: *r, resp: true, a: ingress.Access{DSize: e.rsize[r.LID]}})
 	return nil
 }
 
@@ -94,7 +170,14 @@ func (e *DataEncoder) flushHeld(b *ingress.Block) error {
 		e.enc.begin()
 	}
 	for i := range e.held {
-		a := &e.held[i]
+		h := &e.held[i]
+		if h.resp {
+			if err := e.writeResponse(&h.r, h.a.DSize, b.Time); err != nil {
+				return err
+			}
+			continue
+		}
+		a := &h.a
 		if b.IRetire == 0 || a.IAddr < lo || a.IAddr > hi {
 			return e.enc.fail(fmt.Errorf("etrace: data access of the instruction at %#x comes before the ingress block %#x..%#x, which does not hold it", a.IAddr, lo, hi))
 		}
@@ -102,7 +185,12 @@ func (e *DataEncoder) flushHeld(b *ingress.Block) error {
 			e.st.reset()
 			e.syncs = w.syncs
 		}
-		e.dc.encodeAccess(&e.st, a, !e.cfg.NoCompress, &e.pkt)
+		if a.Split {
+			e.dc.encodeRequest(&e.st, a, !e.cfg.NoCompress, &e.pkt)
+			e.wstate[a.LRID] = lridOut
+		} else {
+			e.dc.encodeAccess(&e.st, a, !e.cfg.NoCompress, &e.pkt)
+		}
 		if e.pkt.Diff == 0 {
 			e.stats.Full++
 		}
@@ -112,6 +200,29 @@ func (e *DataEncoder) flushHeld(b *ingress.Block) error {
 	}
 	e.held = e.held[:0]
 	return nil
+}
+
+// writeResponse writes the load data packet of a response whose request
+// was written (none with trTeDataNoValue).
+func (e *DataEncoder) writeResponse(r *ingress.LoadResponse, size uint8, ts uint64) error {
+	if e.wstate[r.LID] != lridOut {
+		// its request was dropped
+		e.wstate[r.LID] = lridFree
+		return nil
+	}
+	e.wstate[r.LID] = lridFree
+	if e.cfg.Fields == DataAddrOnly {
+		return nil
+	}
+	if w := e.enc.out; w.syncs != e.syncs {
+		e.st.reset()
+		e.syncs = w.syncs
+	}
+	e.dc.encodeResponse(&e.st, r, size, !e.cfg.NoCompress, &e.pkt)
+	if e.pkt.Resp == 2 {
+		e.stats.Full++
+	}
+	return e.write(&e.pkt, ts)
 }
 
 // write frames and writes one data packet.
@@ -160,18 +271,53 @@ func (e *DataEncoder) write(p *DataPacket, ts uint64) error {
 func (e *DataEncoder) Notify() error { return e.enc.Notify() }
 
 // TraceOff implements ingress.Gated. Accesses held (of blocks a filter
-// dropped) are discarded.
+// dropped) are discarded, and so are the responses to the requests among
+// them; responses to requests already written stay held.
 func (e *DataEncoder) TraceOff() error {
-	e.held = e.held[:0]
+	e.dropHeld()
 	return e.enc.TraceOff()
 }
 
-// Close ends the trace. Accesses still held belong to no block: an error.
+// dropHeld discards the accesses held, keeping the responses to requests
+// written.
+func (e *DataEncoder) dropHeld() {
+	k := 0
+	for _, h := range e.held {
+		switch {
+		case !h.resp:
+			if h.a.Split {
+				e.wstate[h.a.LRID] = lridDropped
+			}
+		case e.wstate[h.r.LID] == lridDropped:
+			e.wstate[h.r.LID] = lridFree
+		default:
+			e.held[k] = h
+			k++
+		}
+	}
+	e.held = e.held[:k]
+}
+
+// Close ends the trace: responses held are written. Accesses still held
+// belong to no block, and a request written that got no response has no
+// data: both are errors.
 func (e *DataEncoder) Close() error {
-	if n := len(e.held); n > 0 {
-		a := e.held[0]
-		e.held = e.held[:0]
-		e.enc.fail(fmt.Errorf("etrace: %d data accesses after the last ingress block (the first of the instruction at %#x)", n, a.IAddr))
+	var err error
+	for i, h := range e.held {
+		if !h.resp {
+			err = fmt.Errorf("etrace: %d data accesses after the last ingress block (the first of the instruction at %#x)", len(e.held)-i, h.a.IAddr)
+			break
+		}
+		if e.enc.err == nil {
+			e.writeResponse(&e.held[i].r, h.a.DSize, 0)
+		}
+	}
+	e.held = e.held[:0]
+	if err == nil && e.nbusy > 0 {
+		err = fmt.Errorf("etrace: %d split load requests without a response at the end of the trace", e.nbusy)
+	}
+	if err != nil {
+		e.enc.fail(err)
 	}
 	e.done = true
 	return e.enc.Close()

@@ -1,9 +1,11 @@
 package etrace
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -130,10 +132,37 @@ type memRun struct {
 
 // queued is a decoded data packet waiting for its instruction.
 type queued struct {
-	a   ingress.Access
-	off int64
-	idx int64
+	a      ingress.Access
+	off    int64
+	idx    int64
+	pend   bool // a split request whose load data has not come
+	noData bool // a split request answered with an error
 }
+
+// splitSlot is what the joiner knows of one lrid of a split trace.
+type splitSlot struct {
+	state uint8  // slotFree...
+	at    uint64 // slotQueued: the request's queue sequence number; slotDeferred: its event's index
+}
+
+// splitSlot states.
+const (
+	slotFree     = iota
+	slotQueued   // the request is queued, no data yet
+	slotDeferred // the request is joined; its event waits in the deferred queue
+	slotDropped  // the request was dropped: its data is not joined
+)
+
+// deferredEv is a flow event held back behind a load waiting for its
+// data (split protocol).
+type deferredEv struct {
+	ev   flow.Event
+	wait bool
+}
+
+// maxDeferred bounds the events held back for loads waiting for their
+// data.
+const maxDeferred = 1 << 16
 
 // maxQueued bounds the data packets held for instructions not yet
 // decoded.
@@ -144,6 +173,16 @@ const maxQueued = 1 << 20
 // sinks, it splits each range after every load, store and atomic
 // instruction and sends a flow.KindData event with that instruction's
 // access after it.
+//
+// In a split trace a request packet stands for its access, and the load
+// data packet with its lrid, which may come after the te_inst packets
+// that report the load, completes it: the joiner holds the flow back
+// from a load whose data has not come (at most maxDeferred events; what
+// is released without data is a warning). With data filters
+// (DataConfig.Filter) the memory instructions they leave out expect no
+// packet; a data address filter cannot be evaluated on instructions, so
+// then the accesses are sent as their packets come, with no instruction
+// (Addr 0), after one warning saying so.
 //
 // The data packets of an instruction come before any te_inst packet that
 // reports it (see data.go), so the joiner queues them and takes one per
@@ -168,11 +207,27 @@ type DataJoiner struct {
 
 	q         []queued // ring, a power of 2 long
 	qHead, qN int
-	frames    int64 // data packets read
-	segEnd    bool  // a support packet ended tracing
-	suspended bool
-	suspOff   int64
-	unjoined  uint64 // memory instructions left without an access
+	qSeq      uint64 // sequence number of the queue's head
+
+	// split protocol
+	dopt uint8          // the support packet's doptions for this configuration
+	filt *filter.Config // data filters, if any
+	priv ingress.Priv   // privilege of the flow (its context events)
+	// unpaired: a data address filter leaves the accesses unpaired
+	unpaired, unpairedWarned bool
+	split                    bool
+	slots                    []splitSlot
+	dq                       []deferredEv // events held back, from dHead on
+	dHead                    int
+	dBase                    uint64 // index of dq[0]
+	waiting                  int    // events of dq waiting for their data
+	relPend                  bool   // suspended: release the events held back at the next warning
+	heldBack                 uint64 // loads joined before their data came
+	frames                   int64  // data packets read
+	segEnd                   bool   // a support packet ended tracing
+	suspended                bool
+	suspOff                  int64
+	unjoined                 uint64 // memory instructions left without an access
 	// unjoined when the last report of them was sent
 	unjoinedMark uint64
 	// joined and the byte offset when joining last (re)started
@@ -210,7 +265,20 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 	// trace: a capture that starts later has lost the packets that pair
 	// its first data packets with their instructions.
 	j := &DataJoiner{next: next, img: img, dc: newDataCodec(&d), fields: d.Fields,
-		q: make([]queued, 64), runs: map[uint64]*memRun{}, suspended: true}
+		q: make([]queued, 64), runs: map[uint64]*memRun{}, suspended: true, split: d.Split}
+	if d.Split {
+		j.slots = make([]splitSlot, 1<<d.LRIDWidth)
+	}
+	j.dopt = d.DOptions()
+	if d.Filter.HasData() {
+		j.filt = d.Filter
+		if d.Filter.DataNeedsAddr() {
+			if d.Split {
+				return nil, fmt.Errorf("etrace: a data address filter with the split protocol cannot be decoded (the accesses cannot be paired with their instructions)")
+			}
+			j.unpaired = true
+		}
+	}
 	switch d.Fields {
 	case DataAddrOnly:
 		j.has = flow.AccessAddr
@@ -233,10 +301,90 @@ func (j *DataJoiner) Mismatches() uint64 { return j.mismatches }
 func (j *DataJoiner) Unjoined() uint64 { return j.unjoined }
 
 func (j *DataJoiner) warn(off, idx int64, cause error, what string) error {
+	if j.relPend {
+		j.relPend = false
+		if err := j.release(off, "joining stopped", decode.ErrSkipped); err != nil {
+			return err
+		}
+	}
 	j.mismatches++
 	j.ev = flow.Event{Kind: flow.KindWarn, Offset: off, Index: idx,
 		Err: &decode.Error{Offset: off, Index: idx, What: what, Err: cause}}
-	return j.next.Event(&j.ev)
+	return j.emit(&j.ev)
+}
+
+// emit sends e on, behind the events held back if there are any.
+func (j *DataJoiner) emit(e *flow.Event) error {
+	if j.dHead == len(j.dq) {
+		return j.next.Event(e)
+	}
+	return j.hold(e, false)
+}
+
+// hold appends e to the events held back.
+func (j *DataJoiner) hold(e *flow.Event, wait bool) error {
+	if len(j.dq)-j.dHead >= maxDeferred {
+		if err := j.release(e.Offset, fmt.Sprintf("more than %d flow events waited for them", maxDeferred), decode.ErrOverflow); err != nil {
+			return err
+		}
+		if !wait && j.dHead == len(j.dq) {
+			return j.next.Event(e)
+		}
+	}
+	if j.dHead > 1024 && 2*j.dHead > len(j.dq) {
+		n := copy(j.dq, j.dq[j.dHead:])
+		j.dq = j.dq[:n]
+		j.dBase += uint64(j.dHead)
+		j.dHead = 0
+	}
+	j.dq = append(j.dq, deferredEv{ev: *e, wait: wait})
+	if wait {
+		j.waiting++
+	}
+	return nil
+}
+
+// flushHeld sends the events held back up to the first still waiting.
+func (j *DataJoiner) flushHeld() error {
+	for j.dHead < len(j.dq) && !j.dq[j.dHead].wait {
+		// advance first: the sink may call back
+		d := &j.dq[j.dHead]
+		j.dHead++
+		if err := j.next.Event(&d.ev); err != nil {
+			return err
+		}
+	}
+	if j.dHead == len(j.dq) {
+		j.dBase += uint64(len(j.dq))
+		j.dq, j.dHead = j.dq[:0], 0
+	}
+	return nil
+}
+
+// release sends the events held back, the loads still waiting without
+// their data, and warns about them.
+func (j *DataJoiner) release(off int64, why string, cause error) error {
+	if j.waiting == 0 {
+		return j.flushHeld()
+	}
+	n, first := 0, uint64(0)
+	for i := j.dHead; i < len(j.dq); i++ {
+		d := &j.dq[i]
+		if d.wait {
+			if n == 0 {
+				first = d.ev.Addr
+			}
+			n++
+			d.wait = false
+			d.ev.AccessHas &^= flow.AccessData
+			j.slots[d.ev.Access.LRID].state = slotDropped
+		}
+	}
+	j.waiting = 0
+	if err := j.flushHeld(); err != nil {
+		return err
+	}
+	return j.warn(off, -1, fmt.Errorf("%w: %d loads (the first at pc %#x) joined without their data: %s", cause, n, first, why), "data trace")
 }
 
 // suspend stops joining until tracing restarts, dropping the queue.
@@ -245,6 +393,21 @@ func (j *DataJoiner) suspend(off int64) {
 		j.suspended, j.suspOff = true, off
 	}
 	j.dropped += uint64(j.qN)
+	j.dropQueue()
+	j.relPend = j.waiting > 0
+}
+
+// dropQueue empties the queue; the data of its split requests will not
+// be joined.
+func (j *DataJoiner) dropQueue() {
+	if j.split {
+		for i := range j.slots {
+			if j.slots[i].state == slotQueued {
+				j.slots[i].state = slotDropped
+			}
+		}
+	}
+	j.qSeq += uint64(j.qN)
 	j.qHead, j.qN = 0, 0
 }
 
@@ -281,7 +444,7 @@ func (j *DataJoiner) endSegment(off int64) error {
 	if j.qN > 0 {
 		f := j.q[j.qHead]
 		n := j.qN
-		j.qHead, j.qN = 0, 0
+		j.dropQueue()
 		if err := j.warn(f.off, f.idx, fmt.Errorf("%w: %d data packets (the first: %s of %d bytes) with no load or store instruction in the decoded flow%s",
 			decode.ErrInconsistent, n, f.a.DType, f.a.Bytes(), j.suspect()), "data packet"); err != nil {
 			return err
@@ -304,10 +467,37 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 		j.dropped++
 		return nil
 	}
+	if j.split {
+		return j.splitFrame(fr, idx)
+	}
+	if j.unpaired {
+		return j.unpairedFrame(fr, idx)
+	}
+	var q *queued
+	if j.qN < len(j.q) {
+		q = &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
+	} else {
+		var err error
+		if q, err = j.push(fr.Offset, idx); q == nil {
+			return err
+		}
+	}
+	if err := j.dc.decodeFrame(fr.Payload, &j.st, &q.a, &j.pkt); err != nil {
+		j.suspend(fr.Offset)
+		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
+	}
+	q.off, q.idx, q.pend, q.noData = fr.Offset, idx, false, false
+	j.qN++
+	return nil
+}
+
+// push returns the queue entry for the next packet (not yet counted in
+// qN), or nil and what to return when the queue is full.
+func (j *DataJoiner) push(off, idx int64) (*queued, error) {
 	if j.qN == len(j.q) {
 		if j.qN >= maxQueued {
-			j.suspend(fr.Offset)
-			return j.warn(fr.Offset, idx, fmt.Errorf("%w: more than %d data packets ahead of the instruction trace", decode.ErrOverflow, maxQueued), "data packet")
+			j.suspend(off)
+			return nil, j.warn(off, idx, fmt.Errorf("%w: more than %d data packets ahead of the instruction trace", decode.ErrOverflow, maxQueued), "data packet")
 		}
 		nq := make([]queued, 2*len(j.q))
 		for i := 0; i < j.qN; i++ {
@@ -315,14 +505,91 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 		}
 		j.q, j.qHead = nq, 0
 	}
-	q := &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
-	if err := j.dc.decodeFrame(fr.Payload, &j.st, &q.a, &j.pkt); err != nil {
+	return &j.q[(j.qHead+j.qN)&(len(j.q)-1)], nil
+}
+
+// splitFrame decodes a data packet of a split trace: a request or a
+// store is queued, load data goes to its request.
+func (j *DataJoiner) splitFrame(fr *Frame, idx int64) error {
+	p := &j.pkt
+	malformed := func(err error) error {
 		j.suspend(fr.Offset)
 		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
 	}
-	q.off, q.idx = fr.Offset, idx
+	if err := j.dc.parse(fr.Payload, p); err != nil {
+		return malformed(err)
+	}
+	if p.Format == DFmtSplitData {
+		return j.response(p, fr.Offset, idx)
+	}
+	q, err := j.push(fr.Offset, idx)
+	if q == nil {
+		return err
+	}
+	if j.dc.isSplit(p.Format, p.Subtype) {
+		err = j.dc.decodeRequest(&j.st, p, &q.a)
+	} else {
+		err = j.dc.decodeAccess(&j.st, p, &q.a)
+	}
+	if err != nil {
+		return malformed(err)
+	}
+	q.off, q.idx, q.pend, q.noData = fr.Offset, idx, false, false
+	if q.a.Split && j.fields != DataAddrOnly {
+		sl := &j.slots[q.a.LRID]
+		if sl.state == slotQueued || sl.state == slotDeferred {
+			return malformed(fmt.Errorf("request with lrid %d while the load of that lrid waits for its data", q.a.LRID))
+		}
+		q.pend = true
+		sl.state, sl.at = slotQueued, j.qSeq+uint64(j.qN)
+	}
 	j.qN++
 	return nil
+}
+
+// response gives the load data of packet p to its request.
+func (j *DataJoiner) response(p *DataPacket, off, idx int64) error {
+	sl := &j.slots[p.LRID]
+	malformed := func(err error) error {
+		j.suspend(off)
+		return j.warn(off, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
+	}
+	if sl.state == slotFree {
+		return malformed(fmt.Errorf("load data for lrid %d, which has no request waiting", p.LRID))
+	}
+	v, ok, err := j.dc.decodeResponse(&j.st, p)
+	if err != nil {
+		return malformed(err)
+	}
+	var a *ingress.Access
+	var d *deferredEv
+	switch sl.state {
+	case slotDropped:
+		sl.state = slotFree
+		j.dropped++
+		return nil
+	case slotQueued:
+		q := &j.q[(j.qHead+int(sl.at-j.qSeq))&(len(j.q)-1)]
+		q.pend, q.noData = false, !ok
+		a = &q.a
+	default:
+		d = &j.dq[int(sl.at-j.dBase)]
+		a = &d.ev.Access
+	}
+	sl.state = slotFree
+	if a.DSize != p.Size {
+		return malformed(fmt.Errorf("load data of %d bytes for the request of %d bytes with lrid %d", 1<<p.Size, a.Bytes(), p.LRID))
+	}
+	a.Data = v
+	if d == nil {
+		return nil
+	}
+	d.wait = false
+	j.waiting--
+	if !ok {
+		d.ev.AccessHas &^= flow.AccessData
+	}
+	return j.flushHeld()
 }
 
 // InstPacket restarts data compression at synchronisation packets and
@@ -339,6 +606,15 @@ func (j *DataJoiner) InstPacket(p *Packet, off int64) error {
 		case SubStart, SubTrap:
 			j.st.reset()
 		case SubSupport:
+			if p.DEnable != 0 && p.DOptions != j.dopt {
+				// The packets are not what the joiner reads.
+				j.suspend(off)
+				if err := j.warn(off, -1, fmt.Errorf("%w: the support packet reports doptions %#x (%s), the decoder is configured for %#x (%s)",
+					decode.ErrInconsistent, p.DOptions, doptString(p.DOptions), j.dopt, doptString(j.dopt)), "data trace"); err != nil {
+					return err
+				}
+				return nil
+			}
 			if p.DLoss != 0 {
 				// Data packets were dropped: what follows cannot be
 				// paired until tracing restarts.
@@ -389,24 +665,38 @@ func (j *DataJoiner) run(start, last uint64) *memRun {
 func (j *DataJoiner) Event(e *flow.Event) error {
 	switch e.Kind {
 	case flow.KindRange:
+		if j.unpaired {
+			return j.emit(e)
+		}
 		return j.rangeEvent(e)
+	case flow.KindContext, flow.KindSync:
+		j.priv = e.Priv
 	case flow.KindGap:
 		j.suspend(e.Offset)
+		if j.relPend {
+			j.relPend = false
+			if err := j.release(e.Offset, "a gap in the instruction trace", decode.ErrSkipped); err != nil {
+				return err
+			}
+		}
 	}
-	return j.next.Event(e)
+	return j.emit(e)
 }
 
 func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 	r := j.run(e.Start, e.Last) // a run from e.Start: its memory instructions are at e.Start or after
 	k := 0
 	if k == len(r.mems) || r.mems[k].addr > e.Last {
-		return j.next.Event(e)
+		return j.emit(e)
 	}
 	sub := &j.sub
 	*sub = *e
 	pos, posIdx := e.Start, uint32(0)
 	for ; k < len(r.mems) && r.mems[k].addr <= e.Last; k++ {
 		m := &r.mems[k]
+		if j.filt != nil && !j.filt.DataQualified(memKinds[m.op.kind], m.addr, 0, j.priv) {
+			continue // the data filters leave its access out
+		}
 		sub.Start, sub.Last = pos, m.addr
 		sub.N = uint64(m.idx - posIdx + 1)
 		if m.addr != e.Last {
@@ -414,7 +704,13 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 		} else {
 			sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
 		}
-		if err := j.next.Event(sub); err != nil {
+		var err error
+		if j.dHead == len(j.dq) {
+			err = j.next.Event(sub)
+		} else {
+			err = j.hold(sub, false)
+		}
+		if err != nil {
 			return err
 		}
 		for n := 0; n <= int(m.op.more); n++ {
@@ -427,7 +723,7 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 	if pos <= e.Last && uint64(posIdx) < e.N {
 		sub.Start, sub.Last, sub.N = pos, e.Last, e.N-uint64(posIdx)
 		sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
-		return j.next.Event(sub)
+		return j.emit(sub)
 	}
 	return nil
 }
@@ -451,6 +747,34 @@ func compatible(m memOp, a *ingress.Access) bool {
 }
 
 var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic"}
+
+// memKinds gives the data filters' kind of each memory instruction kind.
+var memKinds = [...]uint8{0, filter.KindLoad, filter.KindStore, filter.KindLoad, filter.KindStore, filter.KindAtomic}
+
+// unpairedFrame decodes a data packet of a trace made with a data address
+// filter and sends its access at once, with no instruction: which memory
+// instructions have an access depends on addresses the decoder does not
+// know. The first comes with a warning saying so.
+func (j *DataJoiner) unpairedFrame(fr *Frame, idx int64) error {
+	var a ingress.Access
+	if err := j.dc.decodeFrame(fr.Payload, &j.st, &a, &j.pkt); err != nil {
+		j.suspend(fr.Offset)
+		return j.warn(fr.Offset, idx, fmt.Errorf("%w: %w", decode.ErrMalformed, err), "data packet")
+	}
+	if !j.unpairedWarned {
+		j.unpairedWarned = true
+		if err := j.warn(fr.Offset, idx, errors.New("a data address filter is in force: the data accesses cannot be tied to their instructions (their events carry no instruction address) and are listed where their packets come"), "data trace"); err != nil {
+			return err
+		}
+	}
+	ev := &j.dev
+	ev.Kind, ev.Addr, ev.Offset, ev.Index, ev.Access, ev.AccessHas = flow.KindData, 0, fr.Offset, idx, a, j.has
+	if a.DType == ingress.DTypeSCFail {
+		ev.AccessHas &^= flow.AccessData
+	}
+	j.joined++
+	return j.emit(ev)
+}
 
 // join sends the access of memory instruction m.
 func (j *DataJoiner) join(m *memInst, off int64) error {
@@ -476,19 +800,34 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 	ev := &j.dev
 	ev.Kind, ev.Addr, ev.Offset, ev.Index, ev.Access, ev.AccessHas = flow.KindData, m.addr, q.off, q.idx, q.a, j.has
 	ev.Access.IAddr = m.addr
-	if q.a.DType == ingress.DTypeSCFail {
+	if q.a.DType == ingress.DTypeSCFail || q.noData {
 		ev.AccessHas &^= flow.AccessData
 	}
+	pend := q.pend
 	j.qHead = (j.qHead + 1) & (len(j.q) - 1)
 	j.qN--
+	j.qSeq++
 	j.joined++
-	return j.next.Event(ev)
+	if pend {
+		// the data comes later: hold the flow back from here
+		j.heldBack++
+		if err := j.hold(ev, true); err != nil {
+			return err
+		}
+		sl := &j.slots[ev.Access.LRID]
+		sl.state, sl.at = slotDeferred, j.dBase+uint64(len(j.dq)-1)
+		return nil
+	}
+	if j.dHead == len(j.dq) {
+		return j.next.Event(ev)
+	}
+	return j.hold(ev, false)
 }
 
 // Close reports packets left over and what was not joined, then closes
 // the next sink.
 func (j *DataJoiner) Close() error {
-	if err := j.endSegment(j.lastOff); err != nil {
+	if err := j.Flush(); err != nil {
 		return err
 	}
 	return j.next.Close()
@@ -509,4 +848,9 @@ func (j *DataJoiner) SetIndex(i uint64) {
 }
 
 // Flush ends the flow like Close, without closing the next sink.
-func (j *DataJoiner) Flush() error { return j.endSegment(j.lastOff) }
+func (j *DataJoiner) Flush() error {
+	if err := j.endSegment(j.lastOff); err != nil {
+		return err
+	}
+	return j.release(j.lastOff, "their load data packets never came", decode.ErrTruncated)
+}

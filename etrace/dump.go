@@ -36,6 +36,9 @@ func (d *dataDumper) line(w *bufio.Writer, payload []byte) error {
 	if p.Format == DFmtAtomic {
 		fmt.Fprintf(w, " subtype=%d", p.Subtype)
 	}
+	if d.dc.isSplit(p.Format, p.Subtype) {
+		return d.splitLine(w)
+	}
 	fmt.Fprintf(w, " size=%d diff=%d", p.Size, p.Diff)
 	l := d.dc.layout(p.Format, p.Subtype)
 	if l.operand {
@@ -64,6 +67,53 @@ func (d *dataDumper) line(w *bufio.Writer, payload []byte) error {
 		} else {
 			fmt.Fprintf(w, " =%#x", d.a.Data)
 		}
+	}
+	w.WriteByte('\n')
+	return nil
+}
+
+// splitLine lists the fields of a split request or load data packet and
+// what it decodes to.
+func (d *dataDumper) splitLine(w *bufio.Writer) error {
+	p := &d.p
+	fmt.Fprintf(w, " size=%d lrid=%d", p.Size, p.LRID)
+	if p.Format == DFmtSplitData {
+		fmt.Fprintf(w, " resp=%d", p.Resp)
+		if p.Resp != 0 {
+			fmt.Fprintf(w, " data=%#x", p.Data)
+		}
+		v, ok, err := d.dc.decodeResponse(&d.st, p)
+		if err != nil {
+			d.bad = true
+			return err
+		}
+		if ok {
+			fmt.Fprintf(w, "  -> load data of lrid %d =%#x\n", p.LRID, v)
+		} else {
+			fmt.Fprintf(w, "  -> load error of lrid %d\n", p.LRID)
+		}
+		return nil
+	}
+	hasAddr := d.dc.fields != DataValueOnly
+	if hasAddr {
+		fmt.Fprintf(w, " diff=%d", p.Diff)
+	}
+	if p.Format == DFmtAtomic && d.dc.fields != DataAddrOnly {
+		fmt.Fprintf(w, " op_len=%d operand=%#x", p.OpLen, p.Operand)
+	}
+	if hasAddr {
+		fmt.Fprintf(w, " address=%#x", p.Address)
+	}
+	if err := d.dc.decodeRequest(&d.st, p, &d.a); err != nil {
+		d.bad = true
+		return err
+	}
+	fmt.Fprintf(w, "  -> %s request lrid %d", d.a.DType, d.a.LRID)
+	if hasAddr {
+		fmt.Fprintf(w, " @%#x", d.a.DAddr)
+	}
+	if p.Format == DFmtAtomic && d.dc.fields != DataAddrOnly {
+		fmt.Fprintf(w, " store=%#x", d.a.SData)
 	}
 	w.WriteByte('\n')
 	return nil

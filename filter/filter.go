@@ -86,9 +86,12 @@ type Filter struct {
 	MatchInterrupt bool
 	Interrupt      bool  // trTeFilterMatchValueInterrupt: 1 interrupts, 0 exceptions
 	Comp           []int // comparator indexes that must match (up to 3)
-	MatchImpdef    bool
-	ImpdefValue    uint64
-	ImpdefMask     uint64
+	// data filters: a choice of access kinds (KindLoad...)
+	MatchKind   bool
+	Kinds       uint8
+	MatchImpdef bool
+	ImpdefValue uint64
+	ImpdefMask  uint64
 
 	active bool // inside a matching trap handler
 	depth  int  // nested traps since it started
@@ -101,12 +104,16 @@ type Config struct {
 	// Trigger actions of the debug module: trace-on, trace-off and
 	// trace-notify when an instruction at one of these addresses retires.
 	TraceOn, TraceOff, Notify []uint64
+	// Data trace filters (see ParseData) and their comparators, whose
+	// inputs are InAddr (the instruction's address) and InDAddr.
+	DataComparators []Comparator
+	DataFilters     []Filter
 }
 
 // Empty reports whether the configuration filters nothing.
 func (c *Config) Empty() bool {
 	return c == nil || len(c.Filters) == 0 && len(c.TraceOn) == 0 && len(c.TraceOff) == 0 && len(c.Notify) == 0 &&
-		len(c.Comparators) == 0
+		len(c.Comparators) == 0 && len(c.DataFilters) == 0
 }
 
 // Stats counts what the filter did.
@@ -114,17 +121,26 @@ type Stats struct {
 	Blocks, Passed uint64
 	Stops          uint64 // TraceOff calls
 	Notifies       uint64
+	DataPassed     uint64 // data accesses passed on
 }
 
 // Sink is the filter stage; it implements ingress.Sink and passes Gated
-// calls of an upstream stage through.
+// calls of an upstream stage through. When the next stage takes data
+// accesses (an ingress.DataSink, and for split loads an
+// ingress.SplitDataSink) it is one too: it holds each access until the
+// block of its instruction and passes it on when that block is traced and
+// the data filters let it through (see data.go).
 type Sink struct {
 	cfg   Config
 	next  ingress.Sink
 	gated ingress.Gated
-	on    bool // trigger state
-	was   bool // previous block was passed
-	St    Stats
+	data  ingress.DataSink
+	held  []heldAccess
+	// split requests, by lrid: passed on, held
+	lridPassed, lridHeld []bool
+	on                   bool // trigger state
+	was                  bool // previous block was passed
+	St                   Stats
 }
 
 // New returns the filter stage in front of next.
@@ -134,11 +150,14 @@ func New(cfg *Config, next ingress.Sink) *Sink {
 		s.cfg = *cfg
 		s.cfg.Comparators = append([]Comparator(nil), cfg.Comparators...)
 		s.cfg.Filters = append([]Filter(nil), cfg.Filters...)
+		s.cfg.DataComparators = append([]Comparator(nil), cfg.DataComparators...)
+		s.cfg.DataFilters = append([]Filter(nil), cfg.DataFilters...)
 		if len(cfg.TraceOn) > 0 {
 			s.on = false
 		}
 	}
 	s.gated, _ = next.(ingress.Gated)
+	s.data, _ = next.(ingress.DataSink)
 	return s
 }
 
@@ -289,6 +308,11 @@ func (s *Sink) Block(b *ingress.Block) error {
 	if turnOff {
 		s.on = false
 	}
+	if len(s.held) > 0 {
+		if err := s.flushData(b, q); err != nil {
+			return err
+		}
+	}
 	if !q {
 		return s.stop()
 	}
@@ -327,8 +351,16 @@ func (s *Sink) Notify() error {
 	return nil
 }
 
-// Close closes the next sink.
-func (s *Sink) Close() error { return s.next.Close() }
+// Close closes the next sink (after passing on the responses held).
+func (s *Sink) Close() error {
+	if len(s.held) > 0 {
+		if err := s.closeData(); err != nil {
+			s.next.Close()
+			return err
+		}
+	}
+	return s.next.Close()
+}
 
 // Parse adds one --filter specification to c. A specification is a list
 // of conditions separated by ';' that must all hold (one trTeFilter unit);

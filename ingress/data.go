@@ -91,13 +91,43 @@ func (t DType) Writes() bool { return t == DTypeStore || t.IsAtomic() }
 // interface puts the store data in the low half of data and the load data
 // in the high half: here Data is the load data and SData the store data.
 // A failed store-conditional (DTypeSCFail) has no data.
+//
+// On the split protocol's interface (Split set) a load or an atomic is
+// the request phase only: LRID is its lrid, and its load data (Data)
+// comes later in the LoadResponse whose LID is LRID; Data is then 0
+// here. Stores and failed store-conditionals are never split.
 type Access struct {
 	IAddr uint64 // address of the instruction that made the access
 	DAddr uint64 // daddr: the byte address accessed
 	Data  uint64 // data: load data, or store data of a store
 	SData uint64 // store data of an atomic
+	LRID  uint32 // lrid of a split request
 	DType DType  // dtype
 	DSize uint8  // dsize: the access is 2^DSize bytes
+	Split bool   // a split request: the load data comes in a LoadResponse
+}
+
+// Load response codes (the lresp signal of the split protocol).
+const (
+	LRespOkay  = 2 // load successful, ldata valid
+	LRespError = 3 // load failed, ldata not valid
+)
+
+// LoadResponse is the response phase of a split load or atomic (E-Trace
+// 2.0 "Data Trace Interface", signals lresp, lid and ldata): the data of
+// the request whose lrid is LID.
+type LoadResponse struct {
+	LID  uint32 // lid: the lrid of the request answered
+	Resp uint8  // lresp: LRespOkay or LRespError
+	Data uint64 // ldata, zero-extended from the request's size
+}
+
+// SplitDataSink consumes the split protocol's interface: requests (as
+// accesses, Split set for loads and atomics) and their responses, each
+// response after its request, in any order among themselves.
+type SplitDataSink interface {
+	DataSink
+	Response(r *LoadResponse) error
 }
 
 // Bytes returns the size of the access in bytes.
@@ -165,6 +195,9 @@ func (c *DataCSVWriter) Access(a *Access) error {
 	}
 	if !a.DType.Valid() || a.DSize > 3 {
 		return fmt.Errorf("ingress: data access %d: invalid dtype %d or dsize %d", c.n, a.DType, a.DSize)
+	}
+	if a.Split {
+		return fmt.Errorf("ingress: data access %d: a split-protocol request; the data ingress CSV holds the unified protocol only", c.n)
 	}
 	c.n++
 	b := c.buf[:0]

@@ -7,7 +7,7 @@ import (
 )
 
 // DataPort drives a hart's data trace interface (E-Trace 2.0 "Data Trace
-// Interface", unified protocol) from the accesses the hart reports to its
+// Interface", unified protocol, or split: see SetSplit) from the accesses the hart reports to its
 // Observer: for each retired load, store, atomic memory operation and
 // LR/SC it sends one ingress.Access to a DataSink, with the address of the
 // instruction, before the ingress block that retires the instruction (the
@@ -31,6 +31,14 @@ import (
 //
 // The hart has no Zcmp push/pop, so no instruction makes several
 // accesses other than an AMO (one access carrying both values).
+//
+// With SetSplit the port drives the split protocol instead: a load (lr
+// included) or an AMO is a request (Split set, with an lrid, no load
+// data) and, some instructions later, a LoadResponse with the data. The
+// delay of each response is a fixed pseudo-random function of the
+// request's number (0 to 7 instructions), so responses come out of order;
+// when every lrid is in flight the response due first is sent before the
+// new request. Stores and failed store-conditionals stay unified.
 type DataPort struct {
 	// Next, if not nil, also receives every observer call.
 	Next Observer
@@ -56,6 +64,84 @@ type DataPort struct {
 	scPend  bool // an sc with rd x0: failed unless a store comes
 	scAddr  uint64
 	lrAddr  uint64
+
+	// split protocol
+	split ingress.SplitDataSink
+	pend  []pendLoad // by lrid
+	npend int
+	ninst uint64 // instructions seen
+	nreq  uint64 // requests sent
+	resp  ingress.LoadResponse
+}
+
+// pendLoad is a split request waiting for its response.
+type pendLoad struct {
+	busy bool
+	due  uint64 // instruction count at which the response comes
+	n    uint64 // request number (ties)
+	data uint64
+}
+
+// SetSplit switches the port to the split protocol with lrid_width_p
+// bits of lrid (1..16). The sink must be an ingress.SplitDataSink.
+func (p *DataPort) SetSplit(lridWidth int) error {
+	s, ok := p.sink.(ingress.SplitDataSink)
+	if !ok {
+		return fmt.Errorf("sim: data port: the split protocol needs a sink that takes load responses")
+	}
+	if lridWidth < 1 || lridWidth > 16 {
+		return fmt.Errorf("sim: data port: lrid width %d out of range 1..16", lridWidth)
+	}
+	p.split, p.pend = s, make([]pendLoad, 1<<lridWidth)
+	return nil
+}
+
+// request sends a as a split request whose response carries data.
+func (p *DataPort) request(a *ingress.Access, data uint64) error {
+	id := -1
+	for i := range p.pend {
+		if !p.pend[i].busy {
+			id = i
+			break
+		}
+	}
+	if id < 0 {
+		// every lrid in flight: the response due first comes now
+		if err := p.respond(^uint64(0), 1); err != nil {
+			return err
+		}
+		return p.request(a, data)
+	}
+	p.nreq++
+	delay := (p.nreq * 0x9E3779B97F4A7C15) >> 61
+	p.pend[id] = pendLoad{busy: true, due: p.ninst + delay, n: p.nreq, data: data}
+	p.npend++
+	a.Split, a.LRID, a.Data = true, uint32(id), 0
+	return p.send(a)
+}
+
+// respond sends up to max responses due by now, the earliest first.
+func (p *DataPort) respond(now uint64, max int) error {
+	for ; max > 0 && p.npend > 0; max-- {
+		best := -1
+		for i := range p.pend {
+			q := &p.pend[i]
+			if q.busy && q.due <= now && (best < 0 || q.due < p.pend[best].due || q.due == p.pend[best].due && q.n < p.pend[best].n) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		q := &p.pend[best]
+		q.busy = false
+		p.npend--
+		p.resp = ingress.LoadResponse{LID: uint32(best), Resp: ingress.LRespOkay, Data: q.data}
+		if err := p.split.Response(&p.resp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const (
@@ -98,6 +184,12 @@ func (p *DataPort) flush() error {
 func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress.Priv) error {
 	if err := p.flush(); err != nil {
 		return err
+	}
+	p.ninst++
+	if p.npend > 0 {
+		if err := p.respond(p.ninst, len(p.pend)); err != nil {
+			return err
+		}
 	}
 	p.pc, p.kind, p.amoHave = pc, dpPlain, false
 	if raw&0x7f == 0x2f && (raw>>12)&7 >= 2 && (raw>>12)&7 <= 3 {
@@ -195,7 +287,13 @@ func (p *DataPort) Mem(hart int, write bool, addr uint64, size int, value uint64
 		}
 		*a = ingress.Access{IAddr: p.pc, DAddr: addr, Data: p.amoLoad, SData: value, DType: p.amoType, DSize: ds}
 		p.amoHave = false
-		if err := p.send(a); err != nil {
+		var err error
+		if p.split != nil {
+			err = p.request(a, p.amoLoad)
+		} else {
+			err = p.send(a)
+		}
+		if err != nil {
 			return err
 		}
 	default:
@@ -210,7 +308,13 @@ func (p *DataPort) Mem(hart int, write bool, addr uint64, size int, value uint64
 			t = ingress.DTypeStore
 		}
 		*a = ingress.Access{IAddr: p.pc, DAddr: addr, Data: value, DType: t, DSize: ds}
-		if err := p.send(a); err != nil {
+		var err error
+		if p.split != nil && !write {
+			err = p.request(a, value)
+		} else {
+			err = p.send(a)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -232,6 +336,33 @@ func (p *DataPort) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool
 	return nil
 }
 
+// Ingress returns next, the sink of the hart's ingress blocks, wrapped
+// so that closing it first sends what the port still holds (Flush): the
+// simulator closes its ingress sink when the run ends, and the last
+// responses of split requests must reach the encoder before.
+func (p *DataPort) Ingress(next ingress.Sink) ingress.Sink { return &portIngress{next, p} }
+
+// portIngress is the ingress sink Ingress returns.
+type portIngress struct {
+	ingress.Sink
+	p *DataPort
+}
+
+// Close flushes the data port, then closes the sink.
+func (s *portIngress) Close() error {
+	if err := s.p.Flush(); err != nil {
+		s.Sink.Close()
+		return err
+	}
+	return s.Sink.Close()
+}
+
 // Flush reports what the port still holds (a failed sc with rd x0 that
-// was the last instruction); call it when the run ends.
-func (p *DataPort) Flush() error { return p.flush() }
+// was the last instruction, the responses of split requests); call it
+// when the run ends.
+func (p *DataPort) Flush() error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	return p.respond(^uint64(0), len(p.pend))
+}

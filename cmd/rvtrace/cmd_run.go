@@ -331,7 +331,10 @@ func runRun(args []string) error {
 			ds, data := enc.(ingress.DataSink)
 			if data {
 				// The data trace interface: the hart's accesses, from
-				// its observer (chained with --tarmac-full's).
+				// its observer (chained with --tarmac-full's), through
+				// the filter stage if there is one (it passes the
+				// accesses of the blocks it traces that the data
+				// filters let through).
 				dsinks = append(dsinks, ds)
 			}
 			if useAsync(*asyncEnc, fs) && !data {
@@ -341,6 +344,10 @@ func runRun(args []string) error {
 				enc = ingress.Async(enc)
 			}
 			encs = append(encs, enc)
+		}
+		if fc.HasData() && len(dsinks) == 0 {
+			f.Close()
+			return fmt.Errorf("--data-filter filters the data trace interface's accesses: it needs --trace etrace --data-trace")
 		}
 		var sinks []ingress.Sink
 		if *csvOut != "" {
@@ -402,6 +409,16 @@ func runRun(args []string) error {
 		if pp.tw != nil {
 			dport.Next = pp.tw
 		}
+		if w := splitLRIDWidth(rawEncs); w > 0 {
+			for _, s := range dsinks {
+				if _, ok := s.(ingress.SplitDataSink); !ok {
+					return fmt.Errorf("--data-ingress writes the unified protocol's accesses: it does not go with --data-protocol split")
+				}
+			}
+			if err := dport.SetSplit(w); err != nil {
+				return err
+			}
+		}
 		if err := m.SetObserver(0, dport); err != nil {
 			return err
 		}
@@ -416,7 +433,7 @@ func runRun(args []string) error {
 		if ts.sys != nil {
 			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
 		}
-		if err := m.SetIngress(0, hart0); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
 			return err
 		}
 	}
@@ -444,7 +461,7 @@ func runRun(args []string) error {
 		}
 		hart0 = append(fanout{sbRec.Hart(0)}, hart0...)
 		m.SetCodeWriteHook(sbRec.CodeWritten)
-		if err := m.SetIngress(0, hart0); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
 			return err
 		}
 		for h := 1; h < m.NumHarts(); h++ {
@@ -624,6 +641,9 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		return err
 	}
 	for h, e := range sys.Encoders {
+		if fc.HasData() {
+			return fmt.Errorf("--data-filter: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
+		}
 		enc, err := newEnc(nil, img, h, &fc, e)
 		if err != nil {
 			return err
@@ -673,8 +693,39 @@ func parseSize(s string) (uint64, error) {
 	return n * mult, nil
 }
 
+// withPort returns hart 0's ingress sink s, closed after the data port
+// delivered what it holds (the split protocol's last responses).
+func withPort(p *sim.DataPort, s ingress.Sink) ingress.Sink {
+	if p == nil {
+		return s
+	}
+	return p.Ingress(s)
+}
+
 // dataFanout sends each data access to several sinks.
 type dataFanout []ingress.DataSink
+
+// Response sends a split load response to every sink (each must take
+// them: SetSplit is only called when they do).
+func (f dataFanout) Response(r *ingress.LoadResponse) error {
+	for _, s := range f {
+		if err := s.(ingress.SplitDataSink).Response(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitLRIDWidth returns lrid_width_p if a data trace encoder among
+// sinks traces the split protocol, else 0.
+func splitLRIDWidth(sinks []ingress.Sink) int {
+	for _, s := range sinks {
+		if de, ok := s.(*etrace.DataEncoder); ok && de.Config().Split {
+			return de.Config().LRIDWidth
+		}
+	}
+	return 0
+}
 
 func (f dataFanout) Access(a *ingress.Access) error {
 	for _, s := range f {

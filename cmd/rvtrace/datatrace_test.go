@@ -87,7 +87,94 @@ func TestCLIDataTrace(t *testing.T) {
 	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--data-trace", "--image", elf, "--ingress-in", p("raw.csv"), "-o", p("y.te")); code == 0 || !strings.Contains(e, "--data-ingress-in") {
 		t.Errorf("--data-trace without accesses: exit %d: %s", code, e)
 	}
-	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--filter", "priv=U", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--filter") {
-		t.Errorf("--data-trace with --filter: exit %d: %s", code, e)
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-filter", "kind=load", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-trace") {
+		t.Errorf("--data-filter without --data-trace: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-filter", "kind=lod", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "lod") {
+		t.Errorf("--data-filter kind=lod: exit %d: %s", code, e)
+	}
+}
+
+// storeRecords returns the MW records of a full Tarmac file that are not
+// those of an AMO (the instruction record before names it).
+func storeRecords(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	re := regexp.MustCompile(`\bMW\d+ .*$`)
+	amo := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, " IT ") {
+			amo = strings.Contains(l, ": amo")
+		}
+		if m := re.FindString(l); m != "" && !amo {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestCLIDataFilter runs an example with an instruction filter and a data
+// filter keeping the stores, decodes it with the same data filter, and
+// checks that the MR/MW records decoded are the simulator's MW records
+// of stores (not of AMOs), in both protocols.
+func TestCLIDataFilter(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "sim-tests", "setjmp.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, proto := range []string{"unified", "split"} {
+		if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", proto, "--filter", "priv=U", "--data-filter", "kind=store",
+			"-o", p(proto+".te"), "--tarmac-full", p(proto+".sim.tarmac"), elf); code != 0 {
+			t.Fatalf("%s: run: exit %d: %s", proto, code, e)
+		}
+		if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-protocol", proto, "--data-filter", "kind=store",
+			"--image", elf, p(proto+".te"), "--tarmac", p(proto+".dec.tarmac")); code != 0 {
+			t.Fatalf("%s: decode: exit %d: %s", proto, code, e)
+		}
+		want := storeRecords(t, p(proto+".sim.tarmac"))
+		got := memRecords(t, p(proto+".dec.tarmac"))
+		if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d MR/MW records decoded, the simulator wrote %d MW records, or they differ", proto, len(got), len(want))
+		}
+	}
+}
+
+// TestCLIDataTraceSplit runs an example with the split data protocol,
+// decodes it to Tarmac with --data-protocol split and checks the MR/MW
+// records against the simulator's full Tarmac; a decoder told the other
+// protocol warns at the support packet; the data ingress CSV, which holds
+// the unified protocol, is refused with split.
+func TestCLIDataTraceSplit(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "sim-tests", "setjmp.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "split", "-o", p("s.te"), "--tarmac-full", p("s.sim.tarmac"), elf); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-protocol", "split", "--image", elf, p("s.te"), "--tarmac", p("s.dec.tarmac")); code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	want, got := memRecords(t, p("s.sim.tarmac")), memRecords(t, p("s.dec.tarmac"))
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%d MR/MW records decoded, the simulator wrote %d, or they differ", len(got), len(want))
+	}
+	// the packet listing shows requests and load data with their lrid
+	code, out, e := rv(t, "dump", "--protocol", "etrace", "--data-trace", "--data-protocol", "split", p("s.te"))
+	if code != 0 || !strings.Contains(out, "load request lrid") || !strings.Contains(out, "-> load data of lrid") || strings.Contains(out, "error:") {
+		t.Errorf("dump: exit %d, %d bytes of listing without split requests and load data, or with errors: %s", code, len(out), e)
+	}
+	code, out, e = rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("s.te"), "--jsonl", p("u.jsonl"))
+	js, _ := os.ReadFile(p("u.jsonl"))
+	if !strings.Contains(string(js)+out+e, "split protocol") {
+		t.Errorf("split trace decoded as unified: exit %d, no warning naming the protocol: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "split", "--data-ingress", p("d.csv"), "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-ingress") {
+		t.Errorf("--data-ingress with split: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "both", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-protocol") {
+		t.Errorf("--data-protocol both: exit %d: %s", code, e)
 	}
 }

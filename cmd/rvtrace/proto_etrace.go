@@ -51,9 +51,11 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 		context = &v
 		return err
 	})
-	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (unified protocol), joined to the decoded instructions")
+	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (two per split load: --data-protocol), joined to the decoded instructions")
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
+	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
+	dataFilter := filter.DataFlag(fs)
 	return func() (etrace.Config, error) {
 		c := etrace.DefaultConfig()
 		var err error
@@ -115,9 +117,20 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			if *dataSrcID >= 0 {
 				id = uint32(*dataSrcID)
 			}
-			c.Data = &etrace.DataConfig{Fields: f, SrcID: id}
+			split, err := etrace.ParseDataProtocol(*dataProto)
+			if err != nil {
+				return c, fmt.Errorf("--data-protocol: %v", err)
+			}
+			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split}
+			fc, err := dataFilter()
+			if err != nil {
+				return c, fmt.Errorf("--data-filter: %v", err)
+			}
+			if fc.HasData() {
+				c.Data.Filter = &fc
+			}
 		} else if dataFlagSet(fs) {
-			return c, fmt.Errorf("--data-fields and --data-src-id need --data-trace")
+			return c, fmt.Errorf("--data-fields, --data-protocol, --data-filter and --data-src-id need --data-trace")
 		}
 		return c, c.Check()
 	}
@@ -127,7 +140,9 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 // was given.
 func dataFlagSet(fs *flag.FlagSet) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "data-fields" || f.Name == "data-src-id" })
+	fs.Visit(func(f *flag.Flag) {
+		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter"
+	})
 	return set
 }
 
@@ -158,14 +173,27 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		if comp != nil && cfg.Data != nil {
 			return nil, fmt.Errorf("--data-trace: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
 		}
+		if dataIn != nil && *dataIn != "" && cfg.Data.Split {
+			return nil, fmt.Errorf("--data-ingress-in: the data ingress CSV holds the unified protocol's accesses; --data-protocol split needs the simulator's interface (rvtrace run)")
+		}
 		if comp != nil && cfg.Encap != etrace.EncapUTDD {
 			return nil, fmt.Errorf("--encap %s: the RAM sink stores 32-bit words, and pads the last one with the null packet of the UTDD encapsulation: E-Trace through the trace system needs --encap utdd", cfg.Encap)
 		}
 		if cfg.Data != nil {
-			if fc != nil && !fc.Empty() {
-				return nil, fmt.Errorf("--data-trace does not go through --filter or --trigger: data accesses are not filtered")
+			if fc == nil || fc.Empty() {
+				return etraceDataEncoder(w, img, cfg, dataIn)
 			}
-			return etraceDataEncoder(w, img, cfg, dataIn)
+			if dataIn != nil && *dataIn != "" {
+				return nil, fmt.Errorf("--data-ingress-in does not go through --filter, --trigger or --data-filter: filter the trace with rvtrace run")
+			}
+			// The filter stage passes the blocks it traces and the
+			// accesses of their instructions that the data filters let
+			// through.
+			enc, err := etraceDataEncoder(w, img, cfg, dataIn)
+			if err != nil {
+				return nil, err
+			}
+			return filter.New(fc, enc), nil
 		}
 		im := tracectl.Impl{ETrace: cfg}
 		s := tracectl.Settings{Format: tracectl.FormatETrace, ETrace: cfg}
