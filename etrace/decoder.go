@@ -820,13 +820,23 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		if err := d.leftover("trap"); err != nil {
 			return err
 		}
-		epc := p.Address << d.lsb & d.amask
+		addr := p.Address << d.lsb & d.amask
+		epc := addr
 		if !d.trapPending {
-			if err := d.checkEPC(p, epc); err != nil {
+			if err := d.checkEPC(p, addr); err != nil {
 				return err
 			}
+			// The address is the EPC of a trap at the target of an
+			// uninferable discontinuity; for other traps the
+			// specification leaves it undefined (rvtrace's encoder, in
+			// implicit exception mode without the handler's vector,
+			// states the instruction before the trap), and the EPC is
+			// inferred as for thaddr=1.
+			if in := d.img.InstPtr(d.pc); in != nil && !isUninferable(in.Class) {
+				epc = d.epc(p)
+			}
 		}
-		d.lastAddr = epc
+		d.lastAddr = addr
 		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
 			return err
 		}
@@ -892,6 +902,16 @@ func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
 		decode.ErrCheckpoint, epc, d.pc, in.Op)
 }
 
+// isUninferable reports whether an instruction of class c is an
+// uninferable jump (without the optional modes that infer some).
+func isUninferable(c riscv.Class) bool {
+	switch c {
+	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+		return true
+	}
+	return false
+}
+
 // epc infers the address of the trapping instruction from the decoder's
 // position (the specification's exception_address).
 func (d *Decoder) epc(p *Packet) uint64 {
@@ -912,6 +932,19 @@ func (d *Decoder) epc(p *Packet) uint64 {
 		}
 	case riscv.ClassJump:
 		return in.Target(d.pc)
+	case riscv.ClassIndirect:
+		// the target of a jump the optional modes infer (the encoder
+		// reports any other with thaddr=0 and the EPC)
+		if d.opt.SIJump {
+			if t, ok := d.sijumpTarget(&in); ok {
+				return t
+			}
+		}
+		if in.Link == riscv.LinkReturn && d.opt.ImplicitReturn {
+			if t, ok := d.stack.Top(); ok {
+				return t
+			}
+		}
 	}
 	return in.Next(d.pc)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
 )
 
 // instMode is an instruction with the privilege and context it ran in.
@@ -26,6 +27,7 @@ func (m instMode) String() string { return fmt.Sprintf("%#x %s ctx %#x", m.pc, m
 type modeSink struct {
 	img   *image.Set
 	insts []instMode
+	traps []instMode // the EPC of each trap, with the privilege it was taken from
 	priv  ingress.Priv
 	ctx   uint64
 	err   error
@@ -35,6 +37,8 @@ func (s *modeSink) Event(e *flow.Event) error {
 	switch e.Kind {
 	case flow.KindContext:
 		s.priv, s.ctx = e.Priv, e.Context
+	case flow.KindTrap:
+		s.traps = append(s.traps, instMode{e.Addr, s.priv, s.ctx})
 	case flow.KindGap:
 		if s.err == nil {
 			s.err = fmt.Errorf("gap: %v", e)
@@ -60,10 +64,27 @@ func (s *modeSink) Event(e *flow.Event) error {
 func (s *modeSink) Close() error { return nil }
 
 // retiredModes returns the instructions the blocks retire with their
-// privilege and context.
-func retiredModes(t testing.TB, img *image.Set, blocks []ingress.Block) []instMode {
-	var out []instMode
-	for _, b := range blocks {
+// privilege and context, and their traps: the EPC (the instruction the
+// trap is at, which a block with no instruction states, else the one
+// after the block's last: an ECALL or EBREAK that retired for an
+// exception) with the privilege the trap was taken from. The EPC of a
+// trap taken before the handler of the one before ran is unknown (^0).
+func retiredModes(t testing.TB, img *image.Set, blocks []ingress.Block) (out, traps []instMode) {
+	for i, b := range blocks {
+		if b.IType.IsTrap() {
+			epc := b.IAddr
+			switch {
+			case i > 0 && b.IRetire == 0 && blocks[i-1].IType.IsTrap():
+				epc = ^uint64(0)
+			case b.IRetire > 0:
+				epc = b.NextAddr()
+				if in, _ := img.Inst(b.LastAddr()); b.IType == ingress.ITypeException &&
+					(in.Class == riscv.ClassECall || in.Class == riscv.ClassEBreak) {
+					epc = b.LastAddr()
+				}
+			}
+			traps = append(traps, instMode{epc, b.Priv, b.Context})
+		}
 		for a, end := b.IAddr, b.NextAddr(); a < end; {
 			out = append(out, instMode{a, b.Priv, b.Context})
 			in, ok := img.Inst(a)
@@ -73,7 +94,7 @@ func retiredModes(t testing.TB, img *image.Set, blocks []ingress.Block) []instMo
 			a += uint64(in.Len)
 		}
 	}
-	return out
+	return out, traps
 }
 
 // TestPrivilegeFromReportedInstruction checks that a privilege or precise
@@ -106,7 +127,7 @@ func TestPrivilegeFromReportedInstruction(t *testing.T) {
 	for _, v := range []Version{V2, V026} {
 		for _, in := range ins {
 			blocks := genBlocks(t, img, pcs, in.o)
-			want := retiredModes(t, img, blocks)
+			want, wantTraps := retiredModes(t, img, blocks)
 			for _, m := range modes {
 				name := v.String() + "/" + in.name + "/" + m.name
 				cfg := DefaultConfig()
@@ -138,6 +159,26 @@ func TestPrivilegeFromReportedInstruction(t *testing.T) {
 					}
 					if g != w {
 						t.Errorf("%s: instruction %d decoded as %v, ran as %v", name, i, g, w)
+						break
+					}
+				}
+				if v == V026 {
+					continue // 0.026 has no trap packet for a trap the handler's first instruction does not follow
+				}
+				if len(s.traps) != len(wantTraps) {
+					t.Errorf("%s: %d traps decoded, %d taken", name, len(s.traps), len(wantTraps))
+					continue
+				}
+				for i, w := range wantTraps {
+					g := s.traps[i]
+					if !in.ctx {
+						g.ctx, w.ctx = 0, 0
+					}
+					if w.pc == ^uint64(0) {
+						g.pc = w.pc
+					}
+					if g != w {
+						t.Errorf("%s: trap %d decoded at %v, taken at %v", name, i, g, w)
 						break
 					}
 				}
