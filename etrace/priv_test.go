@@ -2,9 +2,12 @@ package etrace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math/rand"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -184,5 +187,50 @@ func TestPrivilegeFromReportedInstruction(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPrivilegeChangeOnReportedInstruction: in the 0.026 layout a sync
+// packet can pin the decoder on the instruction the address packet before
+// it reported (see the package documentation), which the decoder has
+// sent already; the encoder changes the privilege with a sync packet
+// alone, so such a sync packet stating another privilege is an
+// inconsistency (a gap at that packet), not a privilege applied one
+// instruction late.
+func TestPrivilegeChangeOnReportedInstruction(t *testing.T) {
+	// returns that go elsewhere than after their call: the 0.026 encoder
+	// reports the instruction before the mispredicted one, then pins it
+	img := retProg()
+	truth := retPath(img, rand.New(rand.NewSource(1)), 3000)
+	cfg := DefaultConfig()
+	cfg.Version = V026
+	cfg.Options.FullAddress = true
+	cfg.Options.ImplicitReturn = true
+	cfg.Params.ReturnStackSize = 2
+	pkts := packetsOf(t, cfg, img, truth)
+	k := 0
+	for i := 1; i < len(pkts); i++ {
+		if pkts[i-1].Format == FormatAddr && isSync(&pkts[i]) && pkts[i-1].Address == pkts[i].Address {
+			k = i
+			break
+		}
+	}
+	if k == 0 {
+		t.Fatal("no sync packet reporting the instruction the address packet before it reported")
+	}
+	data, _ := frame(t, cfg, pkts)
+	if _, des := gapsOf(t, cfg, img, data); len(des) != 0 {
+		t.Fatalf("clean: gaps %v", des)
+	}
+	bad := append([]Packet(nil), pkts...)
+	bad[k].Privilege ^= 3
+	data, offs := frame(t, cfg, bad)
+	s, des := gapsOf(t, cfg, img, data)
+	if len(des) == 0 || !errors.Is(des[0], decode.ErrInconsistent) || des[0].Offset != offs[k] || des[0].Index != int64(k) {
+		t.Fatalf("gaps %v, want an inconsistency at byte %d, packet %d", des, offs[k], k)
+	}
+	t.Logf("%v", des[0])
+	if v, _ := checkRule(truth, s); v != "" {
+		t.Error(v)
 	}
 }
