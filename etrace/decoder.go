@@ -53,6 +53,12 @@ type Decoder struct {
 	priv        ingress.Priv
 	context     uint64
 	lastAddr    uint64
+	// enter: the sync packet being followed states a privilege or context
+	// (enterPriv, enterCtx) other than the current one; the walk applies
+	// it from the instruction the packet reports on (enterAt)
+	enter     bool
+	enterPriv ingress.Priv
+	enterCtx  uint64
 
 	qbits uint64 // branch outcomes to apply, oldest in bit 0 (1 = not taken)
 	qn    int
@@ -641,7 +647,11 @@ func (d *Decoder) decodeAddr(p *Packet) (uint64, error) {
 // start begins decoding at a sync packet.
 func (d *Decoder) start(p *Packet, off int64) error {
 	if p.Subformat == SubTrap && p.Thaddr == 0 && !d.v026 {
-		// A trap before anything was traced: the next sync starts.
+		// A trap before anything was traced, taken from the privilege
+		// the packet states: the next sync starts.
+		if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
+			return err
+		}
 		return d.trapEvent(p, p.Address<<d.lsb&d.amask, 0, false)
 	}
 	d.sawSync = true
@@ -751,19 +761,33 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 		}
 		return d.jumpTo(a, p.Branch)
 	}
+	// The packet states the privilege and context of the instruction it
+	// reports (the target of an mret or sret, or the instruction after a
+	// precise context change): the walk switches to them on that
+	// instruction, the ones before it ran in the old ones.
+	priv, ctx := ingress.Priv(p.Privilege), p.Context
+	if d.cfg.Params.NoContext {
+		ctx = d.context
+	}
+	d.enter, d.enterPriv, d.enterCtx = priv != d.priv || ctx != d.context, priv, ctx
 	// The reported instruction's own branch outcome follows the others.
-	if nd, err := d.block(a); err == nil && nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
+	if nd, err := d.blockIn(ctx, a); err == nil && nd.N == 1 && nd.Inst.Class == riscv.ClassBranch {
 		if err := d.addOutcomes(uint32(p.Branch&1), 1); err != nil {
+			d.enter = false
 			return err
 		}
 	} else if err == nil {
 		if err := branchBit(nd, a, p.Branch); err != nil {
+			d.enter = false
 			return err
 		}
 	}
 	d.depthChk = false
 	d.arrivedOK = false
-	if err := d.walk(modeSync, a); err != nil {
+	err = d.walk(modeSync, a)
+	late := d.enter // the walk stopped without moving (0.026 double report)
+	d.enter = false
+	if err != nil {
 		return d.checkpointErr(decode.ErrCheckpoint, a, err)
 	}
 	if d.arrivedOK {
@@ -774,7 +798,10 @@ func (d *Decoder) sync(p *Packet, _ bool) error {
 	d.resetState()
 	d.qbits, d.qn = qb, qn
 	d.prevOK = false
-	return d.contextEvent(ingress.Priv(p.Privilege), p.Context, false)
+	if late {
+		return d.contextEvent(priv, ctx, false)
+	}
+	return nil
 }
 
 // trapPacket handles format 3 subformat 1 while synchronised.
@@ -793,14 +820,30 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		if err := d.leftover("trap"); err != nil {
 			return err
 		}
-		epc := p.Address << d.lsb & d.amask
+		addr := p.Address << d.lsb & d.amask
+		epc := addr
 		if !d.trapPending {
-			if err := d.checkEPC(p, epc); err != nil {
+			if err := d.checkEPC(p, addr); err != nil {
 				return err
 			}
+			// The address is the EPC of a trap at the target of an
+			// uninferable discontinuity; for other traps the
+			// specification leaves it undefined (rvtrace's encoder, in
+			// implicit exception mode without the handler's vector,
+			// states the instruction before the trap), and the EPC is
+			// inferred as for thaddr=1.
+			if in := d.img.InstPtr(d.pc); in != nil && !isUninferable(in.Class) {
+				epc = d.epc(p)
+			}
 		}
-		d.lastAddr = epc
+		d.lastAddr = addr
 		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+			return err
+		}
+		// The packet states the privilege (and context) the trap was
+		// taken from: the one a trap return returned to when the trap is
+		// at its target.
+		if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, false); err != nil {
 			return err
 		}
 		d.trapPending = true
@@ -859,6 +902,16 @@ func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
 		decode.ErrCheckpoint, epc, d.pc, in.Op)
 }
 
+// isUninferable reports whether an instruction of class c is an
+// uninferable jump (without the optional modes that infer some).
+func isUninferable(c riscv.Class) bool {
+	switch c {
+	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+		return true
+	}
+	return false
+}
+
 // epc infers the address of the trapping instruction from the decoder's
 // position (the specification's exception_address).
 func (d *Decoder) epc(p *Packet) uint64 {
@@ -879,6 +932,19 @@ func (d *Decoder) epc(p *Packet) uint64 {
 		}
 	case riscv.ClassJump:
 		return in.Target(d.pc)
+	case riscv.ClassIndirect:
+		// the target of a jump the optional modes infer (the encoder
+		// reports any other with thaddr=0 and the EPC)
+		if d.opt.SIJump {
+			if t, ok := d.sijumpTarget(&in); ok {
+				return t
+			}
+		}
+		if in.Link == riscv.LinkReturn && d.opt.ImplicitReturn {
+			if t, ok := d.stack.Top(); ok {
+				return t
+			}
+		}
 	}
 	return in.Next(d.pc)
 }
@@ -908,17 +974,50 @@ func (d *Decoder) nextEpoch() {
 // useContext follows the images valid in context ctx (at the current
 // instruction count), each address space with its own runs.
 func (d *Decoder) useContext(ctx uint64) {
-	v := d.base.View(ctx, d.tally.Emitted()+d.rN)
+	v, b := d.viewOf(ctx)
 	if v == d.img {
 		return
 	}
 	d.img = v
+	d.blocks, d.viewChanged = b, true
+}
+
+// viewOf returns the address space of context ctx at the current
+// instruction count and its runs.
+func (d *Decoder) viewOf(ctx uint64) (*image.Set, *decode.Blocks) {
+	v := d.base.View(ctx, d.tally.Emitted()+d.rN)
 	b := d.blocksBy[v]
 	if b == nil {
 		b = decode.NewBlocks(v)
 		d.blocksBy[v] = b
 	}
-	d.blocks, d.viewChanged = b, true
+	return v, b
+}
+
+// blockIn returns the run at a in the address space of context ctx.
+func (d *Decoder) blockIn(ctx uint64, a uint64) (*decode.Block, error) {
+	if ctx == d.context || !d.base.HasContexts() {
+		return d.block(a)
+	}
+	_, b := d.viewOf(ctx)
+	return b.At(a)
+}
+
+// enterAt applies the privilege and context of the sync packet being
+// followed (d.enter) from the instruction at a, which the walk reaches
+// now: the open range, up to the instruction before a (d.pc), is sent in
+// the old ones, ending as end says with a as its target; the range at a
+// starts in the new ones, in their address space.
+func (d *Decoder) enterAt(a uint64, end ingress.IType) error {
+	d.enter = false
+	if err := d.closeRange(end, a, true); err != nil {
+		return err
+	}
+	if err := d.contextEvent(d.enterPriv, d.enterCtx, false); err != nil {
+		return err
+	}
+	d.rStart = a
+	return nil
 }
 
 // block returns the run at a in the address space followed now.

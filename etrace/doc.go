@@ -55,6 +55,23 @@
 // ends tracing is reported (decode.ErrTruncated) unless
 // Config.Decode.AllowTruncated.
 //
+// # Privilege and context
+//
+// A format 3 subformat 0 or 1 packet states the privilege and context of
+// the instruction it reports, and the decoded flow's context events put
+// them exactly there: a sync packet that reports the first instruction
+// after a privilege change (the target of an mret or sret) or a precise
+// context change ends the range before that instruction, and the range
+// at it starts after the context event, in the address space of the new
+// context. A trap packet with thaddr=0 states the privilege the trap was
+// taken from (the one a trap return returned to, when the trap is at its
+// target): a context event precedes its trap event. Its address is the
+// EPC only at the target of an uninferable discontinuity, as the
+// specification's exception_address has it; elsewhere the EPC is
+// inferred from the program, as after a thaddr=1 packet. A context
+// packet (subformat 2) applies where it comes: imprecisely, as its name
+// says.
+//
 // Everything here is hand-written from the specifications (E-Trace 2.0
 // ratified, the 0.026 draft and the Trace Control Interface) rather than
 // generated or ported: the specification's reference encoder is a flow chart

@@ -71,6 +71,15 @@ func (d *Decoder) walk(mode int, a uint64) error {
 	if d.v026 && d.zeroOK && (mode == modeLast || mode == modeSync) && d.pc == a {
 		isBr := d.pcNode != nil && d.pcNode.Inst.Class == riscv.ClassBranch
 		if d.arrived(a, isBr) {
+			if mode == modeSync && d.enter && d.enterPriv != d.priv {
+				// The instruction was sent already, in the old privilege:
+				// the encoder changes it with a sync packet alone, on the
+				// first instruction that has it. (A context reported
+				// imprecisely can come with a sync packet that pins the
+				// decoder on the instruction; it applies after it.)
+				return fmt.Errorf("%w: the sync packet states privilege %d for the instruction at %#x, which the packet before it reported at privilege %d",
+					decode.ErrInconsistent, d.enterPriv, a, d.priv)
+			}
 			d.settle()
 			d.arrivedAt, d.arrivedOK = d.tally.Emitted()+d.rN, true
 			return nil
@@ -146,6 +155,15 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				}
 				d.rStart = next
 			}
+			if stop && d.enter {
+				// the target of the trap return (or of another
+				// uninferable jump) has the sync packet's privilege and
+				// context, and is looked up in their address space
+				if err := d.enterAt(next, itypeOf(in, taken)); err != nil {
+					return err
+				}
+				nn = nil
+			}
 			if nn == nil || nn.Start != next {
 				var err error
 				if nn, err = d.followBlock(nd, next); err != nil {
@@ -186,6 +204,22 @@ func (d *Decoder) walk(mode int, a uint64) error {
 				cnt, prev, err := d.blocks.CountTo(nn, a)
 				if err != nil {
 					return err
+				}
+				if mode == modeSync && d.enter {
+					// the instructions before a ran in the old privilege
+					// and context, a in the sync packet's (a precise
+					// context change reached in sequence)
+					if cnt >= 2 {
+						d.rN += cnt - 1
+						d.pc, d.prev = prev, prev
+					}
+					if err := d.enterAt(a, ingress.ITypeNone); err != nil {
+						return err
+					}
+					if nn, err = d.block(a); err != nil {
+						return err
+					}
+					cnt = 1
 				}
 				d.rN += cnt
 				d.pc = a

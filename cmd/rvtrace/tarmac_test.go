@@ -372,10 +372,16 @@ func tarmacModes(t *testing.T, path string) (its, es []string) {
 // executed in (mret and sret that of the code they are in, not the one
 // they return to; a handler's first instruction M), and every event
 // record the mode the trap was taken from, also where the trap is at the
-// target of a trap return. The Tarmac of the run's flow (--tarmac) and
-// the Tarmac decoded from the run's N-Trace with Ownership messages
-// (--context) agree with it on the address and mode of every record; the
-// decoded one, whose trace carries no cause, says Exception_Unknown.
+// target of a trap return. The Tarmac of the run's flow (--tarmac), the
+// Tarmac decoded from the run's N-Trace with Ownership messages
+// (--context), and the Tarmac decoded from an E-Trace of the same run in
+// the default mode and with every optional mode (--all-modes: implicit
+// return, sequentially inferable jumps, implicit exception...) agree with
+// it on the address and mode of every record, the first instructions
+// after each mret and sret included (E-Trace states the privilege in the
+// sync packet reporting the first of them); the decoded N-Trace, whose
+// trace carries no cause, says Exception_Unknown, the decoded E-Trace
+// gives the cause the run's --tarmac gives.
 func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
 	elf := buildGuest(t, privModeProg)
 	img := image.NewSet()
@@ -415,6 +421,24 @@ func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
 	if code, _, e := rv(t, "decode", "--protocol", "ntrace", "--context", "--image", elf, nex, "--tarmac", dec); code != 0 {
 		t.Fatalf("decode: exit %d: %s", code, e)
 	}
+	type output struct {
+		name, path   string
+		unknownCause bool // a decoded trace that carries no cause
+	}
+	outs := []output{{"--tarmac", flowT, false}, {"decode --tarmac", dec, true}}
+	for _, mode := range []string{"--implicit-exception=false", "--all-modes"} {
+		ete, etFlow, etDec := filepath.Join(dir, "t"+mode+".ete"), filepath.Join(dir, "flow"+mode+".tarmac"),
+			filepath.Join(dir, "dec"+mode+".tarmac")
+		if code, _, e := rv(t, "run", "-q", "--max-instret", "10000", "--tarmac", etFlow,
+			"--trace", "etrace", mode, "-o", ete, elf); code != 0 {
+			t.Fatalf("run --trace etrace %s: exit %d: %s", mode, code, e)
+		}
+		if code, _, e := rv(t, "decode", "--protocol", "etrace", mode, "--image", elf, ete, "--tarmac", etDec); code != 0 {
+			t.Fatalf("decode --protocol etrace %s: exit %d: %s", mode, code, e)
+		}
+		outs = append(outs, output{"run --trace etrace " + mode + " --tarmac", etFlow, false},
+			output{"decode --protocol etrace " + mode + " --tarmac", etDec, false})
+	}
 	its, es := tarmacModes(t, full)
 	rets := map[string]int{}
 	for _, r := range its {
@@ -441,7 +465,7 @@ func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
 	if want := fmt.Sprintf("%016x S Interrupt_MachineTimer", scode); es[0] != want {
 		t.Errorf("--tarmac-full: first event record %q, want %q", es[0], want)
 	}
-	for _, o := range []struct{ name, path string }{{"--tarmac", flowT}, {"decode --tarmac", dec}} {
+	for _, o := range outs {
 		gotIT, gotE := tarmacModes(t, o.path)
 		if strings.Join(gotIT, "\n") != strings.Join(its, "\n") {
 			for i := range min(len(gotIT), len(its)) {
@@ -462,7 +486,7 @@ func TestCLITarmacModeAcrossPrivileges(t *testing.T) {
 				t.Errorf("%s: event record %d at %s mode %s, --tarmac-full at %s mode %s", o.name, i+1, g[0], g[1], w[0], w[1])
 			}
 			want := w[2] // the trace's cause, or none in N-Trace
-			if o.path == dec {
+			if o.unknownCause {
 				want, _, _ = strings.Cut(w[2], "_")
 				want += "_Unknown"
 			}

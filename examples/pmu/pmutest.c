@@ -33,9 +33,12 @@ typedef long long s64;
 #define CFG_SKIP_MATCH (1 << 0)
 #define CFG_CLEAR_VALUE (1 << 1)
 #define CFG_AUTO_START (1 << 2)
-#define CFG_SET_MINH (1 << 3)
-#define CFG_SET_SINH (1 << 4)
+/* inhibit flags of sbi_pmu_counter_config_matching, ratified numbering */
+#define CFG_SET_VUINH (1 << 3)
+#define CFG_SET_VSINH (1 << 4)
 #define CFG_SET_UINH (1 << 5)
+#define CFG_SET_SINH (1 << 6)
+#define CFG_SET_MINH (1 << 7)
 
 #define EV_CYCLES 0x1
 #define EV_INSTRUCTIONS 0x2
