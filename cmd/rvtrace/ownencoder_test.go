@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rvtrace/rvtrace/internal/corpus"
+	"github.com/rvtrace/rvtrace/ntrace"
 )
 
 // ownDemo is the program the --encoder tests trace.
@@ -107,5 +108,45 @@ func TestDecodeOwnEncoderReference(t *testing.T) {
 	}
 	if code, _, e := rv(t, "decode", "--image", elf, ref, "--encoder", "qemu"); code != 2 && code != 1 || !strings.Contains(e, "--encoder") {
 		t.Errorf("--encoder qemu: exit %d: %s", code, e)
+	}
+}
+
+// The trace system's decode hint asks for --encoder rvtrace only when its
+// options give the decoder the encoder's whole configuration: not when an
+// implementation parameter the registers do not show differs from the
+// default (a 16-bit HIST register, a counter-mode stack depth).
+func TestNTraceArgsOwn(t *testing.T) {
+	base := ntrace.Config{Mode: ntrace.HTM, ImplicitReturn: 3, SequentialJump: true, SyncMode: 1, SyncMax: 2}
+	if args := ntraceDecodeArgs(base); !ntraceArgsOwn(args, base) {
+		t.Errorf("%v: not the configuration %+v", args, base)
+	}
+	for _, c := range []ntrace.Config{
+		{Mode: ntrace.HTM, HistBits: 16},
+		{Mode: ntrace.BTM, ImplicitReturn: 1, StackDepth: 4},
+		{Mode: ntrace.HTM, RepeatBranch: true},
+	} {
+		if args := ntraceDecodeArgs(c); ntraceArgsOwn(args, c) {
+			t.Errorf("%v: taken as the whole configuration %+v", args, c)
+		}
+	}
+}
+
+// rvtrace run's capture hint decodes with --encoder rvtrace, to exactly
+// the instructions the probe script traced (fib up to the next puts_).
+func TestCaptureHintOwnEncoder(t *testing.T) {
+	dir := t.TempDir()
+	capture, ran := filepath.Join(dir, "fib.nex"), filepath.Join(dir, "demo.pcs")
+	code, _, e := rv(t, "run", "--max-instret", "1000000", "--trace-script", filepath.Join("..", "..", "examples", "trace-self", "probe.txt"),
+		"--trace-capture", capture, "--pcs", ran, ownDemo)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	if !strings.Contains(e, "--encoder rvtrace") {
+		t.Errorf("the decode hint leaves out --encoder rvtrace: %s", e)
+	}
+	got, de := decodeHinted(t, e, filepath.Join(dir, "dec.pcs"))
+	want := segment(t, readLines(t, ran), "0x8000115a", "0x80001010")
+	if !strings.Contains(de, " 0 gaps") || !equalStrings(got, want) {
+		t.Errorf("hinted decode: %d instructions, want %d: %s", len(got), len(want), de)
 	}
 }
