@@ -96,12 +96,19 @@ func TestDecodeOwnEncoderIdleByte(t *testing.T) {
 
 // --encoder rvtrace is for rvtrace's own traces only: the N-Trace
 // reference code's trace, which decodes cleanly as any encoder's, has
-// (false) gaps with it, as the help says. A wrong value is refused.
+// (false) gaps with it and the default options, as the help says. (With
+// its configuration, ref-htm-best, it passes the checks and decodes to
+// the reference PC list.) A wrong value is refused.
 func TestDecodeOwnEncoderReference(t *testing.T) {
 	elf := corpus.Path(t, "ntrace-refcode/t1/test.elf")
 	ref := corpus.Path(t, "ntrace-refcode/t1/test-NEX.bin")
 	if code, _, e := rv(t, "decode", "--image", elf, ref); code != 0 {
 		t.Fatalf("reference trace as any encoder's: exit %d: %s", code, e)
+	}
+	dec := filepath.Join(t.TempDir(), "ref.pcs")
+	code, _, e := rv(t, "decode", "--image", elf, ref, "--preset", "ref-htm-best", "--encoder", "rvtrace", "--pcs", dec)
+	if code != 0 || normalized(t, dec) != normalized(t, corpus.Path(t, "ntrace-refcode/t1/test-PCONLY.txt")) {
+		t.Errorf("reference trace with --preset ref-htm-best --encoder rvtrace: exit %d, or PCs differ from test-PCONLY.txt: %s", code, e)
 	}
 	if code, _, e := rv(t, "decode", "--image", elf, ref, "--encoder", "rvtrace"); code != 3 || !strings.Contains(e, "gap at byte") {
 		t.Errorf("reference trace with --encoder rvtrace: exit %d, want 3 with a gap: %s", code, e)
