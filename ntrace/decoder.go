@@ -258,6 +258,7 @@ type srcState struct {
 	tally    decode.Tally // instructions emitted, and since the last point known good
 	hwSync   uint64       // halfwords reported since the last sync
 	msgSync  uint64       // messages since the last sync
+	fillSync uint64       // of which ResourceFull and Ownership messages
 	dueExact bool         // a branch message completed the sync period counting messages (checkDueWalk)
 	pc       uint64       // next instruction to execute
 	addr     uint64       // reference for U-ADDR
@@ -641,6 +642,9 @@ func (d *Decoder) Message(m *Message) error {
 	}
 	s := d.state(src)
 	s.msgSync++
+	if m.TCode == TCodeResourceFull || m.TCode == TCodeOwnership {
+		s.fillSync++
+	}
 	err := d.handle(s, m)
 	if err == nil {
 		return nil
@@ -1229,7 +1233,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
-	s.hwSync, s.msgSync, s.dueExact = 0, 0, false
+	s.hwSync, s.msgSync, s.fillSync, s.dueExact = 0, 0, 0, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1462,8 +1466,12 @@ func (d *Decoder) checkPeriod(s *srcState) error {
 				s.hwSync, period, d.cfg.SyncMax)
 		}
 	case SyncMessages:
-		n := s.msgSync - 1                 // messages before this one
-		if n < period || n > 2*period+16 { // messages sent while the sync waits for a flow message
+		// Messages before this one: a sync waits for a flow message, and
+		// the ResourceFull (HIST or I-CNT full) and Ownership messages
+		// sent meanwhile are not bounded (a long loop in HTM fills HIST
+		// again and again), so only the others are.
+		n := s.msgSync - 1
+		if n < period || n-s.fillSync > 2*period+16 {
 			return d.inconsistent("periodic sync after %d messages, not at the period of %d (trTeInstSyncMax=%d)",
 				n, period, d.cfg.SyncMax)
 		}

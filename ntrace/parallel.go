@@ -232,7 +232,7 @@ func sameState(a, b *srcState) bool {
 	if a.id != b.id || a.img != b.img || a.context != b.context || a.synced != b.synced || a.seen != b.seen ||
 		a.ended != b.ended || a.lost != b.lost || a.mode != b.mode || a.btype != b.btype || a.ts != b.ts ||
 		a.ctx != b.ctx || a.lastMsg != b.lastMsg || a.lastBT != b.lastBT || a.hwSync != b.hwSync ||
-		a.msgSync != b.msgSync || a.dueExact != b.dueExact || a.pc != b.pc || a.addr != b.addr || a.icntAcc != b.icntAcc || a.used != b.used ||
+		a.msgSync != b.msgSync || a.fillSync != b.fillSync || a.dueExact != b.dueExact || a.pc != b.pc || a.addr != b.addr || a.icntAcc != b.icntAcc || a.used != b.used ||
 		a.calls != b.calls || a.callsMax != b.callsMax || a.haveBr != b.haveBr || a.priv != b.priv ||
 		a.prevOK != b.prevOK || a.ovPending || b.ovPending {
 		return false

@@ -27,13 +27,18 @@ func (ntraceProto) NewEncoder(w io.Writer, img *image.Set, cfg *Config) (ingress
 }
 
 // ntraceDecoderConfig is the N-Trace decoder configuration for cfg and
-// img. It takes only what the wire format needs from cfg.NTrace (and
-// whether direct jumps are traced as branches): a decoder learns the mode
-// and the optimisations from the messages, and the encoder-specific
-// checks of ntrace.DecoderConfigFrom would reject a trace whose encoder
-// was configured otherwise than cfg's defaults.
+// img. By default it takes only what the wire format needs from
+// cfg.NTrace (and whether direct jumps are traced as branches): a decoder
+// learns the mode and the optimisations from the messages, and the
+// encoder-specific checks of ntrace.DecoderConfigFrom would reject a
+// trace whose encoder was configured otherwise than cfg's defaults. With
+// cfg.NTraceOwnEncoder the user says the trace is rvtrace's own, written
+// with cfg.NTrace, and those checks apply.
 func ntraceDecoderConfig(img *image.Set, cfg *Config) ntrace.DecoderConfig {
 	dc := ntrace.DecoderConfig{Wire: cfg.NTrace.Wire(), AllJumps: cfg.NTrace.AllJumps}
+	if cfg.NTraceOwnEncoder {
+		dc = ntrace.DecoderConfigFrom(cfg.NTrace)
+	}
 	dc.Wire.XLEN = img.XLEN()
 	dc.JVT = cfg.JVT
 	if dc.JVT == 0 {

@@ -39,6 +39,14 @@ type Config struct {
 	// NTrace configures the N-Trace encoder; the decoder and the dump use
 	// its wire-format fields (SrcBits, ExtendAddrMSB, XLEN, AllJumps).
 	NTrace ntrace.Config
+	// NTraceOwnEncoder says the N-Trace trace was written by rvtrace's
+	// encoder configured exactly as NTrace: the decoder then takes its
+	// configuration from ntrace.DecoderConfigFrom(NTrace), with every
+	// check of what that encoder never sends (idle bytes inside a trace, a
+	// periodic sync off its period, a sync reporting a jump...). A trace
+	// from another encoder, or from rvtrace's configured otherwise, then
+	// has false gaps.
+	NTraceOwnEncoder bool
 	// JVT is the base of the Zcmt jump table for the N-Trace decoder (0:
 	// the image's __jvt_base$ symbol when it has one).
 	JVT uint64

@@ -51,6 +51,7 @@ with auto, options of either protocol may be given.
 Examples:
   rvtrace decode --protocol ntrace --image prog.elf prog.nex --pcs decoded.txt
   rvtrace decode --image prog.elf prog.nex --preset best --flow -
+  rvtrace decode --image prog.elf prog.nex --preset best --encoder rvtrace   # rvtrace's own trace, all its checks
 `,
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -238,6 +239,9 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
 	var args []string
 	if s.Format == tracectl.FormatNTrace {
 		args = ntraceDecodeArgs(s.NTrace)
+		if ntraceArgsOwn(args, s.NTrace) {
+			args = append(args, "--encoder", "rvtrace")
+		}
 	} else {
 		var params []string
 		args, params = etraceDecodeArgs(s.ETrace)
@@ -284,6 +288,28 @@ func ntraceDecodeArgs(c ntrace.Config) []string {
 		a = append(a, "--xlen", strconv.Itoa(c.XLEN))
 	}
 	return a
+}
+
+// ntraceArgsOwn says whether the decode options args give the decoder the
+// configuration of rvtrace's encoder configured as c (every field
+// ntrace.DecoderConfigFrom reads), so that decode --encoder rvtrace
+// checks the trace against that encoder without false gaps.
+func ntraceArgsOwn(args []string, c ntrace.Config) bool {
+	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgOf := ntraceConfigFlags(fs)
+	fs.String("protocol", "", "")
+	fs.Int("xlen", 0, "")
+	if fs.Parse(args) != nil || fs.NArg() != 0 {
+		return false
+	}
+	d, err := cfgOf()
+	if err != nil {
+		return false
+	}
+	want, got := ntrace.DecoderConfigFrom(c), ntrace.DecoderConfigFrom(d)
+	got.Wire.XLEN = want.Wire.XLEN // the decoder takes XLEN from the image
+	return reflect.DeepEqual(want, got)
 }
 
 // etraceDecodeArgs returns the rvtrace decode options of an E-Trace

@@ -165,6 +165,9 @@ func ntraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 	cfgOf := ntraceConfigFlags(fs)
 	stats := fs.Bool("stats", false, "print message statistics on stderr")
 	jvt := fs.String("jvt", "", "base `address` of the Zcmt jump table (the jvt CSR), for cm.jt/cm.jalt; default: the image's __jvt_base$ symbol")
+	encoder := fs.String("encoder", "any", "the N-Trace `encoder` that wrote the trace: any, or rvtrace: rvtrace's own encoder configured with exactly the --preset and N-Trace flags given here, "+
+		"which adds the checks of what that encoder never sends (idle bytes inside the trace, a periodic sync off its period, a sync reporting a jump...); "+
+		"only for rvtrace's own traces: another encoder's trace (the N-Trace reference code's) or one configured otherwise may then have false gaps")
 	return func(name string) (*tproto.Config, func(tproto.Decoder), error) {
 		c, err := cfgOf()
 		if err != nil {
@@ -172,6 +175,13 @@ func ntraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 		}
 		cfg := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
 		cfg.NTrace = c
+		switch *encoder {
+		case "any":
+		case "rvtrace":
+			cfg.NTraceOwnEncoder = true
+		default:
+			return nil, nil, fmt.Errorf("--encoder %q: want any or rvtrace", *encoder)
+		}
 		if *jvt != "" {
 			if cfg.JVT, err = strconv.ParseUint(*jvt, 0, 64); err != nil {
 				return nil, nil, fmt.Errorf("--jvt %q: want an address", *jvt)
