@@ -257,11 +257,16 @@ type Writer struct {
 	// syncs counts the format 3 subformat 0 and 1 packets written (data
 	// trace compression restarts after each).
 	syncs uint64
+	// perPacket: w is a Funnel, which gets each frame as it is made
+	perPacket bool
 }
 
-// NewWriter returns a writer of packets framed as cfg says.
+// NewWriter returns a writer of packets framed as cfg says. It buffers
+// up to 4 KiB of frames, unless w is a Funnel: then each frame is written
+// as soon as it is made.
 func NewWriter(w io.Writer, cfg *Config) *Writer {
-	return &Writer{cfg: *cfg, codec: NewCodec(cfg), w: w, buf: make([]byte, 0, 4096)}
+	_, funnel := w.(*Funnel)
+	return &Writer{cfg: *cfg, codec: NewCodec(cfg), w: w, buf: make([]byte, 0, 4096), perPacket: funnel}
 }
 
 // Write encodes and frames p; ts is the UTDD timestamp (ignored without
@@ -281,7 +286,7 @@ func (w *Writer) Write(p *Packet, ts uint64) error {
 	support := w.cfg.Version == V026 && p.Format == FormatSync && p.Subformat == SubSupport
 	w.buf = w.cfg.frameHeader(w.buf, len(pl), support, ts)
 	w.buf = append(w.buf, pl...)
-	if len(w.buf) >= 4096-64 {
+	if len(w.buf) >= 4096-64 || w.perPacket {
 		return w.Flush()
 	}
 	return nil

@@ -296,15 +296,27 @@ func runRun(args []string) error {
 				return err
 			}
 		}
+		var traceW io.Writer // what the encoders write to
+		if m.NumHarts() > 1 && *trace == "etrace" {
+			// E-Trace: one source ID per hart, which only the UTDD
+			// framing carries; whole frames interleaved as made
+			if err := etraceMultiHart(fs); err != nil {
+				return err
+			}
+		}
 		f, err := createOutput(*out)
 		if err != nil {
 			return err
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
 		traceCount = &countWriter{w: bw}
+		traceW = traceCount
+		if m.NumHarts() > 1 && *trace == "etrace" {
+			traceW = etrace.NewFunnel(traceCount)
+		}
 		var encs []ingress.Sink
 		for h := 0; h < m.NumHarts(); h++ {
-			enc, err := newEnc(traceCount, img, h)
+			enc, err := newEnc(traceW, img, h)
 			if err != nil {
 				f.Close()
 				return err
@@ -538,7 +550,11 @@ func runRun(args []string) error {
 			line += fmt.Sprintf(", %s trace %d bytes (%.3f bits/instruction)", *trace, traceCount.n,
 				float64(traceCount.n*8)/float64(res.Instret))
 			if srcBits > 0 {
-				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
+				enc := ""
+				if *trace == "etrace" {
+					enc = " --encap utdd"
+				}
+				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
 			}
 			if de, ok := rawEncs[0].(*etrace.DataEncoder); ok && dport != nil {
 				ds := de.Stats()
