@@ -553,6 +553,9 @@ func runRun(args []string) error {
 				enc := ""
 				if *trace == "etrace" {
 					enc = " --encap utdd"
+					if e, ok := rawEncs[0].(interface{ Config() etrace.Config }); ok && !e.Config().Params.NoContext {
+						enc += " --context"
+					}
 				}
 				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
 			}
