@@ -52,8 +52,17 @@ type Demux struct {
 	order []uint32 // sources, in order of their first frame
 	// MaxSteps and MaxWalk are given to each source's Decoder.
 	MaxSteps, MaxWalk int
-	idx               int64 // index of the next frame (all sources)
+	// MaxSources bounds the decoders (each holds tens of KiB): the frames
+	// of the source IDs past it are gaps of their own (a trace damaged
+	// where a 16-bit source ID field could otherwise name 65536).
+	MaxSources int
+	idx        int64    // index of the next frame (all sources)
+	refused    []uint64 // bit set of the source IDs refused (MaxSources)
+	ev         flow.Event
 }
+
+// DefaultMaxSources is the default Demux.MaxSources.
+const DefaultMaxSources = 256
 
 // source is one source's decoder and the sink that tags its events.
 type source struct {
@@ -91,7 +100,8 @@ func NewDemux(img *image.Set, sink flow.Sink, cfg Config) (*Demux, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	return &Demux{cfg: cfg, img: img, sink: sink, decs: map[uint32]*source{}, MaxSteps: 1 << 20}, nil
+	return &Demux{cfg: cfg, img: img, sink: sink, decs: map[uint32]*source{}, MaxSteps: 1 << 20,
+		MaxSources: DefaultMaxSources}, nil
 }
 
 // Sources returns the source IDs seen so far, in order of their first
@@ -125,10 +135,13 @@ func (m *Demux) Stats() *Stats {
 }
 
 // get returns the decoder of source id, creating it at its first frame
-// (at byte off).
+// (at byte off); nil when there are MaxSources already.
 func (m *Demux) get(id uint32, off int64) (*source, error) {
 	if s := m.decs[id]; s != nil {
 		return s, nil
+	}
+	if len(m.order) >= m.MaxSources {
+		return nil, nil
 	}
 	s := &source{tag: srcSink{next: m.sink, src: id}, first: off, firstIdx: m.idx}
 	c := m.cfg
@@ -191,6 +204,12 @@ func (m *Demux) Decode(r io.Reader) error {
 		if err != nil {
 			return err
 		}
+		if s == nil {
+			if err := m.refuse(fr); err != nil {
+				return err
+			}
+			continue
+		}
 		s.d.nextIdx = m.idx
 		if err := s.d.frame(fr, sc.Offset(), obs); err != nil {
 			return err
@@ -225,4 +244,23 @@ func (m *Demux) Decode(r io.Reader) error {
 		}
 	}
 	return readErr
+}
+
+// refuse reports, once per source ID, a frame of a source past
+// MaxSources as a gap of that source.
+func (m *Demux) refuse(fr *Frame) error {
+	idx := m.idx
+	m.idx++
+	if m.refused == nil {
+		m.refused = make([]uint64, (1<<16)/64)
+	}
+	id := fr.SrcID & 0xffff
+	if m.refused[id/64]&(1<<(id%64)) != 0 {
+		return nil
+	}
+	m.refused[id/64] |= 1 << (id % 64)
+	e := &decode.Error{Offset: fr.Offset, Index: idx, What: "frame",
+		Err: fmt.Errorf("%w: source ID %d after %d sources (Demux.MaxSources): its frames are not decoded", decode.ErrUnknownSource, fr.SrcID, m.MaxSources)}
+	m.ev = flow.Event{Kind: flow.KindGap, Src: fr.SrcID, Offset: fr.Offset, Index: idx, Err: e}
+	return m.sink.Event(&m.ev)
 }

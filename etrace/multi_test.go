@@ -193,6 +193,25 @@ func TestMultiHartFunnel(t *testing.T) {
 				comparePCs(t, fmt.Sprintf("%s source %d", name, h), is.pcs, r.truth[h])
 			}
 		}
+		// with room for one source, the other's frames are one gap
+		lim := &srcSinks{img: r.img, srcs: map[uint32]*intSink{}}
+		dm, _ := NewDemux(r.img, lim, cfg)
+		dm.MaxSources = 1
+		if err := dm.Decode(bytes.NewReader(r.log.all.Bytes())); err != nil {
+			t.Fatalf("%s: MaxSources 1: %v", name, err)
+		}
+		first1 := int64(-1)
+		for i, p := range r.log.pieces {
+			if p[1]&1 == 1 {
+				first1 = int64(len(bytes.Join(r.log.pieces[:i], nil)))
+				break
+			}
+		}
+		if g := lim.gaps; len(g) != 1 || g[0].Src != 1 || g[0].Offset != first1 || !errors.Is(g[0].Err, decode.ErrUnknownSource) {
+			t.Errorf("%s: MaxSources 1: gaps %v, want one of source 1 at byte %d", name, g, first1)
+		} else {
+			comparePCs(t, name+" MaxSources 1", lim.srcs[0].pcs, r.truth[0])
+		}
 		// the single-source Decoder, which ignores the source ID, does
 		// not follow this stream (the harts' packets mixed)
 		single := &intSink{img: r.img}
