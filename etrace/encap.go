@@ -185,6 +185,16 @@ func (s *Scanner) Scan() bool {
 			for i := 0; i < extra; i++ {
 				v |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
 			}
+			used := s.cfg.SrcBits
+			if s.cfg.TypeField {
+				used += 2
+			}
+			if v>>uint(used) != 0 {
+				// the encoder leaves the bits past the source ID and
+				// type at zero: a damaged field
+				s.lo += n + ts
+				return s.frameErr(start, "UTDD source ID field %#x has bits set beyond its %d bits of source ID and type", v, used)
+			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
 			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
 			s.lo += extra

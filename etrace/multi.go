@@ -163,9 +163,10 @@ func (m *Demux) get(id uint32, off int64) (*source, error) {
 // malformed packets and inconsistencies are gaps of its flow, with the
 // stream's byte offsets and frame indexes. A frame whose header cannot be
 // read may have belonged to any source: it is a gap in every source that
-// is following its program. A source that has frames but no sync packet
-// is a gap of its own (its frames may be another source's, with a
-// damaged source ID). Decode returns an error only when reading fails, a
+// is following its program. So may a te_inst frame of a source that has
+// had no sync packet (a source's trace starts with one; unless
+// cfg.Decode.AllowTruncated): its source ID may be damaged. A source that
+// has frames but no sync packet is a gap of its own. Decode returns an error only when reading fails, a
 // sink returns one, or the stream is empty or no source has a sync packet
 // (a *decode.Error wrapping decode.ErrEmpty or decode.ErrNoSync). The
 // sink is not closed.
@@ -210,11 +211,20 @@ func (m *Demux) Decode(r io.Reader) error {
 			}
 			continue
 		}
-		s.d.nextIdx = m.idx
+		idx := m.idx
+		s.d.nextIdx = idx
 		if err := s.d.frame(fr, sc.Offset(), obs); err != nil {
 			return err
 		}
 		m.idx = s.d.nextIdx
+		if p := &s.d.pkt; !s.d.sawSync && !m.cfg.Decode.AllowTruncated && !fr.Data &&
+			!(p.Format == FormatSync && p.Subformat == SubSupport) {
+			// A source's trace starts with a sync packet: this frame's
+			// source ID may be damaged, and another source lost it.
+			if err := m.foreign(fr, idx); err != nil {
+				return err
+			}
+		}
 	}
 	end := sc.Offset()
 	if readErr == nil && end == 0 {
@@ -263,4 +273,24 @@ func (m *Demux) refuse(fr *Frame) error {
 		Err: fmt.Errorf("%w: source ID %d after %d sources (Demux.MaxSources): its frames are not decoded", decode.ErrUnknownSource, fr.SrcID, m.MaxSources)}
 	m.ev = flow.Event{Kind: flow.KindGap, Src: fr.SrcID, Offset: fr.Offset, Index: idx, Err: e}
 	return m.sink.Event(&m.ev)
+}
+
+// foreign handles the frame fr (index idx) of a source that has had no
+// sync packet, which is no packet a source's trace starts with: it may be
+// the frame of another source, with a damaged source ID, so every other
+// source that is following its program may have lost it (a gap).
+func (m *Demux) foreign(fr *Frame, idx int64) error {
+	for _, id := range m.order {
+		d := m.decs[id].d
+		if id == fr.SrcID || d.phase != phaseSynced {
+			continue
+		}
+		e := &decode.Error{Offset: fr.Offset, Index: idx, What: "frame",
+			Err: fmt.Errorf("%w: a frame of source %d, which has had no sync packet: its source ID may be damaged, and the frame this source's",
+				decode.ErrUnknownSource, fr.SrcID)}
+		if err := d.gap(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
