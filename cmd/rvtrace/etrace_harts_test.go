@@ -76,4 +76,9 @@ func TestETraceTwoHarts(t *testing.T) {
 	if code == 0 || !strings.Contains(errb, "--encap raw has no source ID") {
 		t.Errorf("run --encap raw --harts 2: exit %d: %s", code, errb)
 	}
+	// nor has the te_inst CSV
+	code, _, errb = rv(t, append(runArgs, "--trace", "etrace", "--te-inst-csv", filepath.Join(dir, "t.csv"), "-o", filepath.Join(dir, "csv.etr"))...)
+	if code == 0 || !strings.Contains(errb, "--te-inst-csv writes the packets of one hart") {
+		t.Errorf("run --te-inst-csv --harts 2: exit %d: %s", code, errb)
+	}
 }

@@ -161,6 +161,9 @@ func etraceEncoderFlags(fs *flag.FlagSet) func(w io.Writer, img *image.Set, src 
 				return nil, fmt.Errorf("E-Trace source %d needs --encap utdd and --src-bits of at least %d", src, bits.Len(uint(src)))
 			}
 			cfg.SrcID = uint32(src)
+			if *csvOut != "" {
+				return nil, fmt.Errorf("--te-inst-csv writes the packets of one hart (the CSV has no source column)")
+			}
 		}
 		if dataIn != nil && (*dataIn != "") != (cfg.Data != nil) {
 			return nil, fmt.Errorf("--data-trace and --data-ingress-in go together: the data trace encoder needs the accesses")
