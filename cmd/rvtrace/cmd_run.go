@@ -296,10 +296,10 @@ func runRun(args []string) error {
 				return err
 			}
 		}
-		var traceW io.Writer // what the encoders write to
-		if m.NumHarts() > 1 && *trace == "etrace" {
+		etraceN := m.NumHarts() > 1 && *trace == "etrace"
+		if etraceN {
 			// E-Trace: one source ID per hart, which only the UTDD
-			// framing carries; whole frames interleaved as made
+			// framing carries
 			if err := etraceMultiHart(fs); err != nil {
 				return err
 			}
@@ -310,9 +310,9 @@ func runRun(args []string) error {
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
 		traceCount = &countWriter{w: bw}
-		traceW = traceCount
-		if m.NumHarts() > 1 && *trace == "etrace" {
-			traceW = etrace.NewFunnel(traceCount)
+		var traceW io.Writer = traceCount // what the encoders write to
+		if etraceN {
+			traceW = etrace.NewFunnel(traceCount) // whole frames, as made
 		}
 		var encs []ingress.Sink
 		for h := 0; h < m.NumHarts(); h++ {
