@@ -261,7 +261,7 @@ func (e *DataEncoder) write(p *DataPacket, ts uint64) error {
 	w.buf = append(w.buf, pl...)
 	e.stats.Accesses++
 	e.stats.Bytes += uint64(len(w.buf) - n0)
-	if len(w.buf) >= 4096-64 {
+	if len(w.buf) >= 4096-64 || w.perPacket {
 		return e.enc.fail(w.Flush())
 	}
 	return nil

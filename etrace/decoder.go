@@ -178,7 +178,6 @@ func (d *Decoder) Stats() *Stats {
 // decode.ErrNoSync). The sink is not closed.
 func (d *Decoder) Decode(r io.Reader) error {
 	sc := NewScanner(r, &d.cfg)
-	p := &d.pkt
 	obs, _ := d.sink.(flow.MessageObserver) // counts trace bytes by packet type
 	for {
 		if !sc.Scan() {
@@ -194,10 +193,7 @@ func (d *Decoder) Decode(r io.Reader) error {
 				}
 				return err
 			}
-			d.idx = d.nextIdx
-			d.nextIdx++
-			d.st.Packets++
-			if gerr := d.fault(fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg), fe.Offset, "frame"); gerr != nil {
+			if gerr := d.framingError(fe); gerr != nil {
 				return gerr
 			}
 			if sc.Done() {
@@ -205,59 +201,7 @@ func (d *Decoder) Decode(r io.Reader) error {
 			}
 			continue
 		}
-		fr := sc.Frame()
-		if fr.Data {
-			if d.Data != nil {
-				if err := d.Data.DataFrame(fr); err != nil {
-					return err
-				}
-			} else if d.dataKnown && !d.dataOn {
-				// Data trace is off: the frame is a damaged one.
-				d.idx = d.nextIdx
-				d.nextIdx++
-				d.st.Packets++
-				if gerr := d.fault(fmt.Errorf("%w: a data trace packet (message type 3) while the support packet says data trace is off (denable=0)",
-					decode.ErrInconsistent), fr.Offset, "data packet"); gerr != nil {
-					return gerr
-				}
-			} else if err := d.skipData(fr); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
-			if !isSentinel(err) {
-				err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
-			}
-			d.idx = d.nextIdx
-			d.nextIdx++
-			d.st.Packets++
-			if gerr := d.fault(err, fr.Offset, "packet"); gerr != nil {
-				return gerr
-			}
-			continue
-		}
-		if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
-			fr.Payload[n-1] == 0xff && fr.Payload[n-2] >= 0x80) {
-			// The encoder drops every byte that sign extension restores.
-			d.idx = d.nextIdx
-			d.nextIdx++
-			d.st.Packets++
-			if gerr := d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
-				fr.Offset, d.codec.FormatName(p)); gerr != nil {
-				return gerr
-			}
-			continue
-		}
-		if obs != nil {
-			obs.Message(d.codec.FormatName(p), fr.Offset, int(sc.Offset()-fr.Offset)*8)
-		}
-		if d.Data != nil {
-			if err := d.Data.InstPacket(p, fr.Offset); err != nil {
-				return err
-			}
-		}
-		if err := d.Packet(p, fr.Offset); err != nil {
+		if err := d.frame(sc.Frame(), sc.Offset(), obs); err != nil {
 			return err
 		}
 	}
@@ -269,6 +213,61 @@ func (d *Decoder) Decode(r io.Reader) error {
 		return &decode.Error{Offset: 0, Index: 0, Err: fmt.Errorf("%w (format 3 subformat 0 or 1)", decode.ErrNoSync)}
 	}
 	return d.Flush()
+}
+
+// framingError handles a frame the scanner could not read.
+func (d *Decoder) framingError(fe *FramingError) error {
+	d.idx = d.nextIdx
+	d.nextIdx++
+	d.st.Packets++
+	return d.fault(fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg), fe.Offset, "frame")
+}
+
+// frame processes the frame fr, which ends at byte end; obs, if not nil,
+// sees its packet. The error returned is a sink's (or the data handler's).
+func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
+	p := &d.pkt
+	if fr.Data {
+		if d.Data != nil {
+			return d.Data.DataFrame(fr)
+		}
+		if d.dataKnown && !d.dataOn {
+			// Data trace is off: the frame is a damaged one.
+			d.idx = d.nextIdx
+			d.nextIdx++
+			d.st.Packets++
+			return d.fault(fmt.Errorf("%w: a data trace packet (message type 3) while the support packet says data trace is off (denable=0)",
+				decode.ErrInconsistent), fr.Offset, "data packet")
+		}
+		return d.skipData(fr)
+	}
+	if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
+		}
+		d.idx = d.nextIdx
+		d.nextIdx++
+		d.st.Packets++
+		return d.fault(err, fr.Offset, "packet")
+	}
+	if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
+		fr.Payload[n-1] == 0xff && fr.Payload[n-2] >= 0x80) {
+		// The encoder drops every byte that sign extension restores.
+		d.idx = d.nextIdx
+		d.nextIdx++
+		d.st.Packets++
+		return d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
+			fr.Offset, d.codec.FormatName(p))
+	}
+	if obs != nil {
+		obs.Message(d.codec.FormatName(p), fr.Offset, int(end-fr.Offset)*8)
+	}
+	if d.Data != nil {
+		if err := d.Data.InstPacket(p, fr.Offset); err != nil {
+			return err
+		}
+	}
+	return d.Packet(p, fr.Offset)
 }
 
 // skipData reports, once, that the trace has data trace packets the

@@ -19,6 +19,10 @@
 //     buffer; the decoder (Decode), Dump and ToCSV stream through
 //     it, so no trace is ever held in memory whole, and decoding
 //     allocates nothing per packet.
+//   - several sources (multi.go): one encoder per hart, each with its own
+//     UTDD source ID, writing whole frames into a Funnel in the order they
+//     are made; a Demux decodes such a stream with one Decoder per source
+//     ID, tagging each flow event with it (flow.Event.Src).
 //   - the encoder (encoder.go): the reference compressed branch trace
 //     algorithm of the specification, with every optional mode (full
 //     address, implicit exception, sequentially inferable jumps, implicit

@@ -185,6 +185,16 @@ func (s *Scanner) Scan() bool {
 			for i := 0; i < extra; i++ {
 				v |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
 			}
+			used := s.cfg.SrcBits
+			if s.cfg.TypeField {
+				used += 2
+			}
+			if v>>uint(used) != 0 {
+				// the encoder leaves the bits past the source ID and
+				// type at zero: a damaged field
+				s.lo += n + ts
+				return s.frameErr(start, "UTDD source ID field %#x has bits set beyond its %d bits of source ID and type", v, used)
+			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
 			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
 			s.lo += extra
@@ -257,11 +267,24 @@ type Writer struct {
 	// syncs counts the format 3 subformat 0 and 1 packets written (data
 	// trace compression restarts after each).
 	syncs uint64
+	// perPacket: w takes each frame as it is made (FrameWriter)
+	perPacket bool
 }
 
-// NewWriter returns a writer of packets framed as cfg says.
+// FrameWriter is an io.Writer that takes each frame as soon as it is
+// made when FramesAsMade reports true: a Funnel, or a writer passing the
+// bytes on to one (such as a trace encoder component's output).
+type FrameWriter interface {
+	io.Writer
+	FramesAsMade() bool
+}
+
+// NewWriter returns a writer of packets framed as cfg says. It buffers
+// up to 4 KiB of frames, unless w is a FrameWriter that takes frames as
+// made (a Funnel): then each frame is written as soon as it is made.
 func NewWriter(w io.Writer, cfg *Config) *Writer {
-	return &Writer{cfg: *cfg, codec: NewCodec(cfg), w: w, buf: make([]byte, 0, 4096)}
+	fw, ok := w.(FrameWriter)
+	return &Writer{cfg: *cfg, codec: NewCodec(cfg), w: w, buf: make([]byte, 0, 4096), perPacket: ok && fw.FramesAsMade()}
 }
 
 // Write encodes and frames p; ts is the UTDD timestamp (ignored without
@@ -281,7 +304,7 @@ func (w *Writer) Write(p *Packet, ts uint64) error {
 	support := w.cfg.Version == V026 && p.Format == FormatSync && p.Subformat == SubSupport
 	w.buf = w.cfg.frameHeader(w.buf, len(pl), support, ts)
 	w.buf = append(w.buf, pl...)
-	if len(w.buf) >= 4096-64 {
+	if len(w.buf) >= 4096-64 || w.perPacket {
 		return w.Flush()
 	}
 	return nil

@@ -94,6 +94,14 @@ func (o *encOut) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// FramesAsMade reports whether the writer the bytes go to takes each
+// frame as it is made (etrace.FrameWriter: the frames of several
+// encoders interleaved one by one).
+func (o *encOut) FramesAsMade() bool {
+	f, ok := o.w.(interface{ FramesAsMade() bool })
+	return ok && f.FramesAsMade()
+}
+
 // NewEncoder returns the encoder component of a hart, held in reset
 // (trTeActive = 0), writing to out. The image is needed by the E-Trace
 // encoder and gives the XLEN.

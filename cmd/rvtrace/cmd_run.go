@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -306,7 +307,15 @@ func runRun(args []string) error {
 			}
 		}
 	}
+	etraceN := *trace == "etrace" && m.NumHarts() > 1
 	if *trace != "" && !sysTrace {
+		if etraceN {
+			// E-Trace: one source ID per hart, which only the UTDD
+			// framing carries
+			if err := etraceMultiHart(fs); err != nil {
+				return err
+			}
+		}
 		f, err := createOutput(*out)
 		if err != nil {
 			return err
@@ -318,11 +327,15 @@ func runRun(args []string) error {
 			f.Close()
 			return err
 		}
+		var traceW io.Writer = traceCount // what the encoders write to
+		if etraceN {
+			traceW = etrace.NewFunnel(traceCount) // whole frames, as made
+		}
 		var encs []ingress.Sink
 		for h := 0; h < m.NumHarts(); h++ {
 			// the hart's trace encoder component, programmed through
 			// its registers, with the filters and triggers
-			enc, err := newEnc(traceCount, img, h, &fc, nil)
+			enc, err := newEnc(traceW, img, h, &fc, nil)
 			if err != nil {
 				f.Close()
 				return err
@@ -570,7 +583,14 @@ func runRun(args []string) error {
 			line += fmt.Sprintf(", %s trace %d bytes (%.3f bits/instruction)", *trace, traceCount.n,
 				float64(traceCount.n*8)/float64(res.Instret))
 			if srcBits > 0 {
-				line += fmt.Sprintf(", one source per hart: decode with --src-bits %d --src N", srcBits)
+				enc := ""
+				if *trace == "etrace" {
+					enc = " --encap utdd"
+					if etraceContext(rawEncs[0]) {
+						enc += " --context"
+					}
+				}
+				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
 			}
 			if de, ok := rawEncs[0].(*etrace.DataEncoder); ok && dport != nil {
 				ds := de.Stats()
@@ -734,4 +754,18 @@ func (f dataFanout) Access(a *ingress.Access) error {
 		}
 	}
 	return nil
+}
+
+// etraceContext reports whether the E-Trace encoder enc (a trace encoder
+// component, or an encoder built directly) put the context in its format
+// 3 packets: its decoder needs --context.
+func etraceContext(enc ingress.Sink) bool {
+	switch e := enc.(type) {
+	case *tracectl.Encoder:
+		s, ok := e.LastSettings()
+		return ok && !s.ETrace.Params.NoContext
+	case interface{ Config() etrace.Config }:
+		return !e.Config().Params.NoContext
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -31,7 +32,7 @@ func init() {
 func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	version := fs.String("etrace-version", "2.0", "packet layout: 2.0 (ratified) or 0.026 (draft)")
 	config := fs.String("config", "", "hardware parameters `file` (name = value lines with the specification's parameter names, e.g. iaddress_width_p = 32)")
-	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation)")
+	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation; run --harts N>1 uses it, with one --src-bits source ID per hart, and decode then separates the harts)")
 	full := fs.Bool("full-address", false, "full address mode (default: delta address mode)")
 	implExc := fs.Bool("implicit-exception", false, "implicit exception mode: omit trap handler addresses (needs --tvec)")
 	tvec := fs.Uint64("tvec", 0, "trap vector (mtvec) for implicit exception mode; bit 0 = vectored interrupts")
@@ -136,6 +137,18 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	}
 }
 
+// etraceMultiHart sets the framing of a trace of several harts: the UTDD
+// encapsulation, whose source ID field (--src-bits) tells the harts'
+// packets apart; the raw framing has none.
+func etraceMultiHart(fs *flag.FlagSet) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "encap" })
+	if e := fs.Lookup("encap"); set && e != nil && e.Value.String() != "utdd" && e.Value.String() != "encap" {
+		return fmt.Errorf("--encap %s has no source ID to tell the harts apart: a trace of several harts is framed with --encap utdd", e.Value)
+	}
+	return fs.Set("encap", "utdd")
+}
+
 // dataFlagSet reports whether a data trace option other than --data-trace
 // was given.
 func dataFlagSet(fs *flag.FlagSet) bool {
@@ -163,6 +176,16 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		cfg, err := cfgf()
 		if err != nil {
 			return nil, err
+		}
+		if src > 0 {
+			// one encoder of several (run --harts N): its own source ID
+			if cfg.Encap != etrace.EncapUTDD || src>>cfg.SrcBits != 0 {
+				return nil, fmt.Errorf("E-Trace source %d needs --encap utdd and --src-bits of at least %d", src, bits.Len(uint(src)))
+			}
+			cfg.SrcID = uint32(src)
+			if *csvOut != "" {
+				return nil, fmt.Errorf("--te-inst-csv writes the packets of one hart (the CSV has no source column)")
+			}
 		}
 		if dataIn != nil && (*dataIn != "") != (cfg.Data != nil) {
 			return nil, fmt.Errorf("--data-trace and --data-ingress-in go together: the data trace encoder needs the accesses")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -49,6 +50,9 @@ func directTrace(t *testing.T, proto, prog string, harts int, args []string) []b
 			if err != nil {
 				return nil, err
 			}
+			if h > 0 {
+				c.SrcID = uint32(h)
+			}
 			return protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: c})
 		}
 	}
@@ -68,8 +72,12 @@ func directTrace(t *testing.T, proto, prog string, harts int, args []string) []b
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
+	var w io.Writer = &out
+	if proto == "etrace" && harts > 1 {
+		w = etrace.NewFunnel(&out) // whole frames as made, as run writes them
+	}
 	for h := 0; h < harts; h++ {
-		enc, err := newEnc(&out, img, h)
+		enc, err := newEnc(w, img, h)
 		if err != nil {
 			t.Fatalf("%s %v: %v", proto, args, err)
 		}
