@@ -157,17 +157,11 @@ func (c *Config) ParseData(spec string) error {
 			}
 			f.Comp = append(f.Comp, c.addData(cmp))
 		case "cmp":
-			parts := strings.Split(v, ":")
-			if len(parts) != 3 {
-				return fmt.Errorf("data filter cmp=INPUT:FUNC:VALUE, got %q", v)
+			cmp, err := parseCmp(v, map[string]Input{"addr": InAddr, "daddr": InDAddr}, "data filter")
+			if err != nil {
+				return err
 			}
-			in, ok := map[string]Input{"addr": InAddr, "daddr": InDAddr}[parts[0]]
-			fn, ok2 := map[string]Func{"eq": Eq, "neq": Neq, "lt": Lt, "lte": Lte, "gt": Gt, "gte": Gte, "always": Always}[parts[1]]
-			n, err := parseNum(parts[2])
-			if !ok || !ok2 || err != nil {
-				return fmt.Errorf("data filter cmp: bad %q (INPUT addr or daddr)", v)
-			}
-			f.Comp = append(f.Comp, c.addData(Comparator{PInput: in, PFunc: fn, PMatch: n}))
+			f.Comp = append(f.Comp, c.addData(cmp))
 		default:
 			return fmt.Errorf("unknown data filter condition %q (want kind, priv, daddr, addr or cmp)", cond)
 		}

@@ -22,6 +22,7 @@ package filter
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -447,17 +448,11 @@ func (c *Config) Parse(spec string) error {
 			}
 			f.MatchImpdef, f.ImpdefValue, f.ImpdefMask = true, a, mk
 		case "cmp":
-			parts := strings.Split(v, ":")
-			if len(parts) != 3 {
-				return fmt.Errorf("filter cmp=INPUT:FUNC:VALUE, got %q", v)
+			cmp, err := parseCmp(v, map[string]Input{"addr": InAddr, "context": InContext, "tval": InTval}, "filter")
+			if err != nil {
+				return err
 			}
-			in, ok := map[string]Input{"addr": InAddr, "context": InContext, "tval": InTval}[parts[0]]
-			fn, ok2 := map[string]Func{"eq": Eq, "neq": Neq, "lt": Lt, "lte": Lte, "gt": Gt, "gte": Gte, "always": Always}[parts[1]]
-			n, err := parseNum(parts[2])
-			if !ok || !ok2 || err != nil {
-				return fmt.Errorf("filter cmp: bad %q", v)
-			}
-			f.Comp = append(f.Comp, c.add(Comparator{PInput: in, PFunc: fn, PMatch: n}))
+			f.Comp = append(f.Comp, c.add(cmp))
 		default:
 			return fmt.Errorf("unknown filter condition %q", cond)
 		}
@@ -467,6 +462,30 @@ func (c *Config) Parse(spec string) error {
 	}
 	c.Filters = append(c.Filters, f)
 	return nil
+}
+
+// cmpFuncs names the comparator functions of a cmp= condition.
+var cmpFuncs = map[string]Func{"eq": Eq, "neq": Neq, "lt": Lt, "lte": Lte, "gt": Gt, "gte": Gte, "always": Always}
+
+// parseCmp parses the INPUT:FUNC:VALUE of a cmp= condition of a filter
+// (what names it in errors), with the inputs it may compare.
+func parseCmp(v string, inputs map[string]Input, what string) (Comparator, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) != 3 {
+		return Comparator{}, fmt.Errorf("%s cmp=INPUT:FUNC:VALUE, got %q", what, v)
+	}
+	in, ok := inputs[parts[0]]
+	fn, ok2 := cmpFuncs[parts[1]]
+	n, err := parseNum(parts[2])
+	if !ok || !ok2 || err != nil {
+		names := make([]string, 0, len(inputs))
+		for k := range inputs {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return Comparator{}, fmt.Errorf("%s cmp: bad %q (INPUT one of %s)", what, v, strings.Join(names, ", "))
+	}
+	return Comparator{PInput: in, PFunc: fn, PMatch: n}, nil
 }
 
 // ParseTrigger adds a --trigger specification: comma-separated
