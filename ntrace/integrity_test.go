@@ -91,13 +91,20 @@ func encodePCs(img *image.Set, pcs []uint64, cfg Config) ([]byte, error) {
 
 // encodeFlow encodes a decoded flow (ranges and traps) with cfg: the
 // blocks are those a PC list of that flow gives (ingress.PCSource), with
-// the traps where the flow has them.
+// the traps where the flow has them, and tracing turned off (TraceOff)
+// where the flow has a trace-disabled stop (EVCODE 4).
 func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 	var blocks []ingress.Block
 	var prev riscv.Inst
 	var prevPC uint64
 	prevOK := false
+	off := map[int]bool{} // TraceOff before blocks[i] (i = len(blocks): at the end)
 	for _, e := range evs {
+		if e.Kind == flow.KindStop {
+			off[len(blocks)] = true
+			prevOK = false
+			continue
+		}
 		if e.Kind == flow.KindTrap {
 			it := ingress.ITypeException
 			if e.Interrupt {
@@ -144,7 +151,17 @@ func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	for i := range blocks {
+		if off[i] {
+			if err := enc.TraceOff(); err != nil {
+				return nil, err
+			}
+		}
 		if err := enc.Block(&blocks[i]); err != nil {
+			return nil, err
+		}
+	}
+	if off[len(blocks)] {
+		if err := enc.TraceOff(); err != nil {
 			return nil, err
 		}
 	}
@@ -159,7 +176,7 @@ type flowRecord struct {
 	img   *image.Set
 	items []flowItem
 	pcs   int
-	evs   []flow.Event // ranges and traps, for re-encoding
+	evs   []flow.Event // ranges, traps and trace-disabled stops, for re-encoding
 }
 
 type flowItem struct {
@@ -189,6 +206,10 @@ func (r *flowRecord) Event(e *flow.Event) error {
 	case flow.KindGap:
 		g := *e
 		r.items = append(r.items, flowItem{gap: &g})
+	case flow.KindStop:
+		if e.Reason == EVCodeDisabled {
+			r.evs = append(r.evs, *e) // tracing turned off there
+		}
 	}
 	return nil
 }

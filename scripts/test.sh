@@ -34,7 +34,11 @@ for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/func //'); do
     echo "-- $pkg $f"
-    go test -run '^$' -fuzz "^$f\$" -fuzztime "$FUZZTIME" "$pkg" >/dev/null
+    if ! out=$(go test -run '^$' -fuzz "^$f\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1); then
+      echo "$out" | tail -40
+      echo "fuzz: $pkg $f failed; its input is in $dir/testdata/fuzz/$f/ (go test -run '$f/NAME' $pkg repeats it)"
+      exit 1
+    fi
   done
 done
 echo "fuzz: all targets ran for $FUZZTIME without failure"
