@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func TestFunnelTwoHartsCLI(t *testing.T) {
 	}
 	t.Run("script", func(t *testing.T) { checkFunnelRun(t, dir, elf, "--trace-system", "--trace-script", script) })
 	t.Run("options", func(t *testing.T) { checkFunnelRun(t, dir, elf, "--trace", "ntrace", "--preset", "best") })
+	t.Run("etrace", func(t *testing.T) { checkFunnelRun(t, dir, elf, "--trace", "etrace", "--encap", "utdd", "--all-modes") })
 }
 
 // checkFunnelRun runs elf on two harts with the trace system and the
@@ -68,7 +70,12 @@ func checkFunnelRun(t *testing.T, dir, elf string, opts ...string) {
 			t.Fatalf("hart %d retired %d instructions only", h, n)
 		}
 		out := filepath.Join(dir, "dec."+strconv.Itoa(h))
-		code, _, stderr := rv(t, "decode", "--protocol", "ntrace", "--src-bits", "1", "--src", strconv.Itoa(h), "--image", elf, "--pcs", out, capture)
+		dec := []string{"decode", "--protocol", "ntrace"}
+		if slices.Contains(opts, "etrace") {
+			// one UTDD source ID per hart, in the frames' headers
+			dec = []string{"decode", "--protocol", "etrace", "--encap", "utdd", "--all-modes"}
+		}
+		code, _, stderr := rv(t, append(dec, "--src-bits", "1", "--src", strconv.Itoa(h), "--image", elf, "--pcs", out, capture)...)
 		if code != 0 {
 			t.Fatalf("decode --src %d: exit %d: %s", h, code, stderr)
 		}
