@@ -124,13 +124,8 @@ func (c *Config) ParseData(spec string) error {
 		v = strings.TrimSpace(v)
 		switch k {
 		case "priv", "privilege":
-			f.MatchPrivilege = true
-			for _, p := range strings.Split(v, ",") {
-				n, err := parsePriv(p)
-				if err != nil {
-					return fmt.Errorf("data filter: %w", err)
-				}
-				f.Privileges |= 1 << n
+			if err := f.parsePrivs(v); err != nil {
+				return fmt.Errorf("data filter: %w", err)
 			}
 		case "kind":
 			f.MatchKind = true

@@ -392,13 +392,8 @@ func (c *Config) Parse(spec string) error {
 		v = strings.TrimSpace(v)
 		switch k {
 		case "priv", "privilege":
-			f.MatchPrivilege = true
-			for _, p := range strings.Split(v, ",") {
-				n, err := parsePriv(p)
-				if err != nil {
-					return err
-				}
-				f.Privileges |= 1 << n
+			if err := f.parsePrivs(v); err != nil {
+				return err
 			}
 		case "addr", "context", "tval":
 			in := map[string]Input{"addr": InAddr, "context": InContext, "tval": InTval}[k]
@@ -549,6 +544,19 @@ func parseNum(s string) (uint64, error) {
 		return 0, fmt.Errorf("bad number %q", s)
 	}
 	return n, nil
+}
+
+// parsePrivs makes f match the privileges of the comma-separated list v.
+func (f *Filter) parsePrivs(v string) error {
+	f.MatchPrivilege = true
+	for _, p := range strings.Split(v, ",") {
+		n, err := parsePriv(p)
+		if err != nil {
+			return err
+		}
+		f.Privileges |= 1 << n
+	}
+	return nil
 }
 
 func parsePriv(s string) (uint, error) {
