@@ -11,6 +11,10 @@ cd "$(dirname "$0")/../examples/sim-tests/vm"
 CC=${CC:-riscv64-linux-gnu-gcc}
 FLAGS="-nostdlib -static -fno-pie -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -T link.ld"
 echo "$CC -march=rv64gc sv39.S -o sv39.elf"
-"$CC" -march=rv64gc -mabi=lp64d $FLAGS -o sv39.elf sv39.S
+# (through named object files, so that the ELF does not name a temporary one)
+"$CC" -march=rv64gc -mabi=lp64d -c -o sv39.o sv39.S
+"$CC" -march=rv64gc -mabi=lp64d $FLAGS -o sv39.elf sv39.o
 echo "$CC -march=rv32gc sv32.S -o sv32.elf"
-"$CC" -march=rv32gc -mabi=ilp32d $FLAGS -o sv32.elf sv32.S
+"$CC" -march=rv32gc -mabi=ilp32d -c -o sv32.o sv32.S
+"$CC" -march=rv32gc -mabi=ilp32d $FLAGS -o sv32.elf sv32.o
+rm sv39.o sv32.o

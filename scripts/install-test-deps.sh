@@ -12,6 +12,7 @@
 #   riscv64-linux-gnu-{as,objdump,nm,readelf,addr2line}
 #                                     reference disassembly and symbols
 #   llvm-objdump-19, llvm-mc-19       Zc* disassembly oracle (riscv)
+#   llvm-addr2line-19                 source-line oracle (analysis)
 #   qemu-riscv64                      second opinion for Linux user mode
 #   qemu-system-riscv64/-riscv32      second opinion for virtual memory
 #   OpenSBI fw_jump.elf/fw_dynamic.elf the virt machine's firmware
@@ -41,7 +42,7 @@ command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu
 # fails with "bits/libc-header-start.h: No such file".
 [ -e /usr/riscv64-linux-gnu/include/stdio.h ] && [ -e /usr/riscv64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-riscv64-cross)
 command -v riscv64-linux-gnu-objdump >/dev/null 2>&1 || need+=(binutils-riscv64-linux-gnu)
-{ command -v llvm-objdump-19 && command -v llvm-mc-19; } >/dev/null 2>&1 || need+=(llvm-19)
+{ command -v llvm-objdump-19 && command -v llvm-mc-19 && command -v llvm-addr2line-19; } >/dev/null 2>&1 || need+=(llvm-19)
 command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 { command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
 [ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
@@ -95,6 +96,13 @@ else
   for t in as nm readelf addr2line; do
     command -v riscv64-linux-gnu-$t >/dev/null 2>&1 || fail "riscv64-linux-gnu-$t (binutils-riscv64-linux-gnu)"
   done
+  # llvm-addr2line names the source line of main in a -g build (the
+  # source-line oracle of analysis's tests).
+  if riscv64-linux-gnu-gcc -static -O2 -g -o "$work/hello-g" "$work/hello.c" >/dev/null 2>&1; then
+    mainpc=$(riscv64-linux-gnu-nm "$work/hello-g" | awk '$3 == "main" {print $1}')
+    line=$(llvm-addr2line-19 -e "$work/hello-g" "0x$mainpc" 2>&1 || true)
+    case "$line" in *hello.c:[0-9]*) ;; *) fail "llvm-addr2line-19 does not name main's source line (llvm-19): got '$line'" ;; esac
+  fi
 fi
 
 # A Zcb instruction: c.lbu a0,0(a0) is the 16-bit 0x8108 (llvm-mc

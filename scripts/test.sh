@@ -20,6 +20,9 @@ SC=$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")
 echo "== staticcheck"
 "$SC" ./...
 
+echo "== examples rebuilt from source"
+bash scripts/check-examples.sh
+
 echo "== Linux kit (Debian kernel and initramfs for the kernel boot tests)"
 # Debian's registry is reachable wherever the tests run; a kit that cannot
 # be built is a failure, not a reason to skip the kernel tests quietly.

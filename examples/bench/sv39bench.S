@@ -6,10 +6,10 @@
 # add and returns with sret) every 64 buffer words: about 45 M
 # instructions and 77 K traps. Exit code 0 when the counts add up.
 # It also runs on qemu-system-riscv64 -M spike -bios none -kernel (exit 0).
-# Build (in this directory): riscv64-linux-gnu-gcc -march=rv64gc
+# Build: scripts/build-bench.sh (riscv64-linux-gnu-gcc -march=rv64gc
 #   -mabi=lp64d -nostdlib -static -fno-pie -no-pie -Wl,--build-id=none
 #   -Wl,--no-warn-rwx-segments -T ../sim-tests/vm/link.ld sv39bench.S
-#   -o sv39bench.elf
+#   -o sv39bench.elf, through a named object file)
 	.option norvc
 	.equ ALIAS, 0x40000000
 	.equ ROUNDS, 600
