@@ -166,9 +166,11 @@ func runRun(args []string) error {
 		// guest and the simulator write too
 		stderr = &syncWriter{w: stderr}
 	}
-	// --trace with --trace-capture and no -o: the trace system's
-	// encoders, funnel and RAM sink, programmed as a debugger would
-	sysTrace := *trace != "" && *out == "" && *ts.capture != ""
+	// --trace with --trace-capture: the trace system's encoders, funnel
+	// and RAM sink, programmed as a debugger would; -o then receives the
+	// funnel's output as well, as a trace tap on it would (the whole
+	// trace, where the capture holds what the sink kept)
+	sysTrace := *trace != "" && *ts.capture != ""
 	if *trace != "" && *out == "" && !sysTrace {
 		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
 	}
@@ -284,11 +286,12 @@ func runRun(args []string) error {
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
-	var rawEncs []ingress.Sink      // the encoders, for their loss summary
-	var hart0 fanout                // ingress sinks of hart 0 (closed by the simulator)
-	hartN := map[int]ingress.Sink{} // the ingress sink given to each other hart
-	var dport *sim.DataPort         // data trace interface of hart 0
-	var dsinks dataFanout           // its sinks
+	tapClose := func() error { return nil } // -o with --trace-capture
+	var rawEncs []ingress.Sink              // the encoders, for their loss summary
+	var hart0 fanout                        // ingress sinks of hart 0 (closed by the simulator)
+	hartN := map[int]ingress.Sink{}         // the ingress sink given to each other hart
+	var dport *sim.DataPort                 // data trace interface of hart 0
+	var dsinks dataFanout                   // its sinks
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
@@ -302,8 +305,37 @@ func runRun(args []string) error {
 			}
 		}
 		if sysTrace {
+			if *out != "" {
+				// the tap on the funnel's output, set before the
+				// encoders are enabled
+				f, err := createOutput(*out)
+				if err != nil {
+					return err
+				}
+				bw := bufio.NewWriterSize(f, 1<<20)
+				traceCount = &countWriter{w: bw}
+				ts.sys.SetTap(traceCount)
+				tapClose = func() error {
+					err := ts.sys.TapErr()
+					if e := bw.Flush(); err == nil {
+						err = e
+					}
+					if e := f.Close(); err == nil {
+						err = e
+					}
+					if err != nil {
+						return fmt.Errorf("-o %s: %w", *out, err)
+					}
+					return nil
+				}
+			}
 			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, img, &rawEncs); err != nil {
 				return err
+			}
+			for _, e := range rawEncs {
+				if ds := dataSinkOf(e); ds != nil {
+					dsinks = append(dsinks, ds)
+				}
 			}
 		}
 	}
@@ -341,7 +373,8 @@ func runRun(args []string) error {
 				return err
 			}
 			rawEncs = append(rawEncs, enc)
-			ds, data := enc.(ingress.DataSink)
+			ds := dataSinkOf(enc)
+			data := ds != nil
 			if data {
 				// The data trace interface: the hart's accesses, from
 				// its observer (chained with --tarmac-full's), through
@@ -416,7 +449,7 @@ func runRun(args []string) error {
 		// The data trace interface of hart 0: its accesses, from its
 		// observer (chained with --tarmac-full's).
 		if m.NumHarts() > 1 {
-			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d)", m.NumHarts())
+			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d): rvtrace decode joins the data packets of one source only", m.NumHarts())
 		}
 		dport = sim.NewDataPort(m, dsinks)
 		if pp.tw != nil {
@@ -447,6 +480,12 @@ func runRun(args []string) error {
 			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
 		}
 		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
+			return err
+		}
+	} else if dport != nil && ts.sys != nil {
+		// the trace system's encoder alone, closed after the data port
+		// delivered what it holds
+		if err := m.SetIngress(0, withPort(dport, ts.sysSink(0))); err != nil {
 			return err
 		}
 	}
@@ -570,6 +609,9 @@ func runRun(args []string) error {
 	if err := ts.finish(prog, *quiet); err != nil && runErr == nil {
 		runErr = err
 	}
+	if err := tapClose(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if !*quiet {
 		var cycles uint64
 		for _, h := range res.Harts {
@@ -592,8 +634,8 @@ func runRun(args []string) error {
 				}
 				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
 			}
-			if de, ok := rawEncs[0].(*etrace.DataEncoder); ok && dport != nil {
-				ds := de.Stats()
+			if de, ok := rawEncs[0].(interface{ DataStats() etrace.DataStats }); ok && dport != nil && dataSinkOf(rawEncs[0]) != nil {
+				ds := de.DataStats()
 				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,
 					float64(ds.Bytes)/float64(max(ds.Accesses, 1)))
 			}
@@ -661,9 +703,6 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		return err
 	}
 	for h, e := range sys.Encoders {
-		if fc.HasData() {
-			return fmt.Errorf("--data-filter: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
-		}
 		enc, err := newEnc(nil, img, h, &fc, e)
 		if err != nil {
 			return err
@@ -737,14 +776,37 @@ func (f dataFanout) Response(r *ingress.LoadResponse) error {
 }
 
 // splitLRIDWidth returns lrid_width_p if a data trace encoder among
-// sinks traces the split protocol, else 0.
+// sinks (encoder components) traces the split protocol, else 0.
 func splitLRIDWidth(sinks []ingress.Sink) int {
 	for _, s := range sinks {
-		if de, ok := s.(*etrace.DataEncoder); ok && de.Config().Split {
-			return de.Config().LRIDWidth
+		e, ok := s.(interface {
+			LastSettings() (tracectl.Settings, bool)
+		})
+		if !ok || dataSinkOf(s) == nil {
+			continue
+		}
+		if set, ok := e.LastSettings(); ok && set.ETrace.Data != nil && set.ETrace.Data.Split {
+			return set.ETrace.Data.LRIDWidth
 		}
 	}
 	return 0
+}
+
+// dataSinkOf returns the data trace interface input of the encoder
+// component enc when its hart has one and it traces data (--data-trace),
+// else nil.
+func dataSinkOf(enc ingress.Sink) ingress.SplitDataSink {
+	e, ok := enc.(interface {
+		DataSink() ingress.SplitDataSink
+		LastSettings() (tracectl.Settings, bool)
+	})
+	if !ok {
+		return nil
+	}
+	if set, ok := e.LastSettings(); !ok || set.Format != tracectl.FormatETrace || set.ETrace.Data == nil {
+		return nil
+	}
+	return e.DataSink()
 }
 
 func (f dataFanout) Access(a *ingress.Access) error {
