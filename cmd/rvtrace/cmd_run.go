@@ -138,6 +138,9 @@ func runRun(args []string) error {
 		if p, err = lookupProtocol(name); err != nil {
 			return err
 		}
+		if f := dataTraceArg(args); f != "" && name != "etrace" {
+			return fmt.Errorf("%s: %s has no data trace in rvtrace (its trace encoder's trTeDataImplemented reads 0): data trace is E-Trace's, --trace etrace --data-trace", f, name)
+		}
 		newEnc = p.encoder(fs)
 	}
 	filterCfg := filter.ConfigFlags(fs)
@@ -160,6 +163,9 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	prog, progArgs := rest[0], rest[1:]
+	if f := dataTraceArg(args); f != "" && *harts > 1 {
+		return fmt.Errorf("%s: the data trace interface is driven for one hart (--harts %d): rvtrace decode joins the data packets of one source only", f, *harts)
+	}
 	showProg := progress.on() // before stderr is wrapped
 	if showProg {
 		// the progress reporter writes from its own goroutine while the
@@ -710,6 +716,25 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		*encs = append(*encs, enc)
 	}
 	return nil
+}
+
+// dataTraceArg returns the first data trace option among the run's
+// options (args before the program), or "".
+func dataTraceArg(args []string) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
+				break
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter":
+			return "--" + name
+		}
+	}
+	return ""
 }
 
 // useAsync decides whether encoders run on their own goroutine: it pays
