@@ -70,6 +70,7 @@ Examples:
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
+  rvtrace run --trace etrace --data-trace --encap utdd --src-bits 1 --trace-capture d.te -o whole.te prog.elf
   rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --harts 2 --trace ntrace --preset best --trace-capture mt.nex --pcs 'mt.{hart}.pcs' mt-vvadd.riscv
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
@@ -107,7 +108,7 @@ func traceFromArgs(args []string) string {
 func runRun(args []string) error {
 	fs := newFlagSet(runCmd)
 	trace := fs.String("trace", "", "encode the run live with this protocol: "+protocolNames())
-	out := fs.String("o", "", "trace output `file` (with --trace)")
+	out := fs.String("o", "", "trace output `file` (with --trace); with --trace-capture too, the trace system's funnel output, as a trace tap on it records it (the whole trace, where the capture holds what the RAM sink kept)")
 	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`; a name holding {hart} makes one file per hart, {hart} replaced by its number")
 	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
 	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
