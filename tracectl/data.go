@@ -88,9 +88,11 @@ func (d dataInput) Response(r *ingress.LoadResponse) error {
 }
 
 func (e *Encoder) holdData(ev dataEvent) error {
-	if e.run == nil {
-		// nothing traces: an access is dropped, and so is the response
-		// to a request that went nowhere
+	if e.b.val[0]&3 != 3 || e.run == nil && !e.out.discard {
+		// nothing traces (not active and enabled, or the encoder
+		// failed): an access is dropped, and so is the response to a
+		// request that went nowhere; while trace is lost (discard) the
+		// encoder restarts at the next block, which takes the access
 		return nil
 	}
 	if len(e.dheld) >= maxHeldData {

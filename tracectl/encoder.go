@@ -434,6 +434,10 @@ func (e *Encoder) restartAfterLoss() bool {
 		w := etrace.NewWriter(&buf, &s.ETrace)
 		p := etrace.Packet{Format: etrace.FormatSync, Subformat: etrace.SubSupport, IEnable: 1,
 			QualStatus: etrace.QualTraceLost, IOptions: s.ETrace.Options.Bits()}
+		if d := s.ETrace.Data; d != nil {
+			// as the encoder's own support packets
+			p.DEnable, p.DOptions = 1, d.DOptions()
+		}
 		if err := w.Write(&p, 0); err != nil {
 			e.err = err
 			return false

@@ -350,3 +350,46 @@ func TestDataTraceRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDataCaptureLoss: data trace through the trace system when the
+// funnel is disabled for a while (a host script): the encoder loses
+// trace, records the loss (a support packet with trace_lost) and restarts
+// when the funnel takes trace again. The decoder reports a gap, and the
+// MR/MW records it decodes are a prefix and a suffix of the simulator's:
+// no access is paired with another instruction across the hole.
+func TestDataCaptureLoss(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	script := p("loss.txt")
+	if err := os.WriteFile(script, []byte("at 50000 write funnel.trFunnelControl trFunnelActive=1\n"+
+		"at sym:fib+2 write funnel.trFunnelControl trFunnelActive=1,trFunnelEnable=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []string{"unified", "split"} {
+		code, _, stderr := rv(t, "run", "--max-instret", "300000", "--trace", "etrace", "--data-trace", "--data-protocol", proto,
+			"--encap", "utdd", "--src-bits", "1", "--trace-capture", p(proto+".cap"), "--trace-capture-all", "--trace-script", script,
+			"--tarmac-full", p(proto+".sim.tarmac"), demo)
+		if code != 1 { // the instruction limit
+			t.Fatalf("%s: run: exit %d: %s", proto, code, stderr)
+		}
+		code, out, e := rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "1", "--data-trace", "--data-protocol", proto,
+			"--data-src-id", "1", "--image", demo, p(proto+".cap"), "--tarmac", p(proto+".dec.tarmac"))
+		if code == 0 || !strings.Contains(out+e, "1 gap") {
+			t.Errorf("%s: decode: exit %d, no gap for the lost trace: %s", proto, code, e)
+		}
+		want, got := memRecords(t, p(proto+".sim.tarmac")), memRecords(t, p(proto+".dec.tarmac"))
+		pre := 0
+		for pre < len(got) && pre < len(want) && got[pre] == want[pre] {
+			pre++
+		}
+		suf := 0
+		for suf < len(got)-pre && suf < len(want) && got[len(got)-1-suf] == want[len(want)-1-suf] {
+			suf++
+		}
+		if pre < 1000 || suf < 1000 || pre+suf != len(got) || len(got) >= len(want) {
+			t.Errorf("%s: %d MR/MW records decoded of %d executed: %d match the start, %d the end; want a prefix and a suffix with a hole",
+				proto, len(got), len(want), pre, suf)
+		}
+	}
+}
