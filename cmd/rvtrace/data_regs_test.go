@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -200,10 +203,15 @@ func TestDataCaptureRoundTrip(t *testing.T) {
 	elf := filepath.Join("..", "..", "examples", "sim-tests", "setjmp.elf")
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	for _, proto := range []string{"unified", "split"} {
+	for _, c := range []struct{ proto, fields, compress string }{
+		{"unified", "addr,data", "true"}, {"split", "addr,data", "true"}, {"unified", "addr,data", "false"}, {"split", "data", "false"},
+	} {
+		proto := c.proto + "-" + c.fields + "-" + c.compress
+		data := []string{"--data-trace", "--data-protocol", c.proto, "--data-fields", c.fields, "--data-compress=" + c.compress}
 		// (a Linux program's memory covers the default trace base)
-		code, _, stderr := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", proto, "--encap", "utdd", "--src-bits", "1",
-			"--trace-base", "0x40000000000", "--trace-capture", p(proto+".cap"), "-o", p(proto+".tap"), "--tarmac-full", p(proto+".sim.tarmac"), elf)
+		run := append([]string{"run", "--trace", "etrace", "--encap", "utdd", "--src-bits", "1"}, data...)
+		code, _, stderr := rv(t, append(run, "--trace-base", "0x40000000000", "--trace-capture", p(proto+".cap"), "-o", p(proto+".tap"),
+			"--tarmac-full", p(proto+".sim.tarmac"), elf)...)
 		if code != 0 {
 			t.Fatalf("%s: run: exit %d: %s", proto, code, stderr)
 		}
@@ -215,17 +223,24 @@ func TestDataCaptureRoundTrip(t *testing.T) {
 			t.Fatalf("%s: no decode hint: %s", proto, stderr)
 		}
 		hint := strings.Fields(strings.SplitN(stderr[i+len("decode with: rvtrace "):], "\n", 2)[0])
-		dec := append(hint, "--tarmac", p(proto+".dec.tarmac"))
+		dec := append(hint, "--tarmac", p(proto+".dec.tarmac"), "--jsonl", p(proto+".jsonl"))
 		if code, _, e := rv(t, dec...); code != 0 {
 			t.Fatalf("%s: %v: exit %d: %s", proto, dec, code, e)
 		}
 		want, got := memRecords(t, p(proto+".sim.tarmac")), memRecords(t, p(proto+".dec.tarmac"))
+		if c.fields == "data" {
+			// no address, so no Tarmac record: the values
+			want, got = simValues(t, p(proto+".sim.tarmac")), jsonValues(t, p(proto+".jsonl"))
+		}
 		if len(want) < 1000 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: %d MR/MW records decoded from the capture, the simulator wrote %d, or they differ", proto, len(got), len(want))
+			if len(got) > 0 && len(want) > 0 {
+				t.Logf("first decoded %q, executed %q", got[0], want[0])
+			}
 		}
 		// -o alone (the encoder component writing to the file)
-		if code, _, e := rv(t, "run", "-q", "--trace", "etrace", "--data-trace", "--data-protocol", proto, "--encap", "utdd", "--src-bits", "1",
-			"-o", p(proto+".te"), elf); code != 0 {
+		run = append([]string{"run", "-q", "--trace", "etrace", "--encap", "utdd", "--src-bits", "1"}, data...)
+		if code, _, e := rv(t, append(run, "-o", p(proto+".te"), elf)...); code != 0 {
 			t.Fatalf("%s: run -o: exit %d: %s", proto, code, e)
 		}
 		a, _ := os.ReadFile(p(proto + ".te"))
@@ -392,4 +407,62 @@ func TestDataCaptureLoss(t *testing.T) {
 				proto, len(got), len(want), pre, suf)
 		}
 	}
+}
+
+// simValues returns the kind, size and value of the simulator's MR/MW
+// records of loads and stores (not AMOs) in a full Tarmac file, as
+// "R8 0x1".
+func simValues(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`\bM([RW])(\d+) [0-9a-f]+ ([0-9a-f_]+)`)
+	var out []string
+	amo := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, " IT ") {
+			amo = strings.Contains(l, ": amo")
+		}
+		if m := re.FindStringSubmatch(l); m != nil && !amo {
+			v, err := strconv.ParseUint(strings.ReplaceAll(m[3], "_", ""), 16, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, l, err)
+			}
+			out = append(out, fmt.Sprintf("%s%s %#x", m[1], m[2], v))
+		}
+	}
+	return out
+}
+
+// jsonValues returns the kind, size and value of the load and store data
+// objects of a decoder's JSON lines, as simValues.
+func jsonValues(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		var o struct {
+			Kind, Dtype, Value string
+			Size               int
+		}
+		if l == "" || json.Unmarshal([]byte(l), &o) != nil || o.Kind != "data" || o.Dtype != "load" && o.Dtype != "store" {
+			continue
+		}
+		v, err := strconv.ParseUint(strings.TrimPrefix(o.Value, "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("%s: %q: %v", path, l, err)
+		}
+		switch o.Dtype {
+		case "load":
+			out = append(out, fmt.Sprintf("R%d %#x", o.Size, v))
+		case "store":
+			out = append(out, fmt.Sprintf("W%d %#x", o.Size, v))
+		}
+	}
+	return out
 }
