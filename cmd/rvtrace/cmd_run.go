@@ -178,6 +178,9 @@ func runRun(args []string) error {
 	// funnel's output as well, as a trace tap on it would (the whole
 	// trace, where the capture holds what the sink kept)
 	sysTrace := *trace != "" && *ts.capture != ""
+	if *out != "" && *ts.capture != "" && sameFileName(*out, *ts.capture) {
+		return fmt.Errorf("-o %s and --trace-capture %s name the same file: -o receives the funnel's output, the capture what the RAM sink holds", *out, *ts.capture)
+	}
 	if *trace != "" && *out == "" && !sysTrace {
 		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
 	}
@@ -613,11 +616,16 @@ func runRun(args []string) error {
 	if err := pp.finish(m, res, elapsed.Seconds(), img); err != nil && runErr == nil {
 		runErr = err
 	}
-	if err := ts.finish(prog, *quiet); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := tapClose(); err != nil && runErr == nil {
-		runErr = err
+	for _, f := range []func() error{func() error { return ts.finish(prog, *quiet) }, tapClose} {
+		switch err := f(); {
+		case err == nil:
+		case runErr == nil:
+			runErr = err
+		default:
+			// the run ended with an error of its own (--max-instret, a
+			// signal...): the capture's or the tap's is said too
+			fmt.Fprintf(stderr, "rvtrace run: %v\n", err)
+		}
 	}
 	if !*quiet {
 		var cycles uint64
@@ -717,6 +725,25 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		*encs = append(*encs, enc)
 	}
 	return nil
+}
+
+// sameFileName reports whether two output names are the same file (the
+// capture is created at the end of the run, too late to refuse it then).
+func sameFileName(a, b string) bool {
+	if a == "-" || b == "-" {
+		return a == b
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	if x == y {
+		return true
+	}
+	fa, err1 := os.Stat(x)
+	fb, err2 := os.Stat(y)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // dataTraceArg returns the first data trace option among the run's

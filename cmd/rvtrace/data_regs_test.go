@@ -283,6 +283,15 @@ func TestTraceCaptureWithOutput(t *testing.T) {
 			t.Errorf("%s: decoded PCs (%d bytes) differ from the run's (%d bytes)", f, len(got), len(runPCs))
 		}
 	}
+	// the same file for both is refused before the run
+	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "ntrace", "-o", p("same"), "--trace-capture", p("./same"), demo); code == 0 || !strings.Contains(e, "the same file") {
+		t.Errorf("-o and --trace-capture of the same file: exit %d: %s", code, e)
+	}
+	// a capture that fails is said even when the run ends with an error of
+	// its own (the instruction limit)
+	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace-system", "--trace-capture", p("none"), demo); code == 0 || !strings.Contains(e, "nothing written") {
+		t.Errorf("--trace-capture of a system nobody programmed, with --max-instret: exit %d: %s", code, e)
+	}
 	// a buffer that wraps (8 KiB, set by a probe script before the
 	// first instruction): -o keeps the whole trace, the capture its end
 	script := p("small.txt")
