@@ -107,12 +107,20 @@
 //	E --encap, --type-field,  Impl.ETrace Encap, TypeField, TimestampBytes          UTDD packet encapsulation
 //	  --timestamp-bytes
 //	E --te-inst-csv           Impl.OnPacket (an observation of the packets)         -
+//	E --data-trace            Impl.ETrace.Data (the hart's data trace interface:    E Data Trace Interface
+//	                          data_width_p, daddress_width_p, --data-protocol,
+//	                          lrid_width_p, --data-src-id); trTeDataTracing 1
+//	E --data-fields addr|data trTeDataControl.trTeDataNoValue | trTeDataNoAddr    TCI trTeDataControl
+//	E --data-compress=false   trTeDataControl.trTeDataAddrCompress 0 (else 2)     E Data Trace Encoder Output Packets
+//	E --data-filter           trTeDataFilters, trTeFilter<i>* (MatchDtype),        TCI Trace Encoder Filter Registers
+//	                          trTeComp<j>* (input daddr)
 //
-// E-Trace data trace (--data-trace) is not modelled by the component
-// (trTeDataImplemented reads 0): rvtrace runs the data trace encoder
-// directly.
+// E-Trace data trace is described in the comment at the top of data.go; System.SetTap
+// records the funnel's output as well as the sink (rvtrace run -o with
+// --trace-capture).
 //
-// Not modelled: data trace (trTeData* read 0), vendor debug trigger setup,
-// external trigger inputs 1..7 and outputs, the PIB sink and the ATB
-// bridge.
+// Not modelled: N-Trace data trace (trTeDataImplemented reads 0 with the
+// N-Trace format), data size filtering (trTeFilterMatchDsize), vendor
+// debug trigger setup, external trigger inputs 1..7 and outputs, the PIB
+// sink and the ATB bridge.
 package tracectl

@@ -64,6 +64,13 @@ type Encoder struct {
 	last     Settings // of the last encoder started
 	haveLast bool
 
+	// data trace (data.go)
+	dheld    []dataEvent         // accesses and responses held for the next block
+	reqRun   []bool              // by lrid: the split request was passed to run
+	dataRun  bool                // run traces data
+	deng     *etrace.DataEncoder // the data trace encoder of run
+	dataDone etrace.DataStats    // of the data encoders stopped
+
 	tsIdx  int    // index of trTsControl in the bank
 	tsRaw  uint64 // core cycles counted by the timestamp unit
 	tsLast uint64 // time of the last block seen
@@ -140,6 +147,9 @@ func (e *Encoder) sync() {
 	if e.out.lost {
 		e.out.lost = false
 		e.b.setField(TeControl, "trTeInstStallOrOverflow", 1)
+		if e.dataImpl() && e.b.field(TeDataControl, "trTeDataTracing") != 0 {
+			e.b.setField(TeDataControl, "trTeDataStallOrOverflow", 1)
+		}
 	}
 	c := e.tsCounter()
 	e.b.setField(TsCounterLow, "trTsCounterLow", uint32(c))
@@ -178,6 +188,9 @@ func (e *Encoder) WriteReg(off, v uint32) error {
 
 // legalize applies the WARL rules that depend on other fields.
 func (e *Encoder) legalize(off, old uint32) {
+	if e.legalizeData(off, old) {
+		return
+	}
 	switch {
 	case off == TeInstFeatures:
 		e.fixFeatures(old)
@@ -245,6 +258,7 @@ func (e *Encoder) writeControl(v uint32) error {
 		// release from reset: every field takes its reset value
 		e.b.reset()
 		e.b.val[0] |= 1
+		e.fixData()
 		return nil
 	}
 	old, _, _ := e.b.write(TeControl, v)
@@ -264,6 +278,7 @@ func (e *Encoder) writeControl(v uint32) error {
 	if (old>>24)&7 != e.b.field(TeControl, "trTeFormat") {
 		e.fixFeatures(e.b.read(TeInstFeatures))
 		e.b.setField(TeImpl, "trTeProtocolMajor", protocolMajor(e.b.field(TeControl, "trTeFormat")))
+		e.fixData()
 	}
 	enable, tracing := e.enabled(), e.tracing()
 	switch {
@@ -271,6 +286,8 @@ func (e *Encoder) writeControl(v uint32) error {
 		return e.disable()
 	case !wasEnabled && enable:
 		e.b.setField(TeControl, "trTeInstStallOrOverflow", 0)
+		e.b.setField(TeDataControl, "trTeDataStallOrOverflow", 0)
+		e.b.setField(TeDataControl, "trTeDataDrop", 0)
 		e.out.lost = false
 		if err := e.enable(); err != nil {
 			e.err = err
@@ -347,7 +364,18 @@ func (e *Encoder) start(restart bool) error {
 			return err
 		}
 		enc.OnPacket = e.impl.OnPacket
-		e.run = e.filterStage(&s.Filter, enc)
+		var t tracer = enc
+		if s.ETrace.Data != nil {
+			de, err := etrace.NewDataEncoder(enc)
+			if err != nil {
+				return err
+			}
+			t, e.deng, e.dataRun = de, de, true
+			if c := de.Config(); c.Split && len(e.reqRun) != 1<<c.LRIDWidth {
+				e.reqRun = make([]bool, 1<<c.LRIDWidth)
+			}
+		}
+		e.run = e.filterStage(&s.Filter, t)
 		e.engine = enc
 		e.produced = func() int64 { return int64(enc.Stats().Bytes) }
 	}
@@ -381,6 +409,7 @@ func (e *Encoder) restartAfterLoss() bool {
 	if e.run != nil {
 		e.run.Close() // output discarded
 		e.run = nil
+		e.endData()
 	}
 	s, err := e.Settings()
 	if err != nil {
@@ -405,6 +434,10 @@ func (e *Encoder) restartAfterLoss() bool {
 		w := etrace.NewWriter(&buf, &s.ETrace)
 		p := etrace.Packet{Format: etrace.FormatSync, Subformat: etrace.SubSupport, IEnable: 1,
 			QualStatus: etrace.QualTraceLost, IOptions: s.ETrace.Options.Bits()}
+		if d := s.ETrace.Data; d != nil {
+			// as the encoder's own support packets
+			p.DEnable, p.DOptions = 1, d.DOptions()
+		}
 		if err := w.Write(&p, 0); err != nil {
 			e.err = err
 			return false
@@ -443,8 +476,12 @@ func (e *Encoder) disable() error {
 	if e.run == nil {
 		return nil
 	}
-	err := e.run.Close()
+	err := e.passData(false)
+	if cerr := e.run.Close(); err == nil {
+		err = cerr
+	}
 	e.run = nil
+	e.endData()
 	if err != nil && e.err == nil {
 		e.err = err
 	}
@@ -459,6 +496,11 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	if ctl&1 == 0 { // trTeActive
 		return nil
 	}
+	if len(e.dheld) > 0 && ctl&6 != 6 {
+		if err := e.passData(false); err != nil {
+			return err
+		}
+	}
 	if e.shared != nil || e.b.val[e.tsIdx]&3 == 3 {
 		e.tsTick(b.Time)
 	} else {
@@ -468,10 +510,19 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		return nil
 	}
 	if e.out.discard && !e.restartAfterLoss() {
+		if len(e.dheld) > 0 {
+			e.dheld = e.dheld[:0] // trace still lost; no encoder has their requests
+		}
 		return nil // still lost
 	}
 	if e.run == nil {
+		e.dheld = e.dheld[:0]
 		return nil
+	}
+	if len(e.dheld) > 0 {
+		if err := e.passData(true); err != nil {
+			return err
+		}
 	}
 	if m := e.tsMode(); m == TsModeInternalCore || m == TsModeShared {
 		e.blk = *b
@@ -492,8 +543,12 @@ func (e *Encoder) Close() error {
 	if e.run == nil {
 		return nil
 	}
-	err := e.run.Close()
+	err := e.passData(false)
+	if cerr := e.run.Close(); err == nil {
+		err = cerr
+	}
 	e.run = nil
+	e.endData()
 	return err
 }
 
@@ -631,6 +686,7 @@ func (e *Encoder) Settings() (Settings, error) {
 		if syncMode == 1 {
 			c.ResyncPeriod = 1 << (syncMax + 4)
 		}
+		c.Data = e.dataConfig()
 		if err := c.Check(); err != nil {
 			return s, err
 		}
@@ -638,7 +694,14 @@ func (e *Encoder) Settings() (Settings, error) {
 	default:
 		return s, fmt.Errorf("trTeFormat %d is not implemented", s.Format)
 	}
-	s.Filter = e.filterConfig()
+	var err error
+	if s.Filter, err = e.filterConfig(s.Format == FormatETrace && s.ETrace.Data != nil); err != nil {
+		return s, err
+	}
+	if s.Filter.HasData() {
+		// what a decoder of the trace needs to know
+		s.ETrace.Data.Filter = &filter.Config{DataComparators: s.Filter.DataComparators, DataFilters: s.Filter.DataFilters}
+	}
 	if on(TeControl, "trTeInstTrigEnable") {
 		t := &e.impl.Triggers
 		s.Filter.TraceOn, s.Filter.TraceOff, s.Filter.Notify = t.TraceOn, t.TraceOff, t.Notify
@@ -646,17 +709,32 @@ func (e *Encoder) Settings() (Settings, error) {
 	return s, nil
 }
 
-// filterConfig builds the filter stage from trTeInstFilters and the
-// filter and comparator registers. Filters not selected by
-// trTeInstFilters, or not enabled, do not qualify anything; when no
-// filter is selected every instruction is traced.
-func (e *Encoder) filterConfig() filter.Config {
+// filterConfig builds the filter stage from trTeInstFilters,
+// trTeDataFilters (when data is traced) and the filter and comparator
+// registers. Filters not selected, or not enabled, do not qualify
+// anything; when no filter is selected every instruction (every access
+// of a traced instruction) is traced. A selected filter that asks for
+// what the filter stage does not evaluate is an error.
+func (e *Encoder) filterConfig(data bool) (filter.Config, error) {
 	var c filter.Config
 	sel := e.b.field(TeInstFilters, "trTeInstFilters")
 	notify := false
-	for j := 0; j < NumComparators; j++ {
-		ctl := e.b.read(uint32(TeCompBase + FilterStride*j + CompControl))
+	comps := make([]filter.Comparator, NumComparators)
+	for j := range comps {
+		base := uint32(TeCompBase + FilterStride*j)
+		ctl := e.b.read(base + CompControl)
 		notify = notify || ctl&(3<<14) != 0
+		comps[j] = filter.Comparator{
+			PInput:  filter.Input(ctl & 3),
+			SInput:  filter.Input(ctl >> 2 & 3),
+			PFunc:   filter.Func(ctl >> 4 & 7),
+			SFunc:   filter.Func(ctl >> 8 & 7),
+			Mode:    filter.MatchMode(ctl >> 12 & 3),
+			PNotify: ctl&(1<<14) != 0,
+			SNotify: ctl&(1<<15) != 0,
+			PMatch:  uint64(e.b.read(base+CompPMatchHigh))<<32 | uint64(e.b.read(base+CompPMatchLow)),
+			SMatch:  uint64(e.b.read(base+CompSMatchHigh))<<32 | uint64(e.b.read(base+CompSMatchLow)),
+		}
 	}
 	used := false
 	for i := 0; i < NumFilters; i++ {
@@ -666,6 +744,9 @@ func (e *Encoder) filterConfig() filter.Config {
 			continue
 		}
 		used = true
+		if ctl&filterMatchDtype != 0 {
+			return c, fmt.Errorf("trTeFilter%dControl: filter %d qualifies instruction trace (trTeInstFilters) and matches the dtype of data accesses, which instructions do not have", i, i)
+		}
 		inst := e.b.read(base + FilterMatchInst)
 		fl := filter.Filter{
 			MatchPrivilege: ctl&(1<<1) != 0,
@@ -680,7 +761,11 @@ func (e *Encoder) filterConfig() filter.Config {
 		}
 		for _, sh := range []uint{4, 8, 12} {
 			if ctl&(1<<sh) != 0 {
-				fl.Comp = append(fl.Comp, int(ctl>>(sh+1)&7))
+				j := int(ctl >> (sh + 1) & 7)
+				if usesInput(&comps[j], filter.InDAddr) {
+					return c, fmt.Errorf("trTeFilter%dControl: filter %d qualifies instruction trace (trTeInstFilters) with comparator %d, which compares the data address (daddr)", i, i, j)
+				}
+				fl.Comp = append(fl.Comp, j)
 			}
 		}
 		c.Filters = append(c.Filters, fl)
@@ -690,21 +775,56 @@ func (e *Encoder) filterConfig() filter.Config {
 		c.Filters = append(c.Filters, filter.Filter{MatchPrivilege: true, Privileges: 0})
 	}
 	if len(c.Filters) > 0 || notify {
-		for j := 0; j < NumComparators; j++ {
-			base := uint32(TeCompBase + FilterStride*j)
-			ctl := e.b.read(base + CompControl)
-			c.Comparators = append(c.Comparators, filter.Comparator{
-				PInput:  filter.Input(ctl & 3),
-				SInput:  filter.Input(ctl >> 2 & 3),
-				PFunc:   filter.Func(ctl >> 4 & 7),
-				SFunc:   filter.Func(ctl >> 8 & 7),
-				Mode:    filter.MatchMode(ctl >> 12 & 3),
-				PNotify: ctl&(1<<14) != 0,
-				SNotify: ctl&(1<<15) != 0,
-				PMatch:  uint64(e.b.read(base+CompPMatchHigh))<<32 | uint64(e.b.read(base+CompPMatchLow)),
-				SMatch:  uint64(e.b.read(base+CompSMatchHigh))<<32 | uint64(e.b.read(base+CompSMatchLow)),
-			})
-		}
+		c.Comparators = comps
 	}
-	return c
+	if !data {
+		return c, nil
+	}
+	dsel := e.b.field(TeDataFilters, "trTeDataFilters")
+	used = false
+	for i := 0; i < NumFilters; i++ {
+		base := uint32(TeFilterBase + FilterStride*i)
+		ctl := e.b.read(base + FilterControl)
+		if dsel&(1<<i) == 0 || ctl&1 == 0 {
+			continue
+		}
+		used = true
+		for _, x := range []struct {
+			bit  uint32
+			what string
+		}{{1 << 2, "an exception cause"}, {1 << 3, "an interrupt or exception"}, {1 << 16, "impdef"}} {
+			if ctl&x.bit != 0 {
+				return c, fmt.Errorf("trTeFilter%dControl: filter %d qualifies data trace (trTeDataFilters) and matches %s, which the data filter stage does not evaluate for accesses", i, i, x.what)
+			}
+		}
+		fl := filter.Filter{
+			MatchPrivilege: ctl&(1<<1) != 0,
+			Privileges:     uint8(e.b.read(base + FilterMatchInst)),
+			MatchKind:      ctl&filterMatchDtype != 0,
+			Kinds:          kindsOf(e.b.read(base + FilterMatchData)),
+		}
+		for _, sh := range []uint{4, 8, 12} {
+			if ctl&(1<<sh) == 0 {
+				continue
+			}
+			j := int(ctl >> (sh + 1) & 7)
+			k := &comps[j]
+			if usesInput(k, filter.InContext) || usesInput(k, filter.InTval) {
+				return c, fmt.Errorf("trTeFilter%dControl: filter %d qualifies data trace (trTeDataFilters) with comparator %d, which compares the context or tval: a data filter compares iaddr or daddr", i, i, j)
+			}
+			if k.Mode == filter.MatchLatch {
+				return c, fmt.Errorf("trTeFilter%dControl: filter %d qualifies data trace (trTeDataFilters) with comparator %d in match mode 3, which the data filter stage does not evaluate for accesses", i, i, j)
+			}
+			fl.Comp = append(fl.Comp, j)
+		}
+		c.DataFilters = append(c.DataFilters, fl)
+	}
+	if dsel != 0 && !used {
+		// Filters are selected but none is enabled: no access qualifies.
+		c.DataFilters = append(c.DataFilters, filter.Filter{MatchPrivilege: true, Privileges: 0})
+	}
+	if len(c.DataFilters) > 0 {
+		c.DataComparators = comps
+	}
+	return c, nil
 }

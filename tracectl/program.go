@@ -25,7 +25,12 @@ type Impl struct {
 	NTrace ntrace.Config
 	// ETrace holds the E-Trace encoder's: the packet layout (Version),
 	// the hardware parameters but nocontext_p and notime_p, the framing
-	// (Encap, TypeField, TimestampBytes).
+	// (Encap, TypeField, TimestampBytes). Data, when not nil, is the
+	// hart's data trace interface, which gives the encoder data trace
+	// (trTeDataImplemented = 1 with the E-Trace format): its hardware
+	// parameters DataWidth, DAddressWidth, Split, LRIDWidth and the UTDD
+	// source ID of the data packets (SrcID); Fields, NoCompress and
+	// Filter come from the registers (data.go).
 	ETrace etrace.Config
 	// Triggers holds the trace actions of the hart's debug triggers
 	// (Sdtrig mcontrol action 2 trace-on, 3 trace-off, 4 trace-notify, at
@@ -51,11 +56,7 @@ func DefaultImpl(xlen int) Impl {
 
 // SetImpl sets the encoder's implementation parameters, which take effect
 // when it is next enabled. The fields a register holds are cleared.
-// E-Trace data trace is not modelled (trTeDataImplemented is 0).
 func (e *Encoder) SetImpl(im Impl) error {
-	if im.ETrace.Data != nil {
-		return fmt.Errorf("tracectl: the encoder component has no data trace (trTeDataImplemented = 0)")
-	}
 	n := &im.NTrace
 	n.Mode, n.SrcBits, n.SrcID, n.RepeatedHistory, n.ImplicitReturn = 0, 0, 0, false, 0
 	n.SequentialJump, n.ExtendAddrMSB, n.AllJumps, n.Timestamps, n.Context = false, false, false, false, false
@@ -64,11 +65,17 @@ func (e *Encoder) SetImpl(im Impl) error {
 	c.Options, c.SrcBits, c.SrcID, c.ResyncPeriod = etrace.Options{}, 0, 0, 0
 	c.Params.NoContext, c.Params.NoTime = true, true
 	c.Decode = etrace.DefaultConfig().Decode
+	if c.Data != nil {
+		d := *c.Data
+		d.Fields, d.NoCompress, d.Filter = etrace.DataAddrValue, false, nil
+		c.Data = &d
+	}
 	t := im.Triggers
 	im.Triggers = filter.Config{TraceOn: t.TraceOn, TraceOff: t.TraceOff, Notify: t.Notify}
 	e.impl = im
 	if e.active() {
 		e.fixFeatures(e.b.read(TeInstFeatures)) // the implicit return mode E-Trace reports
+		e.fixData()
 	}
 	return nil
 }
@@ -205,6 +212,9 @@ func (e *Encoder) Configure(s Settings) error {
 	if err := e.programFilters(f); err != nil {
 		return err
 	}
+	if err := e.programData(&s); err != nil {
+		return err
+	}
 	if ts {
 		// the time input of the ingress port, as the encoder has it
 		if err := e.setFields(TsControl, fv{"trTsActive", 1}, fv{"trTsCount", 1},
@@ -270,26 +280,120 @@ func (e *Encoder) programFilters(f *filter.Config) error {
 		}
 	}
 	for j := range f.Comparators {
-		c := &f.Comparators[j]
-		base := uint32(TeCompBase + FilterStride*j)
+		if err := e.programComparator(j, &f.Comparators[j]); err != nil {
+			return err
+		}
+	}
+	if err := e.setFields(TeInstFilters, fv{"trTeInstFilters", 1<<len(f.Filters) - 1}); err != nil {
+		return err
+	}
+	if !f.HasData() {
+		return nil
+	}
+	// the data filters in the units after the instruction filters', with
+	// their comparators after the instruction filters' comparators
+	nf, nc := len(f.Filters), len(f.Comparators)
+	if nf+len(f.DataFilters) > NumFilters {
+		return &FieldError{Register: "trTeDataFilters", Field: "trTeDataFilters", Wrote: uint64(nf + len(f.DataFilters)),
+			Detail: fmt.Sprintf("%d instruction and %d data filters asked for, the encoder has %d", nf, len(f.DataFilters), NumFilters)}
+	}
+	if nc+len(f.DataComparators) > NumComparators {
+		return &FieldError{Register: "trTeComp0Control", Field: "trTeCompPInput", Wrote: uint64(nc + len(f.DataComparators)),
+			Detail: fmt.Sprintf("%d instruction and %d data filter comparators asked for, the encoder has %d", nc, len(f.DataComparators), NumComparators)}
+	}
+	for i := range f.DataFilters {
+		fl := &f.DataFilters[i]
+		n := nf + i
+		if len(fl.Comp) > 3 {
+			return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", n), Field: "trTeFilterComp3", Wrote: uint64(len(fl.Comp)),
+				Detail: fmt.Sprintf("a filter matches up to 3 comparators, not %d", len(fl.Comp))}
+		}
+		if fl.MatchEcause || fl.MatchInterrupt || fl.MatchImpdef {
+			return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", n), Field: "trTeFilterMatchEcause",
+				Detail: "a data filter matches privilege, dtype and comparators only"}
+		}
+		base := uint32(TeFilterBase + FilterStride*n)
+		ctl := []fv{{"trTeFilterEnable", 1}, {"trTeFilterMatchPrivilege", u64(fl.MatchPrivilege)},
+			{"trTeFilterMatchEcause", 0}, {"trTeFilterMatchInterrupt", 0}, {"trTeFilterMatchImpdef", 0},
+			{"trTeFilterMatchDtype", u64(fl.MatchKind)}}
+		for k := 0; k < 3; k++ {
+			m := fmt.Sprint(k + 1)
+			if k < len(fl.Comp) {
+				ctl = append(ctl, fv{"trTeFilterMatchComp" + m, 1}, fv{"trTeFilterComp" + m, uint64(nc + fl.Comp[k])})
+			} else {
+				ctl = append(ctl, fv{"trTeFilterMatchComp" + m, 0})
+			}
+		}
 		for _, w := range []struct {
 			off uint32
 			fs  []fv
 		}{
-			{CompControl, []fv{{"trTeCompPInput", uint64(c.PInput)}, {"trTeCompSInput", uint64(c.SInput)},
-				{"trTeCompPFunction", uint64(c.PFunc)}, {"trTeCompSFunction", uint64(c.SFunc)},
-				{"trTeCompMatchMode", uint64(c.Mode)}, {"trTeCompPNotify", u64(c.PNotify)}, {"trTeCompSNotify", u64(c.SNotify)}}},
-			{CompPMatchLow, []fv{{"trTeCompPMatchLow", c.PMatch & 0xFFFFFFFF}}},
-			{CompPMatchHigh, []fv{{"trTeCompPMatchHigh", c.PMatch >> 32}}},
-			{CompSMatchLow, []fv{{"trTeCompSMatchLow", c.SMatch & 0xFFFFFFFF}}},
-			{CompSMatchHigh, []fv{{"trTeCompSMatchHigh", c.SMatch >> 32}}},
+			{FilterMatchInst, []fv{{"trTeFilterMatchChoicePrivilege", uint64(fl.Privileges)}}},
+			{FilterMatchData, []fv{{"trTeFilterMatchChoiceDtype", uint64(dtypesOf(fl.Kinds))}}},
+			{FilterControl, ctl},
 		} {
 			if err := e.setFields(base+w.off, w.fs...); err != nil {
 				return err
 			}
 		}
 	}
-	return e.setFields(TeInstFilters, fv{"trTeInstFilters", 1<<len(f.Filters) - 1})
+	for j := range f.DataComparators {
+		if err := e.programComparator(nc+j, &f.DataComparators[j]); err != nil {
+			return err
+		}
+	}
+	return e.setFields(TeDataFilters, fv{"trTeDataFilters", (1<<len(f.DataFilters) - 1) << nf})
+}
+
+// programData writes trTeDataControl: data tracing on with the packet
+// contents and compression of s.ETrace.Data, or off. Without data trace
+// (trTeDataImplemented = 0) it writes nothing, and asking for data trace
+// is a *FieldError.
+func (e *Encoder) programData(s *Settings) error {
+	var d *etrace.DataConfig
+	if s.Format == FormatETrace {
+		d = s.ETrace.Data
+	}
+	if !e.dataImpl() {
+		if d != nil {
+			return &FieldError{Register: "trTeDataControl", Field: "trTeDataImplemented", Wrote: 1,
+				Detail: "data trace is not implemented (trTeDataImplemented reads 0): the hart has no data trace interface, or the format is not E-Trace"}
+		}
+		return nil
+	}
+	if d == nil {
+		return e.setFields(TeDataControl, fv{"trTeDataTracing", 0})
+	}
+	compress := uint64(2)
+	if d.NoCompress {
+		compress = 0
+	}
+	return e.setFields(TeDataControl, fv{"trTeDataTracing", 1},
+		fv{"trTeDataNoValue", u64(d.Fields == etrace.DataAddrOnly)},
+		fv{"trTeDataNoAddr", u64(d.Fields == etrace.DataValueOnly)},
+		fv{"trTeDataAddrCompress", compress})
+}
+
+// programComparator writes comparator unit j.
+func (e *Encoder) programComparator(j int, c *filter.Comparator) error {
+	base := uint32(TeCompBase + FilterStride*j)
+	for _, w := range []struct {
+		off uint32
+		fs  []fv
+	}{
+		{CompControl, []fv{{"trTeCompPInput", uint64(c.PInput)}, {"trTeCompSInput", uint64(c.SInput)},
+			{"trTeCompPFunction", uint64(c.PFunc)}, {"trTeCompSFunction", uint64(c.SFunc)},
+			{"trTeCompMatchMode", uint64(c.Mode)}, {"trTeCompPNotify", u64(c.PNotify)}, {"trTeCompSNotify", u64(c.SNotify)}}},
+		{CompPMatchLow, []fv{{"trTeCompPMatchLow", c.PMatch & 0xFFFFFFFF}}},
+		{CompPMatchHigh, []fv{{"trTeCompPMatchHigh", c.PMatch >> 32}}},
+		{CompSMatchLow, []fv{{"trTeCompSMatchLow", c.SMatch & 0xFFFFFFFF}}},
+		{CompSMatchHigh, []fv{{"trTeCompSMatchHigh", c.SMatch >> 32}}},
+	} {
+		if err := e.setFields(base+w.off, w.fs...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Warning returns what the encoder last started could not trace as asked

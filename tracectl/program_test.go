@@ -85,8 +85,22 @@ func TestSetImplRegisterFieldsIgnored(t *testing.T) {
 	if want := (ntrace.Config{Mode: ntrace.HTM, HistBits: 8, XLEN: 64}); !reflect.DeepEqual(got.NTrace, want) {
 		t.Errorf("started with %+v, want %+v", got.NTrace, want)
 	}
-	if err := e.SetImpl(Impl{ETrace: etrace.Config{Data: &etrace.DataConfig{}}}); err == nil {
-		t.Errorf("SetImpl took data trace, which the component does not have")
+	// data trace: the packet contents and compression are register
+	// fields (trTeDataNoValue, trTeDataAddrCompress), not parameters
+	c := DefaultImpl(64)
+	c.ETrace.Data = &etrace.DataConfig{Fields: etrace.DataAddrOnly, NoCompress: true, SrcID: 1}
+	if err := e.SetImpl(c); err != nil {
+		t.Fatal(err)
+	}
+	et := etrace.DefaultConfig()
+	et.Encap, et.SrcBits = etrace.EncapUTDD, 1
+	et.Data = &etrace.DataConfig{}
+	if err := e.Configure(Settings{Format: FormatETrace, ETrace: et}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = e.LastSettings()
+	if d := got.ETrace.Data; d == nil || d.Fields != etrace.DataAddrValue || d.NoCompress || d.SrcID != 1 {
+		t.Errorf("started with data trace %+v, want addresses and values, compressed, source ID 1", d)
 	}
 }
 

@@ -28,6 +28,7 @@ type System struct {
 	Funnel   *Funnel
 	Sink     *RAMSink
 	base     uint64 // where the encoder of hart 0 is (EncoderBase unless moved by SetBase)
+	tap      *tap   // SetTap
 }
 
 // NewSystem returns the trace components of harts harts (1..MaxHarts),
@@ -254,4 +255,40 @@ func readMem(mem io.ReaderAt, addr, n uint64) ([]byte, error) {
 		n -= k
 	}
 	return out, nil
+}
+
+// SetTap sends the funnel's output to w as well as to the RAM sink, as a
+// trace tap on the funnel's output port would: w receives every byte the
+// funnel passes on (each encoder write whole, in the order the funnel
+// interleaves them), whether the sink takes it or not, and nothing the
+// funnel drops (funnel disabled; a disabled input's bytes are discarded).
+// w's first write error is kept (TapErr) and later bytes are not written
+// to it; the sink is not affected.
+func (s *System) SetTap(w io.Writer) {
+	s.tap = &tap{sink: s.Sink, w: w}
+	s.Funnel.out = s.tap
+}
+
+// TapErr returns the first error writing to the writer of SetTap.
+func (s *System) TapErr() error {
+	if s.tap == nil {
+		return nil
+	}
+	return s.tap.err
+}
+
+// tap writes the funnel's output to the sink and to a second writer.
+type tap struct {
+	sink io.Writer
+	w    io.Writer
+	err  error
+}
+
+func (t *tap) Write(p []byte) (int, error) {
+	if t.err == nil {
+		if _, err := t.w.Write(p); err != nil {
+			t.err = err
+		}
+	}
+	return t.sink.Write(p)
 }

@@ -127,21 +127,27 @@ var encoderRegs = func() []Reg {
 		{Name: "trTeInstFilters", Offset: TeInstFilters, Fields: []Field{
 			undef(bits("trTeInstFilters", 15, 0, WARL, 0)), // bits >= NumFilters are masked by the encoder
 		}},
-		// Data trace is not implemented: every field is tied to 0.
+		// Data trace (E-Trace only, when the hart has a data trace
+		// interface: Impl.ETrace.Data): trTeDataImplemented and the
+		// fields' legal values depend on the format and on that, and are
+		// set by the encoder (fixData); without data trace every field
+		// reads 0.
 		{Name: "trTeDataControl", Offset: TeDataControl, Fields: []Field{
 			bit("trTeDataImplemented", 0, RO, 0),
-			undef(bit("trTeDataTracing", 1, WARL, 0, 0)),
-			undef(bit("trTeDataTrigEnable", 2, WARL, 0, 0)),
+			undef(bit("trTeDataTracing", 1, WARL, 0)),
+			undef(bit("trTeDataTrigEnable", 2, WARL, 0, 0)), // data trace follows the instruction trace's triggers
 			undef(bit("trTeDataStallOrOverflow", 3, W1C, 0)),
-			undef(bit("trTeDataStallEna", 4, WARL, 0, 0)),
+			undef(bit("trTeDataStallEna", 4, WARL, 0, 0)), // the encoder drops, never stalls
 			undef(bit("trTeDataDrop", 5, W1C, 0)),
-			undef(bit("trTeDataDropEna", 6, WARL, 0, 0)),
-			undef(bit("trTeDataNoValue", 16, WARL, 0, 0)),
-			undef(bit("trTeDataNoAddr", 17, WARL, 0, 0)),
-			undef(bits("trTeDataAddrCompress", 19, 18, WARL, 0, 0)),
+			undef(bit("trTeDataDropEna", 6, WARL, 0, 0)), // no suppression of data trace
+			undef(bit("trTeDataNoValue", 16, WARL, 0)),
+			undef(bit("trTeDataNoAddr", 17, WARL, 0)),
+			// 0 full addresses, 2 differential (E-Trace's); no XOR-only
+			// or protocol-defined choice
+			undef(bits("trTeDataAddrCompress", 19, 18, WARL, 0, 0, 2)),
 		}},
 		{Name: "trTeDataFilters", Offset: TeDataFilters, Fields: []Field{
-			undef(bits("trTeDataFilters", 15, 0, WARL, 0, 0)),
+			undef(bits("trTeDataFilters", 15, 0, WARL, 0)), // bits >= NumFilters are masked by the encoder
 		}},
 		{Name: "trTsControl", Offset: TsControl, Fields: []Field{
 			bit("trTsActive", 0, WARL, 0),
@@ -188,8 +194,8 @@ var encoderRegs = func() []Reg {
 				undef(bit("trTeFilterMatchComp3", 12, WARL, 0)),
 				undef(bits("trTeFilterComp3", 15, 13, WARL, 0)),
 				undef(bit("trTeFilterMatchImpdef", 16, WARL, 0)),
-				undef(bit("trTeFilterMatchDtype", 24, WARL, 0, 0)), // no data trace
-				undef(bit("trTeFilterMatchDsize", 25, WARL, 0, 0)),
+				undef(bit("trTeFilterMatchDtype", 24, WARL, 0)),    // with data trace (fixData)
+				undef(bit("trTeFilterMatchDsize", 25, WARL, 0, 0)), // no size filtering
 			}},
 			Reg{Name: n + "MatchInst", Offset: b + FilterMatchInst, Fields: []Field{
 				undef(bits("trTeFilterMatchChoicePrivilege", 7, 0, WARL, 0)),
@@ -208,7 +214,7 @@ var encoderRegs = func() []Reg {
 				undef(bits("trTeFilterMatchMaskImpdef", 31, 0, WARL, 0)),
 			}},
 			Reg{Name: n + "MatchData", Offset: b + FilterMatchData, Fields: []Field{
-				undef(bits("trTeFilterMatchChoiceDtype", 15, 0, WARL, 0, 0)),
+				undef(bits("trTeFilterMatchChoiceDtype", 15, 0, WARL, 0, dtypeChoices()...)),
 				undef(bits("trTeFilterMatchChoiceDsize", 23, 16, WARL, 0, 0)),
 			}},
 		)
@@ -218,9 +224,9 @@ var encoderRegs = func() []Reg {
 		n := fmt.Sprintf("trTeComp%d", j)
 		r = append(r,
 			Reg{Name: n + "Control", Offset: b + CompControl, Fields: []Field{
-				// inputs: iaddr, context, tval (no data trace: no daddr)
-				undef(bits("trTeCompPInput", 1, 0, WARL, 0, 0, 1, 2)),
-				undef(bits("trTeCompSInput", 3, 2, WARL, 0, 0, 1, 2)),
+				// inputs: iaddr, context, tval; daddr with data trace (fixData)
+				undef(bits("trTeCompPInput", 1, 0, WARL, 0)),
+				undef(bits("trTeCompSInput", 3, 2, WARL, 0)),
 				undef(bits("trTeCompPFunction", 6, 4, WARL, 0)),
 				// function 6 of the secondary comparator (mask) is not implemented
 				undef(bits("trTeCompSFunction", 10, 8, WARL, 0, 0, 1, 2, 3, 4, 5, 7)),
@@ -236,6 +242,30 @@ var encoderRegs = func() []Reg {
 	}
 	return r
 }()
+
+// Groups of dtype values a data filter's trTeFilterMatchChoiceDtype
+// selects together: the data filter stage (package filter) tells loads,
+// stores and atomics apart, so the legal choices are unions of these.
+const (
+	DtypeLoads   = 1 << 0       // dtype 0: loads (lr included)
+	DtypeStores  = 1<<1 | 1<<15 // dtype 1 and 15: stores, store-conditionals (failed ones too)
+	DtypeAtomics = 0x7F << 8    // dtype 8..14: atomic memory operations
+)
+
+// dtypeChoices lists the legal values of trTeFilterMatchChoiceDtype.
+func dtypeChoices() []uint32 {
+	var v []uint32
+	for k := 0; k < 8; k++ {
+		var x uint32
+		for i, g := range []uint32{DtypeLoads, DtypeStores, DtypeAtomics} {
+			if k&(1<<i) != 0 {
+				x |= g
+			}
+		}
+		v = append(v, x)
+	}
+	return v
+}
 
 // funnelRegs is the trace funnel's register table. Its timestamp unit
 // counts the system clock (Internal System) and is shared by the encoders

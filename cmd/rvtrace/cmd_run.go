@@ -70,6 +70,7 @@ Examples:
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
+  rvtrace run --trace etrace --data-trace --encap utdd --src-bits 1 --trace-capture d.te -o whole.te prog.elf
   rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --harts 2 --trace ntrace --preset best --trace-capture mt.nex --pcs 'mt.{hart}.pcs' mt-vvadd.riscv
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
@@ -107,7 +108,7 @@ func traceFromArgs(args []string) string {
 func runRun(args []string) error {
 	fs := newFlagSet(runCmd)
 	trace := fs.String("trace", "", "encode the run live with this protocol: "+protocolNames())
-	out := fs.String("o", "", "trace output `file` (with --trace)")
+	out := fs.String("o", "", "trace output `file` (with --trace); with --trace-capture too, the trace system's funnel output, as a trace tap on it records it (the whole trace, where the capture holds what the RAM sink kept)")
 	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`; a name holding {hart} makes one file per hart, {hart} replaced by its number")
 	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
 	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
@@ -138,6 +139,9 @@ func runRun(args []string) error {
 		if p, err = lookupProtocol(name); err != nil {
 			return err
 		}
+		if f := dataTraceArg(args); f != "" && name != "etrace" {
+			return fmt.Errorf("%s: %s has no data trace in rvtrace (its trace encoder's trTeDataImplemented reads 0): data trace is E-Trace's, --trace etrace --data-trace", f, name)
+		}
 		newEnc = p.encoder(fs)
 	}
 	filterCfg := filter.ConfigFlags(fs)
@@ -160,15 +164,23 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	prog, progArgs := rest[0], rest[1:]
+	if f := dataTraceArg(args); f != "" && *harts > 1 {
+		return fmt.Errorf("%s: the data trace interface is driven for one hart (--harts %d): rvtrace decode joins the data packets of one source only", f, *harts)
+	}
 	showProg := progress.on() // before stderr is wrapped
 	if showProg {
 		// the progress reporter writes from its own goroutine while the
 		// guest and the simulator write too
 		stderr = &syncWriter{w: stderr}
 	}
-	// --trace with --trace-capture and no -o: the trace system's
-	// encoders, funnel and RAM sink, programmed as a debugger would
-	sysTrace := *trace != "" && *out == "" && *ts.capture != ""
+	// --trace with --trace-capture: the trace system's encoders, funnel
+	// and RAM sink, programmed as a debugger would; -o then receives the
+	// funnel's output as well, as a trace tap on it would (the whole
+	// trace, where the capture holds what the sink kept)
+	sysTrace := *trace != "" && *ts.capture != ""
+	if *out != "" && *ts.capture != "" && sameFileName(*out, *ts.capture) {
+		return fmt.Errorf("-o %s and --trace-capture %s name the same file: -o receives the funnel's output, the capture what the RAM sink holds", *out, *ts.capture)
+	}
 	if *trace != "" && *out == "" && !sysTrace {
 		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
 	}
@@ -284,11 +296,12 @@ func runRun(args []string) error {
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
-	var rawEncs []ingress.Sink      // the encoders, for their loss summary
-	var hart0 fanout                // ingress sinks of hart 0 (closed by the simulator)
-	hartN := map[int]ingress.Sink{} // the ingress sink given to each other hart
-	var dport *sim.DataPort         // data trace interface of hart 0
-	var dsinks dataFanout           // its sinks
+	tapClose := func() error { return nil } // -o with --trace-capture
+	var rawEncs []ingress.Sink              // the encoders, for their loss summary
+	var hart0 fanout                        // ingress sinks of hart 0 (closed by the simulator)
+	hartN := map[int]ingress.Sink{}         // the ingress sink given to each other hart
+	var dport *sim.DataPort                 // data trace interface of hart 0
+	var dsinks dataFanout                   // its sinks
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
@@ -302,8 +315,37 @@ func runRun(args []string) error {
 			}
 		}
 		if sysTrace {
+			if *out != "" {
+				// the tap on the funnel's output, set before the
+				// encoders are enabled
+				f, err := createOutput(*out)
+				if err != nil {
+					return err
+				}
+				bw := bufio.NewWriterSize(f, 1<<20)
+				traceCount = &countWriter{w: bw}
+				ts.sys.SetTap(traceCount)
+				tapClose = func() error {
+					err := ts.sys.TapErr()
+					if e := bw.Flush(); err == nil {
+						err = e
+					}
+					if e := f.Close(); err == nil {
+						err = e
+					}
+					if err != nil {
+						return fmt.Errorf("-o %s: %w", *out, err)
+					}
+					return nil
+				}
+			}
 			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, img, &rawEncs); err != nil {
 				return err
+			}
+			for _, e := range rawEncs {
+				if ds := dataSinkOf(e); ds != nil {
+					dsinks = append(dsinks, ds)
+				}
 			}
 		}
 	}
@@ -341,7 +383,8 @@ func runRun(args []string) error {
 				return err
 			}
 			rawEncs = append(rawEncs, enc)
-			ds, data := enc.(ingress.DataSink)
+			ds := dataSinkOf(enc)
+			data := ds != nil
 			if data {
 				// The data trace interface: the hart's accesses, from
 				// its observer (chained with --tarmac-full's), through
@@ -416,7 +459,7 @@ func runRun(args []string) error {
 		// The data trace interface of hart 0: its accesses, from its
 		// observer (chained with --tarmac-full's).
 		if m.NumHarts() > 1 {
-			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d)", m.NumHarts())
+			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d): rvtrace decode joins the data packets of one source only", m.NumHarts())
 		}
 		dport = sim.NewDataPort(m, dsinks)
 		if pp.tw != nil {
@@ -447,6 +490,12 @@ func runRun(args []string) error {
 			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
 		}
 		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
+			return err
+		}
+	} else if dport != nil && ts.sys != nil {
+		// the trace system's encoder alone, closed after the data port
+		// delivered what it holds
+		if err := m.SetIngress(0, withPort(dport, ts.sysSink(0))); err != nil {
 			return err
 		}
 	}
@@ -567,8 +616,16 @@ func runRun(args []string) error {
 	if err := pp.finish(m, res, elapsed.Seconds(), img); err != nil && runErr == nil {
 		runErr = err
 	}
-	if err := ts.finish(prog, *quiet); err != nil && runErr == nil {
-		runErr = err
+	for _, f := range []func() error{func() error { return ts.finish(prog, *quiet) }, tapClose} {
+		switch err := f(); {
+		case err == nil:
+		case runErr == nil:
+			runErr = err
+		default:
+			// the run ended with an error of its own (--max-instret, a
+			// signal...): the capture's or the tap's is said too
+			fmt.Fprintf(stderr, "rvtrace run: %v\n", err)
+		}
 	}
 	if !*quiet {
 		var cycles uint64
@@ -592,8 +649,8 @@ func runRun(args []string) error {
 				}
 				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
 			}
-			if de, ok := rawEncs[0].(*etrace.DataEncoder); ok && dport != nil {
-				ds := de.Stats()
+			if de, ok := rawEncs[0].(interface{ DataStats() etrace.DataStats }); ok && dport != nil && dataSinkOf(rawEncs[0]) != nil {
+				ds := de.DataStats()
 				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,
 					float64(ds.Bytes)/float64(max(ds.Accesses, 1)))
 			}
@@ -661,9 +718,6 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		return err
 	}
 	for h, e := range sys.Encoders {
-		if fc.HasData() {
-			return fmt.Errorf("--data-filter: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
-		}
 		enc, err := newEnc(nil, img, h, &fc, e)
 		if err != nil {
 			return err
@@ -671,6 +725,44 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		*encs = append(*encs, enc)
 	}
 	return nil
+}
+
+// sameFileName reports whether two output names are the same file (the
+// capture is created at the end of the run, too late to refuse it then).
+func sameFileName(a, b string) bool {
+	if a == "-" || b == "-" {
+		return a == b
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	if x == y {
+		return true
+	}
+	fa, err1 := os.Stat(x)
+	fb, err2 := os.Stat(y)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// dataTraceArg returns the first data trace option among the run's
+// options (args before the program), or "".
+func dataTraceArg(args []string) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
+				break
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter":
+			return "--" + name
+		}
+	}
+	return ""
 }
 
 // useAsync decides whether encoders run on their own goroutine: it pays
@@ -737,14 +829,37 @@ func (f dataFanout) Response(r *ingress.LoadResponse) error {
 }
 
 // splitLRIDWidth returns lrid_width_p if a data trace encoder among
-// sinks traces the split protocol, else 0.
+// sinks (encoder components) traces the split protocol, else 0.
 func splitLRIDWidth(sinks []ingress.Sink) int {
 	for _, s := range sinks {
-		if de, ok := s.(*etrace.DataEncoder); ok && de.Config().Split {
-			return de.Config().LRIDWidth
+		e, ok := s.(interface {
+			LastSettings() (tracectl.Settings, bool)
+		})
+		if !ok || dataSinkOf(s) == nil {
+			continue
+		}
+		if set, ok := e.LastSettings(); ok && set.ETrace.Data != nil && set.ETrace.Data.Split {
+			return set.ETrace.Data.LRIDWidth
 		}
 	}
 	return 0
+}
+
+// dataSinkOf returns the data trace interface input of the encoder
+// component enc when its hart has one and it traces data (--data-trace),
+// else nil.
+func dataSinkOf(enc ingress.Sink) ingress.SplitDataSink {
+	e, ok := enc.(interface {
+		DataSink() ingress.SplitDataSink
+		LastSettings() (tracectl.Settings, bool)
+	})
+	if !ok {
+		return nil
+	}
+	if set, ok := e.LastSettings(); !ok || set.Format != tracectl.FormatETrace || set.ETrace.Data == nil {
+		return nil
+	}
+	return e.DataSink()
 }
 
 func (f dataFanout) Access(a *ingress.Access) error {

@@ -245,6 +245,9 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
 	} else {
 		var params []string
 		args, params = etraceDecodeArgs(s.ETrace)
+		if d := s.ETrace.Data; d != nil && d.Filter.HasData() {
+			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: decode with the run's --data-filter options as SPEC (the data joiner expects the accesses they let through)\n", *t.capture)
+		}
 		if len(params) > 0 {
 			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: decode with a --config file holding: %s\n", *t.capture, strings.Join(params, "; "))
 			args = append(args, "--config", "PARAMS")
@@ -344,6 +347,24 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 	}
 	if c.TimestampBytes > 0 {
 		a = append(a, "--timestamp-bytes", strconv.Itoa(c.TimestampBytes))
+	}
+	if d := c.Data; d != nil {
+		a = append(a, "--data-trace")
+		if d.Fields != etrace.DataAddrValue {
+			a = append(a, "--data-fields", d.Fields.String())
+		}
+		if d.Split {
+			a = append(a, "--data-protocol", "split")
+		}
+		if d.NoCompress {
+			a = append(a, "--data-compress=false")
+		}
+		if c.Encap == etrace.EncapUTDD {
+			a = append(a, "--data-src-id", strconv.FormatUint(uint64(d.SrcID), 10))
+		}
+		if d.Filter.HasData() {
+			a = append(a, "--data-filter", "SPEC")
+		}
 	}
 	// the parameters that differ from those the decoder takes by default
 	// with these options

@@ -56,6 +56,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
 	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
+	dataCompress := fs.Bool("data-compress", true, "data trace: differential addresses and XOR or difference values after the first of each size (trTeDataAddrCompress 2); false sends every address and value in full (trTeDataAddrCompress 0). A decoder must be given the same")
 	dataFilter := filter.DataFlag(fs)
 	return func() (etrace.Config, error) {
 		c := etrace.DefaultConfig()
@@ -122,7 +123,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			if err != nil {
 				return c, fmt.Errorf("--data-protocol: %v", err)
 			}
-			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split}
+			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split, NoCompress: !*dataCompress}
 			fc, err := dataFilter()
 			if err != nil {
 				return c, fmt.Errorf("--data-filter: %v", err)
@@ -131,7 +132,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 				c.Data.Filter = &fc
 			}
 		} else if dataFlagSet(fs) {
-			return c, fmt.Errorf("--data-fields, --data-protocol, --data-filter and --data-src-id need --data-trace")
+			return c, fmt.Errorf("--data-fields, --data-protocol, --data-compress, --data-filter and --data-src-id need --data-trace")
 		}
 		return c, c.Check()
 	}
@@ -154,7 +155,7 @@ func etraceMultiHart(fs *flag.FlagSet) error {
 func dataFlagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
-		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter"
+		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter" || f.Name == "data-compress"
 	})
 	return set
 }
@@ -162,8 +163,12 @@ func dataFlagSet(fs *flag.FlagSet) bool {
 // etraceEncoderFlags returns the E-Trace encoder component of a hart,
 // programmed through its registers with the configuration of the flags:
 // the fields of the registers by register writes, the others as
-// implementation parameters. Data trace, which the component does not
-// model (trTeDataImplemented = 0), runs the data trace encoder directly.
+// implementation parameters. With --data-trace the hart has a data trace
+// interface (an implementation parameter, with the data packets' source
+// ID, the protocol and the widths), and trTeDataControl and
+// trTeDataFilters select the packets' contents, compression and data
+// filters; the component is then also the interface's sink (its
+// DataSink).
 func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 	cfgf := etraceConfigFlags(fs)
 	csvOut := fs.String("te-inst-csv", "", "also write the packets as the reference flow's te_inst CSV `file`")
@@ -193,30 +198,19 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		if cfg.Data != nil && *csvOut != "" {
 			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
 		}
-		if comp != nil && cfg.Data != nil {
-			return nil, fmt.Errorf("--data-trace: the trace system's encoders have no data trace (trTeDataImplemented = 0)")
-		}
 		if dataIn != nil && *dataIn != "" && cfg.Data.Split {
 			return nil, fmt.Errorf("--data-ingress-in: the data ingress CSV holds the unified protocol's accesses; --data-protocol split needs the simulator's interface (rvtrace run)")
 		}
 		if comp != nil && cfg.Encap != etrace.EncapUTDD {
 			return nil, fmt.Errorf("--encap %s: the RAM sink stores 32-bit words, and pads the last one with the null packet of the UTDD encapsulation: E-Trace through the trace system needs --encap utdd", cfg.Encap)
 		}
-		if cfg.Data != nil {
-			if fc == nil || fc.Empty() {
-				return etraceDataEncoder(w, img, cfg, dataIn)
-			}
-			if dataIn != nil && *dataIn != "" {
-				return nil, fmt.Errorf("--data-ingress-in does not go through --filter, --trigger or --data-filter: filter the trace with rvtrace run")
-			}
-			// The filter stage passes the blocks it traces and the
-			// accesses of their instructions that the data filters let
-			// through.
-			enc, err := etraceDataEncoder(w, img, cfg, dataIn)
-			if err != nil {
-				return nil, err
-			}
-			return filter.New(fc, enc), nil
+		if cfg.Data != nil && dataIn != nil && *dataIn != "" && fc != nil && !fc.Empty() {
+			return nil, fmt.Errorf("--data-ingress-in does not go through --filter, --trigger or --data-filter: filter the trace with rvtrace run")
+		}
+		if cfg.Data != nil && cfg.Data.Filter != nil {
+			// the data filters are the filter stage's (fc): the
+			// registers' trTeDataFilters
+			cfg.Data.Filter = nil
 		}
 		im := tracectl.Impl{ETrace: cfg}
 		s := tracectl.Settings{Format: tracectl.FormatETrace, ETrace: cfg}
@@ -244,6 +238,10 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 			}
 			return nil, err
 		}
+		if cfg.Data != nil && dataIn != nil && *dataIn != "" {
+			// encode: the accesses come from the data ingress CSV
+			return etraceDataMerge(enc, *dataIn)
+		}
 		if sink == nil {
 			return enc, nil
 		}
@@ -252,29 +250,32 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 	}
 }
 
-// etraceDataEncoder returns the E-Trace encoder with data trace.
-func etraceDataEncoder(w io.Writer, img *image.Set, cfg etrace.Config, dataIn *string) (ingress.Sink, error) {
-	sink, err := protocols["etrace"].lib.NewEncoder(w, img, &tproto.Config{ETrace: cfg})
+// etraceDataMerge feeds the data trace interface of the encoder
+// component enc from the data ingress CSV file name.
+func etraceDataMerge(enc *tracectl.Encoder, name string) (ingress.Sink, error) {
+	if err := noteInput(name); err != nil {
+		return nil, err
+	}
+	f, err := openInput(name)
 	if err != nil {
 		return nil, err
 	}
-	if dataIn == nil || *dataIn == "" {
-		return sink, nil
-	}
-	if err := noteInput(*dataIn); err != nil {
-		return nil, err
-	}
-	f, err := openInput(*dataIn)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := ingress.NewDataCSVSource(f, *dataIn)
+	ds, err := ingress.NewDataCSVSource(f, name)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &dataMergeSink{ingress.NewDataMerger(sink.(*etrace.DataEncoder), ds), f}, nil
+	return &dataMergeSink{ingress.NewDataMerger(componentData{enc, enc.DataSink()}, ds), f}, nil
 }
+
+// componentData is an encoder component with its data trace interface.
+type componentData struct {
+	*tracectl.Encoder
+	data ingress.SplitDataSink
+}
+
+// Access passes an access to the component's data trace interface.
+func (c componentData) Access(a *ingress.Access) error { return c.data.Access(a) }
 
 // dataMergeSink closes the data ingress file with the encoder.
 type dataMergeSink struct {

@@ -1,0 +1,477 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/filter"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+	tproto "github.com/rvtrace/rvtrace/protocol"
+	"github.com/rvtrace/rvtrace/sim"
+)
+
+// directDataTrace runs the bare-metal prog on one hart with E-Trace data
+// trace, the encoder built directly from the configuration the flags give
+// (the E-Trace data trace encoder, behind the filter stage when --filter,
+// --trigger or --data-filter is given), fed by the simulator's data trace
+// interface: the reference the register path must match byte for byte.
+func directDataTrace(t *testing.T, prog string, args []string) []byte {
+	t.Helper()
+	fs := flag.NewFlagSet("direct", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgOf := etraceConfigFlags(fs)
+	fcOf := filter.ConfigFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	cfg, err := cfgOf()
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	fc, err := fcOf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sim.New(sim.Config{MaxInstret: 2e6, Stdout: io.Discard, Stderr: io.Discard, Diagnostics: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadELF(prog); err != nil {
+		t.Fatal(err)
+	}
+	img := image.NewSet()
+	if err := img.AddELF(prog); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	enc, err := protocols["etrace"].lib.NewEncoder(&out, img, &tproto.Config{ETrace: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fc.Empty() {
+		enc = filter.New(&fc, enc)
+	}
+	port := sim.NewDataPort(m, enc.(ingress.DataSink))
+	if cfg.Data.Split {
+		if err := port.SetSplit(cfg.Data.LRIDWidth); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.SetObserver(0, port); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetIngress(0, port.Ingress(enc)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatalf("%v: direct run: %v", args, err)
+	}
+	return out.Bytes()
+}
+
+// TestDataRegisterPathBytes: rvtrace run --trace etrace --data-trace,
+// which programs trTeDataControl, trTeDataFilters and the filter and
+// comparator units of the hart's trace encoder component, writes the very
+// bytes of the data trace encoder configured directly from the same
+// options, for every data trace option (the packet contents, compression,
+// the unified and split protocols, the data source ID, data filters on
+// kind, privilege, data address and instruction address, with instruction
+// filters and triggers): a field wired to the wrong option, or not at all,
+// changes the bytes. Through the trace system (--trace-capture, with -o
+// tapping the funnel's output) the bytes are the same too, and the RAM
+// sink holds them padded with null bytes to a whole word.
+func TestDataRegisterPathBytes(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	img := image.NewSet()
+	if err := img.AddELF(demo); err != nil {
+		t.Fatal(err)
+	}
+	sym := func(name string) uint64 {
+		a, ok := img.Lookup(name)
+		if !ok {
+			t.Fatalf("demo.elf has no %s", name)
+		}
+		return a
+	}
+	fib, qs, data := sym("fib"), sym("quicksort.constprop.0"), sym("data")
+	half := fmt.Sprintf("daddr=%#x-%#x", data, data+0x4b0) // the first half of the array quicksort sorts
+	utdd := []string{"--encap", "utdd", "--src-bits", "2", "--src-id", "1"}
+	cases := [][]string{
+		nil,
+		{"--data-fields", "addr"},
+		{"--data-fields", "data"},
+		{"--data-compress=false"},
+		{"--data-fields", "addr", "--data-compress=false"},
+		{"--data-protocol", "split"},
+		{"--data-protocol", "split", "--data-fields", "addr"},
+		{"--data-protocol", "split", "--data-fields", "data", "--data-compress=false"},
+		{"--data-filter", "kind=store"},
+		{"--data-filter", "kind=load,atomic"},
+		{"--data-filter", half},
+		{"--data-filter", "kind=load;" + half, "--data-filter", "kind=store;priv=M"},
+		{"--data-filter", fmt.Sprintf("addr=%#x-%#x", qs, qs+0x80)},
+		{"--data-filter", "priv=U"}, // nothing runs in U: no data packet
+		{"--filter", fmt.Sprintf("addr=%#x-%#x", fib, fib+0x40), "--data-filter", "kind=load"},
+		{"--trigger", fmt.Sprintf("on=%#x,off=%#x", qs, fib), "--data-protocol", "split"},
+		{"--all-modes", "--resync", "64"},
+		append([]string{"--data-src-id", "3"}, utdd...),
+		append([]string{"--data-protocol", "split", "--data-filter", half}, utdd...),
+	}
+	dir := t.TempDir()
+	var sizes []int
+	for i, c := range cases {
+		args := append([]string{"--data-trace"}, c...)
+		want := directDataTrace(t, demo, args)
+		sizes = append(sizes, len(want))
+		out := filepath.Join(dir, fmt.Sprintf("%d.te", i))
+		run := append([]string{"run", "-q", "--max-instret", "2000000", "--trace", "etrace", "-o", out}, args...)
+		code, _, stderr := rv(t, append(run, demo)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", c, code, stderr)
+			continue
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%v: the register path's %d bytes differ from the direct encoder's %d at byte %d", c, len(got), len(want), firstDiffByte(got, want))
+		}
+		if !strings.Contains(strings.Join(c, " "), "utdd") {
+			continue
+		}
+		// the trace system: the capture and the tap on the funnel
+		capf, tapf := filepath.Join(dir, fmt.Sprintf("%d.cap", i)), filepath.Join(dir, fmt.Sprintf("%d.tap", i))
+		run = append([]string{"run", "--max-instret", "2000000", "--trace", "etrace", "--trace-capture", capf, "--trace-capture-all", "-o", tapf}, args...)
+		code, _, stderr = rv(t, append(run, demo)...)
+		if code != 0 {
+			t.Errorf("%v --trace-capture: exit %d: %s", c, code, stderr)
+			continue
+		}
+		tap, _ := os.ReadFile(tapf)
+		capt, _ := os.ReadFile(capf)
+		if !bytes.Equal(tap, want) {
+			t.Errorf("%v --trace-capture -o: the tap's %d bytes differ from the direct encoder's %d at byte %d", c, len(tap), len(want), firstDiffByte(tap, want))
+		}
+		if len(capt) < len(want) || len(capt)-len(want) > 3 || !bytes.Equal(capt[:len(want)], want) || !allBytes(capt[len(want):], 0x00) {
+			t.Errorf("%v --trace-capture: the capture's %d bytes are not the direct encoder's %d padded with null bytes", c, len(capt), len(want))
+		}
+		if !strings.Contains(stderr, "--data-trace") || !strings.Contains(stderr, "--data-src-id") {
+			t.Errorf("%v --trace-capture: the decode hint does not give the data trace options: %s", c, stderr)
+		}
+	}
+	// the options make a difference (else the comparisons prove nothing)
+	if sizes[0] == sizes[1] || sizes[0] == sizes[2] || sizes[0] == sizes[3] || sizes[0] == sizes[5] || sizes[0] == sizes[8] || sizes[13] >= sizes[0] {
+		t.Errorf("data trace sizes %v: options without effect", sizes)
+	}
+}
+
+// allBytes reports whether every byte of b is c.
+func allBytes(b []byte, c byte) bool {
+	for _, x := range b {
+		if x != c {
+			return false
+		}
+	}
+	return true
+}
+
+// firstDiffByte returns the offset of the first byte where a and b differ.
+func firstDiffByte(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// TestDataCaptureRoundTrip: data trace through the trace system, captured
+// from the RAM sink, decodes with the options the run prints to the
+// simulator's own MR/MW records (its --tarmac-full), in both protocols;
+// and -o together with --trace-capture gives the same trace as -o alone.
+func TestDataCaptureRoundTrip(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "sim-tests", "setjmp.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, c := range []struct{ proto, fields, compress string }{
+		{"unified", "addr,data", "true"}, {"split", "addr,data", "true"}, {"unified", "addr,data", "false"}, {"split", "data", "false"},
+	} {
+		proto := c.proto + "-" + c.fields + "-" + c.compress
+		data := []string{"--data-trace", "--data-protocol", c.proto, "--data-fields", c.fields, "--data-compress=" + c.compress}
+		// (a Linux program's memory covers the default trace base)
+		run := append([]string{"run", "--trace", "etrace", "--encap", "utdd", "--src-bits", "1"}, data...)
+		code, _, stderr := rv(t, append(run, "--trace-base", "0x40000000000", "--trace-capture", p(proto+".cap"), "-o", p(proto+".tap"),
+			"--tarmac-full", p(proto+".sim.tarmac"), elf)...)
+		if code != 0 {
+			t.Fatalf("%s: run: exit %d: %s", proto, code, stderr)
+		}
+		if strings.Contains(stderr, "wrapped") {
+			t.Fatalf("%s: the RAM sink wrapped: %s", proto, stderr)
+		}
+		i := strings.Index(stderr, "decode with: rvtrace decode ")
+		if i < 0 {
+			t.Fatalf("%s: no decode hint: %s", proto, stderr)
+		}
+		hint := strings.Fields(strings.SplitN(stderr[i+len("decode with: rvtrace "):], "\n", 2)[0])
+		dec := append(hint, "--tarmac", p(proto+".dec.tarmac"), "--jsonl", p(proto+".jsonl"))
+		if code, _, e := rv(t, dec...); code != 0 {
+			t.Fatalf("%s: %v: exit %d: %s", proto, dec, code, e)
+		}
+		want, got := memRecords(t, p(proto+".sim.tarmac")), memRecords(t, p(proto+".dec.tarmac"))
+		if c.fields == "data" {
+			// no address, so no Tarmac record: the values
+			want, got = simValues(t, p(proto+".sim.tarmac")), jsonValues(t, p(proto+".jsonl"))
+		}
+		if len(want) < 1000 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d MR/MW records decoded from the capture, the simulator wrote %d, or they differ", proto, len(got), len(want))
+			if len(got) > 0 && len(want) > 0 {
+				t.Logf("first decoded %q, executed %q", got[0], want[0])
+			}
+		}
+		// -o alone (the encoder component writing to the file)
+		run = append([]string{"run", "-q", "--trace", "etrace", "--encap", "utdd", "--src-bits", "1"}, data...)
+		if code, _, e := rv(t, append(run, "-o", p(proto+".te"), elf)...); code != 0 {
+			t.Fatalf("%s: run -o: exit %d: %s", proto, code, e)
+		}
+		a, _ := os.ReadFile(p(proto + ".te"))
+		b, _ := os.ReadFile(p(proto + ".tap"))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: -o with --trace-capture (%d bytes) differs from -o alone (%d bytes)", proto, len(b), len(a))
+		}
+	}
+}
+
+// TestTraceCaptureWithOutput: -o with --trace-capture writes both files:
+// -o the funnel's output (what a trace tap on it records: the whole
+// trace), the capture what the RAM sink holds; both decode to the run's
+// PCs when the sink did not wrap; when it wrapped, -o still holds the
+// whole trace, the capture its end. N-Trace, one hart and two.
+func TestTraceCaptureWithOutput(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	code, _, stderr := rv(t, "run", "--max-instret", "30000", "--trace", "ntrace", "--preset", "best", "-o", p("t.nex"),
+		"--trace-capture", p("c.nex"), "--pcs", p("run.pcs"), demo)
+	if code != 1 { // the instruction limit
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "stored no trace") || strings.Contains(stderr, "wrapped") {
+		t.Fatalf("run: %s", stderr)
+	}
+	tap, _ := os.ReadFile(p("t.nex"))
+	capt, _ := os.ReadFile(p("c.nex"))
+	if len(tap) < 100 || len(capt) < len(tap) || len(capt)-len(tap) > 3 || !bytes.Equal(capt[:len(tap)], tap) || !allBytes(capt[len(tap):], 0xFF) {
+		t.Fatalf("-o has %d bytes, the capture %d: not the same trace (padded with idle bytes)", len(tap), len(capt))
+	}
+	runPCs, _ := os.ReadFile(p("run.pcs"))
+	for _, f := range []string{"t.nex", "c.nex"} {
+		if code, _, e := rv(t, "decode", "--protocol", "ntrace", "--preset", "best", "--image", demo, p(f), "--pcs", p(f+".pcs")); code != 0 {
+			t.Fatalf("decode %s: exit %d: %s", f, code, e)
+		}
+		got, _ := os.ReadFile(p(f + ".pcs"))
+		if len(runPCs) == 0 || !bytes.Equal(got, runPCs) {
+			t.Errorf("%s: decoded PCs (%d bytes) differ from the run's (%d bytes)", f, len(got), len(runPCs))
+		}
+	}
+	// the same file for both is refused before the run
+	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "ntrace", "-o", p("same"), "--trace-capture", p("./same"), demo); code == 0 || !strings.Contains(e, "the same file") {
+		t.Errorf("-o and --trace-capture of the same file: exit %d: %s", code, e)
+	}
+	// a capture that fails is said even when the run ends with an error of
+	// its own (the instruction limit)
+	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace-system", "--trace-capture", p("none"), demo); code == 0 || !strings.Contains(e, "nothing written") {
+		t.Errorf("--trace-capture of a system nobody programmed, with --max-instret: exit %d: %s", code, e)
+	}
+	// a buffer that wraps (8 KiB, set by a probe script before the
+	// first instruction): -o keeps the whole trace, the capture its end
+	script := p("small.txt")
+	if err := os.WriteFile(script, []byte("write ram.trRamControl trRamActive=1\nwrite ram.trRamLimitLow 0x1ffc\n"+
+		"write ram.trRamWPLow 0\nwrite ram.trRamControl trRamActive=1,trRamEnable=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = rv(t, "run", "--trace", "ntrace", "--sync-mode", "1", "--sync-max", "4", "-o", p("w.nex"),
+		"--trace-capture", p("wc.nex"), "--trace-script", script, "--pcs", p("w.pcs"), demo)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "wrapped") {
+		t.Errorf("the 8 KiB sink did not wrap: %s", stderr)
+	}
+	if code, _, e := rv(t, "decode", "--protocol", "ntrace", "--sync-mode", "1", "--sync-max", "4", "--image", demo, p("w.nex"), "--pcs", p("w.dec.pcs")); code != 0 {
+		t.Fatalf("decode -o: exit %d: %s", code, e)
+	}
+	a, _ := os.ReadFile(p("w.pcs"))
+	b, _ := os.ReadFile(p("w.dec.pcs"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("-o of a run whose sink wrapped: decoded PCs (%d bytes) differ from the run's (%d bytes)", len(b), len(a))
+	}
+	whole, _ := os.ReadFile(p("w.nex"))
+	end, _ := os.ReadFile(p("wc.nex"))
+	trimmed := end
+	for len(trimmed) > 0 && trimmed[len(trimmed)-1] == 0xFF { // the idle bytes padding the last word
+		trimmed = trimmed[:len(trimmed)-1]
+	}
+	if len(trimmed) < 4096 || len(whole) < len(end)+4096 || !bytes.HasSuffix(whole, trimmed) {
+		t.Errorf("the wrapped capture (%d bytes) is not the end of -o's trace (%d bytes)", len(end), len(whole))
+	}
+	// two harts: -o is the funnel's merged stream
+	vvadd := filepath.Join("..", "..", "..", "shared", "corpus", "ntrace-refcode", "elf", "mt-vvadd.riscv")
+	if _, err := os.Stat(vvadd); err != nil {
+		t.Logf("corpus absent (%v): the two-hart case is left out", err)
+		return
+	}
+	code, _, stderr = rv(t, "run", "--harts", "2", "--max-instret", "2000000", "--trace", "ntrace", "--preset", "best", "-o", p("mt.nex"),
+		"--trace-capture", p("mt.cap"), "--trace-capture-all", "--pcs", p("mt.{hart}.pcs"), vvadd)
+	if code != 0 {
+		t.Fatalf("two harts: exit %d: %s", code, stderr)
+	}
+	mt, _ := os.ReadFile(p("mt.nex"))
+	mc, _ := os.ReadFile(p("mt.cap"))
+	if len(mt) < 100 || len(mc) < len(mt) || !bytes.Equal(mc[:len(mt)], mt) {
+		t.Errorf("two harts: -o has %d bytes, the capture %d: not the same stream", len(mt), len(mc))
+	}
+	for h := 0; h < 2; h++ {
+		f := p(fmt.Sprintf("mt.%d.dec.pcs", h))
+		if code, _, e := rv(t, "decode", "--protocol", "ntrace", "--preset", "best", "--src-bits", "1", "--src", fmt.Sprint(h), "--image", vvadd, p("mt.nex"), "--pcs", f); code != 0 {
+			t.Fatalf("decode hart %d: exit %d: %s", h, code, e)
+		}
+		got, _ := os.ReadFile(f)
+		want, _ := os.ReadFile(p(fmt.Sprintf("mt.%d.pcs", h)))
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("two harts: hart %d: PCs decoded from -o (%d bytes) differ from the run's (%d bytes)", h, len(got), len(want))
+		}
+	}
+}
+
+// TestDataTraceRefused: data trace options with N-Trace, and data trace
+// of several harts, are refused before the run with a message saying why.
+func TestDataTraceRefused(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace", "ntrace", "--data-trace", "-o", filepath.Join(dir, "a")}, "trTeDataImplemented"},
+		{[]string{"--trace", "ntrace", "--data-filter", "kind=load", "--trace-capture", filepath.Join(dir, "b")}, "--data-filter: ntrace has no data trace"},
+		{[]string{"--trace", "etrace", "--data-trace", "--harts", "2", "--encap", "utdd", "--src-bits", "2", "--trace-capture", filepath.Join(dir, "c")}, "one hart"},
+		{[]string{"--trace", "etrace", "--data-trace", "--trace-capture", filepath.Join(dir, "d")}, "--encap utdd"},
+		{[]string{"--trace", "etrace", "--data-trace", "--encap", "utdd", "--trace-capture", filepath.Join(dir, "e")}, "source ID"},
+	} {
+		code, _, e := rv(t, append(append([]string{"run", "--max-instret", "10000"}, tc.args...), demo)...)
+		if code == 0 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, want an error saying %q: %s", tc.args, code, tc.want, e)
+		}
+	}
+}
+
+// TestDataCaptureLoss: data trace through the trace system when the
+// funnel is disabled for a while (a host script): the encoder loses
+// trace, records the loss (a support packet with trace_lost) and restarts
+// when the funnel takes trace again. The decoder reports a gap, and the
+// MR/MW records it decodes are a prefix and a suffix of the simulator's:
+// no access is paired with another instruction across the hole.
+func TestDataCaptureLoss(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	script := p("loss.txt")
+	if err := os.WriteFile(script, []byte("at 50000 write funnel.trFunnelControl trFunnelActive=1\n"+
+		"at sym:fib+2 write funnel.trFunnelControl trFunnelActive=1,trFunnelEnable=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []string{"unified", "split"} {
+		code, _, stderr := rv(t, "run", "--max-instret", "300000", "--trace", "etrace", "--data-trace", "--data-protocol", proto,
+			"--encap", "utdd", "--src-bits", "1", "--trace-capture", p(proto+".cap"), "--trace-capture-all", "--trace-script", script,
+			"--tarmac-full", p(proto+".sim.tarmac"), demo)
+		if code != 1 { // the instruction limit
+			t.Fatalf("%s: run: exit %d: %s", proto, code, stderr)
+		}
+		code, out, e := rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "1", "--data-trace", "--data-protocol", proto,
+			"--data-src-id", "1", "--image", demo, p(proto+".cap"), "--tarmac", p(proto+".dec.tarmac"))
+		if code == 0 || !strings.Contains(out+e, "1 gap") {
+			t.Errorf("%s: decode: exit %d, no gap for the lost trace: %s", proto, code, e)
+		}
+		want, got := memRecords(t, p(proto+".sim.tarmac")), memRecords(t, p(proto+".dec.tarmac"))
+		pre := 0
+		for pre < len(got) && pre < len(want) && got[pre] == want[pre] {
+			pre++
+		}
+		suf := 0
+		for suf < len(got)-pre && suf < len(want) && got[len(got)-1-suf] == want[len(want)-1-suf] {
+			suf++
+		}
+		if pre < 1000 || suf < 1000 || pre+suf != len(got) || len(got) >= len(want) {
+			t.Errorf("%s: %d MR/MW records decoded of %d executed: %d match the start, %d the end; want a prefix and a suffix with a hole",
+				proto, len(got), len(want), pre, suf)
+		}
+	}
+}
+
+// simValues returns the kind, size and value of the simulator's MR/MW
+// records of loads and stores (not AMOs) in a full Tarmac file, as
+// "R8 0x1".
+func simValues(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`\bM([RW])(\d+) [0-9a-f]+ ([0-9a-f_]+)`)
+	var out []string
+	amo := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, " IT ") {
+			amo = strings.Contains(l, ": amo")
+		}
+		if m := re.FindStringSubmatch(l); m != nil && !amo {
+			v, err := strconv.ParseUint(strings.ReplaceAll(m[3], "_", ""), 16, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, l, err)
+			}
+			out = append(out, fmt.Sprintf("%s%s %#x", m[1], m[2], v))
+		}
+	}
+	return out
+}
+
+// jsonValues returns the kind, size and value of the load and store data
+// objects of a decoder's JSON lines, as simValues.
+func jsonValues(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		var o struct {
+			Kind, Dtype, Value string
+			Size               int
+		}
+		if l == "" || json.Unmarshal([]byte(l), &o) != nil || o.Kind != "data" || o.Dtype != "load" && o.Dtype != "store" {
+			continue
+		}
+		v, err := strconv.ParseUint(strings.TrimPrefix(o.Value, "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("%s: %q: %v", path, l, err)
+		}
+		switch o.Dtype {
+		case "load":
+			out = append(out, fmt.Sprintf("R%d %#x", o.Size, v))
+		case "store":
+			out = append(out, fmt.Sprintf("W%d %#x", o.Size, v))
+		}
+	}
+	return out
+}
