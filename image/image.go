@@ -160,7 +160,9 @@ func (s *Set) Segments() []Segment {
 // AddELF loads an ELF file: every PT_LOAD segment at its virtual address
 // (p_vaddr), the file bytes followed by zero fill up to p_memsz; its
 // symbols (see [Set.Symbols]); and its DWARF line table when it has one
-// (malformed debug information is ignored). ELF32 and ELF64 files of any
+// (malformed debug information is ignored); a stripped file's symbols
+// and line table come from its separate debug file, found by its GNU
+// build ID (see [DebugDirs]). ELF32 and ELF64 files of any
 // machine are accepted, so that symbols can be taken from them, but only
 // RISC-V files decide [Set.XLEN] when there is one. Errors name the file
 // and what is wrong with it; on error the Set is left unchanged.
@@ -303,6 +305,16 @@ func loadELF(name string, r io.ReaderAt) (*loaded, error) {
 	}
 	var d *dwarf.Data
 	img.lines, d = elfLines(f, img.segs)
+	if f.Section(".symtab") == nil && f.Section(".debug_info") == nil {
+		// stripped: its symbols and lines may be in a separate debug file
+		syms, lines, dd, _, err := loadDebugFile(name, f, img.segs)
+		if err != nil {
+			return nil, err
+		}
+		if len(syms) > 0 || len(lines) > 0 {
+			img.syms, img.lines, d = syms, lines, dd
+		}
+	}
 	img.elf = newELFFile(name, f, img.segs, d)
 	return img, nil
 }

@@ -291,7 +291,7 @@ func handText(i Inst, o *opInfo, pc uint64) (string, bool) {
 	switch o.name {
 	case "fence":
 		return fenceText(x), true
-	case "sret", "mret", "dret", "wfi":
+	case "sret", "mret", "dret", "wfi", "sfence.w.inval", "sfence.inval.ir":
 		return o.name, true
 	case "sfence.vma":
 		rs1, rs2 := x>>15&0x1f, x>>20&0x1f
@@ -302,6 +302,9 @@ func handText(i Inst, o *opInfo, pc uint64) (string, bool) {
 			return "sfence.vma " + xNames[rs1], true
 		}
 		return "sfence.vma " + xNames[rs1] + "," + xNames[rs2], true
+	case "sinval.vma":
+		// objdump prints both operands, zero included.
+		return "sinval.vma " + xNames[x>>15&0x1f] + "," + xNames[x>>20&0x1f], true
 	case "rev8", "zext.h", "brev8", "zip", "unzip":
 		return o.name + " " + xNames[i.Rd] + "," + xNames[i.Rs1], true
 	case "pack", "packh", "packw", "xperm4", "xperm8":

@@ -8,8 +8,9 @@
 // [Decode] knows every RV32 and RV64 instruction of I, M, A, F, D, C (Zca,
 // Zcf, Zcd), Zicsr, Zifencei, Zba, Zbb, Zbs, Zcb, Zcmp, Zcmt, Zbc, Zbkb,
 // Zbkx, Zfh, Zfhmin, Zicbom, Zicboz, Zicbop, Zicond, Zihintpause, Zimop,
-// Zcmop and the privileged instructions ecall, ebreak, mret, sret, dret, wfi and
-// sfence.vma. Anything else, including reserved compressed encodings (c.lwsp
+// Zcmop, Svinval (sinval.vma, sfence.w.inval, sfence.inval.ir; not its
+// hypervisor instructions) and the privileged instructions ecall, ebreak,
+// mret, sret, dret, wfi and sfence.vma. Anything else, including reserved compressed encodings (c.lwsp
 // with rd=x0, c.jr with rs1=x0, c.addi4spn with a zero immediate, ...),
 // encodings of the other XLEN (c.jal is c.addiw on RV64; ld is not RV32) and
 // 48/64-bit or longer encodings, is [ClassIllegal]. HINT encodings (c.addi
@@ -44,7 +45,7 @@
 // by hand what it lacks or gets wrong: the RV32-only encodings (c.jal,
 // c.flw/c.fsw/c.flwsp/c.fswsp, RV32 rev8 and zext.h, rdcycleh and friends),
 // Zcb, Zcmp and Zcmt, the privileged instructions (mret, sret, dret, wfi,
-// sfence.vma), HINT encodings it rejects, static rounding modes it drops,
+// sfence.vma, Svinval's), HINT encodings it rejects, static rounding modes it drops,
 // and a few operand forms where its text differs from objdump's. Legality
 // always comes from [Decode]'s table, never from riscv64asm, so both
 // functions agree on what is an instruction; unknown bits print as

@@ -47,6 +47,7 @@ const (
 	ExtZihintpause // the pause hint (a fence, which is always decoded; the bit only names the extension)
 	ExtZimop       // may-be-operations (mop.r.N, mop.rr.N)
 	ExtZcmop       // compressed may-be-operations (c.mop.N); needs ExtC
+	ExtSvinval     // fine-grained address-translation cache invalidation (sinval.vma, sfence.w.inval, sfence.inval.ir)
 
 	// ExtG is IMAFD (with Zicsr and Zifencei, which are always present).
 	ExtG = ExtM | ExtA | ExtF | ExtD
@@ -58,13 +59,13 @@ const (
 	// ExtLinux is the set of extensions beyond G, C and B that current
 	// Linux kernels and toolchains use and that the simulator implements:
 	// Zbc, Zbkb, Zbkx, Zfh (with Zfhmin), Zicbom, Zicboz, Zicbop, Zicond,
-	// Zihintpause, Zimop and Zcmop.
+	// Zihintpause, Zimop, Zcmop and Svinval.
 	ExtLinux = ExtZbc | ExtZbkb | ExtZbkx | ExtZfh | ExtZfhmin | ExtZicbom | ExtZicboz | ExtZicbop |
-		ExtZicond | ExtZihintpause | ExtZimop | ExtZcmop
+		ExtZicond | ExtZihintpause | ExtZimop | ExtZcmop | ExtSvinval
 
 	// ExtRV64Default is what [Decode] assumes for XLEN 64:
 	// RV64GC plus Zba, Zbb, Zbs, Zcb and ExtLinux
-	// (rv64gc_zba_zbb_zbs_zcb_zbc_zbkb_zbkx_zfh_zfhmin_zicbom_zicboz_zicbop_zicond_zihintpause_zimop_zcmop).
+	// (rv64gc_zba_zbb_zbs_zcb_zbc_zbkb_zbkx_zfh_zfhmin_zicbom_zicboz_zicbop_zicond_zihintpause_zimop_zcmop_svinval).
 	ExtRV64Default = ExtGC&^ExtZcf | ExtB | ExtZcb | ExtLinux
 	// ExtRV32Default is what [Decode] assumes for XLEN 32: RV32IMAFD with
 	// Zca and Zcf, Zba, Zbb, Zbs, Zcb, Zcmp, Zcmt and ExtLinux
@@ -114,6 +115,7 @@ var extNames = []struct {
 	{"zihintpause", ExtZihintpause},
 	{"zimop", ExtZimop},
 	{"zcmop", ExtZcmop},
+	{"svinval", ExtSvinval},
 }
 
 // String returns the extensions as the tail of an ISA string, such as
@@ -189,7 +191,7 @@ func ParseArch(s string) (xlen int, ext Ext, err error) {
 			ext |= ExtZbkb | ExtZbkx // scalar crypto (Zbkc has no bit of its own)
 		}
 		for _, n := range extNames {
-			if name == n.name && name[0] == 'z' {
+			if name == n.name && (name[0] == 'z' || name[0] == 's') {
 				ext |= n.ext
 			}
 		}

@@ -18,8 +18,8 @@ var gnuProfiles = []struct {
 	arch string
 	ext  Ext
 }{
-	{64, "rv64gc_zba_zbb_zbs_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause", ExtGC | ExtB | gnuLinux},
-	{32, "rv32gc_zba_zbb_zbs_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause", ExtGC | ExtB | gnuLinux},
+	{64, "rv64gc_zba_zbb_zbs_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause_svinval", ExtGC | ExtB | gnuLinux},
+	{32, "rv32gc_zba_zbb_zbs_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause_svinval", ExtGC | ExtB | gnuLinux},
 }
 
 // gnuLinux is the part of ExtLinux that binutils 2.40 knows (not Zicond,
@@ -34,8 +34,8 @@ var llvmProfiles = []struct {
 	arch string
 	ext  Ext
 }{
-	{64, "+m,+a,+f,+d,+c,+zba,+zbb,+zbs,+zcb,+zcmop,+zicond,+zimop", ExtGC | ExtB | ExtZcb | llvmOnly},
-	{32, "+m,+a,+f,+c,+zba,+zbb,+zbs,+zcb,+zcmp,+zcmt,+zcmop,+zicond,+zimop", ExtM | ExtA | ExtF | ExtC | ExtZcf | ExtB | ExtZcb | ExtZcmp | ExtZcmt | llvmOnly},
+	{64, "+m,+a,+f,+d,+c,+zba,+zbb,+zbs,+zcb,+zcmop,+zicond,+zimop,+svinval", ExtGC | ExtB | ExtZcb | llvmOnly | ExtSvinval},
+	{32, "+m,+a,+f,+c,+zba,+zbb,+zbs,+zcb,+zcmp,+zcmt,+zcmop,+zicond,+zimop,+svinval", ExtM | ExtA | ExtF | ExtC | ExtZcf | ExtB | ExtZcb | ExtZcmp | ExtZcmt | llvmOnly | ExtSvinval},
 }
 
 // llvmOnly are the extensions only the LLVM profiles test.
@@ -244,13 +244,15 @@ func TestLLVMZc(t *testing.T) {
 }
 
 // TestLLVM32 compares the 32-bit instructions of Zicond and Zimop, which
-// binutils 2.40 does not know, and their neighbours with llvm-objdump.
+// binutils 2.40 does not know, and their neighbours with llvm-objdump, and
+// Svinval's with a second disassembler (binutils's is TestObjdump32).
 func TestLLVM32(t *testing.T) {
 	needLLVM(t)
 	var words []uint32
 	for _, w := range random32() {
-		// OP with funct7 7 (Zicond) and SYSTEM with funct3 4 (Zimop).
-		if w&0xfe00007f == 0x0e000033 || w&0x707f == 0x4073 {
+		// OP with funct7 7 (Zicond), SYSTEM with funct3 4 (Zimop) and
+		// SYSTEM with funct3 0 and funct7 0x0b or 0x0c (Svinval).
+		if w&0xfe00007f == 0x0e000033 || w&0x707f == 0x4073 || w&0x707f == 0x73 && (w>>25 == 0x0b || w>>25 == 0x0c) {
 			words = append(words, w)
 		}
 	}

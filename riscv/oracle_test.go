@@ -388,6 +388,8 @@ func deviation(l dumpLine, xlen int, in Inst) string {
 			return "cm.mvsa01 with r1s' = r2s' (reserved)"
 		case l.mn == "uret" || l.mn == "hret" || l.mn == "sfence.vm":
 			return "obsolete instruction of privileged spec 1.9 / N extension"
+		case l.mn == "hinval.vvma" || l.mn == "hinval.gvma":
+			return "Svinval's hypervisor instructions, printed without the H extension"
 		}
 	}
 	if l.text() == "fence w,unknown" && in.Class == ClassLinear {

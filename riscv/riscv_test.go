@@ -539,7 +539,8 @@ func TestParseArch(t *testing.T) {
 	}{
 		{"rv64gc", 64, ExtGC &^ ExtZcf},
 		{"rv64gc_zba_zbb_zbs_zcb", 64, ExtRV64Default &^ ExtLinux},
-		{"rv64gc_zba_zbb_zbs_zcb_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zicond_zihintpause_zimop_zcmop", 64, ExtRV64Default},
+		{"rv64gc_zba_zbb_zbs_zcb_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zicond_zihintpause_zimop_zcmop_svinval", 64, ExtRV64Default},
+		{"rv64i_svinval2p0_sstc", 64, ExtSvinval},
 		{"rv32i_zfhmin_zcmop", 32, ExtF | ExtZfhmin | ExtC | ExtZcmop},
 		{"rv64i_zkn", 64, ExtZbkb | ExtZbkx},
 		{"rv32gc", 32, ExtGC},

@@ -278,6 +278,12 @@ var ops = [...]opInfo{
 	{name: "wfi", mask: mExact, match: 0x10500073, dis: disHand},
 	{name: "sfence.vma", mask: mSfenceVMA, match: 0x12000073, form: fSfence, dis: disHand},
 
+	// Svinval (privileged spec, "Svinval" chapter). Its hinval.vvma and
+	// hinval.gvma need the hypervisor extension, which is not decoded.
+	{name: "sinval.vma", mask: mSfenceVMA, match: i32(opSYSTEM, 0, 0x0b), form: fSfence, ext: ExtSvinval, dis: disHand},
+	{name: "sfence.w.inval", mask: mExact, match: f12(opSYSTEM, 0, 0x180), ext: ExtSvinval, dis: disHand},
+	{name: "sfence.inval.ir", mask: mExact, match: f12(opSYSTEM, 0, 0x181), ext: ExtSvinval, dis: disHand},
+
 	// M.
 	{name: "mul", mask: mFunct7, match: i32(opOP, 0, 0x01), form: fR, ext: ExtM},
 	{name: "mulh", mask: mFunct7, match: i32(opOP, 1, 0x01), form: fR, ext: ExtM},

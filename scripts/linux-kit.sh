@@ -11,6 +11,11 @@
 # $RVTRACE_LINUX_CACHE (default ~/.cache/rvtrace/linux):
 #
 #   Image               the raw kernel image (Debian's vmlinuz, decompressed)
+#   System.map          the kernel's symbols, from linux-image-VERSION-dbg
+#                       (a 1.2 GB download, deleted once System.map is out
+#                       of it), checked against the Image; --no-system-map
+#                       leaves it out (then take the symbols from the
+#                       guest's /proc/kallsyms)
 #   root/               the extracted tree (root/bin/busybox, perf, libraries)
 #   init                the init script the initramfs runs
 #   initramfs.cpio.gz   the initramfs: busybox as /bin/sh etc., perf, /init
@@ -19,16 +24,19 @@
 #
 # The suite is Debian unstable (sid), the only one with riscv64 packages,
 # from the mirror the system's apt sources name (RVTRACE_DEBIAN_MIRROR
-# overrides it). Idempotent: a kit that is complete and verifies is left as
-# it is (--force rebuilds it). Exits non-zero, saying why, on any failure.
+# overrides it). Idempotent: a kit that is complete and verifies (unless
+# --no-system-map, with a System.map) is left as it is (--force rebuilds
+# it). Exits non-zero, saying why, on any failure.
 set -euo pipefail
 
 CACHE=${RVTRACE_LINUX_CACHE:-$HOME/.cache/rvtrace/linux}
 KIT_VERSION=5 # bump when what the kit builds changes
 FORCE=0
+SYSMAP=1
 for a in "$@"; do
   case $a in
     --force) FORCE=1 ;;
+    --no-system-map) SYSMAP=0 ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "linux-kit: unknown argument $a" >&2; exit 2 ;;
   esac
@@ -37,7 +45,7 @@ done
 say() { echo "linux-kit: $*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-# verify checks a built kit: the Image's RISC-V header,
+# verify checks a built kit: the Image's RISC-V header, System.map,
 # the busybox binary and the initramfs listing.
 verify() {
   local d=$1
@@ -45,6 +53,9 @@ verify() {
   # RISC-V Image header: magic "RISCV\0\0\0" at 48, "RSC\x05" at 56.
   [ "$(dd if="$d/Image" bs=1 skip=48 count=5 2>/dev/null)" = RISCV ] ||
     { say "$d/Image has no RISC-V Image header"; return 1; }
+  if [ $SYSMAP = 1 ] || [ -e "$d/System.map" ]; then
+    verify_system_map "$d/System.map" "$d/Image" || return 1
+  fi
   [ -x "$d/root/bin/busybox" ] || { say "missing $d/root/bin/busybox"; return 1; }
   [ -s "$d/initramfs.cpio.gz" ] || { say "missing $d/initramfs.cpio.gz"; return 1; }
   local list
@@ -65,6 +76,23 @@ verify() {
     done
   fi
   [ -s "$d/versions.txt" ] || { say "missing $d/versions.txt"; return 1; }
+}
+
+# verify_system_map MAP IMAGE checks that MAP is the symbol map of the raw
+# IMAGE: complete (it ends with _end), and the kernel's version banner
+# (linux_banner) is where MAP says, counted from _start (the Image's
+# first byte). A map of another build of the kernel misses the banner.
+verify_system_map() {
+  local map=$1 img=$2 start banner off
+  [ -s "$map" ] || { say "missing $map"; return 1; }
+  tail -n 3 "$map" | grep -q ' _end$' || { say "$map is incomplete (no _end)"; return 1; }
+  start=$(sed -n 's/^\([0-9a-f]\{16\}\) [Tt] _start$/\1/p' "$map" | head -n1)
+  banner=$(sed -n 's/^\([0-9a-f]\{16\}\) [DdRr] linux_banner$/\1/p' "$map" | head -n1)
+  [ -n "$start" ] && [ -n "$banner" ] || { say "$map names no _start or linux_banner"; return 1; }
+  off=$((0x$banner - 0x$start))
+  [ "$off" -gt 0 ] || { say "$map: linux_banner before _start"; return 1; }
+  [ "$(dd if="$img" bs=65536 iflag=skip_bytes,count_bytes skip="$off" count=14 status=none)" = "Linux version " ] ||
+    { say "$map does not match $img: no version banner at linux_banner (file offset $off)"; return 1; }
 }
 
 # cpio_list lists a newc archive on stdin (host cpio, else the extracted
@@ -222,8 +250,32 @@ esac
 for d in "$ROOT"/usr/lib/modules/*/; do
   rm -rf "$d"vmlinuz "$d"System.map "$d"config "$d"dtb "$d"modules.*
 done
-# Debian's System.map is a stub naming the -dbg package (1.2 GB), which
-# the kit does not fetch: the symbols come from /proc/kallsyms instead.
+# Debian's System.map (in linux-base-VERSION, not fetched) is a stub
+# naming linux-image-VERSION-dbg, 1.2 GB of debug information whose first
+# file is the real System.map. Unless --no-system-map, the kit downloads
+# that package (apt checks it against the signed index), takes System.map
+# out and deletes the package.
+rm -f "$CACHE/System.map"
+if [ $SYSMAP = 1 ]; then
+  DBG=linux-image-$KVER-dbg
+  [ -n "$(policy_version "$DBG")" ] || die "$DBG (the kernel's System.map) is not in the package index"
+  say "System.map: downloading $DBG $(policy_version "$DBG") (1.2 GB)"
+  mkdir -p "$APT/dbg"
+  (cd "$APT/dbg" && apt-get "${aptopts[@]}" -qq download "$DBG" >"$APT/sysmap.log" 2>&1) ||
+    { cat "$APT/sysmap.log" >&2; rm -rf "$APT/dbg"; die "apt-get download $DBG failed"; }
+  set +o pipefail # dpkg-deb stops with SIGPIPE once tar has the file
+  tarok=0
+  dpkg-deb --fsys-tarfile "$APT"/dbg/*.deb 2>>"$APT/sysmap.log" |
+    tar -xO --wildcards --occurrence=1 "*/modules/$KREL/System.map" >"$CACHE/System.map.new" 2>>"$APT/sysmap.log" || tarok=$?
+  set -o pipefail
+  rm -rf "$APT/dbg"
+  if [ "$tarok" != 0 ] || ! verify_system_map "$CACHE/System.map.new" "$CACHE/Image"; then
+    cat "$APT/sysmap.log" >&2
+    die "no valid System.map in $DBG"
+  fi
+  mv "$CACHE/System.map.new" "$CACHE/System.map"
+  echo "$DBG $(policy_version "$DBG") (System.map only)" >>"$CACHE/versions.txt.new"
+fi
 
 # The busybox tree: busybox as every applet; the root tree's usr-merged
 # layout (bin -> usr/bin) is kept.
@@ -299,10 +351,11 @@ mv "$CACHE/initramfs.cpio.gz.new" "$CACHE/initramfs.cpio.gz"
     qemu-riscv64 "$ROOT/bin/busybox" cpio -o -H newc <"$CACHE/initramfs-busybox.list" 2>/dev/null
   fi | gzip -9n >"$CACHE/initramfs-busybox.cpio.gz"
 )
+sort -o "$CACHE/versions.txt.new" "$CACHE/versions.txt.new"
 mv "$CACHE/versions.txt.new" "$CACHE/versions.txt"
 
 verify "$CACHE" || die "the kit in $CACHE does not verify"
 echo "$KIT_VERSION" >"$CACHE/.done"
 say "kit ready in $CACHE:"
-ls -l "$CACHE/Image" "$CACHE/initramfs.cpio.gz" "$CACHE/initramfs-busybox.cpio.gz" "$CACHE/root/bin/busybox" >&2
+ls -l "$CACHE/Image" $([ $SYSMAP = 1 ] && echo "$CACHE/System.map") "$CACHE/initramfs.cpio.gz" "$CACHE/initramfs-busybox.cpio.gz" "$CACHE/root/bin/busybox" >&2
 cat "$CACHE/versions.txt"

@@ -93,6 +93,70 @@ const (
 	pteD
 )
 
+// Sv39 PTE fields above the PPN (privileged spec, "Sv39 page table
+// entry"): bits 60:54 are reserved, 62:61 are Svpbmt's PBMT and 63 is
+// Svnapot's N, which the simulator does not implement (so it is reserved
+// too).
+const (
+	pteReserved = 0x7f << 54 // bits 60:54
+	ptePBMT     = 3 << 61    // bits 62:61
+	pteN        = 1 << 63
+)
+
+// The PBMT values (Svpbmt, table "Encodings for PBMT field in Sv39, Sv48,
+// and Sv57 PTEs"). NC and IO change only the memory attributes (caching,
+// idempotency, ordering), which this simulator's memory does not model:
+// accesses through such pages behave as through PMA pages.
+const (
+	pbmtPMA      = 0 // none: the PMAs apply
+	pbmtNC       = 1 // non-cacheable, idempotent, weakly-ordered (RVWMO), main memory
+	pbmtIO       = 2 // non-cacheable, non-idempotent, strongly-ordered (I/O ordering), I/O
+	pbmtReserved = 3 // reserved for future standard use
+)
+
+// menvcfgPBMTE enables Svpbmt for S-mode translations (menvcfg bit 62):
+// with it clear, the PBMT bits are reserved as if Svpbmt were absent.
+const menvcfgPBMTE = 1 << 62
+
+// pteFault tells whether a PTE at some level of an Sv32 or Sv39 walk
+// stops the walk with a page fault before its permissions are looked at
+// (step 3 of the privileged spec's "Virtual Address Translation Process",
+// with Svpbmt's rules): not valid, W without R, or any reserved bit or
+// encoding set. pbmte is menvcfg.PBMTE; sv39 tells that the PTE is a
+// 64-bit one.
+func pteFault(pte uint64, sv39, pbmte bool) bool {
+	if pte&pteV == 0 || pte&(pteR|pteW) == pteW {
+		return true
+	}
+	leaf := pte&(pteR|pteX) != 0
+	// "For non-leaf PTEs, the D, A, and U bits are reserved for future
+	// standard use."
+	if !leaf && pte&(pteD|pteA|pteU) != 0 {
+		return true
+	}
+	if !sv39 {
+		return false
+	}
+	if pte&(pteReserved|pteN) != 0 {
+		return true
+	}
+	switch pbmt := (pte & ptePBMT) >> 61; {
+	case pbmt == pbmtPMA:
+		return false
+	case !pbmte:
+		// Svpbmt disabled (menvcfg.PBMTE = 0): bits 62:61 are reserved.
+		return true
+	case !leaf:
+		// "For non-leaf PTEs, bits 62-61 are reserved for future
+		// standard use ... or else a page-fault exception is raised."
+		return true
+	default:
+		// "using this reserved value in a leaf PTE raises a page-fault
+		// exception"
+		return pbmt == pbmtReserved
+	}
+}
+
 func (h *Hart) walk(va uint64, acc int, priv uint8, mode int) (uint64, bool) {
 	levels, pteSize, vpnBits := 3, uint64(8), uint(9)
 	ppnMask := uint64(1)<<44 - 1
@@ -120,7 +184,7 @@ func (h *Hart) walk(va uint64, acc int, priv uint8, mode int) (uint64, bool) {
 		} else {
 			pte = uint64(binary.LittleEndian.Uint32(b))
 		}
-		if pte&pteV == 0 || (pte&pteR == 0 && pte&pteW != 0) || (pteSize == 8 && pte>>54 != 0) {
+		if pteFault(pte, pteSize == 8, h.csr.menvcfg&menvcfgPBMTE != 0) {
 			break
 		}
 		ppn := (pte >> 10) & ppnMask

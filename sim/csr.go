@@ -390,9 +390,16 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 	case csrMcounteren:
 		c.mcounteren = v & 0xffffffff
 	case csrMenvcfg:
+		old := c.menvcfg
 		c.menvcfg = envcfgWrite(c.menvcfg, v)
 		if h.m.sstc != nil {
 			c.menvcfg |= v & menvcfgSTCE
+		}
+		if !rv32 {
+			c.menvcfg |= v & menvcfgPBMTE // Svpbmt (Sv39 only)
+		}
+		if (old^c.menvcfg)&menvcfgPBMTE != 0 {
+			h.flushTLB() // translations cached under the other rule
 		}
 		h.stop = true // may enable the Sstc timer interrupt
 	case csrStimecmp:

@@ -188,6 +188,9 @@ const (
 	opFLH
 	opFSH
 	opFPH // half precision (and fcvt.s.h, fcvt.d.h): sub-operation in fop
+	// Svinval's sfence.w.inval and sfence.inval.ir (its sinval.vma is
+	// opSFENCEVMA)
+	opSFENCEINVAL
 )
 
 // Floating-point sub-operations (inst.fop).
@@ -783,6 +786,12 @@ func decode32(w uint32, xlen int) inst {
 				d.op = opWFI
 			case f7 == 0x09 && d.rd == 0:
 				d.op = opSFENCEVMA
+			case f7 == 0x0b && d.rd == 0:
+				// Svinval's sinval.vma: "Simpler implementations may
+				// implement SINVAL.VMA ... identically to SFENCE.VMA"
+				d.op = opSFENCEVMA
+			case w == 0x18000073 || w == 0x18100073:
+				d.op = opSFENCEINVAL // sfence.w.inval, sfence.inval.ir
 			default:
 				return ill
 			}

@@ -104,7 +104,7 @@ func (m *Machine) fdtCPUs(f *fdt, extISA string, clock bool) {
 	if m.xlen == 32 {
 		isa, mmu = "rv32imafdc_zicsr_zifencei_zba_zbb_zbs", "riscv,sv32"
 	}
-	isa += isaExt + extISA
+	isa += isaExt + extISA + isaSupervisor(m.xlen)
 	f.begin("cpus")
 	f.cells("#address-cells", 1)
 	f.cells("#size-cells", 0)

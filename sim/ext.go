@@ -11,7 +11,8 @@ import (
 // multiplication), Zbkb (pack, packh, packw, brev8, zip, unzip; its
 // rotates, rev8, andn, orn and xnor are Zbb's and run in the main loop),
 // Zbkx (crossbar permutations), Zicond (conditional zero) and Zicbom/Zicboz
-// (cache-block operations). Half precision (Zfh/Zfhmin) is in zfh.go.
+// (cache-block operations), and Svinval's fences. Half precision
+// (Zfh/Zfhmin) is in zfh.go.
 //
 // Instructions that need no operation of their own are decoded to
 // existing ones (decode.go): the Zicbop prefetches are ori with rd = x0,
@@ -21,6 +22,16 @@ import (
 // isaExt lists the extensions of this file and zfh.go in the device
 // tree's riscv,isa string (after rv64imafdc_zicsr_zifencei_zba_zbb_zbs).
 const isaExt = "_zbc_zbkb_zbkx_zfh_zfhmin_zicbom_zicboz_zicbop_zicond_zihintpause_zimop_zcmop"
+
+// isaSupervisor lists the supervisor-level extensions of the MMU
+// (access.go) in the device tree's ISA string, after the others: Svinval
+// and, with Sv39 (RV64), Svpbmt.
+func isaSupervisor(xlen int) string {
+	if xlen == 32 {
+		return "_svinval"
+	}
+	return "_svinval_svpbmt"
+}
 
 // cboBlock is the cache-block size of Zicbom and Zicboz in bytes (the
 // device tree's riscv,cbom-block-size and riscv,cboz-block-size).
@@ -52,6 +63,7 @@ func init() {
 	kindOfOp[opFSH] = pmu.KindStore
 	kindOfOp[opFPH] = pmu.KindFP
 	kindOfOp[opCBOZERO] = pmu.KindStore
+	kindOfOp[opSFENCEINVAL] = pmu.KindFence
 	for _, op := range []uint8{opCLMUL, opCLMULH, opCLMULR} {
 		kindOfOp[op] = pmu.KindMulDiv
 	}
@@ -122,6 +134,16 @@ func (h *Hart) execExt(d *inst, npc uint64) (uint64, uint8, bool) {
 		}
 	case opCBOCLEAN, opCBOFLUSH, opCBOINVAL, opCBOZERO:
 		if !h.execCBO(d) {
+			return 0, 0, false
+		}
+		return npc, 0, true
+	case opSFENCEINVAL:
+		// Svinval: only ordering, which the simulator always has;
+		// "Attempting to execute SFENCE.W.INVAL or SFENCE.INVAL.IR in
+		// U-mode raises an illegal-instruction exception" (mstatus.TVM
+		// does not apply).
+		if h.priv == privU {
+			h.illegal(d)
 			return 0, 0, false
 		}
 		return npc, 0, true
@@ -270,7 +292,7 @@ func extClassOf(d *inst) uint8 {
 			return clFPDiv
 		}
 		return clFP
-	case opCBOCLEAN, opCBOFLUSH, opCBOINVAL:
+	case opCBOCLEAN, opCBOFLUSH, opCBOINVAL, opSFENCEINVAL:
 		return clSystem
 	}
 	return clALU
@@ -280,7 +302,7 @@ func extClassOf(d *inst) uint8 {
 // integer register rd (for writesX).
 func extWritesX(d *inst) bool {
 	switch d.op {
-	case opFLH, opFSH, opCBOCLEAN, opCBOFLUSH, opCBOINVAL, opCBOZERO:
+	case opFLH, opFSH, opCBOCLEAN, opCBOFLUSH, opCBOINVAL, opCBOZERO, opSFENCEINVAL:
 		return false
 	case opFPH:
 		return fphToX(d.fop)

@@ -356,8 +356,8 @@ func (m *Machine) makeKernelDTB(kb *kernelBoot) []byte {
 }
 
 // kernelISA lists the extensions the simulator implements, as
-// riscv,isa-extensions names them (then those of isaExt, and sstc on the
-// built-in SBI).
+// riscv,isa-extensions names them (then those of isaExt, sstc on the
+// built-in SBI, and isaSupervisor).
 var kernelISA = []string{"i", "m", "a", "f", "d", "c", "zicntr", "zicsr", "zifencei", "zihpm",
 	"zba", "zbb", "zbs", "sscofpmf"}
 
@@ -369,6 +369,7 @@ func (m *Machine) fdtCPUsKernel(f *fdt) {
 	if m.sstc != nil {
 		exts = append(exts, "sstc")
 	}
+	exts = append(exts, strings.Split(strings.TrimPrefix(isaSupervisor(64), "_"), "_")...)
 	isa := "rv64imafdc"
 	for _, e := range exts[6:] {
 		isa += "_" + e

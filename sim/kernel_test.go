@@ -112,13 +112,26 @@ func TestKernelBoot(t *testing.T) {
 
 // TestKernelShell types commands into the busybox shell through the
 // UART's input: the shell's answer (computed by the guest) and the exit
-// status of a failing command come back on the console.
+// status of a failing command come back on the console. The kernel's
+// /proc/cpuinfo isa line lists Svinval and Svpbmt, which it took from the
+// device tree and uses (Svpbmt: the UART and the other devices are mapped
+// with PBMT=IO; sinval.vma in its TLB flushes).
 func TestKernelShell(t *testing.T) {
-	in := "echo sum=$((6*7))\nfalse; echo status=$?\ncat /proc/cpuinfo | grep -c processor\nexit\n"
+	in := "echo sum=$((6*7))\nfalse; echo status=$?\ncat /proc/cpuinfo | grep -c processor\ngrep -m1 '^isa' /proc/cpuinfo\nexit\n"
 	out, _ := bootKernel(t, "", "console=ttyS0 rdinit=/init rvtrace.shell=1 quiet", []byte(in))
 	for _, want := range []string{"sum=42\r\n", "status=1\r\n", "\r\n1\r\n", "rvtrace-init: powering off"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("console lacks %q\nconsole:\n%s", want, tail(out))
+		}
+	}
+	isa := regexp.MustCompile(`\nisa\s*: (rv64\S*)`).FindStringSubmatch(out)
+	if isa == nil {
+		t.Fatalf("no isa line from /proc/cpuinfo\nconsole:\n%s", tail(out))
+	}
+	t.Logf("/proc/cpuinfo: isa %s", isa[1])
+	for _, ext := range []string{"_svinval", "_svpbmt", "_sstc", "_zicbom"} {
+		if !strings.Contains(isa[1]+"_", ext+"_") {
+			t.Errorf("the kernel's isa line lacks %s: %s", ext, isa[1])
 		}
 	}
 }
@@ -205,7 +218,7 @@ func TestKernelDeviceTree(t *testing.T) {
 	dts := string(out)
 	for _, want := range []string{`bootargs = "console=ttyS0 rdinit=/init";`, `compatible = "sifive,plic-1.0.0\0riscv,plic0";`,
 		`compatible = "ns16550a";`, "interrupts = <0x0a>;", `compatible = "syscon-poweroff";`, "value = <0x5555>;",
-		"rng-seed = ", `riscv,isa-extensions = "i\0m\0a\0f\0d\0c\0`, `\0sscofpmf\0zbc\0`, `\0zcmop\0sstc";`, "riscv,cboz-block-size = <0x40>;"} {
+		"rng-seed = ", `riscv,isa-extensions = "i\0m\0a\0f\0d\0c\0`, `\0sscofpmf\0zbc\0`, `\0zcmop\0sstc\0svinval\0svpbmt";`, "_zcmop_sstc_svinval_svpbmt\";", "riscv,cboz-block-size = <0x40>;"} {
 		if !strings.Contains(dts, want) {
 			t.Errorf("tree lacks %q\n%s", want, dts)
 		}

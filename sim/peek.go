@@ -114,7 +114,8 @@ func (h *Hart) itlbFrame(va uint64, priv ingress.Priv) (uint64, bool) {
 func (m *Machine) SetCodeWriteHook(f func(pa uint64)) { m.codeHook = f }
 
 // peekTranslate translates va for a fetch in privilege priv without side
-// effects or permission checks.
+// effects or permission checks (a PTE that walk faults on, pteFault, gives
+// no translation here either).
 func (h *Hart) peekTranslate(va uint64, priv uint8) (pa uint64, global, ok bool) {
 	mode := h.satpMode()
 	if priv == privM || mode == 0 {
@@ -142,8 +143,8 @@ func (h *Hart) peekTranslate(va uint64, priv uint8) (pa uint64, global, ok bool)
 		} else {
 			pte = uint64(binary.LittleEndian.Uint32(b))
 		}
-		if pte&pteV == 0 || (pte&pteR == 0 && pte&pteW != 0) {
-			return 0, false, false
+		if pteFault(pte, pteSize == 8, h.csr.menvcfg&menvcfgPBMTE != 0) {
+			return 0, false, false // as walk: reserved bits fault
 		}
 		global = global || pte&pteG != 0
 		ppn := (pte >> 10) & ppnMask

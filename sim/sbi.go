@@ -136,6 +136,9 @@ func (h *Hart) fwSetup() {
 	if h.m.sstc != nil {
 		c.menvcfg |= menvcfgSTCE
 	}
+	if h.xlen == 64 { // Svpbmt, as OpenSBI enables it for S-mode
+		c.menvcfg |= menvcfgPBMTE
+	}
 	h.writeInhibit(0xfffffff8)
 	c.mie = 0
 	h.m.clint.mtimecmp[h.id] = ^uint64(0)

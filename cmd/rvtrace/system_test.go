@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +123,63 @@ func guestKallsyms(t *testing.T, kit, dir string) string {
 	return syms
 }
 
+// kitSystemMap returns the kit's System.map, or "" (a kit made with
+// scripts/linux-kit.sh --no-system-map).
+func kitSystemMap(kit string) string {
+	p := filepath.Join(kit, "System.map")
+	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
+		return p
+	}
+	return ""
+}
+
+// TestKernelProfileSystemMap traces the first 100 M instructions of the
+// kit's kernel booting (N-Trace best, with a sideband matching the pages
+// run against the Image) and profiles them with the kit's System.map
+// (Debian's, from the kernel's -dbg package): the profile names the
+// kernel's functions, start_kernel with nearly all of the run inside it,
+// and has no gap.
+func TestKernelProfileSystemMap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a traced Linux boot (100 M instructions) takes a minute")
+	}
+	kit := linuxKitDir(t)
+	sysmap := kitSystemMap(kit)
+	if sysmap == "" {
+		t.Skip("the Linux kit has no System.map (it was made with --no-system-map): run scripts/linux-kit.sh")
+	}
+	dir := t.TempDir()
+	kernel := filepath.Join(kit, "Image")
+	trace, side := filepath.Join(dir, "sys.nex"), filepath.Join(dir, "sys.side")
+	code, _, errb := rv(t, "run", "--machine", "virt", "--kernel", kernel, "--initrd", filepath.Join(kit, "initramfs-busybox.cpio.gz"),
+		"--append", "console=ttyS0 rdinit=/init quiet", "--max-instret", "100000000", "--trace", "ntrace", "--preset", "best",
+		"-o", trace, "--sideband", side, "--image", kernel, "-q")
+	if code != 1 || !strings.Contains(errb, "instruction limit 100000000 reached") {
+		t.Fatalf("run: exit %d: %s", code, errb)
+	}
+	code, prof, errb := rv(t, "profile", "--protocol", "ntrace", "--preset", "best", "--sideband-in", side,
+		"--symbols", sysmap, trace, "--funcs", "100000")
+	if code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(prof, "lost          nothing") {
+		t.Errorf("profile reports lost trace:\n%s", tail(prof))
+	}
+	// start_kernel: self, inclusive, calls, trace bytes, name
+	m := regexp.MustCompile(`\n +[0-9.]+% +\d+ +(\d+) +1 +\d+ +start_kernel\n`).FindStringSubmatch(prof)
+	if m == nil {
+		t.Fatalf("profile has no start_kernel called once:\n%s", tail(prof))
+	}
+	if incl, _ := strconv.ParseUint(m[1], 10, 64); incl < 50_000_000 {
+		t.Errorf("start_kernel includes %d instructions of the first 100 M", incl)
+	}
+	for _, fn := range []string{"setup_arch", "memset", "rest_init"} {
+		if !regexp.MustCompile(`\s` + fn + `\n`).MatchString(prof) {
+			t.Errorf("profile lacks %s", fn)
+		}
+	}
+}
+
 // pcHash reads a PC list from a named pipe and hashes it; wait returns
 // the SHA-256 and the number of lines once the writer closed it (or
 // never opened it: call wait after the command returned).
@@ -174,9 +233,9 @@ func pcHash(t *testing.T, dir, name string) (path string, wait func() (string, i
 // kernel Image and busybox. Each trace, decoded with the sideband alone,
 // gives exactly the PC sequence the simulator retired (compared by
 // SHA-256, through named pipes: a boot is a billion instructions), and
-// the profile of the N-Trace names kernel functions (from the
-// /proc/kallsyms the guest wrote to its disk in an untraced boot) and
-// splits kernel and user time.
+// the profile of the N-Trace names kernel functions (from the kit's
+// System.map, or without one the /proc/kallsyms the guest wrote to its
+// disk in an untraced boot) and splits kernel and user time.
 func TestSystemTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a traced Linux boot takes minutes")
@@ -186,7 +245,10 @@ func TestSystemTrace(t *testing.T) {
 	kernel := filepath.Join(kit, "Image")
 	busybox := filepath.Join(kit, "root/usr/bin/busybox")
 	initrd := filepath.Join(kit, "initramfs-busybox.cpio.gz")
-	syms := guestKallsyms(t, kit, dir)
+	syms := kitSystemMap(kit)
+	if syms == "" {
+		syms = guestKallsyms(t, kit, dir)
+	}
 	etraceModes := []string{"--all-modes"}
 	var simSum string
 	var simN int

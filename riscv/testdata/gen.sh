@@ -45,9 +45,9 @@ llvm() {
 
 gnu rv64 64 rv64gc_zba_zbb_zbs
 gnu rv32 32 rv32gc_zba_zbb_zbs
-gnu ext-rv64 64 rv64gc_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause
-gnu ext-rv32 32 rv32gc_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause
-llvm ext-llvm-rv64 64 +m,+a,+f,+d,+c,+zicond,+zimop,+zcmop rv64gc_zicond_zimop_zcmop
-llvm ext-llvm-rv32 32 +m,+a,+f,+d,+c,+zicond,+zimop,+zcmop rv32gc_zicond_zimop_zcmop
+gnu ext-rv64 64 rv64gc_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause_svinval
+gnu ext-rv32 32 rv32gc_zbc_zbkb_zbkx_zfh_zicbom_zicboz_zicbop_zihintpause_svinval
+llvm ext-llvm-rv64 64 +m,+a,+f,+d,+c,+zicond,+zimop,+zcmop,+svinval rv64gc_zicond_zimop_zcmop_svinval
+llvm ext-llvm-rv32 32 +m,+a,+f,+d,+c,+zicond,+zimop,+zcmop,+svinval rv32gc_zicond_zimop_zcmop_svinval
 llvm zc-rv32 32 +m,+a,+f,+c,+zba,+zbb,+zbs,+zcb,+zcmp,+zcmt rv32imafc_zba_zbb_zbs_zcb_zcmp_zcmt
 llvm zc-rv64 64 +m,+a,+f,+d,+c,+zba,+zbb,+zbs,+zcb rv64gc_zba_zbb_zbs_zcb
