@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sort"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/decode/parallel"
@@ -27,6 +28,24 @@ import (
 // learned by the pieces joined so far); the suspect count is carried into
 // the piece's gaps (decode.OpenSuspect). A piece whose start state differs is decoded
 // again, in sequence, by the decoder that decoded the pieces before it.
+//
+// Images that change at instruction counts (image.Set.Epochs: code
+// rewritten while the traced system ran, from a sideband) make the
+// address space a decoder follows depend on its instruction count, all
+// sources together (the decoder looks it up afresh, image.Set.View, at
+// every run it takes, at every Ownership message and source switch, and
+// follows it until the next look-up). A piece's decoder starts counting
+// from parallel.Piece.Base, a guess; when the pieces before are joined,
+// the true count T before the piece is known. The speculation followed
+// the view of count S+δ at each look-up δ instructions into the piece,
+// the serial decoder the view of T+δ: the same view whenever no epoch e
+// lies in (min(S,T)+δ, max(S,T)+δ]. Follows accepts the speculation only
+// when the address space at the piece's start is the same object and no
+// epoch lies in (min(S,T), max(S,T)+Δ], Δ being the instructions the
+// piece decoded: every look-up then gave the serial decoder's view, so
+// every run, event and image named in the events is the serial one. A
+// guess that is exact (S = T) needs no such check. Otherwise the piece
+// is decoded again in sequence.
 
 // PieceBytes is the trace size of a piece of a parallel decode (a
 // variable for tests, which cut small traces into many pieces). 16 KiB of
@@ -36,15 +55,10 @@ import (
 var PieceBytes = 16 << 10
 
 // SerialReason returns why DecodeJobs would decode the trace serially
-// whatever the number of jobs, or "" when it can split it: images that
-// change at instruction counts (code rewritten while the traced system
-// ran: the view a piece starts with depends on the count of instructions
-// before it, unknown until those are decoded), an instruction limit, or a
-// decoder that has already decoded messages.
+// whatever the number of jobs, or "" when it can split it: an instruction
+// limit, or a decoder that has already decoded messages.
 func (d *Decoder) SerialReason() string {
 	switch {
-	case len(d.base.Epochs()) > 0:
-		return "the images change at instruction counts (code rewritten while the system ran): the image a piece starts with depends on the instructions before it"
 	case d.cfg.MaxInstructions > 0:
 		return "an instruction limit is set"
 	case d.index > 0:
@@ -152,6 +166,16 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		d.obs = rec
 	}
 	d.index = p.Index
+	// the count the piece starts from (a guess; Follows checks it), and
+	// the address space there
+	base := p.Base
+	if p.Seq > 0 {
+		base += guessSkew
+	}
+	d.st.Instructions = base
+	if len(d.base.Epochs()) > 0 {
+		d.nextEpoch()
+	}
 	h := pt.parent.hint.Load()
 	d.seedMode, d.seedBType = Mode(h&0xff), int(h>>8)
 	rd := d.reader(p.Data, p.Offset)
@@ -160,6 +184,11 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		return err
 	}
 	rec.Drop = false
+	if d.st.Instructions != base {
+		// (a primer is a sync and an Ownership message: a decoder
+		// starting on them decodes no instruction)
+		return errPrimerInstructions
+	}
 	d.seedMode, d.seedBType = 0, 0 // (a source first seen after the primer starts as serially)
 	pt.snapN = len(d.order)
 	if pt.snapN == 1 {
@@ -199,6 +228,9 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		sa.tally.IsOpen() {
 		return nil, false, false
 	}
+	if !epochsAgree(a.base.Epochs(), a.st.Instructions, pt.snapSt.Instructions, b.st.Instructions-pt.snapSt.Instructions) {
+		return nil, false, false
+	}
 	carry := sa.tally.Suspect()
 	if !sa.synced {
 		carry = 0
@@ -223,6 +255,30 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		}
 		return 0
 	}, true, false
+}
+
+// guessSkew is added to the count a piece's decoder starts from (tests
+// make the guess wrong with it).
+var guessSkew uint64
+
+// errPrimerInstructions: a piece's primer decoded instructions; it is
+// decoded in sequence.
+var errPrimerInstructions = errors.New("ntrace: the primer of a piece decoded instructions")
+
+// Instructions returns the instructions the part's decoder counted
+// (parallel.Counter).
+func (pt *part) Instructions() uint64 { return pt.d.st.Instructions }
+
+// epochsAgree reports whether a decoder that counted from s and one that
+// counted from t follow the same address spaces over the next n
+// instructions: no epoch (sorted) lies in (min(s,t), max(s,t)+n].
+func epochsAgree(epochs []uint64, t, s, n uint64) bool {
+	if s == t || len(epochs) == 0 {
+		return true
+	}
+	lo, hi := min(s, t), max(s, t)+n
+	i := sort.Search(len(epochs), func(i int) bool { return epochs[i] > lo })
+	return i == len(epochs) || epochs[i] > hi
 }
 
 // sameState reports whether a source in state a decodes what follows as
