@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,91 @@ func TestDecodeJobsETraceSerial(t *testing.T) {
 	if want := "decoding serially (--jobs 2): only N-Trace traces are split"; !strings.Contains(e2, want) ||
 		strings.Contains(e1, want) {
 		t.Errorf("stderr with --jobs 2: %q, want %q (and not with --jobs 1)", e2, want)
+	}
+}
+
+// remapLoopKernel: S-mode code that runs X (sbRoutineA or sbRoutineB,
+// the same length in halfwords at other addresses) in a loop of loops
+// iterations, phases times, remapping X between frames A and B (the
+// page-table entry rewritten, sfence.vma) before each phase: code that
+// changes at several instruction counts, as a sideband records it.
+func remapLoopKernel(t *testing.T, phases, loops int) string {
+	const (
+		frameA, frameB  = 0x1000, 0x2000
+		root1, l1a, l0a = 0x4000, 0x5000, 0x6000
+		consts          = 0x800 // satp, &l0a[0], PTE of frame A, PTE of frame B
+	)
+	k := newSBKernel(0x7000)
+	k.sv39(root1, l1a, l0a, frameA)
+	k.u64(consts, satpOf(1, root1))
+	k.u64(consts+8, sbBase+l0a)
+	k.u64(consts+16, pte(sbBase+frameA, pteV|pteR|pteX|pteA))
+	k.u64(consts+24, pte(sbBase+frameB, pteV|pteR|pteX|pteA))
+	c := func(i int) int32 { return int32(consts + 8*i - 0x40) } // from gp = base+0x40
+	const rS2 = 18
+	prog := []uint32{
+		rvAuipc(rGP),
+		rvLd(rT1, rGP, c(0)), rvCsrw(csrSatp, rT1), rvSfence,
+		rvLui(rS1, sbX>>12),
+	}
+	for p := 0; p < phases; p++ {
+		prog = append(prog,
+			rvLd(rT1, rGP, c(1)), rvLd(rT2, rGP, c(2+p%2)), rvSd(rT2, rT1, 0), rvSfence,
+			rvAddi(rS2, 0, int32(loops)),
+			rvJalr(rRA, rS1, 0), rvAddi(rS2, rS2, -1), rvBeq(rS2, rZero, 8), rvJal(rZero, -12))
+	}
+	if 0x40+4*len(prog)+4*len(sbShutdown) > consts {
+		t.Fatal("remapLoopKernel: the code overlaps its constants")
+	}
+	k.code(0x40, append(prog, sbShutdown...)...)
+	k.code(frameA, sbRoutineA...)
+	k.code(frameB, sbRoutineB...)
+	p := filepath.Join(t.TempDir(), "Image")
+	if err := os.WriteFile(p, k.b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A system trace with a sideband whose code changes at several instruction
+// counts (a page remapped between two routines of the same length, which
+// a decoder following the wrong one finds consistent with the trace),
+// with periodic sync, decodes with --jobs 2 and 3 to exactly what it
+// decodes to serially, every output, and to the PCs the simulator
+// retired; cut into many pieces, the pieces are decoded in parallel
+// (no note that it decodes serially).
+func TestDecodeJobsSideband(t *testing.T) {
+	const phases = 6
+	img := remapLoopKernel(t, phases, 200)
+	dir := t.TempDir()
+	trace, side, pcs := filepath.Join(dir, "t.nex"), filepath.Join(dir, "t.side"), filepath.Join(dir, "t.pcs")
+	code, _, errb := rv(t, "run", "--machine", "virt", "--kernel", img, "--trace", "ntrace", "--preset", "best",
+		"--sync-mode", "3", "--sync-max", "3", "--max-instret", "100000", "-o", trace, "--sideband", side, "--image", img,
+		"--pcs", pcs)
+	if code != 0 || !strings.Contains(errb, fmt.Sprintf("%d recorded again after their code changed", phases-1)) {
+		t.Fatalf("run: exit %d: %s", code, errb)
+	}
+	want, err := os.ReadFile(pcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := ntrace.PieceBytes
+	ntrace.PieceBytes = 64
+	defer func() { ntrace.PieceBytes = old }()
+	args := []string{"--protocol", "ntrace", "--preset", "best", "--sideband-in", side, trace}
+	code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+	if code1 != 0 || o1["pcs"] != string(want) {
+		t.Fatalf("serial decode: exit %d, PCs equal to the simulator's %v: %s", code1, o1["pcs"] == string(want), e1)
+	}
+	for _, jobs := range []string{"2", "3"} {
+		code, e, o := decodeOutputs(t, dir, jobs, args...)
+		if code != code1 || e != e1 {
+			t.Errorf("--jobs %s: exit %d, stderr %q; serially exit %d, stderr %q", jobs, code, e, code1, e1)
+		}
+		for k, v := range o1 {
+			if o[k] != v {
+				t.Errorf("--jobs %s: --%s output differs (%d and %d bytes)", jobs, k, len(v), len(o[k]))
+			}
+		}
 	}
 }
