@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"sort"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/decode/parallel"
@@ -179,6 +178,13 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	h := pt.parent.hint.Load()
 	d.seedMode, d.seedBType = Mode(h&0xff), int(h>>8)
 	rd := d.reader(p.Data, p.Offset)
+	if p.Prime == 0 {
+		// the first piece: as Decode (its decoder is the serial one)
+		err := d.loop(rd, -1)
+		d.st.Idles += rd.Idles()
+		pt.publish()
+		return err
+	}
 	rec.Drop = true
 	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {
 		return err
@@ -228,7 +234,7 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		sa.tally.IsOpen() {
 		return nil, false, false
 	}
-	if !epochsAgree(a.base.Epochs(), a.st.Instructions, pt.snapSt.Instructions, b.st.Instructions-pt.snapSt.Instructions) {
+	if !parallel.EpochsAgree(a.base.Epochs(), a.st.Instructions, pt.snapSt.Instructions, b.st.Instructions-pt.snapSt.Instructions) {
 		return nil, false, false
 	}
 	carry := sa.tally.Suspect()
@@ -268,18 +274,6 @@ var errPrimerInstructions = errors.New("ntrace: the primer of a piece decoded in
 // Instructions returns the instructions the part's decoder counted
 // (parallel.Counter).
 func (pt *part) Instructions() uint64 { return pt.d.st.Instructions }
-
-// epochsAgree reports whether a decoder that counted from s and one that
-// counted from t follow the same address spaces over the next n
-// instructions: no epoch (sorted) lies in (min(s,t), max(s,t)+n].
-func epochsAgree(epochs []uint64, t, s, n uint64) bool {
-	if s == t || len(epochs) == 0 {
-		return true
-	}
-	lo, hi := min(s, t), max(s, t)+n
-	i := sort.Search(len(epochs), func(i int) bool { return epochs[i] > lo })
-	return i == len(epochs) || epochs[i] > hi
-}
 
 // sameState reports whether a source in state a decodes what follows as
 // one in state b does: everything a sync does not reset is equal, and

@@ -138,30 +138,3 @@ func TestDecodeJobsTimedImages(t *testing.T) {
 		}
 	}
 }
-
-// epochsAgree: the address spaces of two counts agree over n
-// instructions when no epoch lies between.
-func TestEpochsAgree(t *testing.T) {
-	e := []uint64{100, 200}
-	for _, c := range []struct {
-		t, s, n uint64
-		want    bool
-	}{
-		{50, 50, 1000, true}, // exact guess
-		{50, 60, 30, true},   // (50, 90]
-		{50, 60, 40, false},  // (50, 100]
-		{60, 50, 40, false},
-		{100, 120, 50, true},  // (100, 170]
-		{99, 120, 50, false},  // (99, 170]
-		{150, 140, 59, false}, // (140, 209]: 200 is in
-		{150, 140, 49, true},  // (140, 199]
-		{210, 300, 1e6, true}, // after the last
-	} {
-		if got := epochsAgree(e, c.t, c.s, c.n); got != c.want {
-			t.Errorf("epochsAgree(%v, t=%d, s=%d, n=%d) = %v", e, c.t, c.s, c.n, got)
-		}
-	}
-	if !epochsAgree(nil, 1, 2, 3) {
-		t.Error("no epochs: not agreeing")
-	}
-}

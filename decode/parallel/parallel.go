@@ -28,6 +28,7 @@ package parallel
 import (
 	"errors"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -58,6 +59,10 @@ type Piece struct {
 	// exact when the pieces before are joined, else an estimate. A Part
 	// whose images change with the instruction count starts from it.
 	Base uint64
+	// Seed is protocol state that survives syncs and that the split
+	// learned from the trace before the piece, in the protocol's own
+	// encoding: a decoder starting on the piece starts with it.
+	Seed uint64
 }
 
 // A Counter is a Part that counts the instructions decoded from the start
@@ -526,4 +531,51 @@ func (r *Recorder) Replay(sink flow.Sink, carry func(src uint32) uint64) error {
 		obs.Message(r.msgs[m].kind, r.msgs[m].off, r.msgs[m].bits)
 	}
 	return nil
+}
+
+// EpochsAgree reports whether a decoder whose instruction count was s and
+// one whose count was t, decoding the same n instructions from there,
+// follow the same address spaces at every instruction count they look
+// them up at (image.Set.View: the memory changes at the sorted counts
+// epochs): no epoch lies in (min(s,t)-1, max(s,t)+n]. (One below min:
+// a decoder may look up the run of an instruction just before counting
+// it.)
+func EpochsAgree(epochs []uint64, t, s, n uint64) bool {
+	if s == t || len(epochs) == 0 {
+		return true
+	}
+	lo, hi := min(s, t), max(s, t)+n
+	if lo > 0 {
+		lo--
+	}
+	i := sort.Search(len(epochs), func(i int) bool { return epochs[i] > lo })
+	return i == len(epochs) || epochs[i] > hi
+}
+
+// ExtendFirstRange makes the first range event recorded start at start
+// and count n more instructions: a protocol whose ranges run across the
+// sync a piece starts at (E-Trace closes a range at a discontinuity, not
+// at a sync) continues there the range the piece before left open. With
+// Tally, the n instructions go to the first tally. It reports false when
+// no range was recorded.
+func (r *Recorder) ExtendFirstRange(start, n uint64) bool {
+	r.flush()
+	for i := range r.rec {
+		c := &r.rec[i]
+		switch {
+		case c.batch:
+			c.target += n
+			return true
+		case c.full:
+			e := &r.full[c.start]
+			if e.Kind == flow.KindRange {
+				e.Start, e.N = start, e.N+n
+				return true
+			}
+		default:
+			c.start, c.n = start, c.n+n
+			return true
+		}
+	}
+	return false
 }

@@ -224,3 +224,31 @@ func (l *obsLog) Event(e *flow.Event) error {
 }
 func (l *obsLog) Message(kind string, off int64, bits int) { *l = append(*l, "msg "+kind) }
 func (l *obsLog) Close() error                             { return nil }
+
+// EpochsAgree: the address spaces of two counts agree over n
+// instructions when no epoch lies between them (one below included).
+func TestEpochsAgree(t *testing.T) {
+	e := []uint64{100, 200}
+	for _, c := range []struct {
+		t, s, n uint64
+		want    bool
+	}{
+		{50, 50, 1000, true},  // exact guess
+		{50, 60, 30, true},    // (49, 90]
+		{50, 60, 40, false},   // (49, 100]
+		{60, 50, 40, false},   // the same, the guess below
+		{101, 120, 50, true},  // (100, 170]
+		{100, 120, 50, false}, // (99, 170]
+		{150, 140, 59, false}, // (139, 209]: 200 is in
+		{150, 140, 49, true},  // (139, 199]
+		{210, 300, 1e6, true}, // after the last
+		{0, 7, 50, true},      // (0, 57]
+	} {
+		if got := EpochsAgree(e, c.t, c.s, c.n); got != c.want {
+			t.Errorf("EpochsAgree(%v, t=%d, s=%d, n=%d) = %v", e, c.t, c.s, c.n, got)
+		}
+	}
+	if !EpochsAgree(nil, 1, 2, 3) {
+		t.Error("no epochs: not agreeing")
+	}
+}
