@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/internal/corpus"
 	"github.com/rvtrace/rvtrace/ntrace"
 )
@@ -94,24 +95,82 @@ func TestDecodeJobsCLI(t *testing.T) {
 	}
 }
 
-// An E-Trace decode with --jobs above 1 says that it decodes serially.
-func TestDecodeJobsETraceSerial(t *testing.T) {
+// decode --jobs N on E-Trace (raw and UTDD framing, several optional
+// modes, periodic resynchronisation) gives exactly what a serial decode
+// gives, with every output, the summary and the exit status, intact and
+// corrupt (with --strict too), without a note that it decodes serially;
+// a trace of several UTDD sources says that it decodes serially.
+func TestDecodeJobsETraceCLI(t *testing.T) {
 	elf := corpus.Path(t, "ntrace-refcode/t1/test.elf")
 	pcs := corpus.Path(t, "ntrace-refcode/t1/test-PCONLY.txt")
 	dir := t.TempDir()
-	trace := filepath.Join(dir, "t1.te")
-	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace); code != 0 {
+	old := etrace.PieceBytes
+	etrace.PieceBytes = 128
+	defer func() { etrace.PieceBytes = old }()
+	for i, opts := range [][]string{
+		{"--resync", "16"},
+		{"--resync", "16", "--encap", "utdd", "--all-modes"},
+		{"--resync", "32", "--implicit-return", "stack", "--full-address"},
+	} {
+		trace := filepath.Join(dir, fmt.Sprintf("t1-%d.te", i))
+		enc := append([]string{"encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace}, opts...)
+		if code, _, e := rv(t, enc...); code != 0 {
+			t.Fatalf("encode %v: exit %d: %s", opts, code, e)
+		}
+		data, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := filepath.Join(dir, fmt.Sprintf("bad-%d.te", i))
+		corrupt := append([]byte(nil), data...)
+		for _, at := range []int{len(data) / 5, len(data) / 2} {
+			corrupt[at] ^= 0x08
+		}
+		if err := os.WriteFile(bad, corrupt[:len(corrupt)-3], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, file string
+			strict     bool
+			code       int
+		}{{"intact", trace, false, 0}, {"corrupt", bad, false, 3}, {"corrupt strict", bad, true, 3}} {
+			args := append([]string{"--protocol", "etrace", "--image", elf, c.file}, opts...)
+			if c.strict {
+				args = append(args, "--strict")
+			}
+			code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+			code3, e3, o3 := decodeOutputs(t, dir, "3", args...)
+			what := fmt.Sprintf("%v %s", opts, c.name)
+			if code1 != c.code || code3 != code1 {
+				t.Errorf("%s: exit %d serially, %d with --jobs 3, want %d: %s", what, code1, code3, c.code, e3)
+			}
+			if e1 != e3 || strings.Contains(e3, "serially") {
+				t.Errorf("%s: stderr differs:\nserial %s\njobs 3 %s", what, e1, e3)
+			}
+			for k, v := range o1 {
+				if o3[k] != v {
+					t.Errorf("%s: --%s output differs with --jobs 3 (%d and %d bytes)", what, k, len(v), len(o3[k]))
+				}
+				if len(v) == 0 {
+					t.Errorf("%s: --%s output empty", what, k)
+				}
+			}
+		}
+	}
+	// several sources
+	trace := filepath.Join(dir, "src.te")
+	opts := []string{"--encap", "utdd", "--src-bits", "2"}
+	if code, _, e := rv(t, append([]string{"encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace}, opts...)...); code != 0 {
 		t.Fatalf("encode: exit %d: %s", code, e)
 	}
-	args := []string{"--protocol", "etrace", "--image", elf, trace}
-	code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+	args := append([]string{"--protocol", "etrace", "--image", elf, trace}, opts...)
+	code1, _, o1 := decodeOutputs(t, dir, "1", args...)
 	code2, e2, o2 := decodeOutputs(t, dir, "2", args...)
 	if code1 != 0 || code2 != 0 || o1["pcs"] != o2["pcs"] {
-		t.Fatalf("exit %d and %d, PC lists equal %v", code1, code2, o1["pcs"] == o2["pcs"])
+		t.Fatalf("several sources: exit %d and %d, PC lists equal %v", code1, code2, o1["pcs"] == o2["pcs"])
 	}
-	if want := "decoding serially (--jobs 2): only N-Trace traces are split"; !strings.Contains(e2, want) ||
-		strings.Contains(e1, want) {
-		t.Errorf("stderr with --jobs 2: %q, want %q (and not with --jobs 1)", e2, want)
+	if want := "decoding serially (--jobs 2): a trace of several sources"; !strings.Contains(e2, want) {
+		t.Errorf("several sources, stderr with --jobs 2: %q, want %q", e2, want)
 	}
 }
 

@@ -304,7 +304,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 
 // jobsFlag adds decode's --jobs.
 func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
-	df.jobs = fs.Int("jobs", 1, "decode up to `N` pieces of the trace at once, split at sync messages (N-Trace; 0: one per CPU), with the serial decode's result")
+	df.jobs = fs.Int("jobs", 1, "decode up to `N` pieces of the trace at once, split at sync messages or packets (N-Trace, E-Trace of one source; 0: one per CPU), with the serial decode's result")
 }
 
 // runDecoder decodes r with d, on --jobs pieces at once when the decoder
@@ -325,7 +325,7 @@ func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string) err
 		DecodeJobs(r io.Reader, jobs int) error
 		SerialReason() string
 	})
-	why := "only N-Trace traces are split"
+	why := "a trace of several sources (E-Trace UTDD source IDs) is decoded serially"
 	if ok {
 		why = pd.SerialReason()
 	}
