@@ -127,6 +127,7 @@ type part struct {
 	parent *Decoder
 	rec    *parallel.Recorder
 	base   uint64 // the count after the primer
+	off    int64  // the offset of its decoder's packet after the primer
 	snap   snapshot
 	snapSt Stats
 }
@@ -264,7 +265,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	if !d.synced || d.phase != phaseSynced || d.rN != 1 || d.rStart != d.pc || d.tally.Emitted()+d.rN != pt.base {
 		return errNoStart
 	}
-	pt.snap, pt.snapSt = d.snapshot(), d.st
+	pt.snap, pt.snapSt, pt.off = d.snapshot(), d.st, d.off
 	d.tally.Open()
 	d.gapAt, d.irAt, d.optSince, d.arrivedAt = unset, unset, unset, unset
 	return d.frames(p.Data[p.Prime:], p.Offset+int64(p.Prime), obs)
@@ -330,6 +331,12 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		} else {
 			*f.piece = shift(*f.piece)
 		}
+	}
+	if b.off == pt.off {
+		// no packet after the primer: the offset the serial decoder
+		// reports the end of the trace at (that of the address packet
+		// it followed before the sync, when there was one)
+		b.off = a.off
 	}
 	b.dataSkipped = b.dataSkipped || a.dataSkipped
 	b.preErr, b.preOff, b.preIdx, b.preWhat, b.preReported = a.preErr, a.preOff, a.preIdx, a.preWhat, a.preReported

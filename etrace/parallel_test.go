@@ -198,6 +198,29 @@ func TestDecodeJobsEdges(t *testing.T) {
 	sameAsSerial(t, "empty", img, nil, cfg, 100, false)
 	sameAsSerial(t, "one sync", img, one, cfg, 100, false)
 	sameAsSerial(t, "no sync", img, trace[len(trace)-40:], cfg, 10, false)
+	// cut right after a sync packet: the last piece holds only its
+	// primer, and the end of the trace is reported where the serial
+	// decoder stands (after following the address packet before the
+	// sync, when there is one)
+	for name, c := range jobsConfigs() {
+		tr, _ := encode(t, c, nil, blocks)
+		var ends []int64
+		sc := NewScanner(bytes.NewReader(tr), &c)
+		for sc.Scan() {
+			if pl := sc.Frame().Payload; !sc.Frame().Support && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubStart {
+				ends = append(ends, sc.Offset())
+			}
+		}
+		for _, end := range ends[len(ends)-4:] {
+			sameAsSerial(t, fmt.Sprintf("%s, cut after the sync packet ending at byte %d", name, end), img, tr[:end], c, 30,
+				false)
+		}
+	}
+	// (the case that found it: with traps, privilege and context changes)
+	c := jobsConfigs()["implicit return"]
+	c.Params.NoContext = false
+	tr, _ := encode(t, c, nil, genBlocks(t, img, pcs, genOpts{trapEvery: 700, privEvery: 90, ctxEvery: 130}))
+	sameAsSerial(t, "cut after a sync packet, with traps", img, corrupt(tr, []byte{0xb9, 0x6c, 0x4d, 0x3b}), c, 40, false)
 	trunc := cfg
 	trunc.Decode.AllowTruncated = true
 	for _, cut := range []int{1, 17, len(trace) / 3} {
