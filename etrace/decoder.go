@@ -126,6 +126,8 @@ type Decoder struct {
 	preIdx      int64
 	preWhat     string
 	preReported bool
+
+	jobs jobsState // DecodeJobs (parallel.go)
 }
 
 // phases of a trace, as the decoder sees it

@@ -114,35 +114,70 @@ func loadJobsTrace(b *testing.B) (*image.Set, []byte, int) {
 
 // BenchmarkDecodeJobs measures DecodeJobs with 1 job (Decode) and 2 on a
 // trace of 4 million instructions with periodic sync, to a counting sink
-// and to a PC list; run it with GOMAXPROCS=2.
+// and to a PC list, with t1's image and with it reloaded (unchanged) at
+// 40 instruction counts, as a sideband loads code rewritten while the
+// system ran (timed: the pieces start from guessed instruction counts);
+// run it with GOMAXPROCS=2.
 func BenchmarkDecodeJobs(b *testing.B) {
-	for _, pcList := range []bool{false, true} {
-		for _, jobs := range []int{1, 2} {
-			name := fmt.Sprintf("count/jobs=%d", jobs)
-			if pcList {
-				name = fmt.Sprintf("pcs/jobs=%d", jobs)
-			}
-			b.Run(name, func(b *testing.B) {
-				img, trace, n := loadJobsTrace(b)
-				cfg := DecoderConfigFrom(withSync(Presets["best"], SyncHalfwords, 8))
-				b.SetBytes(int64(len(trace)))
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					var sink flow.Sink = &flow.Counter{}
-					if pcList {
-						sink = flow.NewPCWriter(io.Discard, img)
-					}
-					d := mustDecoder(b, img, sink, cfg)
-					if err := d.DecodeJobs(bytes.NewReader(trace), jobs); err != nil {
-						b.Fatal(err)
-					}
-					sink.Close()
+	for _, timed := range []bool{false, true} {
+		for _, pcList := range []bool{false, true} {
+			for _, jobs := range []int{1, 2} {
+				name := "count"
+				if pcList {
+					name = "pcs"
 				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
-			})
+				if timed {
+					name = "timed-" + name
+				}
+				b.Run(fmt.Sprintf("%s/jobs=%d", name, jobs), func(b *testing.B) {
+					img, trace, n := loadJobsTrace(b)
+					if timed {
+						img = timedJobsImage(b, img, n)
+					}
+					cfg := DecoderConfigFrom(withSync(Presets["best"], SyncHalfwords, 8))
+					b.SetBytes(int64(len(trace)))
+					b.ReportAllocs()
+					b.ResetTimer()
+					redone := 0
+					for i := 0; i < b.N; i++ {
+						var sink flow.Sink = &flow.Counter{}
+						if pcList {
+							sink = flow.NewPCWriter(io.Discard, img)
+						}
+						d := mustDecoder(b, img, sink, cfg)
+						if err := d.DecodeJobs(bytes.NewReader(trace), jobs); err != nil {
+							b.Fatal(err)
+						}
+						sink.Close()
+						_, r := d.ParallelStats()
+						redone += r
+					}
+					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+					b.ReportMetric(float64(redone)/float64(b.N), "redone/op")
+				})
+			}
 		}
 	}
+}
+
+// timedJobsImage returns img's ELF loaded afresh with its code loaded
+// again at 40 instruction counts spread over n.
+func timedJobsImage(b *testing.B, img *image.Set, n int) *image.Set {
+	t := image.NewSet()
+	if err := t.AddELF(corpus.Dir() + "/ntrace-refcode/t1/test.elf"); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range img.Segments() {
+		if !s.Exec || s.FileSize == 0 {
+			continue
+		}
+		code := make([]byte, s.FileSize)
+		img.Read(s.Addr, code)
+		for k := 1; k <= 40; k++ {
+			t.AddTimedBytes(true, 0, uint64(k*n/41), "code", s.Addr, code)
+		}
+	}
+	return t
 }
 
 // cmBlock is an ingress block of the coremark benchmark, stored compactly

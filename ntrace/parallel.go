@@ -27,6 +27,24 @@ import (
 // learned by the pieces joined so far); the suspect count is carried into
 // the piece's gaps (decode.OpenSuspect). A piece whose start state differs is decoded
 // again, in sequence, by the decoder that decoded the pieces before it.
+//
+// Images that change at instruction counts (image.Set.Epochs: code
+// rewritten while the traced system ran, from a sideband) make the
+// address space a decoder follows depend on its instruction count, all
+// sources together (the decoder looks it up afresh, image.Set.View, at
+// every run it takes, at every Ownership message and source switch, and
+// follows it until the next look-up). A piece's decoder starts counting
+// from parallel.Piece.Base, a guess; when the pieces before are joined,
+// the true count T before the piece is known. The speculation followed
+// the view of count S+δ at each look-up δ instructions into the piece,
+// the serial decoder the view of T+δ: the same view whenever no epoch e
+// lies in (min(S,T)+δ, max(S,T)+δ]. Follows accepts the speculation only
+// when the address space at the piece's start is the same object and no
+// epoch lies in (min(S,T), max(S,T)+Δ], Δ being the instructions the
+// piece decoded: every look-up then gave the serial decoder's view, so
+// every run, event and image named in the events is the serial one. A
+// guess that is exact (S = T) needs no such check. Otherwise the piece
+// is decoded again in sequence.
 
 // PieceBytes is the trace size of a piece of a parallel decode (a
 // variable for tests, which cut small traces into many pieces). 16 KiB of
@@ -36,15 +54,10 @@ import (
 var PieceBytes = 16 << 10
 
 // SerialReason returns why DecodeJobs would decode the trace serially
-// whatever the number of jobs, or "" when it can split it: images that
-// change at instruction counts (code rewritten while the traced system
-// ran: the view a piece starts with depends on the count of instructions
-// before it, unknown until those are decoded), an instruction limit, or a
-// decoder that has already decoded messages.
+// whatever the number of jobs, or "" when it can split it: an instruction
+// limit, or a decoder that has already decoded messages.
 func (d *Decoder) SerialReason() string {
 	switch {
-	case len(d.base.Epochs()) > 0:
-		return "the images change at instruction counts (code rewritten while the system ran): the image a piece starts with depends on the instructions before it"
 	case d.cfg.MaxInstructions > 0:
 		return "an instruction limit is set"
 	case d.index > 0:
@@ -152,14 +165,36 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		d.obs = rec
 	}
 	d.index = p.Index
+	// the count the piece starts from (a guess; Follows checks it), and
+	// the address space there
+	base := p.Base
+	if p.Seq > 0 {
+		base += guessSkew
+	}
+	d.st.Instructions = base
+	if len(d.base.Epochs()) > 0 {
+		d.nextEpoch()
+	}
 	h := pt.parent.hint.Load()
 	d.seedMode, d.seedBType = Mode(h&0xff), int(h>>8)
 	rd := d.reader(p.Data, p.Offset)
+	if p.Prime == 0 {
+		// the first piece: as Decode (its decoder is the serial one)
+		err := d.loop(rd, -1)
+		d.st.Idles += rd.Idles()
+		pt.publish()
+		return err
+	}
 	rec.Drop = true
 	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {
 		return err
 	}
 	rec.Drop = false
+	if d.st.Instructions != base {
+		// (a primer is a sync and an Ownership message: a decoder
+		// starting on them decodes no instruction)
+		return errPrimerInstructions
+	}
 	d.seedMode, d.seedBType = 0, 0 // (a source first seen after the primer starts as serially)
 	pt.snapN = len(d.order)
 	if pt.snapN == 1 {
@@ -199,6 +234,9 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		sa.tally.IsOpen() {
 		return nil, false, false
 	}
+	if !parallel.EpochsAgree(a.base.Epochs(), a.st.Instructions, pt.snapSt.Instructions, b.st.Instructions-pt.snapSt.Instructions) {
+		return nil, false, false
+	}
 	carry := sa.tally.Suspect()
 	if !sa.synced {
 		carry = 0
@@ -224,6 +262,18 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		return 0
 	}, true, false
 }
+
+// guessSkew is added to the count a piece's decoder starts from (tests
+// make the guess wrong with it).
+var guessSkew uint64
+
+// errPrimerInstructions: a piece's primer decoded instructions; it is
+// decoded in sequence.
+var errPrimerInstructions = errors.New("ntrace: the primer of a piece decoded instructions")
+
+// Instructions returns the instructions the part's decoder counted
+// (parallel.Counter).
+func (pt *part) Instructions() uint64 { return pt.d.st.Instructions }
 
 // sameState reports whether a source in state a decodes what follows as
 // one in state b does: everything a sync does not reset is equal, and

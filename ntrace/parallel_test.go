@@ -227,26 +227,6 @@ func TestDecodeJobsMultiSource(t *testing.T) {
 	sameAsSerial(t, "two sources, corrupt", img, bad, dc, 150, true)
 }
 
-// Images whose code changes at instruction counts make DecodeJobs decode
-// serially, saying why.
-func TestDecodeJobsTimedImages(t *testing.T) {
-	cfg := withSync(Presets["best"], SyncMessages, 0)
-	_, _, trace := integrityTrace(t, cfg, 4000)
-	timed := image.NewSet()
-	if err := timed.AddELF(corpus.Dir() + "/ntrace-refcode/t1/test.elf"); err != nil {
-		t.Fatal(err)
-	}
-	timed.AddTimedBytes(true, 0, 1000, "patch", 0x7000_0000, []byte{0x13, 0, 0, 0})
-	d := mustDecoder(t, timed, &jobsLog{}, DecoderConfigFrom(cfg))
-	if d.SerialReason() == "" {
-		t.Fatal("no reason to decode serially with timed images")
-	}
-	r := sameAsSerial(t, "timed images", timed, trace, DecoderConfigFrom(cfg), 100, false)
-	if r.pieces != 0 {
-		t.Errorf("%d pieces: split with timed images", r.pieces)
-	}
-}
-
 // The empty trace, a trace without sync and the reference code's t1 trace
 // (one sync) give with jobs what they give serially.
 func TestDecodeJobsEdges(t *testing.T) {

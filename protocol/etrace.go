@@ -57,6 +57,26 @@ func (d etraceDecoder) Decode(r io.Reader) error {
 	return err
 }
 
+// DecodeJobs decodes r on up to jobs cores (etrace.Decoder.DecodeJobs),
+// or serially as SerialReason says.
+func (d etraceDecoder) DecodeJobs(r io.Reader, jobs int) error {
+	if d.csv || d.join != nil {
+		return d.Decode(r)
+	}
+	return d.d.DecodeJobs(r, jobs)
+}
+
+// SerialReason says why DecodeJobs decodes serially, or "".
+func (d etraceDecoder) SerialReason() string {
+	switch {
+	case d.csv:
+		return "a te_inst CSV file is decoded serially"
+	case d.join != nil:
+		return "data trace packets are joined with the instruction trace"
+	}
+	return d.d.SerialReason()
+}
+
 func (etraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Decoder, error) {
 	c := cfg.ETrace
 	c.Decode = cfg.Decode

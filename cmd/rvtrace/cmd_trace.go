@@ -240,6 +240,7 @@ func runDecode(args []string) error {
 	if *o.df.jobs < 0 {
 		return codeError{2, fmt.Errorf("--jobs %d: give the number of pieces decoded at once (0: one per CPU)", *o.df.jobs)}
 	}
+	fs.Visit(func(f *flag.Flag) { o.df.jobsGiven = o.df.jobsGiven || f.Name == "jobs" })
 	img, err := o.loadImage()
 	if err != nil {
 		return err

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/internal/corpus"
 	"github.com/rvtrace/rvtrace/ntrace"
 )
@@ -93,23 +95,223 @@ func TestDecodeJobsCLI(t *testing.T) {
 	}
 }
 
-// An E-Trace decode with --jobs above 1 says that it decodes serially.
-func TestDecodeJobsETraceSerial(t *testing.T) {
+// decode --jobs N on E-Trace (raw and UTDD framing, several optional
+// modes, periodic resynchronisation) gives exactly what a serial decode
+// gives, with every output, the summary and the exit status, intact and
+// corrupt (with --strict too), without a note that it decodes serially;
+// a trace of several UTDD sources says that it decodes serially.
+func TestDecodeJobsETraceCLI(t *testing.T) {
 	elf := corpus.Path(t, "ntrace-refcode/t1/test.elf")
 	pcs := corpus.Path(t, "ntrace-refcode/t1/test-PCONLY.txt")
 	dir := t.TempDir()
-	trace := filepath.Join(dir, "t1.te")
-	if code, _, e := rv(t, "encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace); code != 0 {
+	old := etrace.PieceBytes
+	etrace.PieceBytes = 128
+	defer func() { etrace.PieceBytes = old }()
+	for i, opts := range [][]string{
+		{"--resync", "16"},
+		{"--resync", "16", "--encap", "utdd", "--all-modes"},
+		{"--resync", "32", "--implicit-return", "stack", "--full-address"},
+	} {
+		trace := filepath.Join(dir, fmt.Sprintf("t1-%d.te", i))
+		enc := append([]string{"encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace}, opts...)
+		if code, _, e := rv(t, enc...); code != 0 {
+			t.Fatalf("encode %v: exit %d: %s", opts, code, e)
+		}
+		data, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := filepath.Join(dir, fmt.Sprintf("bad-%d.te", i))
+		corrupt := append([]byte(nil), data...)
+		for _, at := range []int{len(data) / 5, len(data) / 2} {
+			corrupt[at] ^= 0x08
+		}
+		if err := os.WriteFile(bad, corrupt[:len(corrupt)-3], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, file string
+			strict     bool
+			code       int
+		}{{"intact", trace, false, 0}, {"corrupt", bad, false, 3}, {"corrupt strict", bad, true, 3}} {
+			args := append([]string{"--protocol", "etrace", "--image", elf, c.file}, opts...)
+			if c.strict {
+				args = append(args, "--strict")
+			}
+			code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+			code3, e3, o3 := decodeOutputs(t, dir, "3", args...)
+			what := fmt.Sprintf("%v %s", opts, c.name)
+			if code1 != c.code || code3 != code1 {
+				t.Errorf("%s: exit %d serially, %d with --jobs 3, want %d: %s", what, code1, code3, c.code, e3)
+			}
+			if e1 != e3 || strings.Contains(e3, "serially") {
+				t.Errorf("%s: stderr differs:\nserial %s\njobs 3 %s", what, e1, e3)
+			}
+			for k, v := range o1 {
+				if o3[k] != v {
+					t.Errorf("%s: --%s output differs with --jobs 3 (%d and %d bytes)", what, k, len(v), len(o3[k]))
+				}
+				if len(v) == 0 {
+					t.Errorf("%s: --%s output empty", what, k)
+				}
+			}
+		}
+	}
+	// several sources
+	trace := filepath.Join(dir, "src.te")
+	opts := []string{"--encap", "utdd", "--src-bits", "2"}
+	if code, _, e := rv(t, append([]string{"encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace}, opts...)...); code != 0 {
 		t.Fatalf("encode: exit %d: %s", code, e)
 	}
-	args := []string{"--protocol", "etrace", "--image", elf, trace}
-	code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+	args := append([]string{"--protocol", "etrace", "--image", elf, trace}, opts...)
+	code1, _, o1 := decodeOutputs(t, dir, "1", args...)
 	code2, e2, o2 := decodeOutputs(t, dir, "2", args...)
 	if code1 != 0 || code2 != 0 || o1["pcs"] != o2["pcs"] {
-		t.Fatalf("exit %d and %d, PC lists equal %v", code1, code2, o1["pcs"] == o2["pcs"])
+		t.Fatalf("several sources: exit %d and %d, PC lists equal %v", code1, code2, o1["pcs"] == o2["pcs"])
 	}
-	if want := "decoding serially (--jobs 2): only N-Trace traces are split"; !strings.Contains(e2, want) ||
-		strings.Contains(e1, want) {
-		t.Errorf("stderr with --jobs 2: %q, want %q (and not with --jobs 1)", e2, want)
+	if want := "decoding serially (--jobs 2): a trace of several sources"; !strings.Contains(e2, want) {
+		t.Errorf("several sources, stderr with --jobs 2: %q, want %q", e2, want)
+	}
+}
+
+// remapLoopKernel: S-mode code that runs X (sbRoutineA or sbRoutineB,
+// the same length in halfwords at other addresses) in a loop of loops
+// iterations, phases times, remapping X between frames A and B (the
+// page-table entry rewritten, sfence.vma) before each phase: code that
+// changes at several instruction counts, as a sideband records it.
+func remapLoopKernel(t *testing.T, phases, loops int) string {
+	const (
+		frameA, frameB  = 0x1000, 0x2000
+		root1, l1a, l0a = 0x4000, 0x5000, 0x6000
+		consts          = 0x800 // satp, &l0a[0], PTE of frame A, PTE of frame B
+	)
+	k := newSBKernel(0x7000)
+	k.sv39(root1, l1a, l0a, frameA)
+	k.u64(consts, satpOf(1, root1))
+	k.u64(consts+8, sbBase+l0a)
+	k.u64(consts+16, pte(sbBase+frameA, pteV|pteR|pteX|pteA))
+	k.u64(consts+24, pte(sbBase+frameB, pteV|pteR|pteX|pteA))
+	c := func(i int) int32 { return int32(consts + 8*i - 0x40) } // from gp = base+0x40
+	const rS2 = 18
+	prog := []uint32{
+		rvAuipc(rGP),
+		rvLd(rT1, rGP, c(0)), rvCsrw(csrSatp, rT1), rvSfence,
+		rvLui(rS1, sbX>>12),
+	}
+	for p := 0; p < phases; p++ {
+		prog = append(prog,
+			rvLd(rT1, rGP, c(1)), rvLd(rT2, rGP, c(2+p%2)), rvSd(rT2, rT1, 0), rvSfence,
+			rvAddi(rS2, 0, int32(loops)),
+			rvJalr(rRA, rS1, 0), rvAddi(rS2, rS2, -1), rvBeq(rS2, rZero, 8), rvJal(rZero, -12))
+	}
+	if 0x40+4*len(prog)+4*len(sbShutdown) > consts {
+		t.Fatal("remapLoopKernel: the code overlaps its constants")
+	}
+	k.code(0x40, append(prog, sbShutdown...)...)
+	k.code(frameA, sbRoutineA...)
+	k.code(frameB, sbRoutineB...)
+	p := filepath.Join(t.TempDir(), "Image")
+	if err := os.WriteFile(p, k.b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A system trace with a sideband whose code changes at several instruction
+// counts (a page remapped between two routines of the same length, which
+// a decoder following the wrong one finds consistent with the trace),
+// with periodic sync, decodes with --jobs 2 and 3 to exactly what it
+// decodes to serially, every output, and to the PCs the simulator
+// retired; cut into many pieces, the pieces are decoded in parallel
+// (no note that it decodes serially).
+func TestDecodeJobsSideband(t *testing.T) {
+	const phases = 6
+	img := remapLoopKernel(t, phases, 200)
+	dir := t.TempDir()
+	trace, side, pcs := filepath.Join(dir, "t.nex"), filepath.Join(dir, "t.side"), filepath.Join(dir, "t.pcs")
+	code, _, errb := rv(t, "run", "--machine", "virt", "--kernel", img, "--trace", "ntrace", "--preset", "best",
+		"--sync-mode", "3", "--sync-max", "3", "--max-instret", "100000", "-o", trace, "--sideband", side, "--image", img,
+		"--pcs", pcs)
+	if code != 0 || !strings.Contains(errb, fmt.Sprintf("%d recorded again after their code changed", phases-1)) {
+		t.Fatalf("run: exit %d: %s", code, errb)
+	}
+	want, err := os.ReadFile(pcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := ntrace.PieceBytes
+	ntrace.PieceBytes = 64
+	defer func() { ntrace.PieceBytes = old }()
+	args := []string{"--protocol", "ntrace", "--preset", "best", "--sideband-in", side, trace}
+	code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+	if code1 != 0 || o1["pcs"] != string(want) {
+		t.Fatalf("serial decode: exit %d, PCs equal to the simulator's %v: %s", code1, o1["pcs"] == string(want), e1)
+	}
+	for _, jobs := range []string{"2", "3"} {
+		code, e, o := decodeOutputs(t, dir, jobs, args...)
+		if code != code1 || e != e1 {
+			t.Errorf("--jobs %s: exit %d, stderr %q; serially exit %d, stderr %q", jobs, code, e, code1, e1)
+		}
+		for k, v := range o1 {
+			if o[k] != v {
+				t.Errorf("--jobs %s: --%s output differs (%d and %d bytes)", jobs, k, len(v), len(o[k]))
+			}
+		}
+	}
+}
+
+// TestSystemTraceJobs boots Debian's kernel from the kit for the first 40 M
+// instructions, traced live with a periodic sync and a sideband (N-Trace
+// best, E-Trace every optional mode), and decodes each trace with the
+// sideband alone serially and with --jobs 2: both give exactly the PC
+// sequence the simulator retired (compared by SHA-256 through named
+// pipes), and the same summary. The sideband's kernel code changes at
+// many instruction counts in this stretch of the boot.
+func TestSystemTraceJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a traced Linux boot takes a minute")
+	}
+	kit := linuxKitDir(t)
+	dir := t.TempDir()
+	kernel := filepath.Join(kit, "Image")
+	busybox := filepath.Join(kit, "root/usr/bin/busybox")
+	initrd := filepath.Join(kit, "initramfs-busybox.cpio.gz")
+	for _, tc := range []struct {
+		proto      string
+		opts, sync []string
+	}{
+		{"ntrace", []string{"--preset", "best"}, []string{"--sync-mode", "3", "--sync-max", "12"}},
+		{"etrace", []string{"--all-modes"}, []string{"--resync", "256"}},
+	} {
+		trace := filepath.Join(dir, tc.proto+".trace")
+		side := filepath.Join(dir, tc.proto+".side")
+		fifo, wait := pcHash(t, dir, tc.proto+"-sim.pcs")
+		args := append([]string{"run", "--machine", "virt", "--kernel", kernel, "--initrd", initrd,
+			"--append", "console=ttyS0 rdinit=/init quiet", "--max-instret", "40000000", "-q", "--trace", tc.proto}, tc.opts...)
+		args = append(append(args, tc.sync...), "-o", trace, "--sideband", side, "--image", kernel, "--image", busybox,
+			"--pcs", fifo)
+		code, _, errb := rv(t, args...)
+		sum, n := wait()
+		if code != 1 || !strings.Contains(errb, "instruction limit 40000000 reached") || n != 40000000 {
+			t.Fatalf("%s: run: exit %d, %d PCs: %s", tc.proto, code, n, errb)
+		}
+		dec := append([]string{"decode", "--protocol", tc.proto}, tc.opts...)
+		if tc.proto == "etrace" {
+			dec = append(dec, "--context")
+		}
+		var summary [2]string
+		for i, jobs := range []string{"1", "2"} {
+			fifo, wait := pcHash(t, dir, tc.proto+"-dec"+jobs+".pcs")
+			code, _, errb := rv(t, append(dec, "--jobs", jobs, "--sideband-in", side, trace, "--pcs", fifo)...)
+			dsum, dn := wait()
+			if code != 0 || dsum != sum || dn != n {
+				t.Errorf("%s --jobs %s: exit %d, %d PCs, SHA-256 equal to the simulator's %v; %s", tc.proto, jobs, code,
+					dn, dsum == sum, errb)
+			}
+			summary[i] = errb
+		}
+		if summary[0] != summary[1] {
+			t.Errorf("%s: summary serially %q, with --jobs 2 %q", tc.proto, summary[0], summary[1])
+		}
 	}
 }

@@ -193,6 +193,7 @@ type decodeFlags struct {
 	strict     *bool
 	allowTrunc *bool
 	jobs       *int // decode only: --jobs
+	jobsGiven  bool // --jobs was on the command line
 }
 
 func addDecodeFlags(fs *flag.FlagSet) *decodeFlags {
@@ -292,7 +293,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 	if err != nil {
 		return err
 	}
-	err = runDecoder(d, in.R, df, name)
+	err = runDecoder(d, in.R, df, name, sink)
 	if after != nil {
 		after(d)
 	}
@@ -304,18 +305,22 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 
 // jobsFlag adds decode's --jobs.
 func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
-	df.jobs = fs.Int("jobs", 1, "decode up to `N` pieces of the trace at once, split at sync messages (N-Trace; 0: one per CPU), with the serial decode's result")
+	df.jobs = fs.Int("jobs", 0, "decode up to `N` pieces of the trace at once, split at sync messages or packets (N-Trace, E-Trace of one source), with the serial decode's result; 0: one per CPU. "+
+		"Not given: one per CPU when the decode writes no per-instruction output (the summary), else 1 (the outputs take the events in order on one core: see PERFORMANCE.md)")
 }
 
-// runDecoder decodes r with d, on --jobs pieces at once when the decoder
-// can split the trace; with --jobs given above 1, it says on stderr why
-// it decodes serially when it does.
-func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string) error {
+// runDecoder decodes r with d into sink, on --jobs pieces at once when
+// the decoder can split the trace; with --jobs given above 1, it says on
+// stderr why it decodes serially when it does.
+func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string, sink flow.Sink) error {
 	if df == nil || df.jobs == nil {
 		return d.Decode(r)
 	}
-	jobs, given := *df.jobs, *df.jobs != 1
-	if jobs <= 0 {
+	jobs := *df.jobs
+	switch {
+	case !df.jobsGiven && !flow.TalliesRanges(sink):
+		jobs = 1
+	case jobs <= 0:
 		jobs = runtime.NumCPU()
 	}
 	if jobs <= 1 {
@@ -325,12 +330,12 @@ func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string) err
 		DecodeJobs(r io.Reader, jobs int) error
 		SerialReason() string
 	})
-	why := "only N-Trace traces are split"
+	why := "a trace of several sources (E-Trace UTDD source IDs) is decoded serially"
 	if ok {
 		why = pd.SerialReason()
 	}
 	if why != "" {
-		if given {
+		if df.jobsGiven {
 			fmt.Fprintf(stderr, "%s: decoding serially (--jobs %d): %s\n", name, jobs, why)
 		}
 		return d.Decode(r)

@@ -14,11 +14,21 @@
 // makes are decoded with the state of piece k; the decoder of piece k+1
 // decodes its primer with its events dropped, to reach the state after it
 // from which it goes on. Equality is checked at the end of the primer.
+//
+// A decoder whose images change with the instruction count (code rewritten
+// while the traced system ran) needs the number of instructions before a
+// piece, which is known only once the pieces before it are decoded. Run
+// guesses it (Piece.Base): from the count the pieces joined so far reached
+// and, for the pieces between, their speculative decodes' counts or their
+// size times the instructions per byte seen so far. The protocol's
+// Follows accepts a speculation made with a wrong guess only when no
+// change of the images lies where the difference could matter.
 package parallel
 
 import (
 	"errors"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -44,6 +54,26 @@ type Piece struct {
 	// Data holds the piece's bytes: its primer, its own messages, and the
 	// primer of the next piece.
 	Data []byte
+	// Base is Run's guess of the instructions decoded before the
+	// piece's own messages (after its primer), all sources together:
+	// exact when the pieces before are joined, else an estimate. A Part
+	// whose images change with the instruction count starts from it.
+	Base uint64
+	// Seed is protocol state that survives syncs and that the split
+	// learned from the trace before the piece, in the protocol's own
+	// encoding: a decoder starting on the piece starts with it.
+	Seed uint64
+}
+
+// A Counter is a Part that counts the instructions decoded from the start
+// of the trace (all sources together). Run uses the counts to guess the
+// Base of the pieces it hands out.
+type Counter interface {
+	// Instructions returns the count: after Speculate, the piece's Base
+	// plus the instructions decoded after its primer (its own and the
+	// next piece's primer's); after Follows or Continue, the serial
+	// decoder's count there.
+	Instructions() uint64
 }
 
 // Part is one protocol decoder taking part in a parallel decode.
@@ -112,6 +142,69 @@ type Reuser interface {
 	Reuse() bool
 }
 
+// bases guesses the instruction count before each piece (Piece.Base).
+type bases struct {
+	mu     sync.Mutex
+	next   int    // the next piece to join
+	base   uint64 // the count before it (after its primer), exact
+	pieces map[int]*counted
+	insts  uint64 // instructions and bytes of the pieces speculated, for the ratio
+	bytes  uint64
+}
+
+// counted is what bases knows of a piece not joined yet.
+type counted struct {
+	size  int
+	delta uint64 // instructions decoded after the primer
+	done  bool   // delta is known
+}
+
+// add registers piece p, in trace order.
+func (b *bases) add(p *Piece) {
+	b.mu.Lock()
+	b.pieces[p.Seq] = &counted{size: len(p.Data)}
+	b.mu.Unlock()
+}
+
+// guess returns the count before piece seq: the count before the next
+// piece to join plus, for each piece between, its speculated count or its
+// size times the instructions per byte seen so far.
+func (b *bases) guess(seq int) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.base
+	for i := b.next; i < seq; i++ {
+		c := b.pieces[i]
+		switch {
+		case c == nil:
+		case c.done:
+			n += c.delta
+		case b.bytes > 0:
+			n += uint64(float64(c.size) * float64(b.insts) / float64(b.bytes))
+		}
+	}
+	return n
+}
+
+// speculated records the instructions piece seq decoded after its primer.
+func (b *bases) speculated(seq int, delta uint64) {
+	b.mu.Lock()
+	if c := b.pieces[seq]; c != nil {
+		c.delta, c.done = delta, true
+		b.insts += delta
+		b.bytes += uint64(c.size)
+	}
+	b.mu.Unlock()
+}
+
+// joined records that piece seq is joined, the serial count then being n.
+func (b *bases) joined(seq int, n uint64) {
+	b.mu.Lock()
+	delete(b.pieces, seq)
+	b.next, b.base = seq+1, n
+	b.mu.Unlock()
+}
+
 // errStopped is returned by a piece's emit after the decode stopped.
 var errStopped = errors.New("decode/parallel: decode stopped")
 
@@ -164,6 +257,8 @@ func (pp *Parallel) Run() (Part, error) {
 		}
 	}
 
+	guesses := &bases{pieces: map[int]*counted{}}
+
 	var splitErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -173,6 +268,7 @@ func (pp *Parallel) Run() (Part, error) {
 		defer close(order)
 		splitErr = pp.Split(func(p *Piece) error {
 			r := &result{p: p, done: make(chan struct{})}
+			guesses.add(p)
 			select {
 			case order <- r:
 			case <-stop:
@@ -199,7 +295,11 @@ func (pp *Parallel) Run() (Part, error) {
 					r.rec = newRec()
 					// (a guess: a few ranges per byte of trace)
 					r.rec.rec = slices.Grow(r.rec.rec, min(4*len(r.p.Data), MaxPieceEvents))
+					r.p.Base = guesses.guess(r.p.Seq)
 					r.err = r.part.Speculate(r.p, r.rec)
+					if c, ok := r.part.(Counter); ok && r.err == nil {
+						guesses.speculated(r.p.Seq, c.Instructions()-r.p.Base)
+					}
 				}
 				close(r.done)
 			}
@@ -246,6 +346,9 @@ func (pp *Parallel) Run() (Part, error) {
 			recorders.Put(r.rec)
 		}
 		r.part, r.rec = nil, nil
+		if c, ok := prev.(Counter); ok {
+			guesses.joined(r.p.Seq, c.Instructions())
+		}
 		if err != nil {
 			halt()
 		}
@@ -428,4 +531,51 @@ func (r *Recorder) Replay(sink flow.Sink, carry func(src uint32) uint64) error {
 		obs.Message(r.msgs[m].kind, r.msgs[m].off, r.msgs[m].bits)
 	}
 	return nil
+}
+
+// EpochsAgree reports whether a decoder whose instruction count was s and
+// one whose count was t, decoding the same n instructions from there,
+// follow the same address spaces at every instruction count they look
+// them up at (image.Set.View: the memory changes at the sorted counts
+// epochs): no epoch lies in (min(s,t)-1, max(s,t)+n]. (One below min:
+// a decoder may look up the run of an instruction just before counting
+// it.)
+func EpochsAgree(epochs []uint64, t, s, n uint64) bool {
+	if s == t || len(epochs) == 0 {
+		return true
+	}
+	lo, hi := min(s, t), max(s, t)+n
+	if lo > 0 {
+		lo--
+	}
+	i := sort.Search(len(epochs), func(i int) bool { return epochs[i] > lo })
+	return i == len(epochs) || epochs[i] > hi
+}
+
+// ExtendFirstRange makes the first range event recorded start at start
+// and count n more instructions: a protocol whose ranges run across the
+// sync a piece starts at (E-Trace closes a range at a discontinuity, not
+// at a sync) continues there the range the piece before left open. With
+// Tally, the n instructions go to the first tally. It reports false when
+// no range was recorded.
+func (r *Recorder) ExtendFirstRange(start, n uint64) bool {
+	r.flush()
+	for i := range r.rec {
+		c := &r.rec[i]
+		switch {
+		case c.batch:
+			c.target += n
+			return true
+		case c.full:
+			e := &r.full[c.start]
+			if e.Kind == flow.KindRange {
+				e.Start, e.N = start, e.N+n
+				return true
+			}
+		default:
+			c.start, c.n = start, c.n+n
+			return true
+		}
+	}
+	return false
 }

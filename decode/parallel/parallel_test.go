@@ -224,3 +224,111 @@ func (l *obsLog) Event(e *flow.Event) error {
 }
 func (l *obsLog) Message(kind string, off int64, bits int) { *l = append(*l, "msg "+kind) }
 func (l *obsLog) Close() error                             { return nil }
+
+// EpochsAgree: the address spaces of two counts agree over n
+// instructions when no epoch lies between them (one below included).
+func TestEpochsAgree(t *testing.T) {
+	e := []uint64{100, 200}
+	for _, c := range []struct {
+		t, s, n uint64
+		want    bool
+	}{
+		{50, 50, 1000, true},  // exact guess
+		{50, 60, 30, true},    // (49, 90]
+		{50, 60, 40, false},   // (49, 100]
+		{60, 50, 40, false},   // the same, the guess below
+		{101, 120, 50, true},  // (100, 170]
+		{100, 120, 50, false}, // (99, 170]
+		{150, 140, 59, false}, // (139, 209]: 200 is in
+		{150, 140, 49, true},  // (139, 199]
+		{210, 300, 1e6, true}, // after the last
+		{0, 7, 50, true},      // (0, 57]
+	} {
+		if got := EpochsAgree(e, c.t, c.s, c.n); got != c.want {
+			t.Errorf("EpochsAgree(%v, t=%d, s=%d, n=%d) = %v", e, c.t, c.s, c.n, got)
+		}
+	}
+	if !EpochsAgree(nil, 1, 2, 3) {
+		t.Error("no epochs: not agreeing")
+	}
+}
+
+// countToy is a part whose events depend on the instruction count from
+// the start of the trace (as with code that changes over time): each
+// byte b is a range of b+1 instructions starting at the count reached.
+// A piece starts counting from its Base and follows only when that was
+// the count of the decoder before it.
+type countToy struct {
+	count, snap uint64
+	sink        flow.Sink
+}
+
+func (d *countToy) byte(b byte) error {
+	n := uint64(b) + 1
+	d.count += n
+	return d.sink.Event(&flow.Event{Kind: flow.KindRange, Start: d.count - n, N: n})
+}
+
+func (d *countToy) Speculate(p *Piece, sink flow.Sink) error {
+	rec := sink.(*Recorder)
+	d.sink = rec
+	rec.Drop = true
+	for i := 0; i < p.Prime; i++ {
+		d.byte(p.Data[i])
+	}
+	rec.Drop = false
+	d.count, d.snap = p.Base, p.Base
+	for i := p.Prime; i < len(p.Data); i++ {
+		if err := d.byte(p.Data[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *countToy) Follows(prev Part) (func(uint32) uint64, bool, bool) {
+	return nil, prev.(*countToy).count == d.snap, false
+}
+
+func (d *countToy) Continue(p *Piece, sink flow.Sink) error {
+	d.sink = sink
+	for i := p.Prime; i < len(p.Data); i++ {
+		if err := d.byte(p.Data[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *countToy) Instructions() uint64 { return d.count }
+
+// Run guesses each piece's instruction count (Piece.Base) from the pieces
+// before: exactly when those are all decoded (one job), and the result is
+// the serial one whatever the guesses.
+func TestRunGuessesBase(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	data := make([]byte, 3000)
+	for i := range data {
+		data[i] = byte(rng.Intn(8))
+	}
+	var want lines
+	s := &countToy{sink: &want}
+	for _, b := range data {
+		s.byte(b)
+	}
+	for _, jobs := range []int{1, 2, 4} {
+		var got lines
+		pp := &Parallel{Jobs: jobs, Fresh: func() Part { return &countToy{} }, Split: toySplit(data, 50), Sink: &got}
+		last, err := pp.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || last.(*countToy).count != s.count {
+			t.Fatalf("%d jobs (%d pieces, %d redone): not the serial result", jobs, pp.Pieces, pp.Redone)
+		}
+		t.Logf("%d jobs: %d pieces, %d decoded again", jobs, pp.Pieces, pp.Redone)
+		if jobs == 1 && pp.Redone != 0 {
+			t.Errorf("one job: %d of %d pieces decoded again: the guesses are not exact", pp.Redone, pp.Pieces)
+		}
+	}
+}

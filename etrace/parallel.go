@@ -1,0 +1,466 @@
+package etrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/parallel"
+	"github.com/rvtrace/rvtrace/flow"
+)
+
+// Parallel decoding (parallel.Parallel): the framed trace is cut before
+// format 3 subformat 0 sync packets into pieces of about PieceBytes,
+// decoders start afresh on the pieces at once, and a piece's events are
+// used only when the state its decoder had after the sync packet it
+// starts with (its primer) equals the serial decoder's state there.
+//
+// A sync packet met while synchronised makes the serial decoder walk to
+// the instruction it reports and reset what a sync resets (the branch
+// outcomes but the reported branch's, the return stack, the branch
+// predictor, the jump target cache); a decoder starting there starts
+// from the same instruction with the same reset state. What survives a
+// sync is compared: the position (the address, its run's instruction,
+// the reported branch's outcome), the privilege, context and address
+// space, the options read from support packets, the data trace state,
+// the packet index. Two things differ by construction and are carried
+// over when the piece is joined:
+//   - the range: the serial decoder's open range runs on across the sync
+//     (E-Trace closes ranges at discontinuities), the piece's starts at the
+//     reported instruction; the piece's first range event gets the serial
+//     range's start and instructions (parallel.Recorder.ExtendFirstRange);
+//   - the counts: the piece counts instructions from a guessed base
+//     (parallel.Piece.Base, the count of the serial decoder after the
+//     sync, its open range included) and its tallies are shifted by the
+//     difference; images that change at instruction counts are followed
+//     as in package ntrace (parallel.EpochsAgree).
+//
+// A piece with a gap is decoded again in sequence (its Suspect counts and
+// the checks of a gap depend on the instructions before the piece), as is
+// one whose start state differs: the decoder that decoded the pieces
+// before goes on through it.
+
+// PieceBytes is the trace size of a piece of a parallel decode (a
+// variable for tests, which cut small traces into many pieces).
+var PieceBytes = 16 << 10
+
+// unset marks the counts of a piece's decoder that the piece did not set
+// (gapAt, irAt, optSince, arrivedAt): they are the serial decoder's.
+const unset = ^uint64(0)
+
+// jobsState is what DecodeJobs keeps in the Decoder.
+type jobsState struct {
+	pieces, redone int
+}
+
+// SerialReason returns why DecodeJobs would decode the trace serially
+// whatever the number of jobs, or "" when it can split it.
+func (d *Decoder) SerialReason() string {
+	switch {
+	case d.Data != nil:
+		return "data trace packets are joined with the instruction trace"
+	case d.nextIdx > 0:
+		return "the decoder has already decoded packets"
+	}
+	return ""
+}
+
+// DecodeJobs decodes r as Decode does, with the same events in the same
+// order, gaps and warnings at the same offsets, the same statistics and
+// the same error, decoding up to jobs pieces of the trace at once (see
+// parallel.Parallel). With jobs <= 1, or when SerialReason is not "", it
+// is Decode. Memory stays bounded by about 2*jobs pieces and their
+// events.
+func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
+	return d.decodeJobs(r, jobs, PieceBytes)
+}
+
+// ParallelStats returns the pieces of the last DecodeJobs and how many of
+// them were decoded again in sequence.
+func (d *Decoder) ParallelStats() (pieces, redone int) { return d.jobs.pieces, d.jobs.redone }
+
+func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
+	if jobs <= 1 || d.SerialReason() != "" {
+		return d.Decode(r)
+	}
+	obs, _ := d.sink.(flow.MessageObserver)
+	var total int64
+	var readErr error
+	pp := &parallel.Parallel{Jobs: jobs, Sink: d.sink, Observe: obs != nil,
+		Fresh: func() parallel.Part { return d.fresh() },
+		Split: func(emit func(*parallel.Piece) error) error {
+			var err error
+			total, readErr, err = d.split(r, size, emit)
+			return err
+		}}
+	last, err := pp.Run()
+	d.jobs.pieces, d.jobs.redone = pp.Pieces, pp.Redone
+	if last == nil {
+		return err
+	}
+	fd := last.(*part).d
+	fd.sink = d.sink
+	fd.st.Bytes = uint64(total)
+	if err == nil {
+		switch {
+		case readErr != nil:
+			if err = fd.Flush(); err == nil {
+				err = readErr
+			}
+		case total == 0:
+			err = &decode.Error{Offset: 0, Index: 0, Err: decode.ErrEmpty}
+		case !fd.sawSync:
+			err = &decode.Error{Offset: 0, Index: 0, Err: fmt.Errorf("%w (format 3 subformat 0 or 1)", decode.ErrNoSync)}
+		default:
+			err = fd.Flush()
+		}
+	}
+	d.st, d.tally = fd.st, fd.tally
+	return err
+}
+
+// part is a decoder of pieces (parallel.Part).
+type part struct {
+	d      *Decoder
+	parent *Decoder
+	rec    *parallel.Recorder
+	base   uint64 // the count after the primer
+	off    int64  // the offset of its decoder's packet after the primer
+	snap   snapshot
+	snapSt Stats
+}
+
+// snapshot is what a piece's decoder holds after its primer, of what
+// survives a sync.
+type snapshot struct {
+	synced, trapPending, pcNode, prevOK, enter, fail, irActive, depthChk bool
+	storeTarget, pendOK, lastAddrPkt, prevF3, sawSync, viewChanged       bool
+	dataKnown, dataOn, dataSkipped                                       bool
+	phase, qn, fmLeft, depth                                             int
+	pc, lastAddr, qbits, pbcLeft, context, rStart, rN                    uint64
+	nextIdx                                                              int64
+	opt, codecOpt                                                        Options
+	img                                                                  any
+	inst                                                                 uint64 // the class and length of the instruction at pc (when pcNode)
+}
+
+func (d *Decoder) snapshot() snapshot {
+	s := snapshot{synced: d.synced, trapPending: d.trapPending, pcNode: d.pcNode != nil, prevOK: d.prevOK,
+		enter: d.enter, fail: d.fail, irActive: d.irActive, depthChk: d.depthChk, storeTarget: d.storeTarget,
+		pendOK: d.pendOK, lastAddrPkt: d.lastAddrPkt, prevF3: d.prevF3, sawSync: d.sawSync, viewChanged: d.viewChanged,
+		dataKnown: d.dataKnown, dataOn: d.dataOn, dataSkipped: d.dataSkipped, phase: d.phase, qn: d.qn,
+		fmLeft: d.fmLeft, depth: d.stack.Depth(), pc: d.pc, lastAddr: d.lastAddr, qbits: d.qbits, pbcLeft: d.pbcLeft,
+		context: d.context, nextIdx: d.nextIdx, opt: d.opt, codecOpt: d.codec.Options, img: d.img}
+	if d.pcNode != nil {
+		s.inst = uint64(d.pcNode.Inst.Class)<<8 | uint64(d.pcNode.Inst.Len)
+	}
+	s.context |= uint64(d.priv) << 62 // (contexts are narrower)
+	return s
+}
+
+// fresh returns a decoder of pieces with d's configuration.
+func (d *Decoder) fresh() *part {
+	nd, err := NewDecoder(d.base, d.sink, d.cfg)
+	if err != nil {
+		panic("etrace: a valid configuration became invalid: " + err.Error())
+	}
+	nd.MaxSteps, nd.MaxWalk = d.MaxSteps, d.MaxWalk
+	return &part{d: nd, parent: d}
+}
+
+// Reuse makes pt a fresh part keeping its decoder's runs (parallel.Reuser).
+func (pt *part) Reuse() bool {
+	np := pt.parent.fresh()
+	if b := pt.d.blocksBy[np.d.img]; b != nil {
+		np.d.blocksBy, np.d.blocks = pt.d.blocksBy, b
+	}
+	*pt = *np
+	return true
+}
+
+// seed starts d with what the split learned before a piece (it survives
+// syncs; parallel.Piece.Seed): the options of the last support packet
+// (bits 0-31), bit 32 set when there was one, bit 33 data trace known,
+// bit 34 on, bit 35 data packets skipped (warned).
+func (d *Decoder) seed(h uint64) {
+	if h&(1<<32) != 0 && !d.v026 {
+		d.opt = OptionsFromBits(h & 0xffffffff)
+		d.codec.Options = d.opt
+	}
+	d.dataKnown, d.dataOn, d.dataSkipped = h&(1<<33) != 0, h&(1<<34) != 0, h&(1<<35) != 0
+}
+
+// guessSkew is added to the count a piece's decoder starts from (tests
+// make the guess wrong with it).
+var guessSkew uint64
+
+// errNoStart: a piece's primer did not leave its decoder on the sync
+// packet's instruction; the piece is decoded in sequence.
+var errNoStart = errors.New("etrace: the primer of a piece did not synchronise")
+
+// frames decodes the frames of data, which starts at byte offset off, as
+// Decode does (without its end-of-trace checks).
+func (d *Decoder) frames(data []byte, off int64, obs flow.MessageObserver) error {
+	sc := NewScanner(bytes.NewReader(data), &d.cfg)
+	sc.base = off
+	for {
+		if !sc.Scan() {
+			err := sc.Err()
+			if err == nil {
+				return nil
+			}
+			fe, ok := err.(*FramingError)
+			if !ok {
+				return err
+			}
+			if gerr := d.framingError(fe); gerr != nil {
+				return gerr
+			}
+			if sc.Done() {
+				return nil
+			}
+			continue
+		}
+		if err := d.frame(sc.Frame(), sc.Offset(), obs); err != nil {
+			return err
+		}
+	}
+}
+
+// Speculate decodes p afresh into sink, a *parallel.Recorder.
+func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
+	d := pt.d
+	rec := sink.(*parallel.Recorder)
+	pt.rec = rec
+	d.sink = rec
+	var obs flow.MessageObserver
+	if _, ok := pt.parent.sink.(flow.MessageObserver); ok {
+		obs = rec
+	}
+	d.nextIdx = p.Index
+	d.seed(p.Seed)
+	if p.Prime == 0 {
+		// the first piece: as Decode
+		pt.base = 0
+		return d.frames(p.Data, p.Offset, obs)
+	}
+	// the count before the sync packet's instruction (a guess; Follows
+	// checks it), and the address space there
+	pt.base = p.Base
+	if p.Seq > 0 {
+		pt.base += guessSkew
+	}
+	pt.base = max(pt.base, 1) // (the sync's instruction counts)
+	d.tally.Emit(pt.base - 1)
+	if len(d.base.Epochs()) > 0 {
+		d.nextEpoch()
+	}
+	rec.Drop = true
+	if err := d.frames(p.Data[:p.Prime], p.Offset, obs); err != nil {
+		return err
+	}
+	rec.Drop = false
+	if !d.synced || d.phase != phaseSynced || d.rN != 1 || d.rStart != d.pc || d.tally.Emitted()+d.rN != pt.base {
+		return errNoStart
+	}
+	pt.snap, pt.snapSt, pt.off = d.snapshot(), d.st, d.off
+	d.tally.Open()
+	d.gapAt, d.irAt, d.optSince, d.arrivedAt = unset, unset, unset, unset
+	return d.frames(p.Data[p.Prime:], p.Offset+int64(p.Prime), obs)
+}
+
+// Continue decodes p after its primer into sink from the state reached.
+func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
+	d := pt.d
+	d.sink = sink
+	obs, _ := sink.(flow.MessageObserver)
+	return d.frames(p.Data[p.Prime:], p.Offset+int64(p.Prime), obs)
+}
+
+// Instructions returns the instructions the part's decoder counted, its
+// open range included (parallel.Counter).
+func (pt *part) Instructions() uint64 { return pt.d.tally.Emitted() + pt.d.rN }
+
+// Follows compares prev's state with the state pt started from after its
+// primer, and takes over prev's counts when they are the same.
+func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool) {
+	a, b := prevPart.(*part).d, pt.d
+	s := pt.snap
+	as := a.snapshot()
+	// what the serial decoder's open range holds differs: the piece's
+	// starts at the instruction the sync reports
+	as.rStart, as.rN = s.rStart, s.rN
+	// data packets skipped: the serial decoder warned before, the
+	// piece's did not (and must not have in the piece)
+	if as.dataSkipped && !s.dataSkipped && !b.dataSkipped {
+		as.dataSkipped = false
+	}
+	if as != s || a.rN == 0 || b.st.Gaps != pt.snapSt.Gaps {
+		return nil, false, false
+	}
+	t := a.tally.Emitted() + a.rN
+	if !parallel.EpochsAgree(a.base.Epochs(), t, pt.base, b.tally.Emitted()+b.rN-pt.base) {
+		return nil, false, false
+	}
+	// the first range: the serial one, continued
+	closed := b.tally.Emitted() != pt.base-1
+	if closed && !pt.rec.ExtendFirstRange(a.rStart, a.rN-1) {
+		return nil, false, false
+	}
+	// Take over prev's counts.
+	shift := func(v uint64) uint64 { return v + t - pt.base }
+	var tl decode.Tally
+	if closed {
+		tl.Emit(shift(b.tally.Emitted()))
+	} else {
+		tl.Emit(a.tally.Emitted())
+		b.rStart, b.rN = a.rStart, b.rN+a.rN-1
+	}
+	if b.tally.IsOpen() {
+		tl.GoodAt(a.tally.Mark())
+	} else {
+		tl.GoodAt(shift(b.tally.Mark()))
+	}
+	b.tally = tl
+	for _, f := range []struct{ piece, serial *uint64 }{{&b.gapAt, &a.gapAt}, {&b.irAt, &a.irAt},
+		{&b.optSince, &a.optSince}, {&b.arrivedAt, &a.arrivedAt}} {
+		if *f.piece == unset {
+			*f.piece = *f.serial
+		} else {
+			*f.piece = shift(*f.piece)
+		}
+	}
+	if b.off == pt.off {
+		// no packet after the primer: the offset the serial decoder
+		// reports the end of the trace at (that of the address packet
+		// it followed before the sync, when there was one)
+		b.off = a.off
+	}
+	b.dataSkipped = b.dataSkipped || a.dataSkipped
+	b.preErr, b.preOff, b.preIdx, b.preWhat, b.preReported = a.preErr, a.preOff, a.preIdx, a.preWhat, a.preReported
+	b.st.addSince(&a.st, &pt.snapSt)
+	return nil, true, false
+}
+
+// addSince sets s to prev plus what s counted since snap.
+func (s *Stats) addSince(prev, snap *Stats) {
+	s.Packets += prev.Packets - snap.Packets
+	for i := range s.ByFormat {
+		s.ByFormat[i] += prev.ByFormat[i] - snap.ByFormat[i]
+		s.Sync[i] += prev.Sync[i] - snap.Sync[i]
+	}
+	s.Gaps += prev.Gaps - snap.Gaps
+}
+
+// split reads the trace and cuts it into pieces of about size bytes,
+// each starting with a format 3 subformat 0 packet that parses (its
+// primer), found with the framing a serial decode reads. It returns the
+// size of the trace and the read error that ended it, if any.
+func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error, error) {
+	t := &tee{r: r}
+	sc := NewScanner(t, &d.cfg)
+	codec := NewCodec(&d.cfg)
+	var p Packet
+	dataKnown, dataOn, skipped, support := false, false, false, false
+	var idx, start, startIdx, prime int64
+	seq := 0
+	var seed uint64
+	var readErr error
+	for {
+		if !sc.Scan() {
+			err := sc.Err()
+			if err == nil {
+				break
+			}
+			if _, ok := err.(*FramingError); !ok {
+				readErr = err
+				break
+			}
+			idx++
+			if sc.Done() {
+				break
+			}
+			continue
+		}
+		fr := sc.Frame()
+		if fr.Data {
+			if dataKnown && !dataOn {
+				idx++
+			} else {
+				skipped = true
+			}
+			continue
+		}
+		i := idx
+		idx++
+		pl := fr.Payload
+		if n := len(pl); n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+			continue // (malformed)
+		}
+		isSupport := fr.Support || !d.v026 && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubSupport
+		sync := !fr.Support && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubStart
+		if !isSupport && !(sync && fr.Offset-start >= int64(size)) {
+			continue
+		}
+		if codec.Parse(pl, fr.Support, &p) != nil {
+			continue
+		}
+		if isSupport {
+			support = true
+			dataKnown, dataOn = true, p.DEnable != 0
+			if !d.v026 {
+				codec.Options = OptionsFromBits(p.IOptions)
+			}
+			continue
+		}
+		at, end := fr.Offset, sc.Offset()
+		pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, end),
+			Seed: seed}
+		if err := emit(pc); err != nil {
+			return 0, nil, err
+		}
+		seq++
+		start, startIdx, prime = at, i, end
+		seed = uint64(codec.Options.Bits())
+		for k, b := range []bool{support, dataKnown, dataOn, skipped} {
+			if b {
+				seed |= 1 << (32 + k)
+			}
+		}
+		t.drop(start)
+	}
+	total := sc.Offset()
+	pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, t.base+int64(len(t.buf))),
+		Seed: seed}
+	if err := emit(pc); err != nil {
+		return 0, nil, err
+	}
+	return total, readErr, nil
+}
+
+// tee keeps the bytes read through it from offset base on.
+type tee struct {
+	r    io.Reader
+	buf  []byte
+	base int64 // offset of buf[0]
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.buf = append(t.buf, p[:n]...)
+	return n, err
+}
+
+// bytes returns a copy of the bytes from offset from to offset to.
+func (t *tee) bytes(from, to int64) []byte {
+	return append([]byte(nil), t.buf[from-t.base:to-t.base]...)
+}
+
+// drop forgets the bytes before offset off.
+func (t *tee) drop(off int64) {
+	n := copy(t.buf, t.buf[off-t.base:])
+	t.buf = t.buf[:n]
+	t.base = off
+}
