@@ -62,6 +62,9 @@ type dataRun struct {
 // programs, or a corpus ELF (skipping without the corpus).
 func simProgram(t testing.TB, name string) (path string, linux bool) {
 	t.Helper()
+	if strings.HasPrefix(name, "testdata/") {
+		return name, false // a bare-metal program of this package
+	}
 	if strings.HasSuffix(name, ".elf") {
 		return filepath.Join("..", "examples", "sim-tests", name), true
 	}
