@@ -836,6 +836,7 @@ type fastHead struct {
 	pm    uint8 // 1: the data is compressed against the previous value (diff 01, 11)
 	am    uint8 // 1: the data is a difference (diff 11), else an XOR
 	dtype ingress.DType
+	_     [2]uint8 // 16 bytes: the table index is a shift
 }
 
 // makeHeads fills c.heads (for decodeFast).

@@ -95,12 +95,13 @@ type Scanner struct {
 	rerr   error // r returned another error
 	fr     Frame
 	err    error
+	raw    bool // cfg.Encap is EncapRaw
 }
 
 // NewScanner returns a scanner reading the byte stream from r, framed as
 // cfg says.
 func NewScanner(r io.Reader, cfg *Config) *Scanner {
-	return &Scanner{cfg: cfg, r: r, buf: make([]byte, scanBufSize)}
+	return &Scanner{cfg: cfg, r: r, buf: make([]byte, scanBufSize), raw: cfg.Encap == EncapRaw}
 }
 
 // Offset returns the stream offset of the next unread byte (after the
@@ -160,7 +161,7 @@ func (s *Scanner) Scan() bool {
 	if s.err != nil {
 		s.err = nil
 	}
-	if s.cfg.Encap == EncapRaw && s.hi-s.lo > maxFrame {
+	if s.raw && s.hi-s.lo > maxFrame {
 		// the common case, whole in the buffer: a te_inst or data
 		// packet in the raw framing
 		h := s.buf[s.lo]
