@@ -879,7 +879,7 @@ func (c *dataCodec) makeHeads() {
 		}
 		h.cm = (diff | diff>>1) & 1
 		h.pm = diff & 1
-		h.am = diff & diff >> 1 & 1
+		h.am = diff & (diff >> 1) & 1
 		h.dtype = ingress.DTypeLoad
 		if format >= DFmtStoreAligned {
 			h.dtype = ingress.DTypeStore
