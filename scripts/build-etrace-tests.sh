@@ -19,4 +19,6 @@ echo "$CC -static -O2 longjmp.c -o longjmp.elf"
 cd ../privdata
 FLAGS="-nostdlib -static -fno-pie -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -T link.ld"
 echo "$CC $FLAGS privdata.S -o privdata.elf"
-"$CC" -march=rv64gc -mabi=lp64d $FLAGS -o privdata.elf privdata.S
+"$CC" -c -march=rv64gc -mabi=lp64d -o privdata.o privdata.S
+"$CC" -march=rv64gc -mabi=lp64d $FLAGS -o privdata.elf privdata.o
+rm privdata.o
