@@ -299,6 +299,12 @@ type dataCodec struct {
 	bw        bitWriter
 	dr        dataReader
 	lay       [16]dlayout
+	// fast: decodeFast applies (unified, address and data)
+	fast    bool
+	dawMask uint64     // mask(daw)
+	heads   []fastHead // decodeFast's table, indexed by the first bits
+	hbits   uint
+	hmask   uint64 // 1<<hbits - 1
 }
 
 func clog2(n int) int {
@@ -317,10 +323,16 @@ func newDataCodec(d *DataConfig) *dataCodec {
 		sizeBits:  max(1, clog2(clog2(d.DataWidth/8+1))),
 		dataWidth: d.DataWidth,
 		daw:       d.DAddressWidth,
+		fast:      d.Fields == DataAddrValue && !d.Split,
+		dawMask:   mask(d.DAddressWidth),
 	}
 	for f := uint8(0); f < 8; f++ {
 		c.lay[f] = c.makeLayout(f, 0)
 		c.lay[8+f] = c.makeLayout(DFmtAtomic, f)
+	}
+	if c.fast {
+		c.makeHeads()
+		c.hmask = 1<<c.hbits - 1
 	}
 	return c
 }
@@ -793,114 +805,164 @@ func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access)
 // instruction address), as parse and decodeAccess do, with a fast path
 // for the common packets: loads and stores of at most 8 bytes.
 func (c *dataCodec) decodeFrame(payload []byte, s *dataState, a *ingress.Access, p *DataPacket) error {
-	n := len(payload)
-	if n == 0 || n > 8 || payload[0]&4 != 0 || c.fields != DataAddrValue || c.split {
-		// atomics and split/CSR/reserved formats (format bit 2 set),
-		// long packets, other options
-		if err := c.parse(payload, p); err != nil {
-			return err
+	if c.fast && c.decodeFast(payload, s, a) {
+		return nil
+	}
+	// atomics and split/CSR/reserved formats (format bit 2 set), long
+	// packets, other options, and every packet the fast path refuses
+	// (the generic path says why)
+	if err := c.parse(payload, p); err != nil {
+		return err
+	}
+	return c.decodeAccess(s, p, a)
+}
+
+// fastHead is what the first bits of a unified load or store packet with
+// address and data (format, size, diff, data_len: 10 bits at most) say
+// of its layout; dataCodec.heads holds one per value of those bits.
+// Shift counts are for the payload word sign-extended from its last bit.
+type fastHead struct {
+	ok    bool  // a load or store (format 0..3) of a size data_width_p holds
+	z     uint8 // size
+	diff  uint8
+	dlsh  uint8 // data: the word shifted left by dlsh, then right (arithmetic) by drsh
+	drsh  uint8
+	tsh   uint8 // data's top byte and the bit below: from bit (data bits - 9) & 63
+	minOK uint8 // 2 when data_len is 0 (always the shortest)
+	ash   uint8 // address: the word shifted right (arithmetic) by min(position, 63)
+	endsh uint8 // min(end of the address - 1, 63)
+	shift uint8 // address unit: size for the aligned formats, else 0
+	cm    uint8 // 1: the address is a difference (diff != 0)
+	pm    uint8 // 1: the data is compressed against the previous value (diff 01, 11)
+	am    uint8 // 1: the data is a difference (diff 11), else an XOR
+	dtype ingress.DType
+	_     [2]uint8 // 16 bytes: the table index is a shift
+}
+
+// makeHeads fills c.heads (for decodeFast).
+func (c *dataCodec) makeHeads() {
+	sb := uint(c.sizeBits)
+	maxZ := uint(1)<<sb - 1
+	c.hbits = 3 + sb + 2 + maxZ
+	c.heads = make([]fastHead, 1<<c.hbits)
+	for i := range c.heads {
+		v := uint(i)
+		format := uint8(v & 7)
+		z := uint8(v >> 3 & (1<<sb - 1))
+		if format > DFmtStoreUnaligned || z > 3 || 8<<z > c.dataWidth {
+			continue
 		}
-		return c.decodeAccess(s, p, a)
+		h := &c.heads[i]
+		h.ok, h.z = true, z
+		diff := uint8(v >> (3 + sb) & 3)
+		h.diff = diff
+		dl := uint(v >> (5 + sb) & (1<<z - 1))
+		dbits := 8 * (dl + 1)
+		dpos := 5 + sb + uint(z)
+		apos := dpos + dbits
+		end := apos + uint(c.daw)
+		if dpos+dbits <= 64 {
+			h.dlsh = uint8(64 - dpos - dbits)
+			h.drsh = uint8(64 - dbits)
+		} else {
+			// the top of data is past the word: sign
+			h.drsh = uint8(dpos)
+		}
+		h.tsh = uint8((dbits - 9) & 63)
+		if dl == 0 {
+			h.minOK = 2
+		}
+		h.ash = uint8(min(apos, 63))
+		h.endsh = uint8(min(end-1, 63))
+		if format&1 == 0 {
+			h.shift = z
+		}
+		h.cm = (diff | diff>>1) & 1
+		h.pm = diff & 1
+		h.am = diff & (diff >> 1) & 1
+		h.dtype = ingress.DTypeLoad
+		if format >= DFmtStoreAligned {
+			h.dtype = ingress.DTypeStore
+		}
 	}
-	if n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
-		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
+}
+
+// decodeFast decodes a unified load or store packet of at most 8 bytes
+// with address and data into a, reading the fields straight from one
+// word of the payload through the table of headers. It reports false,
+// with s and a untouched, for any other packet and for any packet parse
+// or decodeAccess would refuse (FuzzDataPacket and TestDataDecodeFrame
+// check that both paths agree). The branches it takes depend on faults,
+// not on the values: masks select full or compressed fields.
+func (c *dataCodec) decodeFast(payload []byte, s *dataState, a *ingress.Access) bool {
+	n := uint(len(payload))
+	if n-2 >= 7 {
+		// 2..8 bytes (the fields of a load or store take more than
+		// one)
+		return false
 	}
-	// the payload in one word, sign-extended past its end
-	var w, fill uint64
+	// the payload in one word, sign-extended from its last bit as the
+	// packet's fields are
+	var w uint64
 	if cap(payload) >= 8 {
 		// one load of the 8 bytes from the payload on (the bytes
-		// after it are masked off): no copy through memory
+		// after it are replaced by the sign): no copy through memory
 		w = binary.LittleEndian.Uint64(payload[:8:8])
-		if n < 8 {
-			w &= 1<<(8*uint(n)) - 1
-		}
 	} else {
 		var t [8]byte
 		copy(t[:], payload)
 		w = binary.LittleEndian.Uint64(t[:])
 	}
-	if payload[n-1]&0x80 != 0 {
-		fill = ^uint64(0)
-		if n < 8 {
-			w |= fill << (8 * uint(n))
-		}
+	nb := 8 * n
+	sh := (64 - nb) & 63
+	sw := int64(w<<sh) >> sh
+	// Every byte sign extension restores is dropped: the last byte and
+	// the top bit of the one before are not all sign (the shift gives 0
+	// or -1 when they are).
+	if uint64(sw>>((nb-9)&63)+1) < 2 {
+		return false
 	}
-	// The fields, straight from the word: format (3 bits), size
-	// (sizeBits, 1 or 2), diff (2), data_len (size bits) end at bit 10
-	// at most, so data starts inside the word; address may start past it
-	// (then it is all sign).
-	// (shift counts masked with 63 where they are below 64 anyway:
-	// no code for larger counts)
-	format := uint8(w & 7)
-	sb := uint(c.sizeBits) & 3
-	pos := 3 + sb
-	z := uint8(w>>3) & uint8(1<<sb-1)
-	if 8<<z > c.dataWidth {
-		return fmt.Errorf("size %d wider than data_width_p %d", z, c.dataWidth)
+	h := &c.heads[uint64(sw)&c.hmask]
+	if !h.ok {
+		return false
 	}
-	diff := uint8(w>>pos) & 3
-	pos += 2
-	dl := uint(w>>pos) & (1<<(z&3) - 1)
-	pos += uint(z)
-	dbits := 8 * (dl + 1)
-	data := w>>pos | fill<<((64-pos)&63)
-	if dbits < 64 {
-		data &= 1<<(dbits&63) - 1
+	// The padding after the last field repeats its last bit (and the
+	// bytes that field takes past the payload are those bits): from bit
+	// end-1 on, the word is all sign. This also refuses a byte after
+	// the fields (with the check above).
+	if uint64(sw>>(h.endsh&63)+1) > 1 {
+		return false
 	}
-	pos += dbits
-	addr := fill
-	if pos < 64 {
-		addr = w>>(pos&63) | fill<<((64-pos)&63)
+	// data, sign-extended from its data_len+1 bytes; data_len is the
+	// shortest: unless it is 0, the top byte of data and the bit below
+	// it are not all sign
+	raw := sw << (h.dlsh & 63) >> (h.drsh & 63)
+	if uint64(raw>>(h.tsh&63)+1)|uint64(h.minOK) < 2 {
+		return false
 	}
-	if c.daw < 64 {
-		addr &= 1<<(uint(c.daw)&63) - 1
+	z := h.z & 3
+	if !s.valid[z] && h.diff != 0 {
+		return false // compressed with nothing to compress against
 	}
-	pos += uint(c.daw)
-	if int(pos) < 8*n-8 {
-		return fmt.Errorf("%d bytes after the last field", (8*n-int(pos))/8)
-	}
-	if int(pos) < 8*n {
-		// the padding repeats the last bit read
-		s := w >> (pos - 1) & 1
-		pad := w >> pos & (1<<(uint(8*n)-pos) - 1)
-		if s != 0 && pad != 1<<(uint(8*n)-pos)-1 || s == 0 && pad != 0 {
-			return fmt.Errorf("padding bits after the last field are not its sign")
-		}
-	}
-	m := sizeMask(z)
-	a.DType, a.DSize, a.SData = ingress.DTypeLoad, z, 0
-	if format >= DFmtStoreAligned {
-		a.DType = ingress.DTypeStore
-	}
-	full := diff == 0
-	if !full && !s.valid[z] {
-		return fmt.Errorf("compressed data packet (diff %d) with no earlier access of size %d since the last synchronisation", diff, 1<<z)
-	}
-	aligned := format&1 == 0
-	switch {
-	case full && aligned:
-		addr <<= z
-	case !full:
-		d := sext(addr, c.daw)
-		if aligned {
-			d <<= z
-		}
-		addr = s.addr[z] + d
-	}
-	a.DAddr = addr & mask(c.daw)
-	s.addr[z] = a.DAddr
-	raw := sext(data, 8*int(dl+1)) & m
-	if byteLen(raw, z) != int(dl)+1 {
-		return fmt.Errorf("data_len %d where %d bytes restore the value", dl, byteLen(raw, z))
-	}
-	switch diff {
-	case 1:
-		raw = (raw ^ s.val[z]) & m
-	case 3:
-		raw = (raw + s.val[z]) & m
-	}
-	a.Data = raw
-	s.val[z] = raw
+	// address: full, or a difference to the previous one (counted in
+	// units of the size in the aligned formats); what the payload holds
+	// of it, sign-extended (the padding check made its bits past daw
+	// the sign), masked to daw bits
+	cm, pm, am := -uint64(h.cm), -uint64(h.pm), -uint64(h.am)
+	daddr := (s.addr[z]&cm + uint64(sw>>(h.ash&63))<<(h.shift&3)) & c.dawMask
+	// data: full (00, 10), XOR (01) or difference (11)
+	prev := s.val[z] & pm
+	v := ((uint64(raw)^prev)&^am | (uint64(raw)+prev)&am) & sizeMask(z)
+	a.IAddr = 0
+	a.DAddr = daddr
+	a.Data = v
+	a.SData = 0
+	a.LRID = 0
+	a.DType = h.dtype
+	a.DSize = z
+	a.Split = false
+	s.addr[z] = daddr
+	s.val[z] = v
 	s.valid[z] = true
-	return nil
+	return true
 }

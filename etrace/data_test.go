@@ -62,6 +62,9 @@ type dataRun struct {
 // programs, or a corpus ELF (skipping without the corpus).
 func simProgram(t testing.TB, name string) (path string, linux bool) {
 	t.Helper()
+	if strings.HasPrefix(name, "testdata/") {
+		return name, false // a bare-metal program of this package
+	}
 	if strings.HasSuffix(name, ".elf") {
 		return filepath.Join("..", "examples", "sim-tests", name), true
 	}
@@ -1021,7 +1024,7 @@ func FuzzDataDecode(f *testing.F) {
 			if !ok {
 				t.Fatalf("access of %#x, outside the image", e.Addr)
 			}
-			if m := ops.get(in.Op &^ 0x8000); !compatible(m, &e.Access) {
+			if m := ops.get(in.Op &^ 0x8000); !compatible(&m, &e.Access) {
 				t.Fatalf("%v joined to %v", &e, in)
 			}
 		}

@@ -203,3 +203,71 @@ func TestDataFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestDataFilterPrivilege traces a bare-metal program that loads and
+// stores in M-mode, then in U-mode with calls into M-mode (ecall), through
+// data filters on the privilege, in both protocols: the decoded accesses
+// are exactly the simulator's memory records of the instructions that ran
+// in the privileges let through (the privilege each record's instruction
+// ran in, as the simulator's observer reports it), across every privilege
+// change.
+func TestDataFilterPrivilege(t *testing.T) {
+	const prog = "testdata/privdata/privdata.elf"
+	cfg0 := DefaultConfig()
+	cfg0.Data = &DataConfig{}
+	_, _, all := runFiltered(t, prog, cfg0, &filter.Config{})
+	n := map[ingress.Priv]int{}
+	for _, r := range all {
+		n[r.priv]++
+	}
+	if n[ingress.PrivM] < 50 || n[ingress.PrivU] < 50 || len(n) != 2 {
+		t.Fatalf("memory records by privilege: %v, want M and U", n)
+	}
+	for _, tc := range []struct {
+		spec string
+		pred func(r pcRec) bool
+	}{
+		{"priv=U", func(r pcRec) bool { return r.priv == ingress.PrivU }},
+		{"priv=M", func(r pcRec) bool { return r.priv == ingress.PrivM }},
+		{"priv=M;kind=store", func(r pcRec) bool { return r.priv == ingress.PrivM && r.kind() == "store" }},
+		{"priv=U;kind=load", func(r pcRec) bool { return r.priv == ingress.PrivU && r.kind() == "load" }},
+	} {
+		var fc filter.Config
+		if err := fc.ParseData(tc.spec); err != nil {
+			t.Fatal(err)
+		}
+		var want []memRec
+		for _, r := range all {
+			if tc.pred(r) {
+				want = append(want, r.memRec)
+			}
+		}
+		for _, split := range []bool{false, true} {
+			for _, resync := range []int{0, 16} {
+				name := fmt.Sprintf("%q/split=%v/resync=%d", tc.spec, split, resync)
+				cfg := DefaultConfig()
+				cfg.ResyncPeriod = resync
+				cfg.Data = &DataConfig{Split: split, Filter: &fc}
+				img, trace, recs := runFiltered(t, prog, cfg, &fc)
+				if len(recs) != len(all) {
+					t.Fatalf("%s: the run made %d records, the unfiltered one %d", name, len(recs), len(all))
+				}
+				s, err := decodeData(t, cfg, img, trace)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+				for _, e := range s.issues {
+					t.Errorf("%s: %v", name, &e)
+				}
+				compareRecs(t, name, DataAddrValue, records(s.data), want)
+				for i := range s.data {
+					if e := &s.data[i]; e.Addr == 0 {
+						t.Errorf("%s: access %d has no instruction", name, i)
+						break
+					}
+				}
+				t.Logf("%s: %d of %d records", name, len(want), len(all))
+			}
+		}
+	}
+}

@@ -40,6 +40,10 @@ type memOp struct {
 	size  uint8
 	dtype ingress.DType
 	more  uint8
+	// want and alt are the dtypes of the accesses that fit it: a load
+	// (load, lr), a store (store), a store or a failed one (sc), the
+	// AMO's
+	want, alt ingress.DType
 }
 
 // memOps lists the memory instructions by mnemonic (the access size is the
@@ -69,6 +73,16 @@ var memOps = func() map[string]memOp {
 		}
 	}
 	m["cbo.zero"] = memOp{kind: mStore, size: 3, more: 7}
+	for k, o := range m {
+		o.want, o.alt = ingress.DTypeLoad, ingress.DTypeLoad
+		switch o.kind {
+		case mStore:
+			o.want, o.alt = ingress.DTypeStore, ingress.DTypeStore
+		case mSC:
+			o.want, o.alt = ingress.DTypeStore, ingress.DTypeSCFail
+		}
+		m[k] = o
+	}
 	for _, a := range []struct {
 		name string
 		t    ingress.DType
@@ -79,8 +93,8 @@ var memOps = func() map[string]memOp {
 		{"amomaxu", ingress.DTypeAtomicMax}, {"amomin", ingress.DTypeAtomicMin},
 		{"amominu", ingress.DTypeAtomicMin},
 	} {
-		m[a.name+".w"] = memOp{kind: mAMO, size: 2, dtype: a.t}
-		m[a.name+".d"] = memOp{kind: mAMO, size: 3, dtype: a.t}
+		m[a.name+".w"] = memOp{kind: mAMO, size: 2, dtype: a.t, want: a.t, alt: a.t}
+		m[a.name+".d"] = memOp{kind: mAMO, size: 3, dtype: a.t, want: a.t, alt: a.t}
 	}
 	return m
 }()
@@ -216,6 +230,7 @@ type DataJoiner struct {
 	// unpaired: a data address filter leaves the accesses unpaired
 	unpaired, unpairedWarned bool
 	split                    bool
+	plain                    bool // unified, paired, address and data: DataFrame's fast path applies
 	slots                    []splitSlot
 	dq                       []deferredEv // events held back, from dHead on
 	dHead                    int
@@ -279,6 +294,7 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 			j.unpaired = true
 		}
 	}
+	j.plain = !j.split && !j.unpaired && j.dc.fast
 	switch d.Fields {
 	case DataAddrOnly:
 		j.has = flow.AccessAddr
@@ -458,6 +474,21 @@ func (j *DataJoiner) DataFrame(fr *Frame) error {
 	idx := j.frames
 	j.frames++
 	j.lastOff = fr.Offset
+	if !j.segEnd && !j.suspended && j.plain && j.qN < len(j.q) {
+		// the common case: a unified load or store with address and
+		// data into the queue
+		q := &j.q[(j.qHead+j.qN)&(len(j.q)-1)]
+		if j.dc.decodeFast(fr.Payload, &j.st, &q.a) {
+			q.off, q.idx, q.pend, q.noData = fr.Offset, idx, false, false
+			j.qN++
+			return nil
+		}
+	}
+	return j.dataFrame(fr, idx)
+}
+
+// dataFrame is DataFrame for every packet.
+func (j *DataJoiner) dataFrame(fr *Frame, idx int64) error {
 	if j.segEnd {
 		if err := j.endSegment(fr.Offset); err != nil {
 			return err
@@ -685,21 +716,24 @@ func (j *DataJoiner) Event(e *flow.Event) error {
 
 func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 	r := j.run(e.Start, e.Last) // a run from e.Start: its memory instructions are at e.Start or after
-	k := 0
-	if k == len(r.mems) || r.mems[k].addr > e.Last {
+	mems, last := r.mems, e.Last
+	if len(mems) == 0 || mems[0].addr > last {
 		return j.emit(e)
 	}
 	sub := &j.sub
 	*sub = *e
 	pos, posIdx := e.Start, uint32(0)
-	for ; k < len(r.mems) && r.mems[k].addr <= e.Last; k++ {
-		m := &r.mems[k]
+	for k := range mems {
+		m := &mems[k]
+		if m.addr > last {
+			break
+		}
 		if j.filt != nil && !j.filt.DataQualified(memKinds[m.op.kind], m.addr, 0, j.priv) {
 			continue // the data filters leave its access out
 		}
 		sub.Start, sub.Last = pos, m.addr
 		sub.N = uint64(m.idx - posIdx + 1)
-		if m.addr != e.Last {
+		if m.addr != last {
 			sub.End, sub.HasTarget, sub.Target = ingress.ITypeNone, true, m.addr+uint64(m.len)
 		} else {
 			sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
@@ -713,15 +747,18 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 		if err != nil {
 			return err
 		}
-		for n := 0; n <= int(m.op.more); n++ {
+		if err := j.join(m, e.Offset); err != nil {
+			return err
+		}
+		for n := m.op.more; n > 0; n-- {
 			if err := j.join(m, e.Offset); err != nil {
 				return err
 			}
 		}
 		pos, posIdx = m.addr+uint64(m.len), m.idx+1
 	}
-	if pos <= e.Last && uint64(posIdx) < e.N {
-		sub.Start, sub.Last, sub.N = pos, e.Last, e.N-uint64(posIdx)
+	if pos <= last && uint64(posIdx) < e.N {
+		sub.Start, sub.Last, sub.N = pos, last, e.N-uint64(posIdx)
 		sub.End, sub.HasTarget, sub.Target = e.End, e.HasTarget, e.Target
 		return j.emit(sub)
 	}
@@ -729,21 +766,8 @@ func (j *DataJoiner) rangeEvent(e *flow.Event) error {
 }
 
 // compatible reports whether an access fits a memory instruction.
-func compatible(m memOp, a *ingress.Access) bool {
-	if a.DSize != m.size {
-		return false
-	}
-	switch m.kind {
-	case mLoad, mLR:
-		return a.DType == ingress.DTypeLoad
-	case mStore:
-		return a.DType == ingress.DTypeStore
-	case mSC:
-		return a.DType == ingress.DTypeStore || a.DType == ingress.DTypeSCFail
-	case mAMO:
-		return a.DType == m.dtype
-	}
-	return false
+func compatible(m *memOp, a *ingress.Access) bool {
+	return a.DSize == m.size && (a.DType == m.want || a.DType == m.alt) && m.kind != mNone
 }
 
 var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic"}
@@ -778,28 +802,24 @@ func (j *DataJoiner) unpairedFrame(fr *Frame, idx int64) error {
 
 // join sends the access of memory instruction m.
 func (j *DataJoiner) join(m *memInst, off int64) error {
-	if j.suspended {
-		j.unjoined++
-		return nil
-	}
-	if j.qN == 0 {
-		j.unjoined++
-		j.suspend(off)
-		return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet%s", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr, j.suspect()), "data trace")
+	if j.suspended || j.qN == 0 {
+		return j.noPacket(m, off)
 	}
 	q := &j.q[j.qHead]
-	if !compatible(m.op, &q.a) {
-		j.unjoined++
-		a := q.a
-		qoff, qidx := q.off, q.idx
-		j.suspend(qoff)
-		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
-			decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
+	if !compatible(&m.op, &q.a) {
+		return j.misfit(m, q)
 	}
-	// j.dev keeps Kind and the zero fields between data events
+	// j.dev keeps Kind and the zero fields between data events; one
+	// assignment a field (a tuple assignment would copy the access
+	// through a temporary)
 	ev := &j.dev
-	ev.Kind, ev.Addr, ev.Offset, ev.Index, ev.Access, ev.AccessHas = flow.KindData, m.addr, q.off, q.idx, q.a, j.has
+	ev.Kind = flow.KindData
+	ev.Addr = m.addr
+	ev.Offset = q.off
+	ev.Index = q.idx
+	ev.Access = q.a
 	ev.Access.IAddr = m.addr
+	ev.AccessHas = j.has
 	if q.a.DType == ingress.DTypeSCFail || q.noData {
 		ev.AccessHas &^= flow.AccessData
 	}
@@ -822,6 +842,27 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		return j.next.Event(ev)
 	}
 	return j.hold(ev, false)
+}
+
+// noPacket handles memory instruction m when no access can be joined to
+// it: joining is suspended, or no packet came.
+func (j *DataJoiner) noPacket(m *memInst, off int64) error {
+	j.unjoined++
+	if j.suspended {
+		return nil
+	}
+	j.suspend(off)
+	return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet%s", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr, j.suspect()), "data trace")
+}
+
+// misfit handles the packet q that does not fit memory instruction m.
+func (j *DataJoiner) misfit(m *memInst, q *queued) error {
+	j.unjoined++
+	a := q.a
+	qoff, qidx := q.off, q.idx
+	j.suspend(qoff)
+	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
+		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
 }
 
 // Close reports packets left over and what was not joined, then closes

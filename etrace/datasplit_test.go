@@ -303,7 +303,7 @@ func FuzzDataSplitDecode(f *testing.F) {
 			if !ok {
 				t.Fatalf("access of %#x, outside the image", e.Addr)
 			}
-			if m := ops.get(in.Op &^ 0x8000); !compatible(m, &e.Access) {
+			if m := ops.get(in.Op &^ 0x8000); !compatible(&m, &e.Access) {
 				t.Fatalf("%v joined to %v", &e, in)
 			}
 		}

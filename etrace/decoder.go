@@ -44,6 +44,15 @@ type Decoder struct {
 	// data trace is enabled (denable)
 	dataOn, dataKnown bool
 
+	// nestIdx is 1 + the index of the last trap packet with thaddr=0
+	// (byte nestOff; nestInt, nestFrom: its interrupt bit and the
+	// privilege it states): a trap packet at index nestIdx reports a
+	// trap taken before that trap's handler ran (nestedEPC)
+	nestIdx  int64
+	nestOff  int64
+	nestInt  bool
+	nestFrom ingress.Priv
+
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
 	pc          uint64
@@ -653,6 +662,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 		if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, true); err != nil {
 			return err
 		}
+		d.noteTrap(p)
 		return d.trapEvent(p, p.Address<<d.lsb&d.amask, 0, false)
 	}
 	d.sawSync = true
@@ -665,8 +675,20 @@ func (d *Decoder) start(p *Packet, off int64) error {
 		return err
 	}
 	if p.Subformat == SubTrap {
-		if err := d.trapEvent(p, 0, a, true); err != nil {
+		// the trap's EPC is before the trace, unless the trace starts
+		// with a trap reported with thaddr=0 that it was taken at
+		var epc uint64
+		nested := d.nestIdx == d.idx
+		if nested {
+			epc = d.nestedEPC(p, a)
+		}
+		if err := d.trapEvent(p, epc, a, true); err != nil {
 			return err
+		}
+		if nested && epc == 0 {
+			if err := d.nestedWarn(p); err != nil {
+				return err
+			}
 		}
 	}
 	d.ev = flow.Event{Kind: flow.KindSync, Addr: a, Reason: uint32(p.Subformat), Priv: ingress.Priv(p.Privilege), Offset: off}
@@ -848,6 +870,7 @@ func (d *Decoder) trapPacket(p *Packet) error {
 			return err
 		}
 		d.trapPending = true
+		d.noteTrap(p)
 		return d.trapEvent(p, epc, 0, false)
 	}
 	if err := d.leftover("trap"); err != nil {
@@ -857,12 +880,21 @@ func (d *Decoder) trapPacket(p *Packet) error {
 	if err != nil {
 		return err
 	}
+	nested := d.trapPending && d.nestIdx == d.idx
 	epc := d.epc(p)
+	if nested {
+		epc = d.nestedEPC(p, a)
+	}
 	if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
 		return err
 	}
 	if err := d.trapEvent(p, epc, a, true); err != nil {
 		return err
+	}
+	if nested && epc == 0 {
+		if err := d.nestedWarn(p); err != nil {
+			return err
+		}
 	}
 	d.resetState()
 	if err := d.contextEvent(ingress.Priv(p.Privilege), p.Context, false); err != nil {

@@ -72,9 +72,14 @@
 // target): a context event precedes its trap event. Its address is the
 // EPC only at the target of an uninferable discontinuity, as the
 // specification's exception_address has it; elsewhere the EPC is
-// inferred from the program, as after a thaddr=1 packet. A context
-// packet (subformat 2) applies where it comes: imprecisely, as its name
-// says.
+// inferred from the program, as after a thaddr=1 packet. A trap packet
+// right after a thaddr=0 one reports a trap taken before the earlier
+// trap's handler ran: its EPC is that handler's first instruction, which
+// the decoder gives when the trace determines it (an instruction fetch
+// fault's or breakpoint's tval; two exceptions taken to the same
+// privilege share their handler; trapepc.go) and otherwise reports as
+// unknown (0) with a flow.KindWarn event. A context packet (subformat 2)
+// applies where it comes: imprecisely, as its name says.
 //
 // Everything here is hand-written from the specifications (E-Trace 2.0
 // ratified, the 0.026 draft and the Trace Control Interface) rather than

@@ -95,12 +95,13 @@ type Scanner struct {
 	rerr   error // r returned another error
 	fr     Frame
 	err    error
+	raw    bool // cfg.Encap is EncapRaw
 }
 
 // NewScanner returns a scanner reading the byte stream from r, framed as
 // cfg says.
 func NewScanner(r io.Reader, cfg *Config) *Scanner {
-	return &Scanner{cfg: cfg, r: r, buf: make([]byte, scanBufSize)}
+	return &Scanner{cfg: cfg, r: r, buf: make([]byte, scanBufSize), raw: cfg.Encap == EncapRaw}
 }
 
 // Offset returns the stream offset of the next unread byte (after the
@@ -157,7 +158,27 @@ func (s *Scanner) frameErr(start int64, format string, args ...any) bool {
 // error. After a framing error, Scan resumes with the next byte, so a
 // caller may continue to resynchronise while Done reports false.
 func (s *Scanner) Scan() bool {
-	s.err = nil
+	if s.err != nil {
+		s.err = nil
+	}
+	if s.raw && s.hi-s.lo > maxFrame {
+		// the common case, whole in the buffer: a te_inst or data
+		// packet in the raw framing
+		h := s.buf[s.lo]
+		n, t := int(h&0x1f), h>>5
+		if n != 0 && (t == msgTeInst || t == msgData) {
+			// field by field: a struct literal is built on the
+			// stack and copied in wide loads that wait for its
+			// narrow stores (a store-forwarding stall)
+			f := &s.fr
+			f.Offset = s.base + int64(s.lo)
+			f.Payload = s.buf[s.lo+1 : s.lo+1+n]
+			f.Support, f.SrcID, f.Timestamp = false, 0, 0
+			f.MsgType, f.Data = t, t == msgData
+			s.lo += 1 + n
+			return true
+		}
+	}
 	for s.avail(1) {
 		start := s.Offset()
 		h := s.buf[s.lo]

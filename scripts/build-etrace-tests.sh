@@ -15,3 +15,10 @@ echo "$CC -nostdlib -static returns.S -o returns.elf"
 rm returns.o
 echo "$CC -static -O2 longjmp.c -o longjmp.elf"
 "$CC" -static -O2 -march=rv64gc -mabi=lp64d -o longjmp.elf longjmp.c
+# the bare-metal M/U-mode data trace program (etrace/datafilter_test.go)
+cd ../privdata
+FLAGS="-nostdlib -static -fno-pie -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -T link.ld"
+echo "$CC $FLAGS privdata.S -o privdata.elf"
+"$CC" -c -march=rv64gc -mabi=lp64d -o privdata.o privdata.S
+"$CC" -march=rv64gc -mabi=lp64d $FLAGS -o privdata.elf privdata.o
+rm privdata.o
