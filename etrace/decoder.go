@@ -24,7 +24,6 @@ type Decoder struct {
 	// w follows the address space of the context (w.Img: a view of
 	// w.Base) with its blocks, and builds the range and gap events
 	w     walk.Walker
-	sink  flow.Sink
 	opt   Options
 	v026  bool
 	lsb   uint
@@ -134,7 +133,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), sink: sink, opt: cfg.Options,
+	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), opt: cfg.Options,
 		v026: cfg.Version == V026, MaxSteps: 1 << 20}
 	d.w.Init(img, sink)
 	p := &d.cfg.Params
@@ -166,7 +165,7 @@ func (d *Decoder) Stats() *Stats {
 // decode.ErrNoSync). The sink is not closed.
 func (d *Decoder) Decode(r io.Reader) error {
 	sc := NewScanner(r, &d.cfg)
-	obs, _ := d.sink.(flow.MessageObserver) // counts trace bytes by packet type
+	obs, _ := d.w.Sink.(flow.MessageObserver) // counts trace bytes by packet type
 	for {
 		if !sc.Scan() {
 			err := sc.Err()
@@ -412,7 +411,7 @@ func (d *Decoder) Packet(p *Packet, off int64) error {
 }
 
 func (d *Decoder) emit(e *flow.Event) error {
-	if err := d.sink.Event(e); err != nil {
+	if err := d.w.Sink.Event(e); err != nil {
 		return errSink{err}
 	}
 	return nil

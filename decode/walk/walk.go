@@ -36,7 +36,9 @@ type Walker struct {
 	// the instruction count at which Base's memory changes next
 	// (image.Set.Epochs), ^0 when it never does
 	epoch uint64
-	sink  flow.Sink
+	// Sink receives the events; a decoder sends its other events there
+	// too.
+	Sink flow.Sink
 	// rev is the last range event sent (only the range fields are ever
 	// set); ev holds the other events.
 	rev, ev flow.Event
@@ -46,7 +48,7 @@ type Walker struct {
 // sink.
 func (w *Walker) Init(img *image.Set, sink flow.Sink) {
 	view := img.View(0, 0)
-	*w = Walker{Base: img, Img: view, Blocks: decode.NewBlocks(view), epoch: ^uint64(0), sink: sink}
+	*w = Walker{Base: img, Img: view, Blocks: decode.NewBlocks(view), epoch: ^uint64(0), Sink: sink}
 	w.blocksBy = map[*image.Set]*decode.Blocks{view: w.Blocks}
 	if e := img.Epochs(); len(e) > 0 {
 		w.epoch = e[0]
@@ -65,9 +67,6 @@ func (w *Walker) Share(other *Walker) bool {
 	w.blocksBy, w.Blocks = other.blocksBy, b
 	return true
 }
-
-// Sink returns the sink w reports to.
-func (w *Walker) Sink() flow.Sink { return w.sink }
 
 // Use follows the address space v (a view of Base), with its own blocks,
 // and reports whether it differs from the one followed before (Changed is
@@ -163,7 +162,7 @@ func (w *Walker) Emit(r *Range, t *decode.Tally) error {
 		ev.Image = w.Img
 	}
 	t.Emit(r.N)
-	return w.sink.Event(ev)
+	return w.Sink.Event(ev)
 }
 
 // LastRange returns the last range event Emit sent (its zero value
@@ -183,12 +182,12 @@ func (w *Walker) Gap(src uint32, priv ingress.Priv, e *decode.Error, n, addr uin
 	}
 	w.ev = flow.Event{Kind: flow.KindGap, Src: src, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
 		Priv: priv, Addr: addr}
-	return w.sink.Event(&w.ev)
+	return w.Sink.Event(&w.ev)
 }
 
 // Warn reports e, something the user should know that lost no trace, as
 // a flow.KindWarn event at e's offset and index.
 func (w *Walker) Warn(src uint32, priv ingress.Priv, e *decode.Error) error {
 	w.ev = flow.Event{Kind: flow.KindWarn, Src: src, Offset: e.Offset, Index: e.Index, Err: e, Priv: priv}
-	return w.sink.Event(&w.ev)
+	return w.Sink.Event(&w.ev)
 }
