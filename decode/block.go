@@ -183,3 +183,24 @@ func SeqTarget(b *Block, jmp *riscv.Inst, prev *riscv.Inst, prevPC uint64, xlen 
 	}
 	return ingress.SeqTarget(*prev, prevPC, *jmp, xlen)
 }
+
+// Exit returns where execution continues after the instruction that ends
+// b when the image tells it once the outcome of a conditional branch is
+// known: the target of a branch taken or of a direct jump, else the
+// instruction after it (a branch not taken, an instruction that does not
+// jump). nb is the block there when a walk linked it already (it may
+// start elsewhere when b's links are stale: check nb.Start), else nil;
+// it is how execution leaves b. The target of an uninferable jump
+// (Uninferable) is not the image's to give: the caller resolves it.
+func (b *Block) Exit(taken bool) (next uint64, nb *Block, it ingress.IType) {
+	switch b.Inst.Class {
+	case riscv.ClassBranch:
+		if taken {
+			return b.Target, b.Tgt, ingress.ITypeTaken
+		}
+		return b.End, b.Seq, ingress.ITypeNotTaken
+	case riscv.ClassJump:
+		return b.Target, b.Tgt, ingress.ITypeOf(b.Inst, true)
+	}
+	return b.End, b.Seq, ingress.ITypeNone
+}

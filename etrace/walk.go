@@ -92,21 +92,15 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		} else {
 			in := &nd.Inst
 			taken := false
-			switch in.Class {
-			case riscv.ClassBranch:
+			switch c := in.Class; {
+			case c == riscv.ClassBranch:
 				var err error
 				if taken, err = d.outcome(d.pc); err != nil {
 					return err
 				}
 				steps = 0
-				if taken {
-					next, nn = nd.Target, nd.Tgt
-				} else {
-					next, nn = nd.End, nd.Seq
-				}
-			case riscv.ClassJump:
-				next, nn = nd.Target, nd.Tgt
-			case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+				next, nn, _ = nd.Exit(taken)
+			case decode.Uninferable(c):
 				t, ok := uint64(0), false
 				if in.Class == riscv.ClassIndirect && d.opt.SIJump {
 					t, ok = d.sijumpTarget(in)
@@ -132,7 +126,8 @@ func (d *Decoder) walk(mode int, a uint64) error {
 					}
 				}
 			default:
-				next, nn = nd.End, nd.Seq
+				// a direct jump, or no jump
+				next, nn, _ = nd.Exit(false)
 			}
 			if (in.Link == riscv.LinkCall || in.Link == riscv.LinkCoSwap) && d.opt.ImplicitReturn && in.Class != riscv.ClassBranch {
 				d.stack.Push(nd.End)

@@ -1531,25 +1531,14 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		last := &r.Inst
 		s.used += int64(r.Halfwords)
 		if d.isHistInst(last) {
-			next := last.Next(r.Last)
-			it := ingress.ITypeNotTaken
-			if taken {
-				next = last.Target(r.Last)
-				it = ingress.ITypeTaken
-				if last.Class == riscv.ClassJump {
-					it = ingress.ITypeOf(*last, true)
-					if last.Link == riscv.LinkCall || last.Link == riscv.LinkOther {
-						if last.Link == riscv.LinkCall {
-							s.push(last.Next(r.Last))
-						}
-					}
-				}
-			} else if last.Class == riscv.ClassJump {
+			if !taken && last.Class == riscv.ClassJump {
 				return d.inconsistent("direct jump at %#x reported as not taken", r.Last)
 			}
-			if d.xlen == 32 {
-				next &= 1<<32 - 1
+			next, _, it := r.Exit(taken)
+			if last.Class == riscv.ClassJump && last.Link == riscv.LinkCall {
+				s.push(last.Next(r.Last))
 			}
+			next = d.mask(next)
 			if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
 				return err
 			}
@@ -1589,7 +1578,8 @@ func (d *Decoder) inferNext(s *srcState, r *decode.Block, last *riscv.Inst, mid 
 			// (walkToBranch gives every branch its HIST bit before)
 			return 0, ingress.ITypeNotTaken, d.noHist(r)
 		}
-		return last.Next(pc), ingress.ITypeNotTaken, nil
+		next, _, it := r.Exit(false)
+		return next, it, nil
 	case riscv.ClassJump:
 		if d.cfg.AllJumps && s.mode == HTM {
 			return 0, ingress.ITypeNone, d.noHist(r)
@@ -1597,9 +1587,11 @@ func (d *Decoder) inferNext(s *srcState, r *decode.Block, last *riscv.Inst, mid 
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
-		return d.mask(last.Target(pc)), ingress.ITypeOf(*last, true), nil
+		next, _, it := r.Exit(true)
+		return d.mask(next), it, nil
 	case riscv.ClassECall, riscv.ClassEBreak, riscv.ClassLinear:
-		return d.mask(last.Next(pc)), ingress.ITypeNone, nil
+		next, _, it := r.Exit(false)
+		return d.mask(next), it, nil
 	case riscv.ClassIndirect, riscv.ClassPopRet:
 		it := ingress.ITypeOf(*last, true)
 		if t, ok := d.seqTarget(s, r, last); ok && !d.cfg.NoSequentialJump {
@@ -1839,13 +1831,10 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		if last.Class != riscv.ClassBranch && !(d.cfg.AllJumps && last.Class == riscv.ClassJump) {
 			return d.inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", pc)
 		}
-		next := d.mask(last.Target(pc))
-		it := ingress.ITypeTaken
-		if last.Class == riscv.ClassJump {
-			it = ingress.ITypeOf(*last, true)
-			if last.Link == riscv.LinkCall {
-				s.push(last.Next(pc))
-			}
+		next, _, it := r.Exit(true)
+		next = d.mask(next)
+		if last.Class == riscv.ClassJump && last.Link == riscv.LinkCall {
+			s.push(last.Next(pc))
 		}
 		if err := d.emitRange(s, r.Start, pc, r.N, it, next, true); err != nil {
 			return err
