@@ -1538,24 +1538,27 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 			if last.Class == riscv.ClassJump && last.Link == riscv.LinkCall {
 				s.push(last.Next(r.Last))
 			}
-			next = d.mask(next)
-			if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
-				return err
-			}
-			s.setPrev(last, r.Last)
-			s.pc = next
-			return nil
+			return d.leave(s, r, it, d.mask(next))
 		}
 		next, it, err := d.inferNext(s, r, last, true)
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+		if err := d.leave(s, r, it, next); err != nil {
 			return err
 		}
-		s.setPrev(last, r.Last)
-		s.pc = next
 	}
+}
+
+// leave emits run r, which execution leaves for next as it says, and
+// moves the PC there.
+func (d *Decoder) leave(s *srcState, r *decode.Block, it ingress.IType, next uint64) error {
+	if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+		return err
+	}
+	s.setPrev(&r.Inst, r.Last)
+	s.pc = next
+	return nil
 }
 
 func (s *srcState) setPrev(in *riscv.Inst, pc uint64) { s.prevIn, s.prevPC, s.prevOK = in, pc, true }
@@ -1742,11 +1745,9 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+		if err := d.leave(s, r, it, next); err != nil {
 			return err
 		}
-		s.setPrev(last, r.Last)
-		s.pc = next
 	}
 	if kind == endTaken {
 		return d.inconsistent("DirectBranch with I-CNT=0 after its history")
@@ -1836,12 +1837,7 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		if last.Class == riscv.ClassJump && last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
-		if err := d.emitRange(s, r.Start, pc, r.N, it, next, true); err != nil {
-			return err
-		}
-		s.setPrev(last, pc)
-		s.pc = next
-		return nil
+		return d.leave(s, r, it, next)
 	case endIndirect:
 		it := ingress.ITypeOf(*last, true)
 		switch {
@@ -1881,11 +1877,9 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		s.setPrev(last, pc)
 		return nil
 	}
-	if err := d.emitRange(s, r.Start, pc, r.N, it, next, true); err != nil {
+	if err := d.leave(s, r, it, next); err != nil {
 		return err
 	}
-	s.setPrev(last, pc)
-	s.pc = next
 	if kind == endSync && last.Class != riscv.ClassJump && last.Class != riscv.ClassBranch && last.Class != riscv.ClassLinear {
 		// an uninferable jump the decoder followed with its stack or a
 		// sequential pair: F-ADDR tells where it really went, unless the
