@@ -874,12 +874,12 @@ func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
 	if in == nil || epc == d.pc || epc == in.Next(d.pc) {
 		return nil
 	}
-	switch in.Class {
-	case riscv.ClassBranch, riscv.ClassJump:
+	switch c := in.Class; {
+	case c == riscv.ClassBranch || c == riscv.ClassJump:
 		if epc == in.Target(d.pc) {
 			return nil
 		}
-	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+	case decode.Uninferable(c):
 		return nil
 	}
 	return fmt.Errorf("%w: a trap packet with thaddr=0 states EPC %#x; the instruction before the trap (%#x, %s) cannot lead there",
