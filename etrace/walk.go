@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/rvtrace/rvtrace/decode"
-	"github.com/rvtrace/rvtrace/decode/walk"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/riscv"
 )
@@ -28,10 +27,11 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	if d.rN == 0 {
 		return nil
 	}
-	r := walk.Range{Start: d.rStart, Last: d.pc, N: d.rN, End: end, Target: target, HasTarget: hasTarget,
-		Priv: d.priv, Offset: d.off}
+	ev := d.w.Range()
+	ev.Start, ev.Last, ev.N, ev.End = d.rStart, d.pc, d.rN, end
+	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
 	d.rN = 0
-	if err := d.w.Emit(&r, &d.tally); err != nil {
+	if err := d.w.Send(&d.tally); err != nil {
 		return errSink{err}
 	}
 	return nil

@@ -1494,9 +1494,10 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 		s.tally.Emit(uint64(n))
 		return ErrTooManyInstructions
 	}
-	r := walk.Range{Src: s.id, Start: start, Last: last, N: uint64(n), End: end, Target: next, HasTarget: hasNext,
-		Priv: s.priv, Offset: d.cur.Offset}
-	return d.w.Emit(&r, &s.tally)
+	ev := d.w.Range()
+	ev.Src, ev.Start, ev.Last, ev.N, ev.End = s.id, start, last, uint64(n), end
+	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
+	return d.w.Send(&s.tally)
 }
 
 // hist consumes the branch outcomes of a HIST value (stop bit first).

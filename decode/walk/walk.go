@@ -137,35 +137,29 @@ func (w *Walker) Follow(b *decode.Block, next uint64) (*decode.Block, error) {
 // in the block cache first.
 func (w *Walker) Contains(a uint64) bool { return w.Blocks.Cached(a) || w.Img.Contains(a) }
 
-// Range describes the instruction range a Walker reports with Emit.
-type Range struct {
-	Src         uint32        // trace source
-	Start, Last uint64        // first and last instruction
-	N           uint64        // instructions
-	End         ingress.IType // how the last one left the range
-	Target      uint64        // where execution continues, when HasTarget
-	HasTarget   bool
-	Priv        ingress.Priv
-	Offset      int64 // byte offset of the message or packet that reported it
-}
-
-// Emit sends the range r as a flow.KindRange event, in the address space
-// followed (Event.Image, when it is not Base), counting its instructions
-// into t. The event stays readable with LastRange until the next Emit.
-func (w *Walker) Emit(r *Range, t *decode.Tally) error {
-	// rev is only ever used for ranges: set the fields that change.
+// Range returns the range event to fill before Send: its Kind is
+// flow.KindRange and its Image the address space followed (nil when it
+// is Base); the decoder sets the other range fields (Src, Start, Last,
+// N, End, Target, HasTarget, Priv, Offset), as no other event uses it.
+// It stays readable with LastRange until the next Range.
+func (w *Walker) Range() *flow.Event {
 	ev := &w.rev
-	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, r.Src, r.Start, r.Last, r.N, r.End
-	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = r.Target, r.HasTarget, r.Priv, r.Offset
-	ev.Image = nil
+	ev.Kind, ev.Image = flow.KindRange, nil
 	if w.Img != w.Base {
 		ev.Image = w.Img
 	}
-	t.Emit(r.N)
-	return w.Sink.Event(ev)
+	return ev
 }
 
-// LastRange returns the last range event Emit sent (its zero value
+// Send sends the range event filled after Range, counting its
+// instructions into t. (Range and Send are two calls, both inlined, for
+// the hot path of a decoder: one range every few instructions.)
+func (w *Walker) Send(t *decode.Tally) error {
+	t.Emit(w.rev.N)
+	return w.Sink.Event(&w.rev)
+}
+
+// LastRange returns the last range event filled (its zero value
 // before the first).
 func (w *Walker) LastRange() *flow.Event { return &w.rev }
 

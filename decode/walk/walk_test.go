@@ -58,8 +58,10 @@ func TestWalkerViews(t *testing.T) {
 		t.Fatalf("Follow after the patch: %+v, %v (Changed %v); want the 1-instruction block of j .", nb, err, w.Changed)
 	}
 	var tally decode.Tally
-	if err := w.Emit(&Range{Src: 2, Start: 0x1000, Last: 0x1000, N: 1, End: ingress.ITypeDirectJump, Target: 0x1000,
-		HasTarget: true, Offset: 5}, &tally); err != nil {
+	ev := w.Range()
+	ev.Src, ev.Start, ev.Last, ev.N, ev.End, ev.Target, ev.HasTarget, ev.Offset = 2, 0x1000, 0x1000, 1,
+		ingress.ITypeDirectJump, 0x1000, true, 5
+	if err := w.Send(&tally); err != nil {
 		t.Fatal(err)
 	}
 	if e := rec.ev[0]; e.Kind != flow.KindRange || e.Src != 2 || e.Image != w.Img || e.N != 1 || e.Offset != 5 ||
