@@ -1312,7 +1312,7 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 }
 
 // lastHalfwords returns the size in halfwords of the last range emitted
-// (the block that last retired lies within it; d.rev keeps the last
+// (the block that last retired lies within it; the walker keeps the last
 // range event, of this source as the message being decoded walked it).
 func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 	if !d.revSet {
