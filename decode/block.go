@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/riscv"
 )
 
@@ -148,4 +149,58 @@ func (c *Blocks) CountTo(b *Block, a uint64) (n uint64, prev uint64, err error) 
 			return 0, 0, fmt.Errorf("address %#x is not an instruction boundary (run from %#x)", a, b.Start)
 		}
 	}
+}
+
+// Uninferable reports whether an instruction of class c leaves for a
+// target the image alone does not give: an indirect jump, a Zcmt table
+// jump (its target is in a table in memory), a pop-and-return or a trap
+// return. The trace reports such a target unless an optional mode lets
+// the decoder infer it: a sequentially inferable jump (SeqTarget), an
+// implicit return (ReturnStack), a table jump when the decoder knows the
+// table.
+func Uninferable(c riscv.Class) bool {
+	switch c {
+	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+		return true
+	}
+	return false
+}
+
+// SeqTarget returns the target of the indirect jump jmp when it is
+// sequentially inferable (ingress.SeqTarget, which the encoders use) from
+// the instruction retired before it: the one before it in b when b (nil
+// if not known) is jmp's block and has two instructions or more, else
+// prev (nil if not known), at prevPC.
+func SeqTarget(b *Block, jmp *riscv.Inst, prev *riscv.Inst, prevPC uint64, xlen int) (uint64, bool) {
+	if jmp.Class != riscv.ClassIndirect || jmp.Rs1 == 0 {
+		return 0, false
+	}
+	if b != nil && b.N >= 2 {
+		return ingress.SeqTarget(b.PrevInst, b.Prev, *jmp, xlen)
+	}
+	if prev == nil {
+		return 0, false
+	}
+	return ingress.SeqTarget(*prev, prevPC, *jmp, xlen)
+}
+
+// Exit returns where execution continues after the instruction that ends
+// b when the image tells it once the outcome of a conditional branch is
+// known: the target of a branch taken or of a direct jump, else the
+// instruction after it (a branch not taken, an instruction that does not
+// jump). nb is the block there when a walk linked it already (it may
+// start elsewhere when b's links are stale: check nb.Start), else nil;
+// it is how execution leaves b. The target of an uninferable jump
+// (Uninferable) is not the image's to give: the caller resolves it.
+func (b *Block) Exit(taken bool) (next uint64, nb *Block, it ingress.IType) {
+	switch b.Inst.Class {
+	case riscv.ClassBranch:
+		if taken {
+			return b.Target, b.Tgt, ingress.ITypeTaken
+		}
+		return b.End, b.Seq, ingress.ITypeNotTaken
+	case riscv.ClassJump:
+		return b.Target, b.Tgt, ingress.ITypeOf(b.Inst, true)
+	}
+	return b.End, b.Seq, ingress.ITypeNone
 }

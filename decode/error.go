@@ -14,14 +14,27 @@
 //	trace of the decoded flow.
 //
 // Below the protocols it also holds what both decoders follow the program
-// with: Blocks, the straight-line runs of the image with their successor
-// links (the walk from an address to the next instruction the trace must
-// decide on), ReturnStack, the return-address stack of implicit returns,
-// and Tally, the count of instructions emitted since the last point known
-// good that every gap reports as suspect. Sequentially inferable jumps are
-// resolved by ingress.SeqTarget, which the encoders use as well. Package
-// decode/parallel decodes the pieces of a trace at once, with the serial
-// decode's result.
+// with:
+//
+//   - Blocks, the straight-line runs of the image with their successor
+//     links (the walk from an address to the next instruction the trace
+//     must decide on), and Block.Exit, where a block leads once the
+//     outcome of its branch is known (the N-Trace walks use it; the
+//     E-Trace walk spells it out in its switch, measurably faster there);
+//   - the uninferable-target resolution: Uninferable classifies the
+//     jumps whose target the image does not give, SeqTarget infers a
+//     sequentially inferable jump from the constant load before it
+//     (ingress.SeqTarget, which the encoders use as well), and
+//     ReturnStack, the return-address stack, infers implicit returns;
+//   - Tally, the count of instructions emitted since the last point known
+//     good that every gap reports as suspect.
+//
+// Package decode/walk holds the walker both decoders embed: the address
+// space followed (a view of the image per context and instruction count)
+// with the blocks of each, and the builders of the range, gap and
+// warning events (a package of its own because package flow reads
+// Error). Package decode/parallel decodes the pieces of a trace at once,
+// with the serial decode's result.
 //
 // A decoder reports a gap as a flow.KindGap event whose Err is an *Error.
 // When a checkpoint (a sync message or packet, or any packet carrying a

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/walk"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -20,10 +21,9 @@ import (
 type Decoder struct {
 	cfg   Config
 	codec *Codec
-	img   *image.Set // the address space followed: base.View(the context, instructions so far)
-	base  *image.Set
-	epoch uint64 // the instruction count at which base's memory changes next (image.Set.Epochs)
-	sink  flow.Sink
+	// w follows the address space of the context (w.Img: a view of
+	// w.Base) with its blocks, and builds the range and gap events
+	w     walk.Walker
 	opt   Options
 	v026  bool
 	lsb   uint
@@ -104,15 +104,6 @@ type Decoder struct {
 	rN          uint64
 	off         int64
 	ev          flow.Event
-	rev         flow.Event // range events
-
-	blocks *decode.Blocks // the straight-line runs of the address space followed
-	// blocksBy holds the runs of each address space followed (with images
-	// valid in one context or from one instruction count: image.Set.View)
-	blocksBy map[*image.Set]*decode.Blocks
-	// viewChanged: the address space changed since the walk last took a
-	// run, so the next one is looked up afresh (not by a link of the old)
-	viewChanged bool
 
 	st        Stats
 	idx       int64        // index of the packet being processed
@@ -153,13 +144,9 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	view := img.View(0, 0)
-	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), img: view, base: img, sink: sink, opt: cfg.Options,
-		v026: cfg.Version == V026, MaxSteps: 1 << 20, blocks: decode.NewBlocks(view), epoch: ^uint64(0)}
-	d.blocksBy = map[*image.Set]*decode.Blocks{view: d.blocks}
-	if e := img.Epochs(); len(e) > 0 {
-		d.epoch = e[0]
-	}
+	d := &Decoder{cfg: cfg, codec: NewCodec(&cfg), opt: cfg.Options,
+		v026: cfg.Version == V026, MaxSteps: 1 << 20}
+	d.w.Init(img, sink)
 	p := &d.cfg.Params
 	d.lsb = uint(p.IAddressLSB)
 	d.amask = p.addrMask()
@@ -189,7 +176,7 @@ func (d *Decoder) Stats() *Stats {
 // decode.ErrNoSync). The sink is not closed.
 func (d *Decoder) Decode(r io.Reader) error {
 	sc := NewScanner(r, &d.cfg)
-	obs, _ := d.sink.(flow.MessageObserver) // counts trace bytes by packet type
+	obs, _ := d.w.Sink.(flow.MessageObserver) // counts trace bytes by packet type
 	for {
 		if !sc.Scan() {
 			err := sc.Err()
@@ -288,10 +275,11 @@ func (d *Decoder) skipData(fr *Frame) error {
 		return nil
 	}
 	d.dataSkipped = true
-	d.ev = flow.Event{Kind: flow.KindWarn, Offset: fr.Offset, Index: -1, Priv: d.priv,
-		Err: &decode.Error{Offset: fr.Offset, Index: -1, What: "data packet",
-			Err: fmt.Errorf("%w: the trace has data trace packets (message type 3); they are skipped: decode with --data-trace to join them", decode.ErrSkipped)}}
-	return d.emit(&d.ev)
+	if err := d.w.Warn(0, d.priv, &decode.Error{Offset: fr.Offset, Index: -1, What: "data packet",
+		Err: fmt.Errorf("%w: the trace has data trace packets (message type 3); they are skipped: decode with --data-trace to join them", decode.ErrSkipped)}); err != nil {
+		return errSink{err}
+	}
+	return nil
 }
 
 // fault handles a packet that could not be read or followed (cause) at
@@ -365,11 +353,8 @@ func (d *Decoder) gap(e *decode.Error) error {
 		e.Err = fmt.Errorf("%w (call counter mode: a return inferred since the last checkpoint may have gone elsewhere than after its call, "+
 			"as with longjmp, which a call counter cannot trace; a return stack can)", e.Err)
 	}
-	d.ev = flow.Event{Kind: flow.KindGap, Err: e, Offset: e.Offset, Index: e.Index, Priv: d.priv,
-		Suspect: d.tally.Suspect()}
-	d.tally.Good()
 	d.gapAt = d.tally.Emitted()
-	return d.sink.Event(&d.ev)
+	return d.w.Gap(0, d.priv, e, d.tally.Suspect(), 0, &d.tally)
 }
 
 // packetGap reports err, found processing packet p at byte off, as a gap.
@@ -437,7 +422,7 @@ func (d *Decoder) Packet(p *Packet, off int64) error {
 }
 
 func (d *Decoder) emit(e *flow.Event) error {
-	if err := d.sink.Event(e); err != nil {
+	if err := d.w.Sink.Event(e); err != nil {
 		return errSink{err}
 	}
 	return nil
@@ -855,7 +840,7 @@ func (d *Decoder) trapPacket(p *Packet) error {
 			// implicit exception mode without the handler's vector,
 			// states the instruction before the trap), and the EPC is
 			// inferred as for thaddr=1.
-			if in := d.img.InstPtr(d.pc); in != nil && !isUninferable(in.Class) {
+			if in := d.w.Img.InstPtr(d.pc); in != nil && !decode.Uninferable(in.Class) {
 				epc = d.epc(p)
 			}
 		}
@@ -911,7 +896,7 @@ func (d *Decoder) trapPacket(p *Packet) error {
 // next one, a branch's or direct jump's target, or anything after an
 // uninferable jump (whose target the packet reports instead).
 func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
-	in := d.img.InstPtr(d.pc)
+	in := d.w.Img.InstPtr(d.pc)
 	// The packet states the privilege of the trapping instruction: that
 	// of the instruction before it, unless that one was a trap return
 	// (mret, sret: the exception is at its target, in the privilege it
@@ -923,26 +908,16 @@ func (d *Decoder) checkEPC(p *Packet, epc uint64) error {
 	if in == nil || epc == d.pc || epc == in.Next(d.pc) {
 		return nil
 	}
-	switch in.Class {
-	case riscv.ClassBranch, riscv.ClassJump:
+	switch c := in.Class; {
+	case c == riscv.ClassBranch || c == riscv.ClassJump:
 		if epc == in.Target(d.pc) {
 			return nil
 		}
-	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
+	case decode.Uninferable(c):
 		return nil
 	}
 	return fmt.Errorf("%w: a trap packet with thaddr=0 states EPC %#x; the instruction before the trap (%#x, %s) cannot lead there",
 		decode.ErrCheckpoint, epc, d.pc, in.Op)
-}
-
-// isUninferable reports whether an instruction of class c is an
-// uninferable jump (without the optional modes that infer some).
-func isUninferable(c riscv.Class) bool {
-	switch c {
-	case riscv.ClassIndirect, riscv.ClassTableJump, riscv.ClassPopRet, riscv.ClassTrapReturn:
-		return true
-	}
-	return false
 }
 
 // epc infers the address of the trapping instruction from the decoder's
@@ -951,7 +926,7 @@ func (d *Decoder) epc(p *Packet) uint64 {
 	if d.trapPending {
 		return 0
 	}
-	in, ok := d.img.Inst(d.pc)
+	in, ok := d.w.Img.Inst(d.pc)
 	if !ok {
 		return 0
 	}
@@ -993,47 +968,20 @@ func (d *Decoder) trapEvent(p *Packet, epc, handler uint64, hasTarget bool) erro
 // reached on (code overwritten while the traced system ran:
 // image.Set.AddTimedBytes).
 func (d *Decoder) nextEpoch() {
-	n := d.tally.Emitted() + d.rN
-	d.epoch = ^uint64(0)
-	for _, e := range d.base.Epochs() {
-		if e > n {
-			d.epoch = e
-			break
-		}
-	}
+	d.w.Advance(d.tally.Emitted() + d.rN)
 	d.useContext(d.context)
 }
 
 // useContext follows the images valid in context ctx (at the current
 // instruction count), each address space with its own runs.
-func (d *Decoder) useContext(ctx uint64) {
-	v, b := d.viewOf(ctx)
-	if v == d.img {
-		return
-	}
-	d.img = v
-	d.blocks, d.viewChanged = b, true
-}
-
-// viewOf returns the address space of context ctx at the current
-// instruction count and its runs.
-func (d *Decoder) viewOf(ctx uint64) (*image.Set, *decode.Blocks) {
-	v := d.base.View(ctx, d.tally.Emitted()+d.rN)
-	b := d.blocksBy[v]
-	if b == nil {
-		b = decode.NewBlocks(v)
-		d.blocksBy[v] = b
-	}
-	return v, b
-}
+func (d *Decoder) useContext(ctx uint64) { d.w.View(ctx, d.tally.Emitted()+d.rN) }
 
 // blockIn returns the run at a in the address space of context ctx.
 func (d *Decoder) blockIn(ctx uint64, a uint64) (*decode.Block, error) {
-	if ctx == d.context || !d.base.HasContexts() {
+	if ctx == d.context || !d.w.Base.HasContexts() {
 		return d.block(a)
 	}
-	_, b := d.viewOf(ctx)
-	return b.At(a)
+	return d.w.BlocksOf(d.w.Base.View(ctx, d.tally.Emitted()+d.rN)).At(a)
 }
 
 // enterAt applies the privilege and context of the sync packet being
@@ -1055,24 +1003,19 @@ func (d *Decoder) enterAt(a uint64, end ingress.IType) error {
 
 // block returns the run at a in the address space followed now.
 func (d *Decoder) block(a uint64) (*decode.Block, error) {
-	if d.tally.Emitted()+d.rN >= d.epoch {
+	if d.w.Due(d.tally.Emitted() + d.rN) {
 		d.nextEpoch()
 	}
-	d.viewChanged = false
-	return d.blocks.At(a)
+	return d.w.Block(a)
 }
 
 // followBlock returns the run at next, a successor of nd (by nd's links while
 // the address space is unchanged).
 func (d *Decoder) followBlock(nd *decode.Block, next uint64) (*decode.Block, error) {
-	if d.tally.Emitted()+d.rN >= d.epoch {
+	if d.w.Due(d.tally.Emitted() + d.rN) {
 		d.nextEpoch()
 	}
-	if d.viewChanged {
-		d.viewChanged = false
-		return d.blocks.At(next)
-	}
-	return d.blocks.Follow(nd, next)
+	return d.w.Follow(nd, next)
 }
 
 // contextEvent reports the privilege and context when they change.
@@ -1087,7 +1030,7 @@ func (d *Decoder) contextEvent(priv ingress.Priv, ctx uint64, force bool) error 
 		return err
 	}
 	d.priv, d.context = priv, ctx
-	if d.base.HasContexts() {
+	if d.w.Base.HasContexts() {
 		d.useContext(ctx)
 	}
 	d.ev = flow.Event{Kind: flow.KindContext, Priv: priv, Context: ctx, Offset: d.off}

@@ -59,6 +59,18 @@
 // ends tracing is reported (decode.ErrTruncated) unless
 // Config.Decode.AllowTruncated.
 //
+// The walk (walk.go) and the gaps use the layer both decoders share,
+// below the protocols: from package decode the gap type decode.Error and
+// its causes, decode.Tally, decode.ReturnStack (implicit returns),
+// decode.Uninferable and decode.SeqTarget (sequentially inferable
+// jumps), decode.Blocks with their links; from package decode/walk the
+// walker that holds the address space followed with its blocks, follows
+// code overwritten at given instruction counts, and builds the range, gap
+// and warning events. What is E-Trace's own stays here: the walk modes a packet asks
+// for (to an uninferable jump, to a reported address, to the last branch
+// of a map), branch maps and counts with the predictor, the jump target
+// cache, irreport/irdepth and the 0.026 double reports.
+//
 // # Privilege and context
 //
 // A format 3 subformat 0 or 1 packet states the privilege and context of

@@ -85,10 +85,10 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 	if jobs <= 1 || d.SerialReason() != "" {
 		return d.Decode(r)
 	}
-	obs, _ := d.sink.(flow.MessageObserver)
+	obs, _ := d.w.Sink.(flow.MessageObserver)
 	var total int64
 	var readErr error
-	pp := &parallel.Parallel{Jobs: jobs, Sink: d.sink, Observe: obs != nil,
+	pp := &parallel.Parallel{Jobs: jobs, Sink: d.w.Sink, Observe: obs != nil,
 		Fresh: func() parallel.Part { return d.fresh() },
 		Split: func(emit func(*parallel.Piece) error) error {
 			var err error
@@ -101,7 +101,7 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 		return err
 	}
 	fd := last.(*part).d
-	fd.sink = d.sink
+	fd.w.Sink = d.w.Sink
 	fd.st.Bytes = uint64(total)
 	if err == nil {
 		switch {
@@ -149,10 +149,10 @@ type snapshot struct {
 func (d *Decoder) snapshot() snapshot {
 	s := snapshot{synced: d.synced, trapPending: d.trapPending, pcNode: d.pcNode != nil, prevOK: d.prevOK,
 		enter: d.enter, fail: d.fail, irActive: d.irActive, depthChk: d.depthChk, storeTarget: d.storeTarget,
-		pendOK: d.pendOK, lastAddrPkt: d.lastAddrPkt, prevF3: d.prevF3, sawSync: d.sawSync, viewChanged: d.viewChanged,
+		pendOK: d.pendOK, lastAddrPkt: d.lastAddrPkt, prevF3: d.prevF3, sawSync: d.sawSync, viewChanged: d.w.Changed,
 		dataKnown: d.dataKnown, dataOn: d.dataOn, dataSkipped: d.dataSkipped, phase: d.phase, qn: d.qn,
 		fmLeft: d.fmLeft, depth: d.stack.Depth(), pc: d.pc, lastAddr: d.lastAddr, qbits: d.qbits, pbcLeft: d.pbcLeft,
-		context: d.context, nextIdx: d.nextIdx, opt: d.opt, codecOpt: d.codec.Options, img: d.img}
+		context: d.context, nextIdx: d.nextIdx, opt: d.opt, codecOpt: d.codec.Options, img: d.w.Img}
 	if d.pcNode != nil {
 		s.inst = uint64(d.pcNode.Inst.Class)<<8 | uint64(d.pcNode.Inst.Len)
 	}
@@ -162,7 +162,7 @@ func (d *Decoder) snapshot() snapshot {
 
 // fresh returns a decoder of pieces with d's configuration.
 func (d *Decoder) fresh() *part {
-	nd, err := NewDecoder(d.base, d.sink, d.cfg)
+	nd, err := NewDecoder(d.w.Base, d.w.Sink, d.cfg)
 	if err != nil {
 		panic("etrace: a valid configuration became invalid: " + err.Error())
 	}
@@ -173,9 +173,7 @@ func (d *Decoder) fresh() *part {
 // Reuse makes pt a fresh part keeping its decoder's runs (parallel.Reuser).
 func (pt *part) Reuse() bool {
 	np := pt.parent.fresh()
-	if b := pt.d.blocksBy[np.d.img]; b != nil {
-		np.d.blocksBy, np.d.blocks = pt.d.blocksBy, b
-	}
+	np.d.w.Share(&pt.d.w)
 	*pt = *np
 	return true
 }
@@ -234,9 +232,9 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	d := pt.d
 	rec := sink.(*parallel.Recorder)
 	pt.rec = rec
-	d.sink = rec
+	d.w.Sink = rec
 	var obs flow.MessageObserver
-	if _, ok := pt.parent.sink.(flow.MessageObserver); ok {
+	if _, ok := pt.parent.w.Sink.(flow.MessageObserver); ok {
 		obs = rec
 	}
 	d.nextIdx = p.Index
@@ -254,7 +252,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	}
 	pt.base = max(pt.base, 1) // (the sync's instruction counts)
 	d.tally.Emit(pt.base - 1)
-	if len(d.base.Epochs()) > 0 {
+	if len(d.w.Base.Epochs()) > 0 {
 		d.nextEpoch()
 	}
 	rec.Drop = true
@@ -274,7 +272,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 // Continue decodes p after its primer into sink from the state reached.
 func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
 	d := pt.d
-	d.sink = sink
+	d.w.Sink = sink
 	obs, _ := sink.(flow.MessageObserver)
 	return d.frames(p.Data[p.Prime:], p.Offset+int64(p.Prime), obs)
 }
@@ -301,7 +299,7 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		return nil, false, false
 	}
 	t := a.tally.Emitted() + a.rN
-	if !parallel.EpochsAgree(a.base.Epochs(), t, pt.base, b.tally.Emitted()+b.rN-pt.base) {
+	if !parallel.EpochsAgree(a.w.Base.Epochs(), t, pt.base, b.tally.Emitted()+b.rN-pt.base) {
 		return nil, false, false
 	}
 	// the first range: the serial one, continued

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/rvtrace/rvtrace/decode"
-	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/riscv"
 )
@@ -28,17 +27,11 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 	if d.rN == 0 {
 		return nil
 	}
-	// rev is only ever used for ranges: set the fields that change.
-	ev := &d.rev
-	ev.Kind, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, d.rStart, d.pc, d.rN, end
-	ev.Image = nil
-	if d.img != d.base {
-		ev.Image = d.img
-	}
+	ev := d.w.Range()
+	ev.Start, ev.Last, ev.N, ev.End = d.rStart, d.pc, d.rN, end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = target, hasTarget, d.priv, d.off
-	d.tally.Emit(d.rN)
 	d.rN = 0
-	if err := d.sink.Event(ev); err != nil {
+	if err := d.w.Send(&d.tally); err != nil {
 		return errSink{err}
 	}
 	return nil
@@ -48,19 +41,17 @@ func (d *Decoder) closeRange(end ingress.IType, target uint64, hasTarget bool) e
 // instruction retired before it (at prev) loads its register with lui,
 // c.lui or auipc (ingress.SeqTarget, which the encoders use too).
 func (d *Decoder) sijumpTarget(in *riscv.Inst) (uint64, bool) {
-	if !d.prevOK || in.Rs1 == 0 {
+	if !d.prevOK {
 		return 0, false
 	}
-	var p riscv.Inst
-	if d.pcNode != nil && d.pcNode.N >= 2 && d.prev == d.pcNode.Prev {
-		p = d.pcNode.PrevInst
-	} else {
-		var ok bool
-		if p, ok = d.img.Inst(d.prev); !ok {
+	b, p := d.pcNode, (*riscv.Inst)(nil)
+	if b == nil || b.N < 2 || d.prev != b.Prev {
+		b = nil
+		if p = d.w.Img.InstPtr(d.prev); p == nil {
 			return 0, false
 		}
 	}
-	return ingress.SeqTarget(p, d.prev, *in, in.XLen())
+	return decode.SeqTarget(b, in, p, d.prev, in.XLen())
 }
 
 // walk follows the program from the current position (pc, the last
@@ -93,7 +84,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			stop bool
 		)
 		if nd := d.pcNode; nd == nil {
-			in, ok := d.img.Inst(d.pc)
+			in, ok := d.w.Img.Inst(d.pc)
 			if !ok || in.Len == 0 {
 				return fmt.Errorf("%w: no instruction at %#x", decode.ErrOutsideImage, d.pc)
 			}
@@ -101,6 +92,8 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		} else {
 			in := &nd.Inst
 			taken := false
+			// (the cases spell out Block.Exit and decode.Uninferable: a
+			// switch on the class is measurably faster on this path)
 			switch in.Class {
 			case riscv.ClassBranch:
 				var err error
@@ -146,7 +139,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 			if (in.Link == riscv.LinkCall || in.Link == riscv.LinkCoSwap) && d.opt.ImplicitReturn && in.Class != riscv.ClassBranch {
 				d.stack.Push(nd.End)
 			}
-			if d.viewChanged || d.tally.Emitted()+d.rN >= d.epoch {
+			if d.w.Changed || d.w.Due(d.tally.Emitted()+d.rN) {
 				nn = nil // the links are those of the address space left
 			}
 			if next != nd.End {
@@ -201,7 +194,7 @@ func (d *Decoder) walk(mode int, a uint64) error {
 		if (mode == modeLast || mode == modeSync) && a >= nn.Start && a <= nn.Last {
 			isBr := a == nn.Last && nn.Inst.Class == riscv.ClassBranch
 			if d.arrived(a, isBr) {
-				cnt, prev, err := d.blocks.CountTo(nn, a)
+				cnt, prev, err := d.w.Blocks.CountTo(nn, a)
 				if err != nil {
 					return err
 				}

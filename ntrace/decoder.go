@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/walk"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -191,28 +192,22 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 // start with a sync and end each source with ProgTraceCorrelation, unless
 // DecoderConfig.Decode.AllowTruncated.
 type Decoder struct {
-	cfg    DecoderConfig
-	img    *image.Set // the address space followed: base.View(the source's context, instructions so far)
-	base   *image.Set
-	epoch  uint64 // the instruction count at which base's memory changes next (image.Set.Epochs)
-	sink   flow.Sink
-	obs    flow.MessageObserver // the sink, when it counts messages
-	xlen   int
-	srcs   map[uint64]*srcState
-	order  []*srcState // sources in the order they appeared
-	one    *srcState   // fast path: the state of the last SRC seen
-	oneID  uint64
-	ev     flow.Event
-	rev    flow.Event     // range events: only the range fields are ever set
-	blocks *decode.Blocks // the program's straight-line runs
-	// blocksBy holds the runs of each address space followed (with images
-	// valid in one context or from one instruction count: image.Set.View)
-	blocksBy map[*image.Set]*decode.Blocks
-	st       Stats
-	cur      *Message // message being handled (for error offsets)
-	curIdx   int64    // its index in the trace
-	index    int64    // messages (and malformed byte runs) read so far
-	anySync  bool     // some source has synchronised
+	cfg DecoderConfig
+	// w follows the address space of the source's context (w.Img: a view
+	// of w.Base) with its blocks, and builds the range and gap events
+	w       walk.Walker
+	obs     flow.MessageObserver // the sink, when it counts messages
+	xlen    int
+	srcs    map[uint64]*srcState
+	order   []*srcState // sources in the order they appeared
+	one     *srcState   // fast path: the state of the last SRC seen
+	oneID   uint64
+	ev      flow.Event
+	st      Stats
+	cur     *Message // message being handled (for error offsets)
+	curIdx  int64    // its index in the trace
+	index   int64    // messages (and malformed byte runs) read so far
+	anySync bool     // some source has synchronised
 	// outsideSyncs counts the sync messages whose address is outside every
 	// image, firstOutside is the first such address.
 	outsideSyncs uint64
@@ -224,9 +219,9 @@ type Decoder struct {
 	poppedOK    bool
 	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
 	walkRanges  int  // ranges the I-CNT walk of the current message emitted
-	// A decoder of a piece of the trace (parallel.go): revSet says d.rev
-	// holds a range this decoder emitted, revDep that a check read d.rev
-	// before (it then depends on the range before the piece), openDep
+	// A decoder of a piece of the trace (parallel.go): revSet says the
+	// walker's last range is one this decoder emitted, revDep that a check
+	// read it before (it then depends on the range before the piece), openDep
 	// that a decision depended on whether the instructions before the
 	// piece hold some suspect (decode.Tally.Open).
 	revSet, revDep, openDep bool
@@ -351,14 +346,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 	if cfg.StackDepth == 0 {
 		cfg.StackDepth = 1024
 	}
-	view := img.View(0, 0)
-	d := &Decoder{cfg: cfg, img: view, base: img, sink: sink, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{},
-		blocks: decode.NewBlocks(view)}
-	d.blocksBy = map[*image.Set]*decode.Blocks{view: d.blocks}
-	d.epoch = ^uint64(0)
-	if e := img.Epochs(); len(e) > 0 {
-		d.epoch = e[0]
-	}
+	d := &Decoder{cfg: cfg, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d.w.Init(img, sink)
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
 }
@@ -532,22 +521,7 @@ func (d *Decoder) gapAll(e *decode.Error) error {
 		return nil
 	}
 	d.st.Gaps++
-	d.ev = flow.Event{Kind: flow.KindGap, Offset: e.Offset, Index: e.Index, Err: e}
-	return d.sink.Event(&d.ev)
-}
-
-// setImg follows the address space v (a context's view of the images),
-// each with its own straight-line runs.
-func (d *Decoder) setImg(v *image.Set) {
-	if v != d.img {
-		d.img = v
-		b := d.blocksBy[v]
-		if b == nil {
-			b = decode.NewBlocks(v)
-			d.blocksBy[v] = b
-		}
-		d.blocks = b
-	}
+	return d.w.Gap(0, 0, e, 0, 0, nil)
 }
 
 // nextEpoch follows the memory that holds from the instruction count
@@ -555,36 +529,29 @@ func (d *Decoder) setImg(v *image.Set) {
 // image.Set.AddTimedBytes).
 func (d *Decoder) nextEpoch() {
 	n := d.st.Instructions
-	d.epoch = ^uint64(0)
-	for _, e := range d.base.Epochs() {
-		if e > n {
-			d.epoch = e
-			break
-		}
-	}
+	d.w.Advance(n)
 	if s := d.one; s != nil {
-		s.img = d.base.View(s.context, n)
-		d.setImg(s.img)
+		s.img = d.w.View(s.context, n)
 	} else {
-		d.setImg(d.base.View(0, n))
+		d.w.View(0, n)
 	}
 }
 
 // run returns the straight-line run at pc.
 func (d *Decoder) run(pc uint64) (*decode.Block, error) {
-	if d.st.Instructions >= d.epoch {
+	if d.w.Due(d.st.Instructions) {
 		d.nextEpoch()
 	}
-	return d.blocks.At(pc)
+	return d.w.Blocks.At(pc)
 }
 
 // contains reports whether addr is in the image, looking in the run
 // cache first.
-func (d *Decoder) contains(addr uint64) bool { return d.blocks.Cached(addr) || d.img.Contains(addr) }
+func (d *Decoder) contains(addr uint64) bool { return d.w.Contains(addr) }
 
 // walkErr turns a failure to form a run at pc into a gap cause.
 func (d *Decoder) walkErr(pc uint64, err error) error {
-	if !d.img.Contains(pc) {
+	if !d.w.Img.Contains(pc) {
 		return d.fail(decode.ErrOutsideImage, "the flow reaches %#x, outside every image", pc)
 	}
 	return d.inconsistent("at %#x: %v", pc, err)
@@ -621,8 +588,7 @@ func (d *Decoder) newState(src uint64) *srcState {
 	// The source's context (0 until an Ownership message says otherwise)
 	// at the instruction count reached: code may have changed since the
 	// source was last decoded.
-	s.img = d.base.View(s.context, d.st.Instructions)
-	d.setImg(s.img)
+	s.img = d.w.View(s.context, d.st.Instructions)
 	return s
 }
 
@@ -751,9 +717,7 @@ func (d *Decoder) limits(s *srcState, m *Message) error {
 // warn reports something the user should know that lost no trace.
 func (d *Decoder) warn(s *srcState, err error) error {
 	d.st.Warnings++
-	e := &decode.Error{Offset: d.cur.Offset, Index: d.curIdx, What: d.cur.TCode.String(), Err: err}
-	d.ev = flow.Event{Kind: flow.KindWarn, Src: s.id, Offset: e.Offset, Index: e.Index, Err: e, Priv: s.priv}
-	return d.sink.Event(&d.ev)
+	return d.w.Warn(s.id, s.priv, &decode.Error{Offset: d.cur.Offset, Index: d.curIdx, What: d.cur.TCode.String(), Err: err})
 }
 
 // gap reports lost synchronisation, with the instructions emitted since
@@ -775,11 +739,8 @@ func (d *Decoder) gapWith(s *srcState, e *decode.Error, n uint64) error {
 // outside every image (0 for other gaps).
 func (d *Decoder) gapAddr(s *srcState, e *decode.Error, n, addr uint64) error {
 	s.synced, s.lost = false, true
-	s.tally.Good()
 	d.st.Gaps++
-	d.ev = flow.Event{Kind: flow.KindGap, Src: s.id, Offset: e.Offset, Index: e.Index, Suspect: n, Err: e,
-		Priv: s.priv, Addr: addr}
-	return d.sink.Event(&d.ev)
+	return d.w.Gap(s.id, s.priv, e, n, addr, &s.tally)
 }
 
 func (d *Decoder) gapNoSuspect(s *srcState, e *decode.Error) error { return d.gapWith(s, e, 0) }
@@ -939,7 +900,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		s.synced, s.ended = false, true
 		d.ev = flow.Event{Kind: flow.KindStop, Src: s.id, Reason: uint32(m.Get(FieldEVCODE)), Offset: m.Offset,
 			Addr: s.pc, Priv: s.priv}
-		return d.sink.Event(&d.ev)
+		return d.w.Sink.Event(&d.ev)
 	case TCodeError:
 		d.errorMessage(s, m, true)
 		return nil
@@ -1159,7 +1120,7 @@ func (d *Decoder) jumpTo(s *srcState, target uint64, btype uint64, m *Message) e
 	if btype != BTypeIndirect {
 		d.ev = flow.Event{Kind: flow.KindTrap, Src: s.id, Addr: s.pc, Target: target, HasTarget: true,
 			Interrupt: btype == BTypeInterrupt, Offset: m.Offset, Priv: s.priv}
-		if err := d.sink.Event(&d.ev); err != nil {
+		if err := d.w.Sink.Event(&d.ev); err != nil {
 			return err
 		}
 		s.prevOK = false
@@ -1209,7 +1170,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 			return d.gap(s, err.(*failure).e)
 		}
 	}
-	if !d.img.Contains(faddr) {
+	if !d.w.Img.Contains(faddr) {
 		if d.outsideSyncs == 0 {
 			d.firstOutside = faddr
 		}
@@ -1243,12 +1204,12 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	}
 	d.ev = flow.Event{Kind: flow.KindSync, Src: s.id, Addr: faddr, Reason: uint32(reason),
 		Offset: m.Offset, Priv: s.priv}
-	if err := d.sink.Event(&d.ev); err != nil {
+	if err := d.w.Sink.Event(&d.ev); err != nil {
 		return err
 	}
 	if s.hasTime && m.Present(FieldTSTAMP) {
 		d.ev = flow.Event{Kind: flow.KindTime, Src: s.id, Time: s.time, Offset: m.Offset}
-		return d.sink.Event(&d.ev)
+		return d.w.Sink.Event(&d.ev)
 	}
 	return nil
 }
@@ -1351,17 +1312,17 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 }
 
 // lastHalfwords returns the size in halfwords of the last range emitted
-// (the block that last retired lies within it; d.rev keeps the last
+// (the block that last retired lies within it; the walker keeps the last
 // range event, of this source as the message being decoded walked it).
 func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 	if !d.revSet {
 		d.revDep = true
 	}
 	n := uint64(2)
-	if in := d.img.InstPtr(d.rev.Last); in != nil && in.Len > 0 {
+	if in := d.w.Img.InstPtr(d.w.LastRange().Last); in != nil && in.Len > 0 {
 		n = uint64(in.Len / 2)
 	}
-	return (d.rev.Last-d.rev.Start)/2 + n
+	return (d.w.LastRange().Last-d.w.LastRange().Start)/2 + n
 }
 
 // msgsPastPeriod reports, for a BTM trace with periodic sync counting
@@ -1407,10 +1368,10 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // So the last instruction the message's walk (HIST bits and I-CNT) ends
 // on must not be one that ends a block.
 func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
-	if !d.cfg.OwnEncoder || d.rev.Offset != m.Offset || d.rev.Src != s.id {
+	if !d.cfg.OwnEncoder || d.w.LastRange().Offset != m.Offset || d.w.LastRange().Src != s.id {
 		return nil // (no range of this message)
 	}
-	switch d.rev.End {
+	switch d.w.LastRange().End {
 	case ingress.ITypeNone, ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
 		return nil
 	}
@@ -1423,12 +1384,12 @@ func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
 	default:
 		return nil
 	}
-	what := d.rev.End.String()
-	if in := d.img.InstPtr(d.rev.Last); in != nil {
-		what = riscv.Disasm(in.Raw, d.rev.Last, d.xlen) + " (" + what + ")"
+	what := d.w.LastRange().End.String()
+	if in := d.w.Img.InstPtr(d.w.LastRange().Last); in != nil {
+		what = riscv.Disasm(in.Raw, d.w.LastRange().Last, d.xlen) + " (" + what + ")"
 	}
 	return d.inconsistent("trap right after the %s at %#x, which ends an ingress block, reported by a sync message: the encoder sends a sync after that block and the trap with I-CNT=0",
-		what, d.rev.Last)
+		what, d.w.LastRange().Last)
 }
 
 // checkNotDue checks that a branch message without SYNC came before the
@@ -1485,7 +1446,7 @@ func (d *Decoder) timestamp(s *srcState, m *Message) error {
 	}
 	s.time += m.Get(FieldTSTAMP)
 	d.ev = flow.Event{Kind: flow.KindTime, Src: s.id, Time: s.time, Offset: m.Offset}
-	return d.sink.Event(&d.ev)
+	return d.w.Sink.Event(&d.ev)
 }
 
 func (d *Decoder) ownership(s *srcState, m *Message) error {
@@ -1499,14 +1460,13 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 		ctx = s.context
 	}
 	s.context = ctx
-	if d.base.HasContexts() {
+	if d.w.Base.HasContexts() {
 		// the images valid in this context (image.Set.View)
-		s.img = d.base.View(ctx, d.st.Instructions)
-		d.setImg(s.img)
+		s.img = d.w.View(ctx, d.st.Instructions)
 	}
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
 		Reason: uint32(format)}
-	if err := d.sink.Event(&d.ev); err != nil {
+	if err := d.w.Sink.Event(&d.ev); err != nil {
 		return err
 	}
 	return d.timestamp(s, m)
@@ -1527,21 +1487,17 @@ func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
 // emitRange reports n instructions from start to last.
 func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
-	ev := &d.rev
-	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
-	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
-	ev.Image = nil
-	if d.img != d.base {
-		ev.Image = d.img
-	}
 	d.st.Instructions += uint64(n)
-	s.tally.Emit(uint64(n))
 	d.walkRanges++
 	d.revSet = true
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
+		s.tally.Emit(uint64(n))
 		return ErrTooManyInstructions
 	}
-	return d.sink.Event(ev)
+	ev := d.w.Range()
+	ev.Src, ev.Start, ev.Last, ev.N, ev.End = s.id, start, last, uint64(n), end
+	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
+	return d.w.Send(&s.tally)
 }
 
 // hist consumes the branch outcomes of a HIST value (stop bit first).
@@ -1576,42 +1532,34 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 		last := &r.Inst
 		s.used += int64(r.Halfwords)
 		if d.isHistInst(last) {
-			next := last.Next(r.Last)
-			it := ingress.ITypeNotTaken
-			if taken {
-				next = last.Target(r.Last)
-				it = ingress.ITypeTaken
-				if last.Class == riscv.ClassJump {
-					it = ingress.ITypeOf(*last, true)
-					if last.Link == riscv.LinkCall || last.Link == riscv.LinkOther {
-						if last.Link == riscv.LinkCall {
-							s.push(last.Next(r.Last))
-						}
-					}
-				}
-			} else if last.Class == riscv.ClassJump {
+			if !taken && last.Class == riscv.ClassJump {
 				return d.inconsistent("direct jump at %#x reported as not taken", r.Last)
 			}
-			if d.xlen == 32 {
-				next &= 1<<32 - 1
+			next, _, it := r.Exit(taken)
+			if last.Class == riscv.ClassJump && last.Link == riscv.LinkCall {
+				s.push(last.Next(r.Last))
 			}
-			if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
-				return err
-			}
-			s.setPrev(last, r.Last)
-			s.pc = next
-			return nil
+			return d.leave(s, r, it, d.mask(next))
 		}
 		next, it, err := d.inferNext(s, r, last, true)
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+		if err := d.leave(s, r, it, next); err != nil {
 			return err
 		}
-		s.setPrev(last, r.Last)
-		s.pc = next
 	}
+}
+
+// leave emits run r, which execution leaves for next as it says, and
+// moves the PC there.
+func (d *Decoder) leave(s *srcState, r *decode.Block, it ingress.IType, next uint64) error {
+	if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+		return err
+	}
+	s.setPrev(&r.Inst, r.Last)
+	s.pc = next
+	return nil
 }
 
 func (s *srcState) setPrev(in *riscv.Inst, pc uint64) { s.prevIn, s.prevPC, s.prevOK = in, pc, true }
@@ -1634,7 +1582,8 @@ func (d *Decoder) inferNext(s *srcState, r *decode.Block, last *riscv.Inst, mid 
 			// (walkToBranch gives every branch its HIST bit before)
 			return 0, ingress.ITypeNotTaken, d.noHist(r)
 		}
-		return last.Next(pc), ingress.ITypeNotTaken, nil
+		next, _, it := r.Exit(false)
+		return next, it, nil
 	case riscv.ClassJump:
 		if d.cfg.AllJumps && s.mode == HTM {
 			return 0, ingress.ITypeNone, d.noHist(r)
@@ -1642,9 +1591,11 @@ func (d *Decoder) inferNext(s *srcState, r *decode.Block, last *riscv.Inst, mid 
 		if last.Link == riscv.LinkCall {
 			s.push(last.Next(pc))
 		}
-		return d.mask(last.Target(pc)), ingress.ITypeOf(*last, true), nil
+		next, _, it := r.Exit(true)
+		return d.mask(next), it, nil
 	case riscv.ClassECall, riscv.ClassEBreak, riscv.ClassLinear:
-		return d.mask(last.Next(pc)), ingress.ITypeNone, nil
+		next, _, it := r.Exit(false)
+		return d.mask(next), it, nil
 	case riscv.ClassIndirect, riscv.ClassPopRet:
 		it := ingress.ITypeOf(*last, true)
 		if t, ok := d.seqTarget(s, r, last); ok && !d.cfg.NoSequentialJump {
@@ -1701,7 +1652,7 @@ func (d *Decoder) tableTarget(in *riscv.Inst) (uint64, error) {
 	size := uint64(d.xlen / 8)
 	addr := d.cfg.JVT&^63 + uint64(in.Index)*size
 	var buf [8]byte
-	if d.img.Read(addr, buf[:size]) != int(size) {
+	if d.w.Img.Read(addr, buf[:size]) != int(size) {
 		return 0, fmt.Errorf("jump table entry %d at %#x is not in the image", in.Index, addr)
 	}
 	t := uint64(buf[0]) | uint64(buf[1])<<8 | uint64(buf[2])<<16 | uint64(buf[3])<<24
@@ -1721,18 +1672,11 @@ func (d *Decoder) mask(a uint64) uint64 {
 // seqTarget finds the target of an uninferable jump from the auipc/lui
 // retired just before it.
 func (d *Decoder) seqTarget(s *srcState, r *decode.Block, jmp *riscv.Inst) (uint64, bool) {
-	var prev riscv.Inst
-	var prevPC uint64
-	if r.N == 1 {
-		if !s.prevOK || s.prevPC+uint64(s.prevIn.Len) != r.Last {
-			return 0, false
-		}
-		prev, prevPC = *s.prevIn, s.prevPC
-	} else {
-		// the block keeps the instruction before its indirect jump
-		prev, prevPC = r.PrevInst, r.Prev
+	var prev *riscv.Inst
+	if r.N == 1 && s.prevOK && s.prevPC+uint64(s.prevIn.Len) == r.Last {
+		prev = s.prevIn
 	}
-	return ingress.SeqTarget(prev, prevPC, *jmp, d.xlen)
+	return decode.SeqTarget(r, jmp, prev, s.prevPC, d.xlen)
 }
 
 // finish walks the rest of an I-CNT field: the instructions after the last
@@ -1753,7 +1697,7 @@ func (d *Decoder) checkOvershoot(icnt uint64) error {
 	if !d.revSet {
 		d.revDep = true
 	}
-	if lim := d.icntLimit(); icnt >= lim+(d.rev.Last-d.rev.Start)/2+2 {
+	if lim := d.icntLimit(); icnt >= lim+(d.w.LastRange().Last-d.w.LastRange().Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
@@ -1802,11 +1746,9 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 		if err != nil {
 			return err
 		}
-		if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+		if err := d.leave(s, r, it, next); err != nil {
 			return err
 		}
-		s.setPrev(last, r.Last)
-		s.pc = next
 	}
 	if kind == endTaken {
 		return d.inconsistent("DirectBranch with I-CNT=0 after its history")
@@ -1823,7 +1765,7 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 // instruction of the run at the PC: the message ends on a linear
 // instruction (trap, sync, stop).
 func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
-	if d.st.Instructions >= d.epoch {
+	if d.w.Due(d.st.Instructions) {
 		d.nextEpoch()
 	}
 	start := s.pc
@@ -1832,7 +1774,7 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	var last *riscv.Inst
 	var lastPC uint64
 	for rem > 0 {
-		in := d.img.InstPtr(pc)
+		in := d.w.Img.InstPtr(pc)
 		if in == nil {
 			return d.fail(decode.ErrOutsideImage, "the flow reaches %#x, outside every image", pc)
 		}
@@ -1891,25 +1833,17 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		if last.Class != riscv.ClassBranch && !(d.cfg.AllJumps && last.Class == riscv.ClassJump) {
 			return d.inconsistent("DirectBranch I-CNT ends at %#x, which is not a branch", pc)
 		}
-		next := d.mask(last.Target(pc))
-		it := ingress.ITypeTaken
-		if last.Class == riscv.ClassJump {
-			it = ingress.ITypeOf(*last, true)
-			if last.Link == riscv.LinkCall {
-				s.push(last.Next(pc))
-			}
+		next, _, it := r.Exit(true)
+		next = d.mask(next)
+		if last.Class == riscv.ClassJump && last.Link == riscv.LinkCall {
+			s.push(last.Next(pc))
 		}
-		if err := d.emitRange(s, r.Start, pc, r.N, it, next, true); err != nil {
-			return err
-		}
-		s.setPrev(last, pc)
-		s.pc = next
-		return nil
+		return d.leave(s, r, it, next)
 	case endIndirect:
 		it := ingress.ITypeOf(*last, true)
-		switch last.Class {
-		case riscv.ClassIndirect, riscv.ClassPopRet, riscv.ClassTrapReturn, riscv.ClassTableJump:
-		case riscv.ClassIllegal:
+		switch {
+		case decode.Uninferable(last.Class):
+		case last.Class == riscv.ClassIllegal:
 			// custom (or unknown) instruction traced as an indirect jump
 		default:
 			return d.inconsistent("indirect branch message ends at %#x, on %s, not an uninferable jump", pc,
@@ -1944,11 +1878,9 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		s.setPrev(last, pc)
 		return nil
 	}
-	if err := d.emitRange(s, r.Start, pc, r.N, it, next, true); err != nil {
+	if err := d.leave(s, r, it, next); err != nil {
 		return err
 	}
-	s.setPrev(last, pc)
-	s.pc = next
 	if kind == endSync && last.Class != riscv.ClassJump && last.Class != riscv.ClassBranch && last.Class != riscv.ClassLinear {
 		// an uninferable jump the decoder followed with its stack or a
 		// sequential pair: F-ADDR tells where it really went, unless the

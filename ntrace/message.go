@@ -12,6 +12,19 @@
 //   - Encoder: ingress.Block in, Messages out (chapters 2 and 7-10).
 //   - Decoder: Messages plus image.Set in, flow.Event out (chapter 11).
 //
+// What the decoder shares with the E-Trace decoder lives below both
+// protocols, in package decode: the gap type decode.Error and its causes,
+// decode.Tally (the suspect count of every gap), decode.ReturnStack (the
+// implicit returns), the classification of uninferable jumps
+// (decode.Uninferable), the sequential-jump inference (decode.SeqTarget)
+// and the exits of a block (decode.Block.Exit); and in package
+// decode/walk: the walker that holds the address space followed with its
+// blocks (decode.Blocks) and the epochs of code overwritten, and builds
+// the range, gap and warning events. What is N-Trace's own stays here:
+// the walks an I-CNT field, HIST bits and sync messages ask for, the
+// nesting counter, table jumps through jvt, and the checks of every
+// message against the program.
+//
 // Everything here is written by hand: no maintained Go library implements
 // N-Trace, and the specification's own reference code is C.
 package ntrace

@@ -85,7 +85,7 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 		return d.Decode(r)
 	}
 	var total int64
-	pp := &parallel.Parallel{Jobs: jobs, Sink: d.sink, Observe: d.obs != nil,
+	pp := &parallel.Parallel{Jobs: jobs, Sink: d.w.Sink, Observe: d.obs != nil,
 		Fresh: func() parallel.Part { return d.fresh() },
 		Split: func(emit func(*parallel.Piece) error) error {
 			n, err := d.split(r, size, emit)
@@ -97,7 +97,7 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 	if last != nil {
 		fd := last.(*part).d
 		if err == nil {
-			fd.sink, fd.obs = d.sink, d.obs
+			fd.w.Sink, fd.obs = d.w.Sink, d.obs
 			err = fd.end(total)
 		}
 		d.st = fd.st
@@ -120,7 +120,7 @@ type part struct {
 
 // fresh returns a decoder of pieces with d's configuration.
 func (d *Decoder) fresh() *part {
-	nd, err := NewDecoder(d.base, d.sink, d.cfg)
+	nd, err := NewDecoder(d.w.Base, d.w.Sink, d.cfg)
 	if err != nil {
 		panic("ntrace: a valid configuration became invalid: " + err.Error())
 	}
@@ -132,9 +132,7 @@ func (d *Decoder) fresh() *part {
 // (parallel.Reuser).
 func (pt *part) Reuse() bool {
 	np := pt.parent.fresh()
-	if b := pt.d.blocksBy[np.d.img]; b != nil {
-		np.d.blocksBy, np.d.blocks = pt.d.blocksBy, b
-	}
+	np.d.w.Share(&pt.d.w)
 	*pt = *np
 	return true
 }
@@ -160,7 +158,7 @@ func (d *Decoder) reader(data []byte, offset int64) *Reader {
 func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	d := pt.d
 	rec := sink.(*parallel.Recorder)
-	d.sink = rec
+	d.w.Sink = rec
 	if pt.parent.obs != nil {
 		d.obs = rec
 	}
@@ -172,7 +170,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		base += guessSkew
 	}
 	d.st.Instructions = base
-	if len(d.base.Epochs()) > 0 {
+	if len(d.w.Base.Epochs()) > 0 {
 		d.nextEpoch()
 	}
 	h := pt.parent.hint.Load()
@@ -200,7 +198,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	if pt.snapN == 1 {
 		pt.snapSrc = *d.order[0]
 	}
-	pt.snapSt, pt.snapImg, pt.snapAny, pt.snapOutside = d.st, d.img, d.anySync, d.outsideSyncs
+	pt.snapSt, pt.snapImg, pt.snapAny, pt.snapOutside = d.st, d.w.Img, d.anySync, d.outsideSyncs
 	for _, s := range d.order {
 		s.tally.Open()
 	}
@@ -213,7 +211,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 // Continue decodes p after its primer into sink from the state reached.
 func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
 	d := pt.d
-	d.sink, d.obs = sink, pt.parent.obs
+	d.w.Sink, d.obs = sink, pt.parent.obs
 	rd := d.reader(p.Data[p.Prime:], p.Offset+int64(p.Prime))
 	err := d.loop(rd, -1)
 	d.st.Idles += rd.Idles()
@@ -230,18 +228,18 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 		return nil, false, len(a.order) > 1
 	}
 	sa := a.order[0]
-	if !sameState(sa, &pt.snapSrc) || a.one != sa || a.img != pt.snapImg || a.anySync != pt.snapAny ||
+	if !sameState(sa, &pt.snapSrc) || a.one != sa || a.w.Img != pt.snapImg || a.anySync != pt.snapAny ||
 		sa.tally.IsOpen() {
 		return nil, false, false
 	}
-	if !parallel.EpochsAgree(a.base.Epochs(), a.st.Instructions, pt.snapSt.Instructions, b.st.Instructions-pt.snapSt.Instructions) {
+	if !parallel.EpochsAgree(a.w.Base.Epochs(), a.st.Instructions, pt.snapSt.Instructions, b.st.Instructions-pt.snapSt.Instructions) {
 		return nil, false, false
 	}
 	carry := sa.tally.Suspect()
 	if !sa.synced {
 		carry = 0
 	}
-	if b.openDep && carry == 0 || b.revDep && (a.rev.Start != 0 || a.rev.Last != 0) {
+	if b.openDep && carry == 0 || b.revDep && (a.w.LastRange().Start != 0 || a.w.LastRange().Last != 0) {
 		return nil, false, false
 	}
 	// Take over prev's counts.
