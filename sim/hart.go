@@ -85,6 +85,11 @@ type Hart struct {
 	tr      tracer
 	cf      bool // control-flow instructions report to the tracer (coalesced mode)
 	perInst bool // every retirement reports (PC hook or per-instruction mode)
+	// cfExit: the interpreter loop leaves at every jump and branch
+	// (cf, perInst or a PC list), so that the instructions it retires
+	// between two exits are a straight line (pcBatch)
+	cfExit bool
+	pcl    *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 

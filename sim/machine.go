@@ -301,6 +301,7 @@ func (h *Hart) updateTraceFlags() {
 	h.cf = h.tr.sink != nil && !h.tr.per
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
+	h.cfExit = h.cf || h.perInst || h.pcl != nil
 	h.updateFast()
 }
 
@@ -636,7 +637,7 @@ func (m *Machine) skipSpin(h *Hart) {
 		m.done = true
 		return
 	}
-	if h.perInst || h.cf || h.obs != nil || h.hpm.armed {
+	if h.perInst || h.cf || h.pcl != nil || h.obs != nil || h.hpm.armed {
 		return
 	}
 	total := m.totalInstret()

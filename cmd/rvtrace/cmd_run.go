@@ -512,7 +512,13 @@ func runRun(args []string) error {
 				})
 			}
 			hw := pw // this hart's writer
-			if err := m.SetPCHook(h, func(pc uint64) { hw.Write(pc) }); err != nil {
+			// in batches: the simulator need not stop at every instruction
+			// (a write error is Flush's, when the file is closed)
+			if err := m.SetPCList(h, func(pcs []uint64) {
+				for _, pc := range pcs {
+					hw.Write(pc)
+				}
+			}); err != nil {
 				return err
 			}
 		}
