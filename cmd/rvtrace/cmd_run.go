@@ -514,11 +514,7 @@ func runRun(args []string) error {
 			hw := pw // this hart's writer
 			// in batches: the simulator need not stop at every instruction
 			// (a write error is Flush's, when the file is closed)
-			if err := m.SetPCList(h, func(pcs []uint64) {
-				for _, pc := range pcs {
-					hw.Write(pc)
-				}
-			}); err != nil {
+			if err := m.SetPCList(h, func(pcs []uint64) { hw.WritePCs(pcs) }); err != nil {
 				return err
 			}
 		}
