@@ -90,6 +90,13 @@ type Hart struct {
 	// between two exits are a straight line (pcBatch)
 	cfExit bool
 	pcl    *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
+	// the jumps and branches the interpreter loop retired since it was
+	// entered, for the coalesced ingress port (flushRing); ringCap is 0
+	// when the loop must leave at each of them instead
+	ring     *[cfRingLen]cfRec
+	ringN    int
+	ringCap  int
+	ringBase uint64 // instret at the loop's entry plus the instructions it may retire
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 

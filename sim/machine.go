@@ -302,6 +302,13 @@ func (h *Hart) updateTraceFlags() {
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
 	h.cfExit = h.cf || h.perInst || h.pcl != nil
+	h.ringCap = 0
+	if h.cf && !h.perInst && h.pcl == nil && h.m.trace == nil {
+		if h.ring == nil {
+			h.ring = new([cfRingLen]cfRec)
+		}
+		h.ringCap = cfRingLen
+	}
 	h.updateFast()
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/pmu"
 )
 
@@ -292,5 +293,81 @@ func TestPCListPerInstructionIngress(t *testing.T) {
 	}
 	if err := comparePCs(got, want); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// stateSink records each block with what the hart shows during its call.
+type stateSink struct {
+	m    *Machine
+	recs []blockState
+}
+
+type blockState struct {
+	b                     ingress.Block
+	blockRet, ret, cycles uint64
+	pc                    uint64
+}
+
+func (s *stateSink) Block(b *ingress.Block) error {
+	h := s.m.Hart(0)
+	s.recs = append(s.recs, blockState{*b, s.m.BlockInstret(0), h.Instret(), h.Cycles(), h.PC()})
+	return nil
+}
+
+func (s *stateSink) Close() error { return nil }
+
+// TestIngressHartStateDuringBlock checks what a coalesced ingress sink
+// sees of the hart while it takes a block (the interpreter loop records
+// the jumps and branches it retires and builds their blocks when it
+// returns): BlockInstret is the number of instructions retired before the
+// block's first one, and during a block ended by a jump or branch the
+// hart's instret counts its last instruction, its pc is that
+// instruction's and its cycle count is the block's Time. The positions
+// come from the PC list of another run.
+func TestIngressHartStateDuringBlock(t *testing.T) {
+	dir := corpusOrSkip(t)
+	for _, c := range []pcCase{
+		{"coremark", Config{MaxInstret: 1_000_000, Timing: Timing{Load: 3, Mul: 4, Taken: 2}}, func(t *testing.T, m *Machine) {
+			if err := m.LoadELF(filepath.Join(dir, "elf", "coremark.riscv")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"sv39bench", Config{MaxInstret: 1_000_000}, func(t *testing.T, m *Machine) {
+			if err := m.LoadELF("../examples/bench/sv39bench.elf"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pcs, _, _, _ := runPCs(t, c, false, nil)
+			var s stateSink
+			runPCs(t, pcCase{c.name, c.cfg, func(t *testing.T, m *Machine) {
+				c.load(t, m)
+				s.m = m
+				if err := m.SetIngress(0, &s); err != nil {
+					t.Fatal(err)
+				}
+			}}, false, func(m *Machine) { m.SetPCList(0, nil) })
+			cf := 0
+			for i, r := range s.recs {
+				b := &r.b
+				if b.IRetire == 0 {
+					continue
+				}
+				if r.blockRet >= uint64(len(pcs)) || pcs[r.blockRet].pc != b.IAddr {
+					t.Fatalf("block %d at %#x: BlockInstret %d, not that instruction's position", i, b.IAddr, r.blockRet)
+				}
+				if b.IType == 0 || b.IType.IsTrap() {
+					continue
+				}
+				cf++
+				if r.ret == 0 || r.ret > uint64(len(pcs)) || pcs[r.ret-1].pc != b.LastAddr() || r.pc != b.LastAddr() || r.cycles != b.Time {
+					t.Fatalf("block %d %+v: the hart showed instret %d, pc %#x, cycles %d", i, *b, r.ret, r.pc, r.cycles)
+				}
+			}
+			if cf < 1000 {
+				t.Fatalf("%d blocks ended by a jump or branch", cf)
+			}
+		})
 	}
 }

@@ -446,7 +446,7 @@ func runRun(args []string) error {
 		if ts.sys != nil {
 			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
 		}
-		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0.sink())); err != nil {
 			return err
 		}
 	}
@@ -474,7 +474,7 @@ func runRun(args []string) error {
 		}
 		hart0 = append(fanout{sbRec.Hart(0)}, hart0...)
 		m.SetCodeWriteHook(sbRec.CodeWritten)
-		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0.sink())); err != nil {
 			return err
 		}
 		for h := 1; h < m.NumHarts(); h++ {
