@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
@@ -117,4 +118,45 @@ func TestPCWriterBatchError(t *testing.T) {
 	if f.n != 1 {
 		t.Fatalf("%d writes reached the failing writer, want 1", f.n)
 	}
+}
+
+// benchPCs is a PC list like a program's: 8-digit addresses, mostly
+// straight lines of 2- and 4-byte instructions.
+func benchPCs() []uint64 {
+	r := rand.New(rand.NewPCG(3, 4))
+	pcs := make([]uint64, 1<<16)
+	pc := uint64(0x80000000)
+	for i := range pcs {
+		if r.IntN(6) == 0 {
+			pc = 0x80000000 + uint64(r.IntN(1<<16))*2
+		} else {
+			pc += uint64(2 + 2*r.IntN(2))
+		}
+		pcs[i] = pc
+	}
+	return pcs
+}
+
+// BenchmarkPCWriter formats PC lines one Write at a time (to io.Discard).
+func BenchmarkPCWriter(b *testing.B) {
+	pcs := benchPCs()
+	w := NewPCWriter(io.Discard)
+	b.SetBytes(int64(len(pcs)))
+	for b.Loop() {
+		for _, pc := range pcs {
+			w.Write(pc)
+		}
+	}
+	w.Flush()
+}
+
+// BenchmarkPCWriterBatch formats the same lines with WritePCs.
+func BenchmarkPCWriterBatch(b *testing.B) {
+	pcs := benchPCs()
+	w := NewPCWriter(io.Discard)
+	b.SetBytes(int64(len(pcs)))
+	for b.Loop() {
+		w.WritePCs(pcs)
+	}
+	w.Flush()
 }
