@@ -114,14 +114,6 @@
 // level; SetPCList hands the same PCs over in batches, without stopping
 // the interpreter at every instruction (rvtrace run --pcs).
 //
-// The interpreter loop does not return for every jump and branch of a
-// coalesced ingress port: it records them (up to 256) and the blocks are
-// built when it returns for any other reason, with the hart showing the
-// sink the instret, pc and cycle count of each block's last instruction
-// (Hart.Instret, BlockInstret). With trace components mapped
-// (AttachTrace), whose RAM sink may write the trace into guest memory,
-// the loop returns at each one instead.
-//
 // # Timing
 //
 // Config.Timing is a per-class in-order model (timing.go). Its default

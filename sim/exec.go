@@ -82,15 +82,6 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 		var why uint8
 		pc, n0 := h.pc, n
 		n, why, c.d = h.run(n, limit)
-		if h.ringN != 0 {
-			h.flushRing()
-			if h.stop {
-				// the sink failed
-				h.stop = false
-				h.dropXOne()
-				return n, true
-			}
-		}
 		if h.pcl != nil {
 			// the instructions the loop retired before the one it
 			// stopped at (whyPost: that one retired too, post reports it)
@@ -207,7 +198,6 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 	pc := h.pc
 	fbase, fp := h.fbase, h.fpage
 	left := limit - n // instructions left: n and h.instret are brought up to date on the way out
-	h.ringBase = h.instret + left
 	var (
 		d      *inst
 		npc, a uint64
@@ -690,16 +680,7 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		if it != 4 && it < itEnd {
 			h.cycle += h.takenPenalty
 		}
-		if h.cfExit {
-			if k := h.ringN; k < h.ringCap {
-				// coalesced ingress blocks: recorded, built when the
-				// loop returns (flushRing)
-				r := &h.ring[k]
-				r.pc, r.npc, r.d, r.cycle, r.left, r.it, r.prev = pc, npc, d, h.cycle, left, it, h.prevSize
-				h.ringN = k + 1
-				pc = npc
-				continue
-			}
+		if h.cf || h.perInst {
 			why = whyPost
 			goto out
 		}

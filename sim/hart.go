@@ -82,21 +82,13 @@ type Hart struct {
 	xgen uint64
 
 	// tracing
-	tr      tracer
-	cf      bool // control-flow instructions report to the tracer (coalesced mode)
-	perInst bool // every retirement reports (PC hook or per-instruction mode)
-	// cfExit: the interpreter loop leaves at every jump and branch
-	// (cf, perInst or a PC list), so that the instructions it retires
-	// between two exits are a straight line (pcBatch)
-	cfExit bool
-	pcl    *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
-	// the jumps and branches the interpreter loop retired since it was
-	// entered, for the coalesced ingress port (flushRing); ringCap is 0
-	// when the loop must leave at each of them instead
-	ring     *[cfRingLen]cfRec
-	ringN    int
-	ringCap  int
-	ringBase uint64 // instret at the loop's entry plus the instructions it may retire
+	tr tracer
+	// cf: control-flow instructions leave the interpreter loop and
+	// report to the tracer (coalesced mode), or to a PC list, whose
+	// straight lines are the instructions retired between two exits
+	cf      bool
+	perInst bool     // every retirement reports (PC hook or per-instruction mode)
+	pcl     *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 

@@ -298,17 +298,11 @@ func (m *Machine) SetPCHook(hart int, f func(pc uint64)) error {
 }
 
 func (h *Hart) updateTraceFlags() {
-	h.cf = h.tr.sink != nil && !h.tr.per
+	// (a PC list needs the loop to leave at every jump and branch too:
+	// retireCF then has no sink to report to)
+	h.cf = h.tr.sink != nil && !h.tr.per || h.pcl != nil
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
-	h.cfExit = h.cf || h.perInst || h.pcl != nil
-	h.ringCap = 0
-	if h.cf && !h.perInst && h.pcl == nil && h.m.trace == nil {
-		if h.ring == nil {
-			h.ring = new([cfRingLen]cfRec)
-		}
-		h.ringCap = cfRingLen
-	}
 	h.updateFast()
 }
 
@@ -644,7 +638,7 @@ func (m *Machine) skipSpin(h *Hart) {
 		m.done = true
 		return
 	}
-	if h.perInst || h.cf || h.pcl != nil || h.obs != nil || h.hpm.armed {
+	if h.perInst || h.cf || h.obs != nil || h.hpm.armed {
 		return
 	}
 	total := m.totalInstret()

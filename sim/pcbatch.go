@@ -4,7 +4,7 @@ import "fmt"
 
 // pcBatch gathers the PCs a hart retires for the function of SetPCList.
 // The interpreter loop does not stop for it at every instruction: it
-// leaves at every jump and branch (Hart.cfExit), so the instructions it
+// leaves at every jump and branch (Hart.cf), so the instructions it
 // retired between two exits are a straight line of its fetch window,
 // whose addresses straight recovers from the sizes of their decoded
 // slots; the instructions the handlers retire come one at a time (add).

@@ -317,13 +317,12 @@ func (s *stateSink) Block(b *ingress.Block) error {
 func (s *stateSink) Close() error { return nil }
 
 // TestIngressHartStateDuringBlock checks what a coalesced ingress sink
-// sees of the hart while it takes a block (the interpreter loop records
-// the jumps and branches it retires and builds their blocks when it
-// returns): BlockInstret is the number of instructions retired before the
-// block's first one, and during a block ended by a jump or branch the
-// hart's instret counts its last instruction, its pc is that
-// instruction's and its cycle count is the block's Time. The positions
-// come from the PC list of another run.
+// (the sideband recorder, say) sees of the hart while it takes a block:
+// BlockInstret is the number of instructions retired before the block's
+// first one, and during a block ended by a jump or branch the hart's
+// instret counts its last instruction, its pc is that instruction's and
+// its cycle count is the block's Time. The positions come from the PC
+// list of another run.
 func TestIngressHartStateDuringBlock(t *testing.T) {
 	dir := corpusOrSkip(t)
 	for _, c := range []pcCase{

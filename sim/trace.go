@@ -99,39 +99,6 @@ func (t *tracer) afterBlock(npc uint64) {
 	}
 }
 
-// cfRingLen is the number of jumps and branches the interpreter loop
-// records for the coalesced ingress port before it must return.
-const cfRingLen = 256
-
-// cfRec is a jump or branch the interpreter loop retired, with the state
-// of the hart after it that the ingress port reads.
-type cfRec struct {
-	pc, npc uint64
-	d       *inst
-	cycle   uint64
-	left    uint64 // the loop's instructions left after it (instret: Hart.ringBase - left)
-	it      uint8
-	prev    uint8 // h.prevSize
-}
-
-// flushRing builds the coalesced ingress blocks of the jumps and branches
-// the interpreter loop recorded instead of returning at each (the loop
-// returns when the ring is full and whenever it needs a handler, so
-// nothing else happened in between: no trap, no store into code, no
-// change of privilege, translation or context). During each block's call
-// of the sink the hart shows the pc, instret, cycle count of the
-// instruction that ended it, as when the loop returned at every one.
-func (h *Hart) flushRing() {
-	pc, ret, cyc, prev := h.pc, h.instret, h.cycle, h.prevSize
-	for i := range h.ring[:h.ringN] {
-		r := &h.ring[i]
-		h.pc, h.instret, h.cycle, h.prevSize = r.pc, h.ringBase-r.left, r.cycle, r.prev
-		h.tr.retireCF(r.pc, r.d, r.npc, r.it)
-	}
-	h.ringN = 0
-	h.pc, h.instret, h.cycle, h.prevSize = pc, ret, cyc, prev
-}
-
 // retireCF ends the open block with the instruction d at pc (coalesced
 // mode).
 func (t *tracer) retireCF(pc uint64, d *inst, npc uint64, it uint8) {

@@ -49,15 +49,12 @@ func (m *Machine) AttachTrace(regs TraceRegs, base, end uint64, encoders []ingre
 			return fmt.Errorf("sim: the trace components at %#x..%#x overlap memory at %#x", base, end, a)
 		}
 	}
-	// (set first: with trace components the interpreter loop reports
-	// every control transfer as it retires, see updateTraceFlags)
-	m.trace = &traceDev{regs: regs, base: base, end: end}
 	for i := range m.harts {
 		if err := m.SetIngress(i, encoders[i]); err != nil {
-			m.trace = nil
 			return err
 		}
 	}
+	m.trace = &traceDev{regs: regs, base: base, end: end}
 	return nil
 }
 
