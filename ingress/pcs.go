@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/bits"
@@ -421,10 +422,10 @@ func lastSize(n uint8) uint8 {
 }
 
 // PCWriter writes one PC per line as 0x followed by lower-case hex. It
-// formats each line in place in its own 256 KiB buffer (the PC hook of
-// `rvtrace run --pcs` calls it for every retired instruction). The first
-// error of the underlying writer is returned by every later Write and by
-// Flush.
+// formats each line in place in its own 256 KiB buffer, eight digits at
+// a time (`rvtrace run --pcs` gives it the simulator's batches of
+// retired PCs: WritePCs). The first error of the underlying writer is
+// returned by every later Write and WritePCs and by Flush.
 type PCWriter struct {
 	w   io.Writer
 	buf []byte
@@ -440,15 +441,37 @@ func NewPCWriter(w io.Writer) *PCWriter {
 	return &PCWriter{w: w, buf: make([]byte, 256<<10)}
 }
 
-const hexDigits = "0123456789abcdef"
+// hex8 returns the 8 lower-case hex digits of x as ASCII bytes, the most
+// significant digit in the low byte (the order of a little-endian store).
+func hex8(x uint32) uint64 {
+	v := uint64(x)
+	// spread the nibbles one a byte, the least significant in byte 0
+	v = (v | v<<16) & 0x0000ffff0000ffff
+	v = (v | v<<8) & 0x00ff00ff00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f0f0f0f0f
+	v = bits.ReverseBytes64(v)
+	// '0'+d, and 'a'-'0'-10 = 39 more for the digits above 9
+	above9 := (v + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return v + 0x3030303030303030 + above9*39
+}
 
-// hexPairs[b] is the two lower-case hex digits of byte b.
-var hexPairs = func() (t [256][2]byte) {
-	for b := range t {
-		t[b] = [2]byte{hexDigits[b>>4], hexDigits[b&15]}
+// put formats one PC line at p.buf[p.n:], which has room for maxPCLine
+// bytes. The line is written with whole 8-byte stores of its digits
+// (hex8), the leading zeros shifted out, and the newline after them.
+func (p *PCWriter) put(pc uint64) {
+	b := p.buf[p.n : p.n+maxPCLine]
+	n := max((bits.Len64(pc)+3)/4, 1) // digits
+	b[0], b[1] = '0', 'x'
+	lo := hex8(uint32(pc))
+	if n <= 8 {
+		binary.LittleEndian.PutUint64(b[2:], lo>>(8*(8-n)))
+	} else {
+		binary.LittleEndian.PutUint64(b[2:], hex8(uint32(pc>>32))>>(8*(16-n)))
+		binary.LittleEndian.PutUint64(b[n-6:], lo)
 	}
-	return
-}()
+	b[2+n] = '\n'
+	p.n += n + 3
+}
 
 // Write writes one PC line.
 func (p *PCWriter) Write(pc uint64) error {
@@ -460,21 +483,30 @@ func (p *PCWriter) Write(pc uint64) error {
 			return err
 		}
 	}
-	b := p.buf[p.n : p.n+maxPCLine]
-	// the digits without leading zeros, two at a time from the last
-	end := 2 + max((bits.Len64(pc)+3)/4, 1)
-	b[0], b[1], b[end] = '0', 'x', '\n'
-	k := end
-	for ; k-2 >= 2; k -= 2 {
-		d := hexPairs[pc&0xff]
-		b[k-2], b[k-1] = d[0], d[1]
-		pc >>= 8
-	}
-	if k > 2 {
-		b[2] = hexDigits[pc&15]
-	}
-	p.n += end + 1
+	p.put(pc)
 	return nil
+}
+
+// WritePCs writes a line for each PC of pcs, like Write.
+func (p *PCWriter) WritePCs(pcs []uint64) error {
+	for len(pcs) > 0 {
+		if p.err != nil {
+			return p.err
+		}
+		room := (len(p.buf) - p.n) / maxPCLine
+		if room == 0 {
+			if err := p.Flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		k := min(room, len(pcs))
+		for _, pc := range pcs[:k] {
+			p.put(pc)
+		}
+		pcs = pcs[k:]
+	}
+	return p.err
 }
 
 // Flush writes what is buffered.

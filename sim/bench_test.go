@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,9 @@ func (c *countSink) Block(b *ingress.Block) error {
 }
 func (c *countSink) Close() error { return nil }
 
-func benchCoremark(b *testing.B, sink bool) {
+// benchCoremark runs coremark b.N times, with a counting ingress sink
+// when sink, and its PC list formatted to io.Discard when pcs.
+func benchCoremark(b *testing.B, sink, pcs bool) {
 	dir := corpusOrSkip(b)
 	path := filepath.Join(dir, "elf", "coremark.riscv")
 	var instr uint64
@@ -37,6 +40,10 @@ func benchCoremark(b *testing.B, sink bool) {
 		if sink {
 			m.SetIngress(0, &countSink{})
 		}
+		if pcs {
+			w := ingress.NewPCWriter(io.Discard)
+			m.SetPCList(0, func(pcs []uint64) { w.WritePCs(pcs) })
+		}
 		c0 := cpuTime()
 		res, err := m.Run()
 		cpu += cpuTime() - c0
@@ -51,11 +58,15 @@ func benchCoremark(b *testing.B, sink bool) {
 }
 
 // BenchmarkCoremark runs coremark (33.4 M instructions) without tracing.
-func BenchmarkCoremark(b *testing.B) { benchCoremark(b, false) }
+func BenchmarkCoremark(b *testing.B) { benchCoremark(b, false, false) }
 
 // BenchmarkCoremarkIngress runs coremark feeding a counting ingress sink
 // (coalesced blocks).
-func BenchmarkCoremarkIngress(b *testing.B) { benchCoremark(b, true) }
+func BenchmarkCoremarkIngress(b *testing.B) { benchCoremark(b, true, false) }
+
+// BenchmarkCoremarkPCList runs coremark writing its PC list (SetPCList,
+// formatted by ingress.PCWriter, to io.Discard): run --pcs.
+func BenchmarkCoremarkPCList(b *testing.B) { benchCoremark(b, false, true) }
 
 // benchRun times Machine.Run of the machine load prepares, b.N times, and
 // reports MIPS of wall time and of process CPU time.

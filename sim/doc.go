@@ -111,7 +111,8 @@
 //   - A block never spans a privilege change.
 //
 // SetPCHook calls a function with every retired PC at every privilege
-// level.
+// level; SetPCList hands the same PCs over in batches, without stopping
+// the interpreter at every instruction (rvtrace run --pcs).
 //
 // # Timing
 //

@@ -19,6 +19,11 @@ func (h *Hart) step(n uint64) {
 		if r := recover(); r != nil {
 			h.fail(errorf("sim: internal error near pc %#x: %v", h.pc, r))
 		}
+		if h.pcl != nil {
+			// the harts' PCs reach the lists turn by turn (one list
+			// may take several harts' PCs)
+			h.pcl.flush()
+		}
 	}()
 	if h.waiting {
 		if h.pendingInterrupts()&h.csr.mie == 0 {
@@ -75,7 +80,17 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 	c := &h.cur
 	for {
 		var why uint8
+		pc, n0 := h.pc, n
 		n, why, c.d = h.run(n, limit)
+		if h.pcl != nil {
+			// the instructions the loop retired before the one it
+			// stopped at (whyPost: that one retired too, post reports it)
+			k := n - n0
+			if why == whyPost {
+				k--
+			}
+			h.pcl.straight(pc, k, h.fbase, h.fpage)
+		}
 		switch why {
 		case whyLimit:
 			h.dropXOne()
@@ -134,6 +149,9 @@ func (h *Hart) retired(c *pending) {
 // every retirement) and moves to the next.
 func (h *Hart) post(c *pending) {
 	d, pc, npc, it := c.d, h.pc, c.npc, c.it
+	if h.pcl != nil {
+		h.pcl.add(pc)
+	}
 	if it != 0 && h.cf {
 		h.tr.retireCF(pc, d, npc, it)
 	}

@@ -82,9 +82,13 @@ type Hart struct {
 	xgen uint64
 
 	// tracing
-	tr      tracer
-	cf      bool // control-flow instructions report to the tracer (coalesced mode)
-	perInst bool // every retirement reports (PC hook or per-instruction mode)
+	tr tracer
+	// cf: control-flow instructions leave the interpreter loop and
+	// report to the tracer (coalesced mode), or to a PC list, whose
+	// straight lines are the instructions retired between two exits
+	cf      bool
+	perInst bool     // every retirement reports (PC hook or per-instruction mode)
+	pcl     *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 

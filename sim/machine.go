@@ -298,7 +298,9 @@ func (m *Machine) SetPCHook(hart int, f func(pc uint64)) error {
 }
 
 func (h *Hart) updateTraceFlags() {
-	h.cf = h.tr.sink != nil && !h.tr.per
+	// (a PC list needs the loop to leave at every jump and branch too:
+	// retireCF then has no sink to report to)
+	h.cf = h.tr.sink != nil && !h.tr.per || h.pcl != nil
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
 	h.updateFast()

@@ -89,6 +89,14 @@ func readRefFigures(dir string) (map[string]*refFigures, error) {
 // fanout feeds every block to several sinks.
 type fanout []ingress.Sink
 
+// sink returns f, or its only sink (one call less per block).
+func (f fanout) sink() ingress.Sink {
+	if len(f) == 1 {
+		return f[0]
+	}
+	return f
+}
+
 func (f fanout) Block(b *ingress.Block) error {
 	for _, s := range f {
 		if err := s.Block(b); err != nil {

@@ -489,7 +489,7 @@ func runRun(args []string) error {
 		if ts.sys != nil {
 			hart0 = append(fanout{ts.sysSink(0)}, hart0...)
 		}
-		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0.sink())); err != nil {
 			return err
 		}
 	} else if dport != nil && ts.sys != nil {
@@ -523,7 +523,7 @@ func runRun(args []string) error {
 		}
 		hart0 = append(fanout{sbRec.Hart(0)}, hart0...)
 		m.SetCodeWriteHook(sbRec.CodeWritten)
-		if err := m.SetIngress(0, withPort(dport, hart0)); err != nil {
+		if err := m.SetIngress(0, withPort(dport, hart0.sink())); err != nil {
 			return err
 		}
 		for h := 1; h < m.NumHarts(); h++ {
@@ -561,7 +561,9 @@ func runRun(args []string) error {
 				})
 			}
 			hw := pw // this hart's writer
-			if err := m.SetPCHook(h, func(pc uint64) { hw.Write(pc) }); err != nil {
+			// in batches: the simulator need not stop at every instruction
+			// (a write error is Flush's, when the file is closed)
+			if err := m.SetPCList(h, func(pcs []uint64) { hw.WritePCs(pcs) }); err != nil {
 				return err
 			}
 		}
