@@ -74,6 +74,9 @@ type Decoder struct {
 	jtc            jumpCache
 
 	pkt Packet // the packet being read
+	// malformed: the last frame's packet could not be read (its length
+	// byte may be the damaged part: a Demux then tells every source)
+	malformed bool
 
 	// the address packet waiting for the next packet
 	pend    Packet
@@ -227,6 +230,7 @@ func (d *Decoder) framingError(fe *FramingError) error {
 // sees its packet. The error returned is a sink's (or the data handler's).
 func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 	p := &d.pkt
+	d.malformed = false
 	if fr.Data {
 		if d.Data != nil {
 			return d.Data.DataFrame(fr)
@@ -248,6 +252,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		d.idx = d.nextIdx
 		d.nextIdx++
 		d.st.Packets++
+		d.malformed = true
 		return d.fault(err, fr.Offset, "packet")
 	}
 	if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
@@ -256,6 +261,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		d.idx = d.nextIdx
 		d.nextIdx++
 		d.st.Packets++
+		d.malformed = true
 		return d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
 			fr.Offset, d.codec.FormatName(p))
 	}

@@ -154,7 +154,9 @@ func (s *Scanner) frameErr(start int64, format string, args ...any) bool {
 
 // Scan advances to the next packet; it returns false at the end of the
 // stream, on a framing error (a *FramingError, see Err) or on a read
-// error. After a framing error, Scan resumes with the next byte, so a
+// error. UTDD null packets (a header with length 0) are skipped; a UTDD
+// packet with a source ID but no payload is a framing error (no encoder
+// makes one: a damaged length byte does). After a framing error, Scan resumes with the next byte, so a
 // caller may continue to resynchronise while Done reports false.
 func (s *Scanner) Scan() bool {
 	s.err = nil
@@ -205,7 +207,11 @@ func (s *Scanner) Scan() bool {
 			n -= extra
 			s.fr.Support = (h>>5)&3 == 1 && s.cfg.Version == V026
 			if n == 0 {
-				continue
+				// Only null packets (length 0) carry no payload: an
+				// E-Trace packet is never empty, and a length byte
+				// damaged to cover just the source ID would otherwise
+				// lose a frame without a word.
+				return s.frameErr(start, "UTDD packet of source %d has a source ID but no payload", s.fr.SrcID)
 			}
 		default:
 			if h&0x80 != 0 {

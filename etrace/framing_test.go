@@ -1,0 +1,94 @@
+package etrace
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/decode"
+)
+
+// framingCase is a corruption of the two-hart mt-matmul funnel trace of
+// TestMultiHartCorrupt (2-bit source IDs) and what it must give.
+type framingCase struct {
+	name  string
+	flips []flip
+	// was: the bytes the trace has at the flips (the test fails, naming
+	// them, if the encoder's output changed)
+	was []byte
+	// gaps: for each source, the byte offsets one of which its first gap
+	// must name (nil: its flow must be the truth, or a gap anywhere)
+	gaps map[uint32][]int64
+}
+
+// TestFramingLengthDamage: damaged UTDD length bytes in a funnel of two
+// sources (issue 9). Byte 3992 is the header 0x02 of a one-byte format 1
+// packet of hart 1 (a map of 31 taken branches in a spin loop); flipping
+// bit 1 makes it a null byte, and the scanner read the source ID byte
+// 0x01 as the header of a packet with a source ID and no payload, skipped
+// it, and found the next header in step again: the hart's flow lost 31
+// instructions with no gap, and re-encoding it does not give those bytes
+// (it has no null byte and no empty frame). Byte 2082 is the header 0x02
+// of such a packet too: bit 4 makes its length 18, so the frame of
+// hart 1 swallows the next frames, one of hart 0 among them; the packet
+// is malformed, and hart 0 lost a frame with no gap. The first case is
+// the brief's: with byte 568 (a source ID byte given bits beyond its
+// width) and byte 4168 (a payload byte of hart 0) flipped too.
+func TestFramingLengthDamage(t *testing.T) {
+	cfg := multiConfig(2)
+	r := runMultiHart(t, "mt-matmul.riscv", 2, 500, cfg)
+	data := r.log.all.Bytes()
+	for _, c := range []framingCase{
+		{name: "brief", flips: []flip{{568, 2}, {3992, 1}, {4168, 3}}, was: []byte{0x01, 0x02, 0xfa},
+			gaps: map[uint32][]int64{0: {567}, 1: {567}}},
+		{name: "header to null byte", flips: []flip{{3992, 1}}, was: []byte{0x02},
+			gaps: map[uint32][]int64{0: {3993}, 1: {3993}}},
+		{name: "length grown over the other source's frame", flips: []flip{{2082, 4}}, was: []byte{0x02},
+			gaps: map[uint32][]int64{0: {2082}, 1: {2082}}},
+	} {
+		bad := append([]byte(nil), data...)
+		for i, f := range c.flips {
+			if data[f.at] != c.was[i] {
+				t.Fatalf("%s: byte %d is %#02x, not %#02x: the trace changed, pick the bytes anew", c.name, f.at, data[f.at], c.was[i])
+			}
+			bad[f.at] ^= 1 << f.bit
+		}
+		s, err := demux(t, cfg, r.img, bad)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for src := uint32(0); src < 2; src++ {
+			is := s.srcs[src]
+			name := fmt.Sprintf("%s, source %d", c.name, src)
+			if is == nil {
+				t.Errorf("%s: no event", name)
+				continue
+			}
+			if why := sourceRule(t, cfg, r.img, r.truth[src], is, bad, src); why != "" {
+				t.Errorf("%s: %s", name, why)
+			}
+			if len(is.gaps) == 0 {
+				t.Errorf("%s: %d instructions of %d, no gap", name, len(is.pcs), len(r.truth[src]))
+				continue
+			}
+			var de *decode.Error
+			if !errors.As(is.gaps[0].err, &de) || !errors.Is(de, decode.ErrMalformed) {
+				t.Errorf("%s: first gap %v, want a decode.ErrMalformed", name, is.gaps[0].err)
+				continue
+			}
+			ok := false
+			for _, off := range c.gaps[src] {
+				ok = ok || de.Offset == off
+			}
+			if !ok {
+				t.Errorf("%s: first gap at byte %d (%v), want one of %v", name, de.Offset, de, c.gaps[src])
+			}
+		}
+		// The oracle of the campaign agrees.
+		tr := &campaignTrace{name: c.name, cfg: cfg, img: r.img, data: data,
+			truth: map[uint32][]uint64{0: r.truth[0], 1: r.truth[1]}, multi: true}
+		if out, why := tr.check(t, bad); out != outGap {
+			t.Errorf("%s: campaign outcome %d (%s), want a gap", c.name, out, why)
+		}
+	}
+}
