@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode"
@@ -300,7 +301,7 @@ var campaignKinds = []struct {
 // two harts through a Funnel (2-bit source IDs), hart 1's blocks alone in
 // the raw and UTDD framings, and t1 of the reference corpus in the UTDD
 // framing with a source ID and a timestamp.
-func framingTraces(t *testing.T) []*campaignTrace {
+func framingTraces(t testing.TB) []*campaignTrace {
 	var out []*campaignTrace
 	cfg := multiConfig(2)
 	r := runMultiHart(t, "mt-matmul.riscv", 2, 500, cfg)
@@ -403,4 +404,72 @@ func TestFramingExhaustive(t *testing.T) {
 		}
 		t.Logf("| %s | %d | %d | %d | %d | %d |", tr.name, 8*len(tr.data), cnt[outGap], cnt[outClean], cnt[outAllowed], cnt[outViolation])
 	}
+}
+
+var (
+	funnelOnce  sync.Once
+	funnelTrace *campaignTrace
+)
+
+// loadFunnel returns the two-hart mt-matmul funnel trace of
+// framingTraces, made once.
+func loadFunnel(t testing.TB) *campaignTrace {
+	funnelOnce.Do(func() {
+		cfg := multiConfig(2)
+		r := runMultiHart(t, "mt-matmul.riscv", 2, 500, cfg)
+		funnelTrace = &campaignTrace{name: "mt-matmul 2 harts, funnel", cfg: cfg, img: r.img, data: slices.Clone(r.log.all.Bytes()),
+			truth: map[uint32][]uint64{0: r.truth[0], 1: r.truth[1]}, multi: true, small: true}
+	})
+	if funnelTrace == nil {
+		t.Skip("no funnel trace")
+	}
+	return funnelTrace
+}
+
+// framingConfig returns the configuration of FuzzFraming's input: sel%3
+// the framing (raw; UTDD; UTDD with a 6-bit source ID, a type field and
+// a 2-byte timestamp), the options and resynchronisation as
+// integrityConfig(sel/3).
+func framingConfig(sel byte) Config {
+	c := integrityConfig(sel / 3)
+	switch sel % 3 {
+	case 1:
+		c.Encap = EncapUTDD
+	case 2:
+		c.Encap, c.SrcBits, c.SrcID, c.TypeField, c.TimestampBytes = EncapUTDD, 6, 5, true, 2
+	}
+	c.Check()
+	return c
+}
+
+// FuzzFraming checks the integrity rule in every framing: a piece of t1's
+// execution encoded raw or UTDD-framed (framingConfig), or, when sel is
+// 255, the two-hart mt-matmul funnel trace, corrupted as ops says
+// (corrupt: a bit flip, cut, inserted or deleted byte), decoded and
+// classified as the framing campaign does.
+func FuzzFraming(f *testing.F) {
+	img, pcs := loadT1(f)
+	f.Add(byte(0), uint16(0), uint16(500), []byte{0, 0, 40, 3})
+	f.Add(byte(1), uint16(100), uint16(1000), []byte{0, 0, 41, 0})
+	f.Add(byte(2), uint16(2000), uint16(700), []byte{2, 0, 90, 0})
+	f.Add(byte(16), uint16(3000), uint16(2000), []byte{3, 0, 30, 0x5a})
+	f.Add(byte(17), uint16(4000), uint16(1500), []byte{0, 0, 20, 1})
+	f.Add(byte(255), uint16(0), uint16(0), []byte{0, 0x0f, 0x98, 1})
+	f.Add(byte(255), uint16(0), uint16(0), []byte{0, 0x08, 0x22, 4})
+	f.Fuzz(func(t *testing.T, sel byte, start, n uint16, ops []byte) {
+		var tr *campaignTrace
+		if sel == 255 {
+			tr = loadFunnel(t)
+		} else {
+			cfg := framingConfig(sel)
+			s := int(start) * 2 % (len(pcs) - 3000)
+			truth := pcs[s : s+200+int(n)%2800]
+			data, _ := encode(t, cfg, nil, genBlocks(t, img, truth, genOpts{}))
+			tr = &campaignTrace{cfg: cfg, img: img, data: data, truth: map[uint32][]uint64{0: truth}, small: true}
+		}
+		bad := corrupt(tr.data, ops)
+		if out, why := tr.check(t, bad); out == outViolation {
+			t.Fatalf("config %d, %d bytes -> %d bytes: %s", sel, len(tr.data), len(bad), why)
+		}
+	})
 }
