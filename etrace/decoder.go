@@ -450,6 +450,9 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		// the encoder leaves the bits past the branches reported at 0
 		return fmt.Errorf("%w: branch map %#x has bits set beyond its %d branches", decode.ErrMalformed, p.BranchMap, p.Branches)
 	}
+	if p.Format == FormatSync && p.Subformat != SubSupport && !privValid(p.Privilege) {
+		return fmt.Errorf("%w: privilege %d is reserved (E-Trace table \"Privilege level (priv) encoding\")", decode.ErrMalformed, p.Privilege)
+	}
 	if p.Format == FormatSync && p.Subformat == SubSupport {
 		return d.support(p, off)
 	}
@@ -490,6 +493,13 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		case SubTrap:
 			return d.trapPacket(p)
 		case SubContext:
+			if ingress.Priv(p.Privilege) != d.priv {
+				// The encoder reports a privilege change with a sync
+				// packet at the first instruction in the new privilege;
+				// a context packet restates the current one.
+				return fmt.Errorf("%w: a context packet states privilege %d; the flow is at privilege %d, and changes it only with a sync packet",
+					decode.ErrInconsistent, p.Privilege, d.priv)
+			}
 			return d.contextEvent(ingress.Priv(p.Privilege), p.Context, true)
 		}
 	case d.hasAddress(p):

@@ -92,3 +92,38 @@ func TestFramingLengthDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestContextPacketChecks: a context packet (format 3 subformat 2)
+// restates the current privilege (the encoder reports a privilege change
+// with a sync packet at the first instruction in the new one), and no
+// packet states a reserved privilege (2 or 7). A deleted UTDD header
+// turned a 31-branch map packet into a context packet of privilege 2,
+// which the decoder took as a context event: the flow lost the branches
+// with no gap (FuzzFraming/79cc9fc50bec4de5).
+func TestContextPacketChecks(t *testing.T) {
+	img, pcs := loadT1(t)
+	cfg := DefaultConfig()
+	truth := pcs[1000:1300]
+	pkts := packetsOfBlocks(t, cfg, genBlocks(t, img, truth, genOpts{}))
+	if p := pkts[1]; !isF3(&p) || p.Privilege != 3 {
+		t.Fatalf("packet 1 is %+v", p)
+	}
+	for _, c := range []struct {
+		priv  uint8
+		cause error // nil: no gap
+	}{{3, nil}, {1, decode.ErrInconsistent}, {0, decode.ErrInconsistent}, {2, decode.ErrMalformed}} {
+		ctx := Packet{Format: FormatSync, Subformat: SubContext, Privilege: c.priv}
+		bad := append(append(append([]Packet(nil), pkts[:2]...), ctx), pkts[2:]...)
+		data, offs := frame(t, cfg, bad)
+		s, des := gapsOf(t, cfg, img, data)
+		if c.cause == nil {
+			if len(des) != 0 || !slicesEqual(s.pcs, truth) {
+				t.Errorf("privilege %d: gaps %v, %d instructions", c.priv, des, len(s.pcs))
+			}
+			continue
+		}
+		if len(des) == 0 || !errors.Is(des[0], c.cause) || des[0].Offset != offs[2] || des[0].Index != 2 {
+			t.Errorf("privilege %d: gaps %v, want %v at byte %d, packet 2", c.priv, des, c.cause, offs[2])
+		}
+	}
+}
