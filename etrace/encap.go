@@ -179,9 +179,13 @@ func (s *Scanner) Scan() bool {
 					return s.frameErr(start, "UTDD header %#02x has extend set but no timestamp is configured", h)
 				}
 			}
-			if n < extra || !s.avail(n+ts) {
+			if n < extra {
+				// a damaged length: go on with the next byte
+				return s.frameErr(start, "UTDD packet of length %d shorter than its %d-byte source ID", n, extra)
+			}
+			if !s.avail(n + ts) {
 				s.skipAll()
-				return s.frameErr(start, "UTDD packet of length %d truncated or shorter than its source ID", n)
+				return s.frameErr(start, "UTDD packet of length %d truncated", n)
 			}
 			var v uint64
 			for i := 0; i < extra; i++ {
@@ -199,6 +203,18 @@ func (s *Scanner) Scan() bool {
 			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
 			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
+			if s.cfg.TypeField {
+				// the type says what the source ID does: instruction
+				// trace (2), or data trace (3) from the data source
+				want := uint64(msgTeInst)
+				if s.fr.Data {
+					want = msgData
+				}
+				if typ := v >> uint(s.cfg.SrcBits) & 3; typ != want {
+					s.lo += n + ts
+					return s.frameErr(start, "UTDD type field %d of source %d (want %d)", typ, s.fr.SrcID, want)
+				}
+			}
 			s.lo += extra
 			for i := 0; i < ts; i++ {
 				s.fr.Timestamp |= uint64(s.buf[s.lo+i]) << (8 * uint(i))

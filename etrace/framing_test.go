@@ -1,8 +1,10 @@
 package etrace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode"
@@ -124,6 +126,43 @@ func TestContextPacketChecks(t *testing.T) {
 		}
 		if len(des) == 0 || !errors.Is(des[0], c.cause) || des[0].Offset != offs[2] || des[0].Index != 2 {
 			t.Errorf("privilege %d: gaps %v, want %v at byte %d, packet 2", c.priv, des, c.cause, offs[2])
+		}
+	}
+}
+
+// TestUTDDHeaderChecks: the UTDD header and source ID fields the scanner
+// checks. A frame with a source ID and no payload, a type field other
+// than instruction trace, and a length shorter than the source ID field
+// are framing errors at the frame's byte; the scanner goes on after the
+// frame (or, for a length it cannot trust, after the header byte) and
+// reads the next frame.
+func TestUTDDHeaderChecks(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Encap, cfg.SrcBits, cfg.SrcID, cfg.TypeField = EncapUTDD, 14, 5, true
+	good := []byte{0x03, 0x05, 0x80, 0x01} // source 5, type 2, payload 01
+	for _, c := range []struct {
+		name  string
+		frame []byte
+		want  string
+	}{
+		{"no payload", []byte{0x02, 0x05, 0x80}, "no payload"},
+		{"type 3", []byte{0x03, 0x05, 0xc0, 0x01}, "type field 3"},
+		{"type 0", []byte{0x03, 0x05, 0x00, 0x01}, "type field 0"},
+		{"length 1", []byte{0x01}, "shorter than its 2-byte source ID"},
+	} {
+		data := append(append(append([]byte(nil), good...), c.frame...), good...)
+		sc := NewScanner(bytes.NewReader(data), &cfg)
+		if !sc.Scan() || sc.Frame().Offset != 0 {
+			t.Fatalf("%s: first frame: %v", c.name, sc.Err())
+		}
+		var fe *FramingError
+		if sc.Scan() || !errors.As(sc.Err(), &fe) || fe.Offset != 4 || !strings.Contains(fe.Msg, c.want) {
+			t.Errorf("%s: %v, want a framing error at byte 4 saying %q", c.name, sc.Err(), c.want)
+			continue
+		}
+		next := int64(4 + len(c.frame))
+		if !sc.Scan() || sc.Frame().Offset != next || sc.Frame().SrcID != 5 || !bytes.Equal(sc.Frame().Payload, []byte{1}) || sc.Scan() || sc.Err() != nil {
+			t.Errorf("%s: after the error: frame at %d (%v), want the good frame at %d and the end", c.name, sc.Frame().Offset, sc.Err(), next)
 		}
 	}
 }
