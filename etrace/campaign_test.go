@@ -110,28 +110,40 @@ func (tr *campaignTrace) flows(t testing.TB, bad []byte) map[uint32][]uint64 {
 type flip struct{ at, bit int }
 
 // recheck classifies a trace corrupted by several bit flips whose
-// decoded flow breaks the rule against the truth: a flip that alone
-// leaves bytes that are a valid trace of another flow (outAllowed) makes
-// that flow the truth of the bytes it leaves, against which the other
-// flips are judged (no decoder can see such a flip, with or without
-// others). The flips are taken in order, each kept when it is of that
-// kind.
+// decoded flow breaks the rule against the truth: when some of the flips
+// alone leave bytes that are a valid trace of another flow (outAllowed:
+// re-encoding the flow decoded from them gives them), that flow is the
+// truth of those bytes, against which the other flips are judged (no
+// decoder can see such flips, with or without others). Every such subset
+// of the flips is tried.
 func (tr *campaignTrace) recheck(t testing.TB, flips []flip) (int, string) {
-	base := slices.Clone(tr.data)
-	cur := *tr
-	for _, f := range flips {
-		cand := slices.Clone(base)
-		cand[f.at] ^= 1 << f.bit
-		if o, _ := cur.check(t, cand); o == outAllowed {
-			base = cand
-			cur.truth = cur.flows(t, cand)
-		}
-	}
 	bad := slices.Clone(tr.data)
 	for _, f := range flips {
 		bad[f.at] ^= 1 << f.bit
 	}
-	return cur.check(t, bad)
+	why := ""
+	for set := 1; set < 1<<len(flips)-1; set++ {
+		cand := slices.Clone(tr.data)
+		for i, f := range flips {
+			if set&(1<<i) != 0 {
+				cand[f.at] ^= 1 << f.bit
+			}
+		}
+		if o, _ := tr.check(t, cand); o != outAllowed {
+			continue
+		}
+		cur := *tr
+		cur.truth = tr.flows(t, cand)
+		o, w := cur.check(t, bad)
+		if o != outViolation {
+			return o, ""
+		}
+		why = w
+	}
+	if why == "" {
+		why = "no subset of the flips is a valid trace of another flow"
+	}
+	return outViolation, why
 }
 
 // classify checks one source's decoded flow s against truth; frames are
