@@ -29,7 +29,8 @@ import (
 //   - clean: no gap, and the decoded flow is the truth exactly (the
 //     corruption did not matter, as a UTDD null byte);
 //   - allowed: no gap, the flow differs, but the corrupted bytes are a
-//     valid trace of it (re-encoding the decoded flow gives them);
+//     valid trace of it (re-encoding the decoded flow gives them, UTDD
+//     null bytes between frames and timestamp values aside);
 //   - violation: anything else.
 
 // outcome of one corrupted trace
@@ -74,15 +75,30 @@ func (tr *campaignTrace) check(t testing.TB, bad []byte) (int, string) {
 // framesOf returns the frames of a single-source trace, framing included,
 // without the UTDD null bytes between them (a null byte is part of no
 // frame, and a decoder cannot tell one a damaged header left from one a
-// transport inserted); data itself when a frame cannot be read.
+// transport inserted) and with their timestamps zero (see
+// appendFrame); data itself when a frame cannot be read.
 func framesOf(cfg Config, data []byte) []byte {
 	sc := NewScanner(bytes.NewReader(data), &cfg)
 	var out []byte
 	for sc.Scan() {
-		out = append(out, data[sc.Frame().Offset:sc.Offset()]...)
+		out = appendFrame(out, &cfg, data[sc.Frame().Offset:sc.Offset()])
 	}
 	if sc.Err() != nil {
 		return data
+	}
+	return out
+}
+
+// appendFrame appends the frame fr to out with its UTDD timestamp zero,
+// as the test encoders write it: the decoder does not read timestamps,
+// and any value is one a wrapping timestamp counter could give, so a
+// damaged timestamp leaves bytes that are a valid trace of the flow.
+func appendFrame(out []byte, cfg *Config, fr []byte) []byte {
+	n := len(out)
+	out = append(out, fr...)
+	if cfg.Encap == EncapUTDD && fr[0]&0x80 != 0 {
+		ts := out[n+1+cfg.srcBytes():]
+		clear(ts[:min(len(ts), cfg.TimestampBytes)])
 	}
 	return out
 }
@@ -265,7 +281,7 @@ func srcFrames(cfg Config, data []byte) (map[uint32][]byte, bool) {
 	out := map[uint32][]byte{}
 	for sc.Scan() {
 		fr := sc.Frame()
-		out[fr.SrcID] = append(out[fr.SrcID], data[fr.Offset:sc.Offset()]...)
+		out[fr.SrcID] = appendFrame(out[fr.SrcID], &cfg, data[fr.Offset:sc.Offset()])
 	}
 	return out, sc.Err() == nil
 }
