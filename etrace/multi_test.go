@@ -411,7 +411,8 @@ func TestMultiHartSourceFlip(t *testing.T) {
 
 // TestMultiHartCorrupt flips random bits of the source ID bytes and of
 // the extend bits of the headers of a two-hart trace (one to three bits
-// per case; a frame's length is the single-source framing's concern):
+// per case; damaged lengths are TestFramingLengthDamage's and the framing
+// campaign's concern):
 // the Demux never fails, and each source keeps the integrity rule
 // (sources no hart has emit nothing outside a gap).
 func TestMultiHartCorrupt(t *testing.T) {
