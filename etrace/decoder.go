@@ -245,6 +245,16 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		}
 		return d.skipData(fr)
 	}
+	if d.cfg.Encap == EncapUTDD && d.cfg.SrcBits > 0 && d.cfg.Data == nil && fr.SrcID != d.cfg.SrcID {
+		// A frame of another source (a Demux gives each source its
+		// own decoder): a damaged source ID, or a header byte lost
+		// before it.
+		d.idx = d.nextIdx
+		d.nextIdx++
+		d.st.Packets++
+		return d.fault(fmt.Errorf("%w: a frame of source %d; the decoder follows source %d (several sources: decode with a Demux)",
+			decode.ErrUnknownSource, fr.SrcID, d.cfg.SrcID), fr.Offset, "frame")
+	}
 	if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
