@@ -23,8 +23,9 @@
 //     zero length; a UTDD length that covers the source ID and no
 //     payload or not even the source ID, source ID bits past its width,
 //     a type field other than the source's) is a FramingError, which
-//     the decoder reports as a gap; so is a UTDD frame of a source ID
-//     other than the one a Decoder follows (without data trace).
+//     the decoder reports as a gap; a UTDD frame of a source ID other
+//     than the one a Decoder follows (without data trace) is a gap too
+//     (decode.ErrUnknownSource).
 //   - several sources (multi.go): one encoder per hart, each with its own
 //     UTDD source ID, writing whole frames into a Funnel in the order they
 //     are made; a Demux decodes such a stream with one Decoder per source
