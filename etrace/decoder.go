@@ -83,6 +83,9 @@ type Decoder struct {
 	jtc            jumpCache
 
 	pkt Packet // the packet being read
+	// malformed: the last frame's packet could not be read (its length
+	// byte may be the damaged part: a Demux then tells every source)
+	malformed bool
 
 	// the address packet waiting for the next packet
 	pend    Packet
@@ -225,6 +228,7 @@ func (d *Decoder) framingError(fe *FramingError) error {
 // sees its packet. The error returned is a sink's (or the data handler's).
 func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 	p := &d.pkt
+	d.malformed = false
 	if fr.Data {
 		if d.Data != nil {
 			return d.Data.DataFrame(fr)
@@ -239,6 +243,16 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		}
 		return d.skipData(fr)
 	}
+	if d.cfg.Encap == EncapUTDD && d.cfg.SrcBits > 0 && d.cfg.Data == nil && fr.SrcID != d.cfg.SrcID {
+		// A frame of another source (a Demux gives each source its
+		// own decoder): a damaged source ID, or a header byte lost
+		// before it.
+		d.idx = d.nextIdx
+		d.nextIdx++
+		d.st.Packets++
+		return d.fault(fmt.Errorf("%w: a frame of source %d; the decoder follows source %d (several sources: decode with a Demux)",
+			decode.ErrUnknownSource, fr.SrcID, d.cfg.SrcID), fr.Offset, "frame")
+	}
 	if err := d.codec.Parse(fr.Payload, fr.Support, p); err != nil {
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
@@ -246,6 +260,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		d.idx = d.nextIdx
 		d.nextIdx++
 		d.st.Packets++
+		d.malformed = true
 		return d.fault(err, fr.Offset, "packet")
 	}
 	if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
@@ -254,6 +269,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		d.idx = d.nextIdx
 		d.nextIdx++
 		d.st.Packets++
+		d.malformed = true
 		return d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
 			fr.Offset, d.codec.FormatName(p))
 	}
@@ -440,6 +456,9 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		// the encoder leaves the bits past the branches reported at 0
 		return fmt.Errorf("%w: branch map %#x has bits set beyond its %d branches", decode.ErrMalformed, p.BranchMap, p.Branches)
 	}
+	if p.Format == FormatSync && p.Subformat != SubSupport && !privValid(p.Privilege) {
+		return fmt.Errorf("%w: privilege %d is reserved (E-Trace table \"Privilege level (priv) encoding\")", decode.ErrMalformed, p.Privilege)
+	}
 	if p.Format == FormatSync && p.Subformat == SubSupport {
 		return d.support(p, off)
 	}
@@ -480,6 +499,13 @@ func (d *Decoder) packet(p *Packet, off int64) error {
 		case SubTrap:
 			return d.trapPacket(p)
 		case SubContext:
+			if ingress.Priv(p.Privilege) != d.priv {
+				// The encoder reports a privilege change with a sync
+				// packet at the first instruction in the new privilege;
+				// a context packet restates the current one.
+				return fmt.Errorf("%w: a context packet states privilege %d; the flow is at privilege %d, and changes it only with a sync packet",
+					decode.ErrInconsistent, p.Privilege, d.priv)
+			}
 			return d.contextEvent(ingress.Priv(p.Privilege), p.Context, true)
 		}
 	case d.hasAddress(p):

@@ -18,11 +18,21 @@
 //     A Scanner reads frames from any io.Reader through a fixed 32 KiB
 //     buffer; the decoder (Decode), Dump and ToCSV stream through
 //     it, so no trace is ever held in memory whole, and decoding
-//     allocates nothing per packet.
+//     allocates nothing per packet. A header the scanner cannot trust
+//     (a raw message type that is not instruction or data trace, a
+//     zero length; a UTDD length that covers the source ID and no
+//     payload or not even the source ID, source ID bits past its width,
+//     a type field other than the source's) is a FramingError, which
+//     the decoder reports as a gap; a UTDD frame of a source ID other
+//     than the one a Decoder follows (without data trace) is a gap too
+//     (decode.ErrUnknownSource).
 //   - several sources (multi.go): one encoder per hart, each with its own
 //     UTDD source ID, writing whole frames into a Funnel in the order they
 //     are made; a Demux decodes such a stream with one Decoder per source
-//     ID, tagging each flow event with it (flow.Event.Src).
+//     ID, tagging each flow event with it (flow.Event.Src). A frame
+//     that cannot be read, or whose packet its source cannot parse, may
+//     have held frames of any source (its length byte may be the
+//     damaged part): it is a gap of every source following its program.
 //   - the encoder (encoder.go): the reference compressed branch trace
 //     algorithm of the specification, with every optional mode (full
 //     address, implicit exception, sequentially inferable jumps, implicit
@@ -48,7 +58,8 @@
 // missing, a branch where the image has none, an address outside the
 // image, a reserved format, a 31-branch map all predicted correctly,
 // ioptions changing while tracing, bits the encoder leaves at zero or at
-// the sign, ...), is reported as a flow.KindGap event whose Err is a
+// the sign, a reserved privilege, a context packet that changes the
+// privilege, ...), is reported as a flow.KindGap event whose Err is a
 // *decode.Error with the packet's byte offset and index, and decoding
 // resumes at the next sync packet. Every sync packet and every address
 // packet whose walk stops at the address it states is a checkpoint: a

@@ -155,7 +155,9 @@ func (s *Scanner) frameErr(start int64, format string, args ...any) bool {
 
 // Scan advances to the next packet; it returns false at the end of the
 // stream, on a framing error (a *FramingError, see Err) or on a read
-// error. After a framing error, Scan resumes with the next byte, so a
+// error. UTDD null packets (a header with length 0) are skipped; a UTDD
+// packet with a source ID but no payload is a framing error (no encoder
+// makes one: a damaged length byte does). After a framing error, Scan resumes with the next byte, so a
 // caller may continue to resynchronise while Done reports false.
 func (s *Scanner) Scan() bool {
 	if s.err != nil {
@@ -198,9 +200,13 @@ func (s *Scanner) Scan() bool {
 					return s.frameErr(start, "UTDD header %#02x has extend set but no timestamp is configured", h)
 				}
 			}
-			if n < extra || !s.avail(n+ts) {
+			if n < extra {
+				// a damaged length: go on with the next byte
+				return s.frameErr(start, "UTDD packet of length %d shorter than its %d-byte source ID", n, extra)
+			}
+			if !s.avail(n + ts) {
 				s.skipAll()
-				return s.frameErr(start, "UTDD packet of length %d truncated or shorter than its source ID", n)
+				return s.frameErr(start, "UTDD packet of length %d truncated", n)
 			}
 			var v uint64
 			for i := 0; i < extra; i++ {
@@ -218,6 +224,18 @@ func (s *Scanner) Scan() bool {
 			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
 			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
+			if s.cfg.TypeField {
+				// the type says what the source ID does: instruction
+				// trace (2), or data trace (3) from the data source
+				want := uint64(msgTeInst)
+				if s.fr.Data {
+					want = msgData
+				}
+				if typ := v >> uint(s.cfg.SrcBits) & 3; typ != want {
+					s.lo += n + ts
+					return s.frameErr(start, "UTDD type field %d of source %d (want %d)", typ, s.fr.SrcID, want)
+				}
+			}
 			s.lo += extra
 			for i := 0; i < ts; i++ {
 				s.fr.Timestamp |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
@@ -226,7 +244,11 @@ func (s *Scanner) Scan() bool {
 			n -= extra
 			s.fr.Support = (h>>5)&3 == 1 && s.cfg.Version == V026
 			if n == 0 {
-				continue
+				// Only null packets (length 0) carry no payload: an
+				// E-Trace packet is never empty, and a length byte
+				// damaged to cover just the source ID would otherwise
+				// lose a frame without a word.
+				return s.frameErr(start, "UTDD packet of source %d has a source ID but no payload", s.fr.SrcID)
 			}
 		default:
 			if h&0x80 != 0 {

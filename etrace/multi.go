@@ -167,7 +167,9 @@ func (m *Demux) get(id uint32, off int64) (*source, error) {
 // malformed packets and inconsistencies are gaps of its flow, with the
 // stream's byte offsets and frame indexes. A frame whose header cannot be
 // read may have belonged to any source: it is a gap in every source that
-// is following its program. So may a te_inst frame of a source that has
+// is following its program. So may a frame whose packet its source
+// cannot read (its length byte may be the damaged part, and then it
+// covers frames of other sources), and a te_inst frame of a source that has
 // had no sync packet (a source's trace starts with one; unless
 // cfg.Decode.AllowTruncated): its source ID may be damaged. A source that
 // has frames but no sync packet is a gap of its own. Decode returns an error only when reading fails, a
@@ -221,7 +223,13 @@ func (m *Demux) Decode(r io.Reader) error {
 			return err
 		}
 		m.idx = s.d.nextIdx
-		if p := &s.d.pkt; !s.d.sawSync && !m.cfg.Decode.AllowTruncated && !fr.Data &&
+		if s.d.malformed {
+			// The frame's length byte may be what is damaged: the frame
+			// may hold frames of other sources.
+			if err := m.malformed(fr, idx); err != nil {
+				return err
+			}
+		} else if p := &s.d.pkt; !s.d.sawSync && !m.cfg.Decode.AllowTruncated && !fr.Data &&
 			!(p.Format == FormatSync && p.Subformat == SubSupport) {
 			// A source's trace starts with a sync packet: this frame's
 			// source ID may be damaged, and another source lost it.
@@ -277,6 +285,27 @@ func (m *Demux) refuse(fr *Frame) error {
 		Err: fmt.Errorf("%w: source ID %d after %d sources (Demux.MaxSources): its frames are not decoded", decode.ErrUnknownSource, fr.SrcID, m.MaxSources)}
 	m.ev = flow.Event{Kind: flow.KindGap, Src: fr.SrcID, Offset: fr.Offset, Index: idx, Err: e}
 	return m.sink.Event(&m.ev)
+}
+
+// malformed handles the frame fr (index idx) whose packet its source
+// could not read: its length byte may be damaged, so the bytes it covers
+// may hold frames of any source (a length grown from 2 to 18 swallows
+// the next frames whole). Every other source that is following its
+// program may have lost one: a gap.
+func (m *Demux) malformed(fr *Frame, idx int64) error {
+	for _, id := range m.order {
+		d := m.decs[id].d
+		if id == fr.SrcID || d.phase != phaseSynced {
+			continue
+		}
+		e := &decode.Error{Offset: fr.Offset, Index: idx, What: "frame",
+			Err: fmt.Errorf("%w: a malformed frame of source %d: its length byte may be damaged, and its bytes this source's frames",
+				decode.ErrMalformed, fr.SrcID)}
+		if err := d.gap(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // foreign handles the frame fr (index idx) of a source that has had no

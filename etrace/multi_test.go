@@ -52,7 +52,7 @@ type multiHart struct {
 
 // runMultiHart runs a corpus program on harts harts (quantum instructions
 // per turn) with an E-Trace encoder per hart writing into one Funnel.
-func runMultiHart(t *testing.T, name string, harts, quantum int, cfg Config) *multiHart {
+func runMultiHart(t testing.TB, name string, harts, quantum int, cfg Config) *multiHart {
 	t.Helper()
 	path := filepath.Join(corpus, "elf", name)
 	if _, err := os.Stat(path); err != nil {
@@ -121,7 +121,7 @@ func (s *srcSinks) Event(e *flow.Event) error {
 func (s *srcSinks) Close() error { return nil }
 
 // demux decodes data with a Demux.
-func demux(t *testing.T, cfg Config, img *image.Set, data []byte) (*srcSinks, error) {
+func demux(t testing.TB, cfg Config, img *image.Set, data []byte) (*srcSinks, error) {
 	t.Helper()
 	s := &srcSinks{img: img, srcs: map[uint32]*intSink{}}
 	d, err := NewDemux(img, s, cfg)
@@ -223,7 +223,7 @@ func TestMultiHartFunnel(t *testing.T) {
 }
 
 // frameOffsets returns the offset of each frame of data.
-func frameOffsets(t *testing.T, cfg Config, data []byte) []int64 {
+func frameOffsets(t testing.TB, cfg Config, data []byte) []int64 {
 	sc := NewScanner(bytes.NewReader(data), &cfg)
 	var offs []int64
 	for sc.Scan() {
@@ -411,7 +411,8 @@ func TestMultiHartSourceFlip(t *testing.T) {
 
 // TestMultiHartCorrupt flips random bits of the source ID bytes and of
 // the extend bits of the headers of a two-hart trace (one to three bits
-// per case; a frame's length is the single-source framing's concern):
+// per case; damaged lengths are TestFramingLengthDamage's and the framing
+// campaign's concern):
 // the Demux never fails, and each source keeps the integrity rule
 // (sources no hart has emit nothing outside a gap).
 func TestMultiHartCorrupt(t *testing.T) {

@@ -659,6 +659,10 @@ func (c *Codec) check(p *Packet) error {
 	return nil
 }
 
+// privValid reports whether v is a privilege level of the E-Trace table
+// "Privilege level (priv) encoding": 2 and 7 are reserved.
+func privValid(v uint8) bool { return v != 2 && v != 7 }
+
 // present reports which fields p has on the wire.
 func (c *Codec) present(p *Packet) (out [numFields]bool) {
 	for _, f := range c.layout(p) {
