@@ -74,6 +74,15 @@ type DecoderConfig struct {
 	// most significant chunk (an inserted byte, typically) is then
 	// malformed. N-Trace does not require it, so it is off by default.
 	ShortestFields bool
+	// ITypeWidth is the width of the itype of the ingress port that fed
+	// the encoder (Config.ITypeWidth) when known. With 4 bits a direct
+	// jump or call has its own itype (9, 11 or 15), so it ends its ingress
+	// block and a trap right after one is a block of its own, as after a
+	// conditional branch: a trap reported by a periodic sync message whose
+	// walk ends on a direct jump is then an inconsistency. With 3 bits a
+	// direct jump has itype 0 and a trap may end its block. 0: not known
+	// (as 3).
+	ITypeWidth int
 	// NoIdle says the encoder sends no idle bytes (0xFF) between
 	// messages, as rvtrace's does: idle bytes met while a source is being
 	// decoded are then a gap (an inserted byte that ends a message early,
@@ -155,7 +164,10 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
 		ShortestFields: true, NoIdle: true, NoContext: !c.Context, OwnEncoder: true,
-		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled}
+		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled, ITypeWidth: 4}
+	if c.ITypeWidth == 3 {
+		dc.ITypeWidth = 3
+	}
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
 	}
@@ -342,6 +354,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		return nil, fmt.Errorf("ntrace: trap B-TYPE must be 0 (learn), 1 or 2, not %d", cfg.TrapBType)
 	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
 		return nil, fmt.Errorf("ntrace: decoder stack depth must be 0..%d, not %d", 1<<20, cfg.StackDepth)
+	case cfg.ITypeWidth != 0 && cfg.ITypeWidth != 3 && cfg.ITypeWidth != 4:
+		return nil, fmt.Errorf("ntrace: itype width must be 0 (not known), 3 or 4, not %d", cfg.ITypeWidth)
 	}
 	for _, id := range cfg.Sources {
 		if cfg.Wire.SrcBits == 0 && id != 0 || cfg.Wire.SrcBits > 0 && uint64(id) >= 1<<cfg.Wire.SrcBits {
@@ -1397,9 +1411,10 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // branch and every uninferable jump (one the decoder infers: an implicit
 // return, a sequentially inferable jump) ends an ingress block (its itype
 // describes its last instruction), and a trap after one is a block of its
-// own that retires nothing. (Not so a direct jump: a 3-bit itype does not
-// report it, so it may end a trap's block.) Had the sync been due when that block
-// began, the encoder would have sent a ProgTraceSync there and then the
+// own that retires nothing. So does a direct jump or call when the
+// ingress itype has 4 bits (DecoderConfig.ITypeWidth; with 3 bits its
+// itype is 0, and a trap may end its block). Had the sync been due when
+// that block began, the encoder would have sent a ProgTraceSync there and then the
 // trap with I-CNT=0; and within it, nothing brings the sync closer:
 // counting halfwords, it retires none; counting messages, only an
 // Ownership message could be sent there (or, in BTM, the branch message
@@ -1411,8 +1426,12 @@ func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
 		return nil // (no range of this message)
 	}
 	switch d.rev.End {
-	case ingress.ITypeNone, ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+	case ingress.ITypeNone:
 		return nil
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		if d.cfg.ITypeWidth != 4 {
+			return nil
+		}
 	}
 	switch d.cfg.SyncMode {
 	case SyncHalfwords:

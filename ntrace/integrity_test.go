@@ -92,7 +92,10 @@ func encodePCs(img *image.Set, pcs []uint64, cfg Config) ([]byte, error) {
 // encodeFlow encodes a decoded flow (ranges and traps) with cfg: the
 // blocks are those a PC list of that flow gives (ingress.PCSource), with
 // the traps where the flow has them, and tracing turned off (TraceOff)
-// where the flow has a trace-disabled stop (EVCODE 4).
+// where the flow has a trace-disabled stop (EVCODE 4). A trap ends the
+// block of the instructions before it when their last one has itype 0:
+// one that is not a control transfer or, with a 3-bit itype
+// (cfg.ITypeWidth 3), a direct jump or call.
 func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 	var blocks []ingress.Block
 	var prev riscv.Inst
@@ -110,7 +113,7 @@ func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 			if e.Interrupt {
 				it = ingress.ITypeInterrupt
 			}
-			if n := len(blocks); n > 0 && blocks[n-1].IRetire > 0 && blocks[n-1].IType == ingress.ITypeNone {
+			if n := len(blocks); n > 0 && blocks[n-1].IRetire > 0 && itype0(blocks[n-1].IType, cfg) {
 				blocks[n-1].IType = it
 			} else {
 				blocks = append(blocks, ingress.Block{IAddr: e.Addr, IType: it, Priv: ingress.PrivM})
@@ -169,6 +172,18 @@ func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// itype0 reports whether an ingress port configured as cfg reports it
+// with itype 0.
+func itype0(it ingress.IType, cfg Config) bool {
+	switch it {
+	case ingress.ITypeNone:
+		return true
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		return cfg.ITypeWidth == 3 && !cfg.AllJumps
+	}
+	return false
 }
 
 // flowRecord keeps the decoded flow as PCs and gaps.
