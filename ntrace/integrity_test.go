@@ -34,6 +34,20 @@ var integrityConfigs = []Config{
 	withSync(Config{Mode: BTM, ImplicitReturn: ReturnFull, ICNTBits: 10}, SyncMessages, 0),
 }
 
+// narrowConfigs are the configurations FuzzIntegrityNarrow chooses among:
+// narrow I-CNT counters (reported with ResourceFull or, in BTM, SYNC=4)
+// with every implicit-return mode, small HIST registers and periodic
+// sync.
+var narrowConfigs = []Config{
+	{Mode: HTM, ICNTBits: 9, HistBits: 8, ImplicitReturn: ReturnFull, StackDepth: 2},
+	withSync(Config{Mode: BTM, ICNTBits: 6, ICNTFullSync: true, ImplicitReturn: ReturnPartial, StackDepth: 1,
+		PartialBits: 12}, SyncHalfwords, 2),
+	withSync(Config{Mode: HTM, ICNTBits: 7, HistBits: 4, ImplicitReturn: ReturnCount, StackDepth: 2}, SyncMessages, 1),
+	{Mode: BTM, ICNTBits: 8, ImplicitReturn: ReturnFull, StackDepth: 3, SequentialJump: true},
+	withSync(Config{Mode: HTM, ICNTBits: 6, HistBits: 3, ImplicitReturn: ReturnFull, StackDepth: 4,
+		SequentialJump: true, IndirectNoHist: true}, SyncHalfwords, 1),
+}
+
 func withSync(c Config, mode, max int) Config {
 	c.SyncMode, c.SyncMax = mode, max
 	return c
@@ -429,17 +443,41 @@ func FuzzIntegrity(f *testing.F) {
 	f.Add(int64(6), uint8(7), uint16(1500), []byte{4, 33, 0, 0x40})
 	f.Add(int64(7), uint8(5), uint16(300), []byte{0, 9, 0, 7, 0, 90, 0, 1})
 	f.Fuzz(func(t *testing.T, seed int64, sel uint8, n uint16, ops []byte) {
-		cfg := integrityConfigs[int(sel)%len(integrityConfigs)]
-		cfg.XLEN = img.XLEN()
-		truth := synthFlow(img, seed, 200+int(n)%2800, true)
-		trace, err := encodePCs(img, truth, cfg)
-		if err != nil {
-			t.Skip(err) // not a path the PC source accepts
-		}
-		if why, _ := integrityCase(t, img, truth, cfg, trace, ops); why != "" {
-			t.Fatalf("config %d %+v: %s", int(sel)%len(integrityConfigs), cfg, why)
-		}
+		fuzzIntegrity(t, img, integrityConfigs, seed, sel, n, ops)
 	})
+}
+
+// FuzzIntegrityNarrow is FuzzIntegrity with narrowConfigs: narrow I-CNT
+// counters, whose full reports the decoder checks.
+func FuzzIntegrityNarrow(f *testing.F) {
+	img, err := integrityImage()
+	if err != nil {
+		f.Skip("integrity fuzzing needs the corpus (../shared/corpus): ", err)
+	}
+	f.Add(int64(1), uint8(0), uint16(2500), []byte{0, 10, 0, 3})
+	f.Add(int64(2), uint8(1), uint16(2000), []byte{0, 40, 0, 5})
+	f.Add(int64(3), uint8(2), uint16(1000), []byte{1, 77, 0, 0})
+	f.Add(int64(4), uint8(3), uint16(800), []byte{2, 20, 0, 0x6c})
+	f.Add(int64(5), uint8(4), uint16(2800), []byte{3, 50, 0, 0})
+	f.Fuzz(func(t *testing.T, seed int64, sel uint8, n uint16, ops []byte) {
+		fuzzIntegrity(t, img, narrowConfigs, seed, sel, n, ops)
+	})
+}
+
+// fuzzIntegrity is one fuzz execution: a path of 200 to 3,000
+// instructions through the image from seed, encoded with configuration
+// sel of cfgs, corrupted by ops, decoded and checked.
+func fuzzIntegrity(t *testing.T, img *image.Set, cfgs []Config, seed int64, sel uint8, n uint16, ops []byte) {
+	cfg := cfgs[int(sel)%len(cfgs)]
+	cfg.XLEN = img.XLEN()
+	truth := synthFlow(img, seed, 200+int(n)%2800, true)
+	trace, err := encodePCs(img, truth, cfg)
+	if err != nil {
+		t.Skip(err) // not a path the PC source accepts
+	}
+	if why, _ := integrityCase(t, img, truth, cfg, trace, ops); why != "" {
+		t.Fatalf("config %d %+v: %s", int(sel)%len(cfgs), cfg, why)
+	}
 }
 
 // The oracle itself: it accepts a faithful decode and rejects a silently
@@ -488,7 +526,7 @@ func TestEncodeFlowRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	for i, cfg := range integrityConfigs {
+	for i, cfg := range append(append([]Config(nil), integrityConfigs...), narrowConfigs...) {
 		cfg.XLEN = img.XLEN()
 		for seed := int64(1); seed <= 3; seed++ {
 			truth := synthFlow(img, seed, 2000, true)
