@@ -163,4 +163,38 @@ func TestNarrowICNTRoundTrip(t *testing.T) {
 			})
 		}
 	}
+	// A decoder that knows nothing of the encoder's configuration, as
+	// the specification's decoding algorithm (ResourceFull I-CNT values
+	// add up to the next I-CNT walked, wherever they come), decodes the
+	// same traces exactly: a full counter reported after an implicit
+	// return needs nothing more of a decoder.
+	l := loads[2]
+	if l.name != "t1-synth-per=false-strict=true" {
+		t.Fatalf("workload %s", l.name)
+	}
+	for _, name := range names {
+		cfg := cfgs[name]
+		cfg.XLEN = l.img.XLEN()
+		var trace bytes.Buffer
+		enc, err := NewEncoder(&trace, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.blocks {
+			if err := enc.Block(&l.blocks[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := enc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		col := &pcCollector{img: l.img}
+		if err := mustDecoder(t, l.img, col, DecoderConfig{Wire: cfg.Wire()}).Decode(&trace); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if col.err != nil || !equalPCs(col.pcs, l.want) {
+			t.Errorf("%s, decoder without the configuration: %v; %d of %d PCs, equal %v", name, col.err,
+				len(col.pcs), len(l.want), equalPCs(col.pcs, l.want))
+		}
+	}
 }
