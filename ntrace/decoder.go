@@ -1414,8 +1414,8 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // own that retires nothing. So does a direct jump or call when the
 // ingress itype has 4 bits (DecoderConfig.ITypeWidth; with 3 bits its
 // itype is 0, and a trap may end its block). Had the sync been due when
-// that block began, the encoder would have sent a ProgTraceSync there and then the
-// trap with I-CNT=0; and within it, nothing brings the sync closer:
+// that block began, the encoder would have sent a ProgTraceSync there and
+// then the trap with I-CNT=0; and within it, nothing brings the sync closer:
 // counting halfwords, it retires none; counting messages, only an
 // Ownership message could be sent there (or, in BTM, the branch message
 // that completed the period was sent right before the walk, s.dueExact).

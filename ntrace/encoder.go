@@ -388,6 +388,8 @@ func (e *Encoder) Block(b *ingress.Block) error {
 			return err
 		}
 	case it.Uninferable():
+		// (a sequentially inferable jump leaves nothing pending: the
+		// full counter is checked below)
 		if err := e.uninferable(it, b); err != nil {
 			return err
 		}
