@@ -74,6 +74,12 @@ type DecoderConfig struct {
 	// most significant chunk (an inserted byte, typically) is then
 	// malformed. N-Trace does not require it, so it is off by default.
 	ShortestFields bool
+	// LazyHistFull says the encoder reports a full HIST register when the
+	// next branch needs room in it (rvtrace's encoder without
+	// Config.EagerHistFull and HistPatterns), so at a branch after the
+	// record's last one: with ICNTBits known, a ResourceFull RCODE=0 sent
+	// after such a record comes at that branch or later.
+	LazyHistFull bool
 	// ITypeWidth is the width of the itype of the ingress port that fed
 	// the encoder (Config.ITypeWidth) when known. With 4 bits a direct
 	// jump or call has its own itype (9, 11 or 15), so it ends its ingress
@@ -168,6 +174,7 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	if c.ITypeWidth == 3 {
 		dc.ITypeWidth = 3
 	}
+	dc.LazyHistFull = c.Mode == HTM && !c.EagerHistFull && !c.HistPatterns
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
 	}
@@ -293,6 +300,20 @@ type srcState struct {
 	ovErr     decode.Error
 	ovPC      uint64
 	ovPCKnown bool
+
+	// Where ResourceFull RCODE=0 messages said the I-CNT counter was
+	// full (halfwords since the last I-CNT field), not walked yet
+	// (checkFullPoints): rfPts[rfHead:], the walk having reached rfPos;
+	// rfBase is where the counter was last reset.
+	rfPts         []int64
+	rfHead        int
+	rfPos, rfBase int64
+	// LazyHistFull: a HIST record was walked since the last ResourceFull
+	// RCODE=0 (histRec), and the branch after it, where it was sent, must
+	// end by histBound (when not 0), where a ResourceFull RCODE=0 sent
+	// after it said the counter was full.
+	histRec   bool
+	histBound int64
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -887,11 +908,17 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	case TCodeResourceFull:
 		switch rc := m.Get(FieldRCODE); rc {
 		case RCodeICNT:
+			if d.cfg.ICNTBits != 0 {
+				if err := d.fullPoint(s, int64(m.Get(FieldRDATA))); err != nil {
+					return err
+				}
+			}
 			s.icntAcc += int64(m.Get(FieldRDATA))
 		case RCodeHist:
 			if err := d.hist(s, m.Get(FieldRDATA)); err != nil {
 				return err
 			}
+			s.histRec = true
 		case RCodeHistRepeat:
 			if d.cfg.NoRepeatedHistory {
 				return d.inconsistent("ResourceFull RCODE=2 from an encoder without repeated history")
@@ -902,6 +929,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 					return err
 				}
 			}
+			s.histRec = true
 		default:
 			if rc >= 8 && d.cfg.VendorMessages {
 				if err := d.warn(s, fmt.Errorf("vendor-defined ResourceFull RCODE=%d skipped", rc)); err != nil {
@@ -1093,7 +1121,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 			return err
 		}
 		if d.cfg.ICNTBits != 0 {
-			if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+			if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
 				return err
 			}
 		}
@@ -1116,7 +1144,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		return err
 	}
 	if d.cfg.ICNTBits != 0 {
-		if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+		if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
 			return err
 		}
 	}
@@ -1247,6 +1275,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
+	s.rfPts, s.rfHead = s.rfPts[:0], 0
+	s.histRec, s.histBound = false, 0
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact = 0, 0, 0, false
 	s.stack.Reset()
 	s.calls = 0
@@ -1546,6 +1576,11 @@ func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
 // emitRange reports n instructions from start to last.
 func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
+	if s.rfHead < len(s.rfPts) {
+		if err := d.checkFullPoints(s, start, last); err != nil {
+			return err
+		}
+	}
 	ev := &d.rev
 	ev.Kind, ev.Src, ev.Start, ev.Last, ev.N, ev.End = flow.KindRange, s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
@@ -1571,6 +1606,13 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
 			return err
+		}
+		if s.histBound != 0 {
+			if s.used > s.histBound {
+				return d.inconsistent("a HIST record was sent at the branch ending %d halfwords after the I-CNT counter was reset, after the ResourceFull saying it was full after %d",
+					s.used, s.histBound)
+			}
+			s.histBound = 0
 		}
 	}
 	if s.used-s.icntAcc > maxICNT {
@@ -1763,12 +1805,15 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if d.cfg.ICNTBits == 0 {
 		return nil
 	}
-	return d.checkOvershoot(icnt)
+	return d.checkOvershoot(s, icnt)
 }
 
 // checkOvershoot checks an I-CNT against the width of the encoder's
 // counter.
-func (d *Decoder) checkOvershoot(icnt uint64) error {
+func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
+	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
+	// messages said of it before was walked)
+	s.histRec, s.histBound = false, 0
 	if !d.revSet {
 		d.revDep = true
 	}
@@ -1777,6 +1822,94 @@ func (d *Decoder) checkOvershoot(icnt uint64) error {
 			icnt, d.cfg.ICNTBits, lim)
 	}
 	return nil
+}
+
+// fullPoint takes the I-CNT r of a ResourceFull RCODE=0 message from an
+// encoder whose counter width is known (DecoderConfig.ICNTBits), which
+// reports a full counter at the end of the ingress block that filled it:
+// at that point of the walk (the counter's value since it was last reset)
+// an instruction ends, and the block began before the counter was full.
+// HIST records sent before the message cover branches up to that point at
+// most. The point is checked when the walk reaches it (checkFullPoints).
+func (d *Decoder) fullPoint(s *srcState, r int64) error {
+	if s.icntAcc == 0 {
+		// the first since the counter was reset by an I-CNT field
+		s.rfBase, s.rfPts, s.rfHead = 0, s.rfPts[:0], 0
+	}
+	p := s.icntAcc + r
+	if d.cfg.LazyHistFull && s.histRec {
+		// the branch after the last HIST record, where it was sent,
+		// comes at p at the latest
+		if s.histBound == 0 || p < s.histBound {
+			s.histBound = p
+		}
+		s.histRec = false
+	}
+	if p < s.used {
+		return d.inconsistent("ResourceFull reports the I-CNT counter full after %d halfwords, but the HIST records before it cover %d",
+			p, s.used)
+	}
+	if s.rfHead == len(s.rfPts) {
+		s.rfPts, s.rfHead, s.rfPos = s.rfPts[:0], 0, s.used
+		if p == s.used {
+			// (the walk is there: the last range ends at the point)
+			if d.revSet && d.rev.Src == s.id && s.used-int64(d.lastHalfwords(s))-s.rfBase >= int64(d.icntLimit()) {
+				return d.fullTooLate(s, p, d.rev.Start)
+			}
+			s.rfBase = p
+			return nil
+		}
+	}
+	s.rfPts = append(s.rfPts, p)
+	return nil
+}
+
+// checkFullPoints checks the points where ResourceFull messages said the
+// I-CNT counter was full (fullPoint) that lie in the range the walk
+// emits next, from start to last. The range starts where an ingress
+// block does (after a control-flow instruction, or at an address a
+// message gave), so the block that filled the counter started in it at
+// the earliest.
+func (d *Decoder) checkFullPoints(s *srcState, start, last uint64) error {
+	in := d.img.InstPtr(last)
+	if in == nil || in.Len == 0 {
+		return nil // (the walk reports it)
+	}
+	from := s.rfPos
+	s.rfPos += int64((last-start)/2) + int64(in.Len/2)
+	for s.rfHead < len(s.rfPts) && s.rfPts[s.rfHead] <= s.rfPos {
+		p := s.rfPts[s.rfHead]
+		if from-s.rfBase >= int64(d.icntLimit()) {
+			return d.fullTooLate(s, p, start)
+		}
+		if p < s.rfPos {
+			pc, at := start, from
+			for {
+				in := d.img.InstPtr(pc)
+				if in == nil || in.Len == 0 {
+					return nil // (the walk reports it)
+				}
+				if at += int64(in.Len / 2); at >= p {
+					break
+				}
+				pc = d.mask(pc + uint64(in.Len))
+			}
+			if at != p {
+				return d.inconsistent("ResourceFull reports the I-CNT counter full after %d halfwords, inside the instruction at %#x",
+					p-s.rfBase, pc)
+			}
+		}
+		s.rfBase = p
+		s.rfHead++
+	}
+	return nil
+}
+
+// fullTooLate reports a ResourceFull RCODE=0 at point p of the walk whose
+// block, which cannot have begun before from, began with the counter full.
+func (d *Decoder) fullTooLate(s *srcState, p int64, from uint64) error {
+	return d.inconsistent("ResourceFull reports the I-CNT counter full after %d halfwords, but it was full (%d-bit counter) before the block from %#x that ends there began",
+		p-s.rfBase, d.cfg.ICNTBits, from)
 }
 
 // icntLimit is the value at which the encoder's I-CNT counter is full (1

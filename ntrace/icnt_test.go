@@ -198,3 +198,79 @@ func TestNarrowICNTRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A ResourceFull RCODE=0 whose I-CNT is corrupted by a few halfwords
+// (same field length), on the narrow-counter configurations of the fuzzer.
+// rvtrace's encoder reports a full counter at the end of the ingress
+// block that filled it, and the decoder checks what that implies
+// (DecoderConfig.ICNTBits): the point ends an instruction; the block
+// ending there, which cannot begin before the range of the walk it lies
+// in, began with the counter not yet full; the HIST records sent before
+// cover branches up to that point at most; with LazyHistFull, the branch
+// after the last of them, where it was sent, comes at that point at the
+// latest. Every outcome keeps the integrity rule: a gap, or a valid trace
+// of the decoded flow, re-encoded with the blocks also ending where the
+// corrupted messages say the counter was full (a port may retire a
+// block in two cycles). Found by FuzzIntegrityNarrow (seed 55952996f68ea8b7:
+// RDATA 72 turned into 76 in HTM with a 7-bit counter, the trace ending 3
+// instructions late without a gap).
+func TestResourceFullICNTCorruption(t *testing.T) {
+	img, err := integrityImage()
+	if err != nil {
+		t.Skip(err)
+	}
+	var tried, detected, hidden int
+	for ci, cfg := range narrowConfigs {
+		cfg.XLEN = img.XLEN()
+		for seed := int64(1); seed <= 3; seed++ {
+			truth := synthFlow(img, seed, 3000, true)
+			trace, err := encodePCs(img, truth, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := NewReader(bytes.NewReader(trace), cfg.Wire())
+			var m Message
+			for k := 0; r.Next(&m) == nil; k++ {
+				if m.TCode != TCodeResourceFull || m.Get(FieldRCODE) != RCodeICNT {
+					continue
+				}
+				for _, d := range []int64{-6, -4, -3, -2, -1, 1, 2, 3, 4, 6} {
+					bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) {
+						m.Set(FieldRDATA, uint64(int64(m.Get(FieldRDATA))+d))
+					})
+					if len(bad) != len(trace) {
+						continue
+					}
+					tried++
+					what := fmt.Sprintf("config %d, seed %d, message %d (RDATA %d) %+d", ci, seed, k, m.Get(FieldRDATA), d)
+					rec := &flowRecord{img: img}
+					if err := mustDecoder(t, img, rec, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(bad)); err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					pcs, gaps := rec.decodedPCs()
+					switch {
+					case gaps:
+						if why := checkIntegrity(truth, rec.items); why != "" {
+							t.Errorf("%s: %s", what, why)
+						}
+						detected++
+					case equalPCs(pcs, truth):
+						hidden++ // (the same flow with other block boundaries)
+					default:
+						again, err := encodeFlowSplit(img, rec.evs, cfg, fullPointsOf(bad, cfg.Wire()))
+						if err != nil || !bytes.Equal(again, bad) {
+							t.Errorf("%s: a different flow (%d of %d instructions) without a gap, and the bytes are not its trace (%v)",
+								what, len(pcs), len(truth), err)
+							continue
+						}
+						hidden++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d corruptions: %d detected, %d a valid trace of the decoded flow", tried, detected, hidden)
+	if detected == 0 || tried < 1000 {
+		t.Errorf("%d corruptions, %d detected: the test lost its cases", tried, detected)
+	}
+}
