@@ -38,7 +38,9 @@ type DecoderConfig struct {
 	// overflow bit (Config.ICNTBits) when known: a full counter is
 	// reported at once, so an I-CNT beyond it (by more than the last
 	// block retired) is wrong, and a ResourceFull or SYNC=4 below it is
-	// too. 0 checks only the specification's maximum.
+	// too; a ResourceFull RCODE=0 must also say it was full where an
+	// instruction ends, in a block that began with it not full. 0 checks
+	// only the specification's maximum.
 	ICNTBits int
 	// NoImplicitReturn and NoSequentialJump say the encoder has those
 	// optimizations off (trTeInstImplicitReturnMode=0,
