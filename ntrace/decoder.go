@@ -1386,6 +1386,13 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return nil // the jump's target: F-ADDR is news
 	}
 	if !d.pcKnown && !(d.inferredEnd && m.TCode == TCodeProgTraceSync) {
+		if d.cfg.OwnEncoder && m.TCode == TCodeProgTraceSync {
+			// rvtrace's encoder sends ProgTraceSync at the start of a
+			// block after one that needed no message: after an
+			// uninferable jump it reports the jump (IndirectBranchSync)
+			return d.inconsistent("ProgTraceSync whose I-CNT ends on the uninferable jump at %#x, which the encoder reports with a sync of its own",
+				d.rev.Last)
+		}
 		return nil // an uninferable jump: F-ADDR is news
 	}
 	d.st.Checkpoints++
