@@ -429,11 +429,6 @@ func (d *Decoder) loop(rd *Reader, until int64) error {
 		err := rd.Next(&m)
 		if err != nil {
 			if err == io.EOF {
-				if n := rd.Idles() - idles; n > 0 && d.cfg.NoIdle && until < 0 {
-					if err := d.trailingIdles(rd.Offset(), n); err != nil {
-						return err
-					}
-				}
 				break
 			}
 			var fe *FormatError
@@ -541,17 +536,6 @@ func (d *Decoder) idleGap(m *Message, n int64) error {
 		}
 	}
 	return nil
-}
-
-// trailingIdles reports n idle bytes at the end of the trace (which ends at
-// byte end), from an encoder that sends none (DecoderConfig.NoIdle): an
-// inserted byte may have ended the last message early, leaving the rest
-// of its last byte as an idle. Every source is suspect, those that ended
-// too.
-func (d *Decoder) trailingIdles(end, n int64) error {
-	return d.gapAll(&decode.Error{Offset: end - n, Index: d.index, What: "idle bytes",
-		Err: fmt.Errorf("%w: %d idle byte(s) (0xFF) after the last message, from an encoder that sends none",
-			decode.ErrMalformed, n)})
 }
 
 // gapAll reports a gap in every synchronised source (a malformed message,

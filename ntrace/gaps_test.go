@@ -608,34 +608,3 @@ func TestGapIdleBytes(t *testing.T) {
 		t.Errorf("idles allowed: %v, gaps %v, %d of %d PCs", err, l.kinds(flow.KindGap), len(l.pcs), len(truth))
 	}
 }
-
-// Idle bytes after the last message of rvtrace's encoder, which sends
-// none, are a gap too (DecoderConfig.NoIdle), with every instruction the
-// ended source did not verify suspect: an inserted byte can end the final
-// ProgTraceCorrelation early, its I-CNT shorter, and leave the rest of its
-// last byte (0xFF) as an idle (found by FuzzIntegrity: seed 111, config
-// byte 0x7f, n 315, ops "9\xff27": 0x37 inserted before the last byte made
-// I-CNT 63 into 13, the trace ending 31 instructions early). Without
-// NoIdle, trailing idles are skipped as N-Trace allows.
-func TestGapTrailingIdle(t *testing.T) {
-	cfg := Config{Mode: HTM}
-	img, truth, trace := integrityTrace(t, cfg, 1500)
-	bad := append(append([]byte(nil), trace...), 0xFF)
-	l, err := decodeLog(t, img, bad, DecoderConfigFrom(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := wantGap(t, l, decode.ErrMalformed, int64(len(trace)), int64(len(messageOffsets(trace, cfg.Wire()))))
-	if !strings.Contains(g.Err.Error(), "1 idle byte(s) (0xFF) after the last message") {
-		t.Errorf("gap %v", g.Err)
-	}
-	if why := checkIntegrity(truth, itemsOf(l)); why != "" {
-		t.Error(why)
-	}
-	dc := DecoderConfigFrom(cfg)
-	dc.NoIdle = false
-	l, err = decodeLog(t, img, bad, dc)
-	if err != nil || len(l.kinds(flow.KindGap)) != 0 || !equalPCs(l.pcs, truth) {
-		t.Errorf("idles allowed: %v, gaps %v, %d of %d PCs", err, l.kinds(flow.KindGap), len(l.pcs), len(truth))
-	}
-}

@@ -222,6 +222,24 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 	return out.Bytes(), nil
 }
 
+// padded reports whether bad is trace followed by idle bytes (0xFF), as
+// a trace sink pads a capture (the decoder accepts idles after the last
+// message: the captures of rvtrace's own trace sinks end so). An inserted
+// byte can end the last message early and leave the rest of its last byte
+// as such an idle: the bytes are then a valid capture of a flow that
+// ended earlier.
+func padded(bad, trace []byte) bool {
+	if len(bad) <= len(trace) || !bytes.HasPrefix(bad, trace) {
+		return false
+	}
+	for _, b := range bad[len(trace):] {
+		if b != 0xFF {
+			return false
+		}
+	}
+	return true
+}
+
 // fullPointsOf returns the points of the flow (halfwords from its start)
 // where the ResourceFull RCODE=0 messages of trace say the I-CNT counter
 // was full: where the ingress blocks of a flow that trace describes end.
@@ -475,7 +493,7 @@ func integrityCase(t testing.TB, img *image.Set, truth []uint64, cfg Config, tra
 		if again, err := encodePCs(img, pcs, cfg); err == nil && bytes.Equal(again, bad) {
 			return "", rec
 		}
-		if again, err := encodeFlow(img, rec.evs, cfg); err == nil && bytes.Equal(again, bad) {
+		if again, err := encodeFlow(img, rec.evs, cfg); err == nil && (bytes.Equal(again, bad) || padded(bad, again)) {
 			return "", rec
 		}
 		// A port may end a block anywhere: with a narrow I-CNT counter,
