@@ -310,6 +310,7 @@ type srcState struct {
 	rfPts         []int64
 	rfHead        int
 	rfPos, rfBase int64
+	lastFull      uint64 // hwSync where the last ResourceFull RCODE=0 said the counter was full (0: none since the sync)
 	// LazyHistFull: a HIST record was walked since the last ResourceFull
 	// RCODE=0 (histRec), and the branch after it, where it was sent, must
 	// end by histBound (when not 0), where a ResourceFull RCODE=0 sent
@@ -972,7 +973,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				d.walkRanges, s.msgSync-1)
 		}
 		if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
-			s.hwSync >= period+d.lastHalfwords(s) {
+			s.hwSync >= period+d.lastBlock(s) {
 			// the period ran out before the last block: a sync was due
 			return d.inconsistent("the trace ends %d halfwords after the last sync, a sync period (%d) without one",
 				s.hwSync, period)
@@ -1277,7 +1278,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
-	s.rfPts, s.rfHead = s.rfPts[:0], 0
+	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound = false, 0
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact = 0, 0, 0, false
 	s.stack.Reset()
@@ -1417,6 +1418,19 @@ func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 	return (d.rev.Last-d.rev.Start)/2 + n
 }
 
+// lastBlock bounds the size in halfwords of the last ingress block
+// retired: within the last range emitted, and after the point where a
+// ResourceFull RCODE=0 said the counter was full, at the end of a block.
+func (d *Decoder) lastBlock(s *srcState) uint64 {
+	n := d.lastHalfwords(s)
+	if s.lastFull != 0 && s.hwSync > s.lastFull && s.hwSync-s.lastFull < n {
+		// (when the walk ends at that point, the last block is the one
+		// that ends there)
+		n = s.hwSync - s.lastFull
+	}
+	return n
+}
+
 // msgsPastPeriod reports, for a BTM trace with periodic sync counting
 // messages, whether the messages since the last sync (before the current
 // one) had reached the period before the current one was due (a
@@ -1518,7 +1532,7 @@ func (d *Decoder) checkPeriod(s *srcState) error {
 	case SyncHalfwords:
 		// The count crossed the period in the last block retired, which
 		// lies within the last range.
-		last := d.lastHalfwords(s)
+		last := d.lastBlock(s)
 		if s.hwSync < period || s.hwSync > period-1+last {
 			return d.inconsistent("periodic sync after %d halfwords, not at the period of %d (trTeInstSyncMax=%d)",
 				s.hwSync, period, d.cfg.SyncMax)
@@ -1846,6 +1860,7 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 		s.rfBase, s.rfPts, s.rfHead = 0, s.rfPts[:0], 0
 	}
 	p := s.icntAcc + r
+	s.lastFull = s.hwSync + uint64(p)
 	if d.cfg.LazyHistFull && s.histRec {
 		// the branch after the last HIST record, where it was sent,
 		// comes at p at the latest
