@@ -39,7 +39,9 @@ type DecoderConfig struct {
 	// overflow bit (Config.ICNTBits) when known: a full counter is
 	// reported at once, so an I-CNT beyond it (by more than the last
 	// block retired) is wrong, and a ResourceFull or SYNC=4 below it is
-	// too. 0 checks only the specification's maximum.
+	// too; a ResourceFull RCODE=0 must also say it was full where an
+	// instruction ends, in a block that began with it not full. 0 checks
+	// only the specification's maximum.
 	ICNTBits int
 	// NoImplicitReturn and NoSequentialJump say the encoder has those
 	// optimizations off (trTeInstImplicitReturnMode=0,
@@ -75,6 +77,21 @@ type DecoderConfig struct {
 	// most significant chunk (an inserted byte, typically) is then
 	// malformed. N-Trace does not require it, so it is off by default.
 	ShortestFields bool
+	// LazyHistFull says the encoder reports a full HIST register when the
+	// next branch needs room in it (rvtrace's encoder without
+	// Config.EagerHistFull and HistPatterns), so at a branch after the
+	// record's last one: with ICNTBits known, a ResourceFull RCODE=0 sent
+	// after such a record comes at that branch or later.
+	LazyHistFull bool
+	// ITypeWidth is the width of the itype of the ingress port that fed
+	// the encoder (Config.ITypeWidth) when known. With 4 bits a direct
+	// jump or call has its own itype (9, 11 or 15), so it ends its ingress
+	// block and a trap right after one is a block of its own, as after a
+	// conditional branch: a trap reported by a periodic sync message whose
+	// walk ends on a direct jump is then an inconsistency. With 3 bits a
+	// direct jump has itype 0 and a trap may end its block. 0: not known
+	// (as 3).
+	ITypeWidth int
 	// NoIdle says the encoder sends no idle bytes (0xFF) between
 	// messages, as rvtrace's does: idle bytes met while a source is being
 	// decoded are then a gap (an inserted byte that ends a message early,
@@ -156,7 +173,11 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
 		ShortestFields: true, NoIdle: true, NoContext: !c.Context, OwnEncoder: true,
-		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled}
+		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled, ITypeWidth: 4}
+	if c.ITypeWidth == 3 {
+		dc.ITypeWidth = 3
+	}
+	dc.LazyHistFull = c.Mode == HTM && !c.EagerHistFull && !c.HistPatterns
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
 	}
@@ -276,6 +297,21 @@ type srcState struct {
 	ovErr     decode.Error
 	ovPC      uint64
 	ovPCKnown bool
+
+	// Where ResourceFull RCODE=0 messages said the I-CNT counter was
+	// full (halfwords since the last I-CNT field), not walked yet
+	// (checkFullPoints): rfPts[rfHead:], the walk having reached rfPos;
+	// rfBase is where the counter was last reset.
+	rfPts         []int64
+	rfHead        int
+	rfPos, rfBase int64
+	lastFull      uint64 // hwSync where the last ResourceFull RCODE=0 said the counter was full (0: none since the sync)
+	// LazyHistFull: a HIST record was walked since the last ResourceFull
+	// RCODE=0 (histRec), and the branch after it, where it was sent, must
+	// end by histBound (when not 0), where a ResourceFull RCODE=0 sent
+	// after it said the counter was full.
+	histRec   bool
+	histBound int64
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -337,6 +373,8 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		return nil, fmt.Errorf("ntrace: trap B-TYPE must be 0 (learn), 1 or 2, not %d", cfg.TrapBType)
 	case cfg.StackDepth < 0 || cfg.StackDepth > 1<<20:
 		return nil, fmt.Errorf("ntrace: decoder stack depth must be 0..%d, not %d", 1<<20, cfg.StackDepth)
+	case cfg.ITypeWidth != 0 && cfg.ITypeWidth != 3 && cfg.ITypeWidth != 4:
+		return nil, fmt.Errorf("ntrace: itype width must be 0 (not known), 3 or 4, not %d", cfg.ITypeWidth)
 	}
 	for _, id := range cfg.Sources {
 		if cfg.Wire.SrcBits == 0 && id != 0 || cfg.Wire.SrcBits > 0 && uint64(id) >= 1<<cfg.Wire.SrcBits {
@@ -834,11 +872,17 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	case TCodeResourceFull:
 		switch rc := m.Get(FieldRCODE); rc {
 		case RCodeICNT:
+			if d.cfg.ICNTBits != 0 {
+				if err := d.fullPoint(s, int64(m.Get(FieldRDATA))); err != nil {
+					return err
+				}
+			}
 			s.icntAcc += int64(m.Get(FieldRDATA))
 		case RCodeHist:
 			if err := d.hist(s, m.Get(FieldRDATA)); err != nil {
 				return err
 			}
+			s.histRec = true
 		case RCodeHistRepeat:
 			if d.cfg.NoRepeatedHistory {
 				return d.inconsistent("ResourceFull RCODE=2 from an encoder without repeated history")
@@ -849,6 +893,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 					return err
 				}
 			}
+			s.histRec = true
 		default:
 			if rc >= 8 && d.cfg.VendorMessages {
 				if err := d.warn(s, fmt.Errorf("vendor-defined ResourceFull RCODE=%d skipped", rc)); err != nil {
@@ -889,7 +934,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				d.walkRanges, s.msgSync-1)
 		}
 		if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
-			s.hwSync >= period+d.lastHalfwords(s) {
+			s.hwSync >= period+d.lastBlock(s) {
 			// the period ran out before the last block: a sync was due
 			return d.inconsistent("the trace ends %d halfwords after the last sync, a sync period (%d) without one",
 				s.hwSync, period)
@@ -1040,7 +1085,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 			return err
 		}
 		if d.cfg.ICNTBits != 0 {
-			if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+			if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
 				return err
 			}
 		}
@@ -1063,7 +1108,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 		return err
 	}
 	if d.cfg.ICNTBits != 0 {
-		if err := d.checkOvershoot(m.Get(FieldICNT)); err != nil {
+		if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
 			return err
 		}
 	}
@@ -1194,6 +1239,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.ts = m.Present(FieldTSTAMP)
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
+	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
+	s.histRec, s.histBound = false, 0
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact = 0, 0, 0, false
 	s.stack.Reset()
 	s.calls = 0
@@ -1301,6 +1348,13 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return nil // the jump's target: F-ADDR is news
 	}
 	if !d.pcKnown && !(d.inferredEnd && m.TCode == TCodeProgTraceSync) {
+		if d.cfg.OwnEncoder && m.TCode == TCodeProgTraceSync {
+			// rvtrace's encoder sends ProgTraceSync at the start of a
+			// block after one that needed no message: after an
+			// uninferable jump it reports the jump (IndirectBranchSync)
+			return d.inconsistent("ProgTraceSync whose I-CNT ends on the uninferable jump at %#x, which the encoder reports with a sync of its own",
+				d.w.LastRange().Last)
+		}
 		return nil // an uninferable jump: F-ADDR is news
 	}
 	d.st.Checkpoints++
@@ -1323,6 +1377,19 @@ func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 		n = uint64(in.Len / 2)
 	}
 	return (d.w.LastRange().Last-d.w.LastRange().Start)/2 + n
+}
+
+// lastBlock bounds the size in halfwords of the last ingress block
+// retired: within the last range emitted, and after the point where a
+// ResourceFull RCODE=0 said the counter was full, at the end of a block.
+func (d *Decoder) lastBlock(s *srcState) uint64 {
+	n := d.lastHalfwords(s)
+	if s.lastFull != 0 && s.hwSync > s.lastFull && s.hwSync-s.lastFull < n {
+		// (when the walk ends at that point, the last block is the one
+		// that ends there)
+		n = s.hwSync - s.lastFull
+	}
+	return n
 }
 
 // msgsPastPeriod reports, for a BTM trace with periodic sync counting
@@ -1358,10 +1425,11 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // branch and every uninferable jump (one the decoder infers: an implicit
 // return, a sequentially inferable jump) ends an ingress block (its itype
 // describes its last instruction), and a trap after one is a block of its
-// own that retires nothing. (Not so a direct jump: a 3-bit itype does not
-// report it, so it may end a trap's block.) Had the sync been due when that block
-// began, the encoder would have sent a ProgTraceSync there and then the
-// trap with I-CNT=0; and within it, nothing brings the sync closer:
+// own that retires nothing. So does a direct jump or call when the
+// ingress itype has 4 bits (DecoderConfig.ITypeWidth; with 3 bits its
+// itype is 0, and a trap may end its block). Had the sync been due when
+// that block began, the encoder would have sent a ProgTraceSync there and
+// then the trap with I-CNT=0; and within it, nothing brings the sync closer:
 // counting halfwords, it retires none; counting messages, only an
 // Ownership message could be sent there (or, in BTM, the branch message
 // that completed the period was sent right before the walk, s.dueExact).
@@ -1372,8 +1440,12 @@ func (d *Decoder) checkTrapSync(s *srcState, m *Message) error {
 		return nil // (no range of this message)
 	}
 	switch d.w.LastRange().End {
-	case ingress.ITypeNone, ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+	case ingress.ITypeNone:
 		return nil
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		if d.cfg.ITypeWidth != 4 {
+			return nil
+		}
 	}
 	switch d.cfg.SyncMode {
 	case SyncHalfwords:
@@ -1421,7 +1493,7 @@ func (d *Decoder) checkPeriod(s *srcState) error {
 	case SyncHalfwords:
 		// The count crossed the period in the last block retired, which
 		// lies within the last range.
-		last := d.lastHalfwords(s)
+		last := d.lastBlock(s)
 		if s.hwSync < period || s.hwSync > period-1+last {
 			return d.inconsistent("periodic sync after %d halfwords, not at the period of %d (trTeInstSyncMax=%d)",
 				s.hwSync, period, d.cfg.SyncMax)
@@ -1487,6 +1559,11 @@ func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
 // emitRange reports n instructions from start to last.
 func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
+	if s.rfHead < len(s.rfPts) {
+		if err := d.checkFullPoints(s, start, last); err != nil {
+			return err
+		}
+	}
 	d.st.Instructions += uint64(n)
 	d.walkRanges++
 	d.revSet = true
@@ -1508,6 +1585,13 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
 			return err
+		}
+		if s.histBound != 0 {
+			if s.used > s.histBound {
+				return d.inconsistent("a HIST record was sent at the branch ending %d halfwords after the I-CNT counter was reset, after the ResourceFull saying it was full after %d",
+					s.used, s.histBound)
+			}
+			s.histBound = 0
 		}
 	}
 	if s.used-s.icntAcc > maxICNT {
@@ -1688,12 +1772,15 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if d.cfg.ICNTBits == 0 {
 		return nil
 	}
-	return d.checkOvershoot(icnt)
+	return d.checkOvershoot(s, icnt)
 }
 
 // checkOvershoot checks an I-CNT against the width of the encoder's
 // counter.
-func (d *Decoder) checkOvershoot(icnt uint64) error {
+func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
+	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
+	// messages said of it before was walked)
+	s.histRec, s.histBound = false, 0
 	if !d.revSet {
 		d.revDep = true
 	}
@@ -1702,6 +1789,95 @@ func (d *Decoder) checkOvershoot(icnt uint64) error {
 			icnt, d.cfg.ICNTBits, lim)
 	}
 	return nil
+}
+
+// fullPoint takes the I-CNT r of a ResourceFull RCODE=0 message from an
+// encoder whose counter width is known (DecoderConfig.ICNTBits), which
+// reports a full counter at the end of the ingress block that filled it:
+// at that point of the walk (the counter's value since it was last reset)
+// an instruction ends, and the block began before the counter was full.
+// HIST records sent before the message cover branches up to that point at
+// most. The point is checked when the walk reaches it (checkFullPoints).
+func (d *Decoder) fullPoint(s *srcState, r int64) error {
+	if s.icntAcc == 0 {
+		// the first since the counter was reset by an I-CNT field
+		s.rfBase, s.rfPts, s.rfHead = 0, s.rfPts[:0], 0
+	}
+	p := s.icntAcc + r
+	s.lastFull = s.hwSync + uint64(p)
+	if d.cfg.LazyHistFull && s.histRec {
+		// the branch after the last HIST record, where it was sent,
+		// comes at p at the latest
+		if s.histBound == 0 || p < s.histBound {
+			s.histBound = p
+		}
+		s.histRec = false
+	}
+	if p < s.used {
+		return d.inconsistent("ResourceFull reports the I-CNT counter full after %d halfwords, but the HIST records before it cover %d",
+			p, s.used)
+	}
+	if s.rfHead == len(s.rfPts) {
+		s.rfPts, s.rfHead, s.rfPos = s.rfPts[:0], 0, s.used
+		if p == s.used {
+			// (the walk is there: the last range ends at the point)
+			if d.revSet && d.w.LastRange().Src == s.id && s.used-int64(d.lastHalfwords(s))-s.rfBase >= int64(d.icntLimit()) {
+				return d.fullTooLate(s, p, d.w.LastRange().Start)
+			}
+			s.rfBase = p
+			return nil
+		}
+	}
+	s.rfPts = append(s.rfPts, p)
+	return nil
+}
+
+// checkFullPoints checks the points where ResourceFull messages said the
+// I-CNT counter was full (fullPoint) that lie in the range the walk
+// emits next, from start to last. The range starts where an ingress
+// block does (after a control-flow instruction, or at an address a
+// message gave), so the block that filled the counter started in it at
+// the earliest.
+func (d *Decoder) checkFullPoints(s *srcState, start, last uint64) error {
+	in := d.w.Img.InstPtr(last)
+	if in == nil || in.Len == 0 {
+		return nil // (the walk reports it)
+	}
+	from := s.rfPos
+	s.rfPos += int64((last-start)/2) + int64(in.Len/2)
+	for s.rfHead < len(s.rfPts) && s.rfPts[s.rfHead] <= s.rfPos {
+		p := s.rfPts[s.rfHead]
+		if from-s.rfBase >= int64(d.icntLimit()) {
+			return d.fullTooLate(s, p, start)
+		}
+		if p < s.rfPos {
+			pc, at := start, from
+			for {
+				in := d.w.Img.InstPtr(pc)
+				if in == nil || in.Len == 0 {
+					return nil // (the walk reports it)
+				}
+				if at += int64(in.Len / 2); at >= p {
+					break
+				}
+				pc = d.mask(pc + uint64(in.Len))
+			}
+			if at != p {
+				return d.inconsistent("ResourceFull reports the I-CNT counter full after %d halfwords, inside the instruction at %#x",
+					p-s.rfBase, pc)
+			}
+		}
+		s.rfBase = p
+		s.rfHead++
+	}
+	return nil
+}
+
+// fullTooLate reports a ResourceFull RCODE=0 at point p of the walk whose
+// block, which cannot have begun before from, began with the counter full.
+func (d *Decoder) fullTooLate(s *srcState, p int64, from uint64) error {
+	return d.inconsistent("ResourceFull reports the I-CNT counter full after %d halfwords, but it was full (%d-bit counter) before the block from %#x that ends there began",
+		p-s.rfBase, d.cfg.ICNTBits, from)
 }
 
 // icntLimit is the value at which the encoder's I-CNT counter is full (1

@@ -388,7 +388,11 @@ func (e *Encoder) Block(b *ingress.Block) error {
 			return err
 		}
 	case it.Uninferable():
-		return e.uninferable(it, b)
+		// (a sequentially inferable jump leaves nothing pending: the
+		// full counter is checked below)
+		if err := e.uninferable(it, b); err != nil {
+			return err
+		}
 	case it.Pushes(): // direct call
 		e.push(b.NextAddr())
 	}
@@ -402,6 +406,22 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		}
 	}
 	return nil
+}
+
+// checkICNTFull reports a full I-CNT counter once a pending jump turned
+// out to need no message (an implicit return): with ResourceFull RCODE=0,
+// or with SYNC=4 at next, the address that follows the jump.
+func (e *Encoder) checkICNTFull(next uint64) error {
+	if e.icnt < e.icntMax {
+		return nil
+	}
+	if !e.cfg.ICNTFullSync {
+		return e.icntFull()
+	}
+	m := &e.msg
+	m.Reset(TCodeProgTraceSync)
+	m.Set(FieldSYNC, SyncICNTFull).Set(FieldICNT, e.icnt).Set(FieldFADDR, next>>1)
+	return e.syncSent(next, e.curTime, SyncICNTFull)
 }
 
 func (e *Encoder) lastSyncTime() uint64 { return e.syncTimeBase }
@@ -794,7 +814,10 @@ func (e *Encoder) complete(next uint64) error {
 		if e.syncDue {
 			return e.linearSync(next, SyncPeriodic)
 		}
-		return nil
+		// No message carries I-CNT after all: a counter that the return's
+		// block made full is reported now, before the next block counts
+		// (the specification's overflow bit covers one ingress cycle).
+		return e.checkICNTFull(next)
 	}
 	m := &e.msg
 	sync := e.syncDue
