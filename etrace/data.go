@@ -136,6 +136,11 @@ type DataConfig struct {
 	// SrcID is the UTDD source ID of data packets (it must differ from
 	// Config.SrcID); unused in the raw framing.
 	SrcID uint32
+	// Harts, when 2 or more, makes the trace one of several harts
+	// (multidata.go): hart h's instruction packets carry source ID h
+	// (Config.SrcID) and its data packets Harts + h (SrcID). 0 or 1: one
+	// source, SrcID as given.
+	Harts int
 	// Split selects the split protocol: loads and atomics come as a
 	// request (ingress.Access with Split set) and a later response
 	// (ingress.LoadResponse), traced as split request and load data
@@ -253,7 +258,7 @@ func (c *Config) checkData() error {
 			return fmt.Errorf("etrace: data source ID %d must fit %d bits and differ from the instruction trace's %d", d.SrcID, c.SrcBits, c.SrcID)
 		}
 	}
-	return nil
+	return d.checkHarts(c)
 }
 
 // Data packet formats (the 3-bit format field).

@@ -196,7 +196,7 @@ func (s *Scanner) Scan() bool {
 				return s.frameErr(start, "UTDD source ID field %#x has bits set beyond its %d bits of source ID and type", v, used)
 			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
-			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
+			s.fr.Data = s.cfg.Data != nil && s.cfg.Data.isDataSrc(s.fr.SrcID)
 			s.lo += extra
 			for i := 0; i < ts; i++ {
 				s.fr.Timestamp |= uint64(s.buf[s.lo+i]) << (8 * uint(i))
