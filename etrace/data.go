@@ -250,6 +250,9 @@ func (c *Config) checkData() error {
 	if d.Split && (d.LRIDWidth < 1 || d.LRIDWidth > 16) {
 		return fmt.Errorf("etrace: lrid_width_p %d out of range 1..16", d.LRIDWidth)
 	}
+	if err := d.checkHarts(c); err != nil {
+		return err
+	}
 	if c.Encap == EncapUTDD {
 		if c.SrcBits == 0 {
 			return fmt.Errorf("etrace: data trace in UTDD framing needs a source ID field (trTeSrcBits > 0) to tell data packets from te_inst packets")
@@ -258,7 +261,7 @@ func (c *Config) checkData() error {
 			return fmt.Errorf("etrace: data source ID %d must fit %d bits and differ from the instruction trace's %d", d.SrcID, c.SrcBits, c.SrcID)
 		}
 	}
-	return d.checkHarts(c)
+	return nil
 }
 
 // Data packet formats (the 3-bit format field).
