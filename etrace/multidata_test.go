@@ -39,7 +39,7 @@ func multiDataConfig(harts int, f DataFields, split bool) Config {
 
 // runMultiData runs examples/sim-tests/mt-shared.elf on two harts, each
 // with its data port and its encoder (source ID h, data source ID 2+h).
-func runMultiData(t *testing.T, cfg Config) *multiDataRun {
+func runMultiData(t testing.TB, cfg Config) *multiDataRun {
 	t.Helper()
 	const harts = 2
 	path := filepath.Join("..", "examples", "sim-tests", "mt-shared.elf")
@@ -299,4 +299,37 @@ func TestMultiDataStraySource(t *testing.T) {
 	if d := s[1]; len(records(d.data)) > len(r.recs[1]) {
 		t.Errorf("hart 1 joined more accesses than it made")
 	}
+}
+
+// FuzzMultiDataDecode decodes damaged two-hart data traces: no panic, a
+// decode.Error when the whole trace is refused, and events only of the
+// two harts' instruction sources (a data source ID is never a source of
+// its own).
+func FuzzMultiDataDecode(f *testing.F) {
+	cfg := multiDataConfig(2, DataAddrValue, false)
+	r := runMultiData(f, cfg)
+	f.Add(r.trace[:len(r.trace)/8])
+	f.Add(r.trace)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<16 {
+			return
+		}
+		s := srcData{}
+		dm, err := NewDemux(r.img, s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dm.MaxSteps = 1 << 16
+		if err := dm.Decode(bytes.NewReader(b)); err != nil {
+			var de *decode.Error
+			if !errors.As(err, &de) {
+				t.Fatalf("%T %v", err, err)
+			}
+		}
+		for src := range s {
+			if src >= 2 {
+				t.Fatalf("events of source %d", src)
+			}
+		}
+	})
 }
