@@ -333,3 +333,27 @@ func FuzzMultiDataDecode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMultiDataDecode decodes the two-hart data trace of mt-shared
+// with the Demux (each hart's decoder and data joiner); it reports the
+// instructions decoded per second.
+func BenchmarkMultiDataDecode(b *testing.B) {
+	cfg := multiDataConfig(2, DataAddrValue, false)
+	r := runMultiData(b, cfg)
+	var instrs uint64
+	b.SetBytes(int64(len(r.trace)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := srcData{}
+		dm, err := NewDemux(r.img, s, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := dm.Decode(bytes.NewReader(r.trace)); err != nil {
+			b.Fatal(err)
+		}
+		instrs = s[0].instrs + s[1].instrs
+	}
+	b.ReportMetric(float64(instrs)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+}

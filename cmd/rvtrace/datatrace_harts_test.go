@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,8 @@ func memRecordLines(t *testing.T, path string) []string {
 // etrace --data-trace, unified and split, written directly (-o) and
 // through the trace system (--trace-capture, and the funnel's tap -o);
 // rvtrace decode --data-harts 2 --src K --tarmac gives exactly hart K's
-// MR/MW records of the simulator's full Tarmac (cpuK).
+// MR/MW records of the simulator's full Tarmac (cpuK), and hart K's PCs
+// exactly (run --pcs with {hart}).
 func TestCLIDataTraceTwoHarts(t *testing.T) {
 	elf := filepath.Join("..", "..", "examples", "sim-tests", "mt-shared.elf")
 	dir := t.TempDir()
@@ -55,7 +57,7 @@ func TestCLIDataTraceTwoHarts(t *testing.T) {
 		for _, capture := range []bool{false, true} {
 			name := fmt.Sprintf("%s capture=%v", proto, capture)
 			run := []string{"run", "--harts", "2", "--max-instret", "2000000", "--trace", "etrace", "--data-trace", "--data-protocol", proto,
-				"-o", p("mt.te"), "--tarmac-full", p("sim.tarmac")}
+				"-o", p("mt.te"), "--tarmac-full", p("sim.tarmac"), "--pcs", p("run{hart}.pcs")}
 			traces := []string{"mt.te"}
 			if capture {
 				run = append(run, "--trace-capture", p("cap.te"))
@@ -72,9 +74,14 @@ func TestCLIDataTraceTwoHarts(t *testing.T) {
 				for h := 0; h < 2; h++ {
 					out := p(fmt.Sprintf("dec%d.tarmac", h))
 					code, _, e := rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "2", "--data-trace", "--data-protocol", proto,
-						"--data-harts", "2", "--image", elf, "--src", fmt.Sprint(h), p(tr), "--tarmac", out)
+						"--data-harts", "2", "--image", elf, "--src", fmt.Sprint(h), p(tr), "--tarmac", out, "--pcs", p("dec.pcs"))
 					if code != 0 {
 						t.Fatalf("%s %s: decode --src %d: exit %d: %s", name, tr, h, code, e)
+					}
+					runPCs, _ := os.ReadFile(p(fmt.Sprintf("run%d.pcs", h)))
+					decPCs, _ := os.ReadFile(p("dec.pcs"))
+					if len(runPCs) == 0 || !bytes.Equal(runPCs, decPCs) {
+						t.Errorf("%s %s: hart %d: the decoded PCs (%d bytes) are not the run's (%d bytes)", name, tr, h, len(decPCs), len(runPCs))
 					}
 					want, got := hartMemRecords(t, p("sim.tarmac"), h), memRecords(t, out)
 					if len(want) < 250 || strings.Join(got, "\n") != strings.Join(want, "\n") {
