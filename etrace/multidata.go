@@ -125,3 +125,57 @@ func (m *Demux) strayData(fr *Frame) error {
 	return m.lost(&FramingError{Offset: fr.Offset,
 		Msg: fmt.Sprintf("source ID %d is no hart's: %d harts have instruction sources 0..%d and data sources %d..%d", fr.SrcID, n, n-1, n, 2*n-1)})
 }
+
+// dataDumpers holds the data packet listers of a dump: one per data
+// source, as each hart's data packets are compressed against that hart's
+// earlier ones (DataConfig.Harts > 1), else one.
+type dataDumpers struct {
+	harts uint32
+	dc    *DataConfig
+	one   *dataDumper
+	by    map[uint32]*dataDumper
+}
+
+// newDataDumpers returns the listers for data configuration d (nil
+// without data trace).
+func newDataDumpers(d *DataConfig) *dataDumpers {
+	if d == nil {
+		return nil
+	}
+	if d.Harts > 1 {
+		return &dataDumpers{harts: uint32(d.Harts), dc: d, by: map[uint32]*dataDumper{}}
+	}
+	return &dataDumpers{dc: d, one: &dataDumper{dc: newDataCodec(d)}}
+}
+
+// get returns the lister of the data packets of source ID src.
+func (s *dataDumpers) get(src uint32) *dataDumper {
+	if s.one != nil {
+		return s.one
+	}
+	d := s.by[src]
+	if d == nil {
+		d = &dataDumper{dc: newDataCodec(s.dc)}
+		s.by[src] = d
+	}
+	return d
+}
+
+// sync restarts the compression of the data packets of instruction
+// source src (its sync packet).
+func (s *dataDumpers) sync(src uint32) {
+	if s.one != nil {
+		s.one.st.reset()
+	} else if d := s.by[s.harts+src]; d != nil {
+		d.st.reset()
+	}
+}
+
+// srcPrefix returns the source ID column of a data packet's line: only
+// for several harts (one source's lines stay as they were).
+func (s *dataDumpers) srcPrefix(fr *Frame) string {
+	if s.one != nil {
+		return ""
+	}
+	return fmt.Sprintf("src=%d ts=%d ", fr.SrcID, fr.Timestamp)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -356,4 +357,39 @@ func BenchmarkMultiDataDecode(b *testing.B) {
 		instrs = s[0].instrs + s[1].instrs
 	}
 	b.ReportMetric(float64(instrs)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+}
+
+// TestMultiDataDump: the dump of a two-hart data trace lists each hart's
+// data packets with its source ID and decompresses them against that
+// hart's earlier packets: the addresses it shows for source 2+h are hart
+// h's accesses, as the Demux (checked against the simulator) decodes them.
+func TestMultiDataDump(t *testing.T) {
+	cfg := multiDataConfig(2, DataAddrValue, false)
+	r := runMultiData(t, cfg)
+	s, err := demuxData(t, cfg, r.img, r.trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	st, err := DumpWith(bytes.NewReader(r.trace), &out, &cfg, DumpOptions{})
+	if err != nil || st.Errors > 0 {
+		t.Fatalf("dump: %v, %d errors", err, st.Errors)
+	}
+	re := regexp.MustCompile(`src=(\d+) .* -> \S+ @(0x[0-9a-f]+)`)
+	got := map[string][]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			got[m[1]] = append(got[m[1]], m[2])
+		}
+	}
+	for h := 0; h < 2; h++ {
+		var want []string
+		for _, e := range s[uint32(h)].data {
+			want = append(want, fmt.Sprintf("%#x", e.Access.DAddr))
+		}
+		g := got[fmt.Sprint(2+h)]
+		if len(want) < 250 || strings.Join(g, " ") != strings.Join(want, " ") {
+			t.Errorf("hart %d: the dump lists %d data addresses for source %d, the decoder %d, or they differ", h, len(g), 2+h, len(want))
+		}
+	}
 }
