@@ -255,6 +255,35 @@ func TestMultiDataCorrupt(t *testing.T) {
 	}
 }
 
+// TestMultiDataMovedFrame: a data frame of hart 0 whose source ID is
+// damaged into hart 1's data source: hart 0 lacks a packet and hart 1 has
+// one too many, and both say so (warnings with byte offsets), rather than
+// join the packet to hart 1's instructions silently.
+func TestMultiDataMovedFrame(t *testing.T) {
+	cfg := multiDataConfig(2, DataAddrValue, false)
+	r := runMultiData(t, cfg)
+	offs, srcs := frameSrcs(t, cfg, r.trace)
+	var h0 [][2]int
+	for i, s := range srcs {
+		if s == 2 {
+			h0 = append(h0, offs[i])
+		}
+	}
+	for _, k := range []int{1, len(h0) / 2, len(h0) - 1} {
+		b := append([]byte{}, r.trace...)
+		b[h0[k][0]+1] = 3 // the source ID byte
+		s, err := demuxData(t, cfg, r.img, b)
+		if err != nil {
+			t.Fatalf("frame %d: %v", k, err)
+		}
+		for h := uint32(0); h < 2; h++ {
+			if d := s[h]; d == nil || len(d.issues) == 0 {
+				t.Errorf("frame %d (byte %d) moved to hart 1's data: hart %d reports nothing", k, h0[k][0], h)
+			}
+		}
+	}
+}
+
 // TestMultiDataStraySource: with three harts (source IDs up to 5 in 3
 // bits), a frame of source ID 6 or 7 is no hart's: it is a gap in every
 // hart following its program, never a source of its own.
