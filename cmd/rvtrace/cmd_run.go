@@ -294,13 +294,15 @@ func runRun(args []string) error {
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
-	tapClose := func() error { return nil }    // -o with --trace-capture
-	var rawEncs []ingress.Sink                 // the encoders, for their loss summary
-	var hart0 fanout                           // ingress sinks of hart 0 (closed by the simulator)
-	hartN := map[int]ingress.Sink{}            // the ingress sink given to each other hart
-	var dport *sim.DataPort                    // data trace interface of hart 0
-	dsinks := make([]dataFanout, m.NumHarts()) // each hart's data trace interface's sinks
-	dataHarts := 0                             // --data-harts: data trace of several harts
+	tapClose := func() error { return nil } // -o with --trace-capture
+	var rawEncs []ingress.Sink              // the encoders, for their loss summary
+	var hart0 fanout                        // ingress sinks of hart 0 (closed by the simulator)
+	hartN := map[int]ingress.Sink{}         // the ingress sink given to each other hart
+	var dport *sim.DataPort                 // data trace interface of hart 0
+	// the sinks of each hart's data trace interface, and --data-harts
+	// (data trace of several harts: run_data.go)
+	dsinks := make([]dataFanout, m.NumHarts())
+	dataHarts := 0
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
