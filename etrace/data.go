@@ -136,6 +136,11 @@ type DataConfig struct {
 	// SrcID is the UTDD source ID of data packets (it must differ from
 	// Config.SrcID); unused in the raw framing.
 	SrcID uint32
+	// Harts, when 2 or more, makes the trace one of several harts
+	// (multidata.go): hart h's instruction packets carry source ID h
+	// (Config.SrcID) and its data packets Harts + h (SrcID). 0 or 1: one
+	// source, SrcID as given.
+	Harts int
 	// Split selects the split protocol: loads and atomics come as a
 	// request (ingress.Access with Split set) and a later response
 	// (ingress.LoadResponse), traced as split request and load data
@@ -244,6 +249,9 @@ func (c *Config) checkData() error {
 	}
 	if d.Split && (d.LRIDWidth < 1 || d.LRIDWidth > 16) {
 		return fmt.Errorf("etrace: lrid_width_p %d out of range 1..16", d.LRIDWidth)
+	}
+	if err := d.checkHarts(c); err != nil {
+		return err
 	}
 	if c.Encap == EncapUTDD {
 		if c.SrcBits == 0 {

@@ -47,7 +47,10 @@
 //     only), written by a DataEncoder in front of the Encoder from the
 //     accesses of the data trace interface (ingress.Access) and joined
 //     back to the decoded flow by a DataJoiner (flow.KindData events).
-//     Config.Data turns it on; data.go lists the decisions taken.
+//     Config.Data turns it on; data.go lists the decisions taken. On
+//     several harts (multidata.go) DataConfig.Harts = N gives hart h's
+//     data packets source ID N + h, and the Demux joins each hart's with a
+//     DataJoiner of its own.
 //
 // # Gaps and checkpoints
 //

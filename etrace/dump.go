@@ -153,10 +153,7 @@ func DumpWith(r io.Reader, w io.Writer, cfg *Config, opt DumpOptions) (DumpStats
 	sc := NewScanner(r, cfg)
 	var p Packet
 	var addrs dumpAddrs
-	var dd *dataDumper
-	if cfg.Data != nil {
-		dd = &dataDumper{dc: newDataCodec(cfg.Data)}
-	}
+	dd := newDataDumpers(cfg.Data) // multidata.go
 	for {
 		if !sc.Scan() {
 			if err := sc.Err(); err != nil {
@@ -181,7 +178,8 @@ func DumpWith(r io.Reader, w io.Writer, cfg *Config, opt DumpOptions) (DumpStats
 				fmt.Fprintf(bw, "data packet (decode with --data-trace)\n")
 				continue
 			}
-			if err := dd.line(bw, fr.Payload); err != nil {
+			bw.WriteString(dd.srcPrefix(fr))
+			if err := dd.get(fr.SrcID).line(bw, fr.Payload); err != nil {
 				st.Errors++
 				fmt.Fprintf(bw, "error: data packet %d: %v\n", st.Data-1, err)
 			}
@@ -196,7 +194,7 @@ func DumpWith(r io.Reader, w io.Writer, cfg *Config, opt DumpOptions) (DumpStats
 		st.Packets++
 		st.ByFormat[p.Format&3]++
 		if dd != nil && p.Format == FormatSync && (p.Subformat == SubStart || p.Subformat == SubTrap) {
-			dd.st.reset()
+			dd.sync(fr.SrcID)
 		}
 		if cfg.Encap == EncapUTDD && (cfg.SrcBits > 0 || cfg.TimestampBytes > 0) {
 			fmt.Fprintf(bw, "src=%d ts=%d ", fr.SrcID, fr.Timestamp)

@@ -223,7 +223,7 @@ func (s *Scanner) Scan() bool {
 				return s.frameErr(start, "UTDD source ID field %#x has bits set beyond its %d bits of source ID and type", v, used)
 			}
 			s.fr.SrcID = uint32(v & mask(s.cfg.SrcBits))
-			s.fr.Data = s.cfg.Data != nil && s.fr.SrcID == s.cfg.Data.SrcID
+			s.fr.Data = s.cfg.Data != nil && s.cfg.Data.isDataSrc(s.fr.SrcID)
 			if s.cfg.TypeField {
 				// the type says what the source ID does: instruction
 				// trace (2), or data trace (3) from the data source

@@ -74,6 +74,8 @@ type source struct {
 	tag      srcSink
 	first    int64 // offset of its first frame
 	firstIdx int64 // and its index
+
+	join *DataJoiner // data trace (multidata.go)
 }
 
 // srcSink tags the events of one source with its ID.
@@ -90,16 +92,17 @@ func (s *srcSink) Event(e *flow.Event) error {
 func (s *srcSink) Close() error { return nil }
 
 // NewDemux returns a demultiplexing decoder for traces written with cfg
-// (which must be UTDD-framed with a source ID field, and without data
-// trace, whose packets have a source ID of their own), following the
-// program in img (each source sees it through its own context and
-// views), sending every source's flow to sink.
+// (which must be UTDD-framed with a source ID field; with data trace,
+// DataConfig.Harts says which source IDs are each hart's data packets,
+// multidata.go), following the program in img (each source sees it
+// through its own context and views), sending every source's flow to
+// sink.
 func NewDemux(img *image.Set, sink flow.Sink, cfg Config) (*Demux, error) {
 	if cfg.Encap != EncapUTDD || cfg.SrcBits == 0 {
 		return nil, fmt.Errorf("etrace: several sources need the UTDD framing with a source ID field (trTeSrcBits > 0)")
 	}
-	if cfg.Data != nil {
-		return nil, fmt.Errorf("etrace: data trace is decoded for one source")
+	if cfg.Data != nil && cfg.Data.Harts < 2 {
+		return nil, fmt.Errorf("etrace: data trace of several sources needs the source IDs of each hart's data packets (DataConfig.Harts)")
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -150,7 +153,7 @@ func (m *Demux) get(id uint32, off int64) (*source, error) {
 	s := &source{tag: srcSink{next: m.sink, src: id}, first: off, firstIdx: m.idx}
 	c := m.cfg
 	c.SrcID = id
-	d, err := NewDecoder(m.img, &s.tag, c)
+	d, err := m.newSourceDecoder(s, c)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +210,14 @@ func (m *Demux) Decode(r io.Reader) error {
 			continue
 		}
 		fr := sc.Frame()
-		s, err := m.get(fr.SrcID, fr.Offset)
+		id, ok := m.sourceOf(fr)
+		if !ok {
+			if err := m.strayData(fr); err != nil {
+				return err
+			}
+			continue
+		}
+		s, err := m.get(id, fr.Offset)
 		if err != nil {
 			return err
 		}
@@ -262,6 +272,9 @@ func (m *Demux) Decode(r io.Reader) error {
 			d.preErr, d.preOff, d.preIdx, d.preWhat = fmt.Errorf("%w (format 3 subformat 0 or 1) for source %d", decode.ErrNoSync, id), s.first, s.firstIdx, "source"
 		}
 		if err := d.Flush(); err != nil {
+			return err
+		}
+		if err := s.flushData(); err != nil {
 			return err
 		}
 	}

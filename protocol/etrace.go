@@ -80,8 +80,10 @@ func (d etraceDecoder) SerialReason() string {
 func (etraceProto) NewDecoder(img *image.Set, sink flow.Sink, cfg *Config) (Decoder, error) {
 	c := cfg.ETrace
 	c.Decode = cfg.Decode
-	if c.Encap == etrace.EncapUTDD && c.SrcBits > 0 && c.Data == nil && !cfg.ETraceCSV {
-		// one decoder per source ID (one per hart), events tagged with it
+	if c.Encap == etrace.EncapUTDD && c.SrcBits > 0 && (c.Data == nil || c.Data.Harts > 1) && !cfg.ETraceCSV {
+		// one decoder per source ID (one per hart), events tagged with
+		// it; with data trace of several harts, each with its own data
+		// joiner
 		return etrace.NewDemux(img, sink, c)
 	}
 	var join *etrace.DataJoiner

@@ -24,3 +24,7 @@ $CC $CFLAGS -DSMODE -c -o start.o start.S
 $CC $CFLAGS -DSMODE -Wl,--build-id=none -T link-s.ld -o trace-self-s.elf start.o trace-self.c
 rm start.o
 echo "built examples/trace-self/trace-self-s.elf"
+cd ../mt-shared
+$CC -O1 -march=rv64gc -mabi=lp64d -mcmodel=medany -nostdlib -nostartfiles -static \
+	-Wl,-Ttext=0x80000000 -o mt-shared.elf mt-shared.c
+echo "built examples/mt-shared/mt-shared.elf"

@@ -71,6 +71,7 @@ Examples:
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
   rvtrace run --trace etrace --data-trace --encap utdd --src-bits 1 --trace-capture d.te -o whole.te prog.elf
+  rvtrace run --harts 2 --trace etrace --data-trace -o mt.te examples/mt-shared/mt-shared.elf
   rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --harts 2 --trace ntrace --preset best --trace-capture mt.nex --pcs 'mt.{hart}.pcs' mt-vvadd.riscv
   rvtrace run --machine sbi --pmu examples/pmu/pmutest.elf
@@ -164,9 +165,6 @@ func runRun(args []string) error {
 		return errUsage
 	}
 	prog, progArgs := rest[0], rest[1:]
-	if f := dataTraceArg(args); f != "" && *harts > 1 {
-		return fmt.Errorf("%s: the data trace interface is driven for one hart (--harts %d): rvtrace decode joins the data packets of one source only", f, *harts)
-	}
 	showProg := progress.on() // before stderr is wrapped
 	if showProg {
 		// the progress reporter writes from its own goroutine while the
@@ -301,13 +299,27 @@ func runRun(args []string) error {
 	var hart0 fanout                        // ingress sinks of hart 0 (closed by the simulator)
 	hartN := map[int]ingress.Sink{}         // the ingress sink given to each other hart
 	var dport *sim.DataPort                 // data trace interface of hart 0
-	var dsinks dataFanout                   // its sinks
+	// the sinks of each hart's data trace interface, and --data-harts
+	// (data trace of several harts: run_data.go)
+	dsinks := make([]dataFanout, m.NumHarts())
+	dataHarts := 0
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
+		var err error
+		if dataHarts, err = runDataHarts(fs, m.NumHarts()); err != nil {
+			return err
+		}
+		if *trace == "etrace" && m.NumHarts() > 1 {
+			// E-Trace: one source ID per hart, which only the UTDD
+			// framing carries
+			if err := etraceMultiHart(fs); err != nil {
+				return err
+			}
+		}
 		if m.NumHarts() > 1 && !srcBitsSet && fs.Lookup("src-bits") != nil {
 			srcBits = 1
-			for 1<<srcBits < m.NumHarts() {
+			for 1<<srcBits < m.NumHarts()+dataHarts {
 				srcBits++
 			}
 			if err := fs.Set("src-bits", strconv.Itoa(srcBits)); err != nil {
@@ -342,22 +354,15 @@ func runRun(args []string) error {
 			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, img, &rawEncs); err != nil {
 				return err
 			}
-			for _, e := range rawEncs {
+			for h, e := range rawEncs {
 				if ds := dataSinkOf(e); ds != nil {
-					dsinks = append(dsinks, ds)
+					dsinks[h] = append(dsinks[h], ds)
 				}
 			}
 		}
 	}
 	etraceN := *trace == "etrace" && m.NumHarts() > 1
 	if *trace != "" && !sysTrace {
-		if etraceN {
-			// E-Trace: one source ID per hart, which only the UTDD
-			// framing carries
-			if err := etraceMultiHart(fs); err != nil {
-				return err
-			}
-		}
 		f, err := createOutput(*out)
 		if err != nil {
 			return err
@@ -391,7 +396,7 @@ func runRun(args []string) error {
 				// the filter stage if there is one (it passes the
 				// accesses of the blocks it traces that the data
 				// filters let through).
-				dsinks = append(dsinks, ds)
+				dsinks[h] = append(dsinks[h], ds)
 			}
 			if useAsync(*asyncEnc, fs) && !data {
 				// (the data port calls the encoder from the simulator's
@@ -401,7 +406,7 @@ func runRun(args []string) error {
 			}
 			encs = append(encs, enc)
 		}
-		if fc.HasData() && len(dsinks) == 0 {
+		if fc.HasData() && len(dsinks[0]) == 0 {
 			f.Close()
 			return fmt.Errorf("--data-filter filters the data trace interface's accesses: it needs --trace etrace --data-trace")
 		}
@@ -446,7 +451,7 @@ func runRun(args []string) error {
 			return err
 		}
 		dw := ingress.NewDataCSVWriter(w)
-		dsinks = append(dsinks, dw)
+		dsinks[0] = append(dsinks[0], dw)
 		closers = append(closers, func() error {
 			err := dw.Close()
 			if e := w.Close(); err == nil {
@@ -455,27 +460,25 @@ func runRun(args []string) error {
 			return err
 		})
 	}
-	if len(dsinks) > 0 {
-		// The data trace interface of hart 0: its accesses, from its
-		// observer (chained with --tarmac-full's).
-		if m.NumHarts() > 1 {
-			return fmt.Errorf("the data trace interface (--data-trace, --data-ingress) is driven for one hart (this machine has %d): rvtrace decode joins the data packets of one source only", m.NumHarts())
+	// The data trace interface of each hart: its accesses, from its
+	// observer (chained with --tarmac-full's).
+	dports, err := dataPorts(m, dsinks, pp.tw, splitLRIDWidth(rawEncs))
+	if err != nil {
+		return err
+	}
+	dport = dports[0]
+	for h := 1; h < m.NumHarts(); h++ {
+		if dports[h] == nil {
+			continue
 		}
-		dport = sim.NewDataPort(m, dsinks)
-		if pp.tw != nil {
-			dport.Next = pp.tw
+		// hart h's ingress sink, closed after its data port delivered
+		// what it holds
+		next := hartN[h]
+		if next == nil && ts.sys != nil {
+			next = ts.sysSink(h)
 		}
-		if w := splitLRIDWidth(rawEncs); w > 0 {
-			for _, s := range dsinks {
-				if _, ok := s.(ingress.SplitDataSink); !ok {
-					return fmt.Errorf("--data-ingress writes the unified protocol's accesses: it does not go with --data-protocol split")
-				}
-			}
-			if err := dport.SetSplit(w); err != nil {
-				return err
-			}
-		}
-		if err := m.SetObserver(0, dport); err != nil {
+		hartN[h] = withPort(dports[h], next)
+		if err := m.SetIngress(h, hartN[h]); err != nil {
 			return err
 		}
 	}
@@ -592,8 +595,11 @@ func runRun(args []string) error {
 	}
 	res, runErr := m.Run()
 	stopProgress()
-	if dport != nil {
-		if err := dport.Flush(); err != nil && runErr == nil {
+	for _, p := range dports {
+		if p == nil {
+			continue
+		}
+		if err := p.Flush(); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -649,10 +655,12 @@ func runRun(args []string) error {
 						enc += " --context"
 					}
 				}
+				if dataHarts > 1 {
+					enc += fmt.Sprintf(" --data-trace --data-harts %d (with the run's --data-* options)", dataHarts)
+				}
 				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
 			}
-			if de, ok := rawEncs[0].(interface{ DataStats() etrace.DataStats }); ok && dport != nil && dataSinkOf(rawEncs[0]) != nil {
-				ds := de.DataStats()
+			if ds, ok := dataStats(rawEncs, dports); ok {
 				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,
 					float64(ds.Bytes)/float64(max(ds.Accesses, 1)))
 			}
@@ -682,9 +690,15 @@ func runRun(args []string) error {
 			fmt.Fprintf(stderr, "rvtrace run: warning: hart %d: %s: %s\n", h, *trace, w.Warning())
 		}
 	}
-	if dport != nil && dport.Inexact > 0 {
-		// Said even with -q: those packets may carry a wrong address.
-		fmt.Fprintf(stderr, "rvtrace run: warning: data trace: %d failed sc with rd = rs1: their address is the last lr's, not read back\n", dport.Inexact)
+	for h, p := range dports {
+		if p != nil && p.Inexact > 0 {
+			// Said even with -q: those packets may carry a wrong address.
+			who := ""
+			if len(dports) > 1 {
+				who = fmt.Sprintf("hart %d: ", h)
+			}
+			fmt.Fprintf(stderr, "rvtrace run: warning: data trace: %s%d failed sc with rd = rs1: their address is the last lr's, not read back\n", who, p.Inexact)
+		}
 	}
 	if cw := res.CodeWrites; cw.Count > 0 && sbRec == nil {
 		// Said even with -q: a trace of this run decodes wrongly.
@@ -760,7 +774,7 @@ func dataTraceArg(args []string) string {
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {
-		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter":
+		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts":
 			return "--" + name
 		}
 	}

@@ -359,7 +359,9 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 		if d.NoCompress {
 			a = append(a, "--data-compress=false")
 		}
-		if c.Encap == etrace.EncapUTDD {
+		if c.Encap == etrace.EncapUTDD && d.Harts > 1 {
+			a = append(a, "--data-harts", strconv.Itoa(d.Harts))
+		} else if c.Encap == etrace.EncapUTDD {
 			a = append(a, "--data-src-id", strconv.FormatUint(uint64(d.SrcID), 10))
 		}
 		if d.Filter.HasData() {

@@ -364,7 +364,8 @@ func TestDataTraceRefused(t *testing.T) {
 	}{
 		{[]string{"--trace", "ntrace", "--data-trace", "-o", filepath.Join(dir, "a")}, "trTeDataImplemented"},
 		{[]string{"--trace", "ntrace", "--data-filter", "kind=load", "--trace-capture", filepath.Join(dir, "b")}, "--data-filter: ntrace has no data trace"},
-		{[]string{"--trace", "etrace", "--data-trace", "--harts", "2", "--encap", "utdd", "--src-bits", "2", "--trace-capture", filepath.Join(dir, "c")}, "one hart"},
+		// two harts' instruction and data sources need 2 bits of source ID
+		{[]string{"--trace", "etrace", "--data-trace", "--harts", "2", "--encap", "utdd", "--src-bits", "1", "--trace-capture", filepath.Join(dir, "c")}, "too narrow"},
 		{[]string{"--trace", "etrace", "--data-trace", "--trace-capture", filepath.Join(dir, "d")}, "--encap utdd"},
 		{[]string{"--trace", "etrace", "--data-trace", "--encap", "utdd", "--trace-capture", filepath.Join(dir, "e")}, "source ID"},
 	} {

@@ -55,6 +55,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	dataTrace := fs.Bool("data-trace", false, "data trace: one packet per load, store and atomic (two per split load: --data-protocol), joined to the decoded instructions")
 	dataFields := fs.String("data-fields", "addr,data", "data trace packet contents: addr,data, addr (trTeDataNoValue) or data (trTeDataNoAddr)")
 	dataSrcID := fs.Int("data-src-id", -1, "utdd: source ID of the data trace packets (default: --src-id + 1)")
+	dataHarts := fs.Int("data-harts", 0, "utdd: data trace of N harts (run --harts N sets it): hart h's instruction packets carry source ID h, its data packets N+h; decode joins each hart's")
 	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
 	dataCompress := fs.Bool("data-compress", true, "data trace: differential addresses and XOR or difference values after the first of each size (trTeDataAddrCompress 2); false sends every address and value in full (trTeDataAddrCompress 0). A decoder must be given the same")
 	dataFilter := filter.DataFlag(fs)
@@ -119,11 +120,17 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			if *dataSrcID >= 0 {
 				id = uint32(*dataSrcID)
 			}
+			if *dataHarts > 1 {
+				if *dataSrcID >= 0 {
+					return c, fmt.Errorf("--data-src-id is one hart's: with --data-harts %d, hart h's data packets carry source ID %d+h", *dataHarts, *dataHarts)
+				}
+				id = uint32(*dataHarts) + uint32(*srcID)
+			}
 			split, err := etrace.ParseDataProtocol(*dataProto)
 			if err != nil {
 				return c, fmt.Errorf("--data-protocol: %v", err)
 			}
-			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split, NoCompress: !*dataCompress}
+			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split, NoCompress: !*dataCompress, Harts: max(*dataHarts, 0)}
 			fc, err := dataFilter()
 			if err != nil {
 				return c, fmt.Errorf("--data-filter: %v", err)
@@ -132,7 +139,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 				c.Data.Filter = &fc
 			}
 		} else if dataFlagSet(fs) {
-			return c, fmt.Errorf("--data-fields, --data-protocol, --data-compress, --data-filter and --data-src-id need --data-trace")
+			return c, fmt.Errorf("--data-fields, --data-protocol, --data-compress, --data-filter, --data-src-id and --data-harts need --data-trace")
 		}
 		return c, c.Check()
 	}
@@ -155,7 +162,7 @@ func etraceMultiHart(fs *flag.FlagSet) error {
 func dataFlagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
-		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter" || f.Name == "data-compress"
+		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter" || f.Name == "data-compress" || f.Name == "data-harts"
 	})
 	return set
 }
@@ -188,6 +195,10 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 				return nil, fmt.Errorf("E-Trace source %d needs --encap utdd and --src-bits of at least %d", src, bits.Len(uint(src)))
 			}
 			cfg.SrcID = uint32(src)
+			if cfg.Data != nil && cfg.Data.Harts > 1 {
+				// its data packets: source ID harts + hart
+				cfg.Data.SrcID = uint32(cfg.Data.Harts + src)
+			}
 			if *csvOut != "" {
 				return nil, fmt.Errorf("--te-inst-csv writes the packets of one hart (the CSV has no source column)")
 			}

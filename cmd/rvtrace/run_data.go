@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+
+	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/sim"
+	"github.com/rvtrace/rvtrace/tarmac"
+)
+
+// runDataHarts sets --data-harts for a run of n harts with E-Trace data
+// trace (each hart's data packets carry source ID n + hart) and returns
+// it; 0 when there is one hart or no data trace.
+func runDataHarts(fs *flag.FlagSet, n int) (int, error) {
+	dt, dh := fs.Lookup("data-trace"), fs.Lookup("data-harts")
+	if n < 2 || dt == nil || dh == nil || dt.Value.String() != "true" {
+		return 0, nil
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "data-harts" })
+	if set && dh.Value.String() != strconv.Itoa(n) {
+		return 0, fmt.Errorf("--data-harts %s: this run has %d harts (run sets --data-harts itself)", dh.Value, n)
+	}
+	if err := fs.Set("data-harts", strconv.Itoa(n)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// dataPorts returns the data trace interface of each hart that has
+// sinks (dsinks[h]; nil for the others), observing the hart's accesses
+// (tw, if not nil, sees them too), with the split protocol's lrid_width_p
+// when lridWidth > 0.
+func dataPorts(m *sim.Machine, dsinks []dataFanout, tw *tarmac.Writer, lridWidth int) ([]*sim.DataPort, error) {
+	ports := make([]*sim.DataPort, len(dsinks))
+	for h, ds := range dsinks {
+		if len(ds) == 0 {
+			continue
+		}
+		p := sim.NewDataPort(m, ds)
+		if tw != nil {
+			p.Next = tw
+		}
+		if lridWidth > 0 {
+			for _, s := range ds {
+				if _, ok := s.(ingress.SplitDataSink); !ok {
+					return nil, fmt.Errorf("--data-ingress writes the unified protocol's accesses: it does not go with --data-protocol split")
+				}
+			}
+			if err := p.SetSplit(lridWidth); err != nil {
+				return nil, err
+			}
+		}
+		if err := m.SetObserver(h, p); err != nil {
+			return nil, err
+		}
+		ports[h] = p
+	}
+	return ports, nil
+}
+
+// dataStats returns the data trace statistics of the encoders (one per
+// hart) whose hart has a data port, summed; ok is false if none has.
+func dataStats(encs []ingress.Sink, ports []*sim.DataPort) (st etrace.DataStats, ok bool) {
+	for h, e := range encs {
+		de, is := e.(interface{ DataStats() etrace.DataStats })
+		if !is || h >= len(ports) || ports[h] == nil || dataSinkOf(e) == nil {
+			continue
+		}
+		ds := de.DataStats()
+		st.Accesses += ds.Accesses
+		st.Bytes += ds.Bytes
+		st.Full += ds.Full
+		ok = true
+	}
+	return st, ok
+}
