@@ -357,7 +357,7 @@ func (s *Stats) addSince(prev, snap *Stats) {
 // primer), found with the framing a serial decode reads. It returns the
 // size of the trace and the read error that ended it, if any.
 func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error, error) {
-	t := &tee{r: r}
+	t := &parallel.Tee{R: r}
 	sc := NewScanner(t, &d.cfg)
 	codec := NewCodec(&d.cfg)
 	var p Packet
@@ -414,7 +414,7 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 			continue
 		}
 		at, end := fr.Offset, sc.Offset()
-		pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, end),
+		pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, end),
 			Seed: seed}
 		if err := emit(pc); err != nil {
 			return 0, nil, err
@@ -427,38 +427,13 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 				seed |= 1 << (32 + k)
 			}
 		}
-		t.drop(start)
+		t.Drop(start)
 	}
 	total := sc.Offset()
-	pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, t.base+int64(len(t.buf))),
+	pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, t.End()),
 		Seed: seed}
 	if err := emit(pc); err != nil {
 		return 0, nil, err
 	}
 	return total, readErr, nil
-}
-
-// tee keeps the bytes read through it from offset base on.
-type tee struct {
-	r    io.Reader
-	buf  []byte
-	base int64 // offset of buf[0]
-}
-
-func (t *tee) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.buf = append(t.buf, p[:n]...)
-	return n, err
-}
-
-// bytes returns a copy of the bytes from offset from to offset to.
-func (t *tee) bytes(from, to int64) []byte {
-	return append([]byte(nil), t.buf[from-t.base:to-t.base]...)
-}
-
-// drop forgets the bytes before offset off.
-func (t *tee) drop(off int64) {
-	n := copy(t.buf, t.buf[off-t.base:])
-	t.buf = t.buf[:n]
-	t.base = off
 }

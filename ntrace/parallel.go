@@ -347,38 +347,13 @@ func (s *Stats) addSince(prev, snap *Stats) {
 	s.LostHalfwords += prev.LostHalfwords - snap.LostHalfwords
 }
 
-// tee keeps the bytes read through it from offset base on.
-type tee struct {
-	r    io.Reader
-	buf  []byte
-	base int64 // offset of buf[0]
-}
-
-func (t *tee) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.buf = append(t.buf, p[:n]...)
-	return n, err
-}
-
-// bytes returns a copy of the bytes from offset from to offset to.
-func (t *tee) bytes(from, to int64) []byte {
-	return append([]byte(nil), t.buf[from-t.base:to-t.base]...)
-}
-
-// drop forgets the bytes before offset off.
-func (t *tee) drop(off int64) {
-	n := copy(t.buf, t.buf[off-t.base:])
-	t.buf = t.buf[:n]
-	t.base = off
-}
-
 // split reads the trace and cuts it into pieces of about size bytes,
 // each starting with a sync message that parses (and, as its primer,
 // with the Ownership message of the same source right after it), found
 // with the framing a serial decode reads. It returns the size of the
 // trace.
 func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error) {
-	t := &tee{r: r}
+	t := &parallel.Tee{R: r}
 	rd := NewReader(t, d.cfg.Wire)
 	rd.frame, rd.keep = true, true
 	var m, full Message
@@ -426,16 +401,16 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && parse() && full.Get(FieldSRC) == src {
 			end += int64(m.Size)
 		}
-		p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, end)}
+		p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, end)}
 		if err := emit(p); err != nil {
 			return 0, err
 		}
 		seq++
 		start, startIdx, prime = at, i, end
-		t.drop(start)
+		t.Drop(start)
 	}
-	total := t.base + int64(len(t.buf))
-	p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.bytes(start, total)}
+	total := t.End()
+	p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, total)}
 	if err := emit(p); err != nil {
 		return 0, err
 	}
