@@ -2,85 +2,20 @@ package etrace
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"maps"
 	"math/rand"
 	"slices"
 	"testing"
 
-	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 )
 
-// jobsLog records every event and message observation of a decode as
-// text, errors by their message and type: the first jobsLogLines lines
-// as they are, the rest folded into a count and a hash (a corrupted
-// trace can describe billions of ranges: a repeat count or a branch
-// count of the predictor).
-type jobsLog struct {
-	lines []string
-	more  int         // lines after the first jobsLogLines
-	hash  hash.Hash64 // of those lines
-	gaps  int
-	susp  uint64
-}
-
-// jobsLogLines is how many lines a jobsLog keeps as text.
-const jobsLogLines = 1 << 16
-
-func (l *jobsLog) add(s string) {
-	if len(l.lines) < jobsLogLines {
-		l.lines = append(l.lines, s)
-		return
-	}
-	if l.hash == nil {
-		l.hash = fnv.New64a()
-	}
-	l.more++
-	l.hash.Write([]byte(s))
-	l.hash.Write([]byte{'\n'})
-}
-
-// rest describes the lines a jobsLog folded.
-func (l *jobsLog) rest() string {
-	if l.hash == nil {
-		return "none"
-	}
-	return fmt.Sprintf("%d lines, hash %x", l.more, l.hash.Sum64())
-}
-
-func (l *jobsLog) Event(e *flow.Event) error {
-	c := *e
-	c.Err = nil
-	s := fmt.Sprintf("%+v", c)
-	if e.Err != nil {
-		var de *decode.Error
-		if !errors.As(e.Err, &de) {
-			s += " (not a *decode.Error)"
-		}
-		s += " err=" + e.Err.Error()
-	}
-	if e.Kind == flow.KindGap {
-		l.gaps++
-		l.susp += e.Suspect
-	}
-	l.add(s)
-	return nil
-}
-
-func (l *jobsLog) Message(kind string, offset int64, bits int) {
-	l.add(fmt.Sprintf("message %s %d %d", kind, offset, bits))
-}
-
-func (l *jobsLog) Close() error { return nil }
-
 // jobsRun is everything a decode produced.
 type jobsRun struct {
-	log            *jobsLog
+	log            *paralleltest.Log
 	stats          Stats
 	err            string
 	pieces, redone int
@@ -90,7 +25,7 @@ type jobsRun struct {
 // size bytes at once.
 func decodeJobsRun(t testing.TB, img *image.Set, trace []byte, cfg Config, jobs, size int, strict bool) jobsRun {
 	t.Helper()
-	l := &jobsLog{}
+	l := &paralleltest.Log{}
 	var sink flow.Sink = l
 	if strict {
 		sink = flow.Strict(l, img)
@@ -126,22 +61,8 @@ func sameAsSerial(t *testing.T, what string, img *image.Set, trace []byte, cfg C
 	if fmt.Sprint(a.stats) != fmt.Sprint(b.stats) {
 		t.Errorf("%s: stats differ:\nserial %+v\njobs   %+v", what, a.stats, b.stats)
 	}
-	for i := 0; i < max(len(a.log.lines), len(b.log.lines)); i++ {
-		var x, y string
-		if i < len(a.log.lines) {
-			x = a.log.lines[i]
-		}
-		if i < len(b.log.lines) {
-			y = b.log.lines[i]
-		}
-		if x != y {
-			t.Errorf("%s (%d pieces, %d redone): output %d of %d/%d differs:\nserial %s\njobs   %s", what, b.pieces,
-				b.redone, i, len(a.log.lines), len(b.log.lines), x, y)
-			break
-		}
-	}
-	if a.log.rest() != b.log.rest() {
-		t.Errorf("%s: the lines after the first %d differ: serial %s, jobs %s", what, jobsLogLines, a.log.rest(), b.log.rest())
+	if d := paralleltest.Diff(a.log, b.log); d != "" {
+		t.Errorf("%s (%d pieces, %d redone): %s", what, b.pieces, b.redone, d)
 	}
 	return b
 }
@@ -195,8 +116,8 @@ func TestDecodeJobsPeriodic(t *testing.T) {
 			t.Errorf("%s: %d pieces, %d decoded again in sequence: the pieces are not decoded in parallel", what,
 				r.pieces, r.redone)
 		}
-		if r.log.gaps != 0 {
-			t.Errorf("%s: %d gaps in an intact trace", what, r.log.gaps)
+		if r.log.Gaps != 0 {
+			t.Errorf("%s: %d gaps in an intact trace", what, r.log.Gaps)
 		}
 	}
 }

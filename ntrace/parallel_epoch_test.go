@@ -98,10 +98,10 @@ func TestDecodeJobsTimedImages(t *testing.T) {
 		}
 		what := fmt.Sprintf("same code %v", same)
 		r := sameAsSerial(t, what, img, trace, dc, 200, false)
-		if same && r.log.gaps != 0 {
-			t.Errorf("%s: %d gaps", what, r.log.gaps)
+		if same && r.log.Gaps != 0 {
+			t.Errorf("%s: %d gaps", what, r.log.Gaps)
 		}
-		if !same && r.log.gaps == 0 {
+		if !same && r.log.Gaps == 0 {
 			t.Errorf("%s: no gap: the patched code is not where the flow runs", what)
 		}
 		if r.pieces < 20 {

@@ -2,56 +2,22 @@ package ntrace
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
 	"testing"
 
-	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
-// jobsLog records every event and message observation of a decode as
-// text, errors by their message and type.
-type jobsLog struct {
-	lines []string
-	gaps  int
-	susp  uint64
-}
-
-func (l *jobsLog) Event(e *flow.Event) error {
-	c := *e
-	c.Err = nil
-	s := fmt.Sprintf("%+v", c)
-	if e.Err != nil {
-		var de *decode.Error
-		if !errors.As(e.Err, &de) {
-			s += " (not a *decode.Error)"
-		}
-		s += " err=" + e.Err.Error()
-	}
-	if e.Kind == flow.KindGap {
-		l.gaps++
-		l.susp += e.Suspect
-	}
-	l.lines = append(l.lines, s)
-	return nil
-}
-
-func (l *jobsLog) Message(kind string, offset int64, bits int) {
-	l.lines = append(l.lines, fmt.Sprintf("message %s %d %d", kind, offset, bits))
-}
-
-func (l *jobsLog) Close() error { return nil }
-
 // jobsRun decodes trace with cfg serially, or with jobs pieces of size
 // bytes at once, and returns everything the decode produced.
 type jobsRun struct {
-	log            *jobsLog
+	log            *paralleltest.Log
 	stats          Stats
 	err            string
 	pieces, redone int
@@ -59,7 +25,7 @@ type jobsRun struct {
 
 func decodeJobsRun(t testing.TB, img *image.Set, trace []byte, cfg DecoderConfig, jobs, size int, strict bool) jobsRun {
 	t.Helper()
-	l := &jobsLog{}
+	l := &paralleltest.Log{}
 	var sink flow.Sink = l
 	if strict {
 		sink = flow.Strict(l, img)
@@ -87,19 +53,8 @@ func sameAsSerial(t *testing.T, what string, img *image.Set, trace []byte, cfg D
 	if fmt.Sprint(a.stats) != fmt.Sprint(b.stats) {
 		t.Errorf("%s: stats differ:\nserial %+v\njobs   %+v", what, a.stats, b.stats)
 	}
-	for i := 0; i < max(len(a.log.lines), len(b.log.lines)); i++ {
-		var x, y string
-		if i < len(a.log.lines) {
-			x = a.log.lines[i]
-		}
-		if i < len(b.log.lines) {
-			y = b.log.lines[i]
-		}
-		if x != y {
-			t.Errorf("%s (%d pieces, %d redone): output %d of %d/%d differs:\nserial %s\njobs   %s", what, b.pieces,
-				b.redone, i, len(a.log.lines), len(b.log.lines), x, y)
-			break
-		}
+	if d := paralleltest.Diff(a.log, b.log); d != "" {
+		t.Errorf("%s (%d pieces, %d redone): %s", what, b.pieces, b.redone, d)
 	}
 	return b
 }
@@ -132,8 +87,8 @@ func TestDecodeJobsPeriodic(t *testing.T) {
 				t.Errorf("%s: %d pieces, %d decoded again in sequence: the pieces are not decoded in parallel", what,
 					r.pieces, r.redone)
 			}
-			if r.log.gaps != 0 {
-				t.Errorf("%s: %d gaps in an intact trace", what, r.log.gaps)
+			if r.log.Gaps != 0 {
+				t.Errorf("%s: %d gaps in an intact trace", what, r.log.Gaps)
 			}
 		}
 	}
@@ -173,7 +128,7 @@ func TestDecodeJobsCorrupt(t *testing.T) {
 			bad, desc := corrupt(trace, ops)
 			for _, strict := range []bool{false, true} {
 				r := sameAsSerial(t, fmt.Sprintf("config %d, %s, strict %v", i, desc, strict), img, bad, dc, 120, strict)
-				suspectSeen = suspectSeen || r.log.susp > 0
+				suspectSeen = suspectSeen || r.log.Suspect > 0
 				pieces, redone = pieces+r.pieces, redone+r.redone
 			}
 		}
@@ -220,8 +175,8 @@ func TestDecodeJobsMultiSource(t *testing.T) {
 	}
 	dc := DecoderConfig{Wire: cfg.Wire()}
 	r := sameAsSerial(t, "two sources", img, mixed, dc, 150, false)
-	if r.log.gaps != 0 {
-		t.Errorf("%d gaps in an intact two-source trace", r.log.gaps)
+	if r.log.Gaps != 0 {
+		t.Errorf("%d gaps in an intact two-source trace", r.log.Gaps)
 	}
 	bad, _ := corrupt(mixed, []byte{0, 0x30, 0x02, 3})
 	sameAsSerial(t, "two sources, corrupt", img, bad, dc, 150, true)
