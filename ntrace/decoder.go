@@ -240,13 +240,13 @@ type Decoder struct {
 	poppedOK    bool
 	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
 	walkRanges  int  // ranges the I-CNT walk of the current message emitted
-	// A decoder of a piece of the trace (parallel.go): revSet says the
-	// walker's last range is one this decoder emitted, revDep that a check
-	// read it before (it then depends on the range before the piece), openDep
+	// A decoder of a piece of the trace (parallel.go): revDep says that a
+	// check read the last range before this decoder emitted one
+	// (lastRange: it then depends on the range before the piece), openDep
 	// that a decision depended on whether the instructions before the
 	// piece hold some suspect (decode.Tally.Open).
-	revSet, revDep, openDep bool
-	pieces, redone          int // of the last DecodeJobs
+	revDep, openDep bool
+	pieces, redone  int // of the last DecodeJobs
 	// what the sources of a decoder of a piece start with when the
 	// configuration does not say (the trace mode and B-TYPE style
 	// learned up to the pieces joined), and where DecodeJobs keeps it
@@ -1369,14 +1369,24 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 // (the block that last retired lies within it; the walker keeps the last
 // range event, of this source as the message being decoded walked it).
 func (d *Decoder) lastHalfwords(s *srcState) uint64 {
-	if !d.revSet {
-		d.revDep = true
-	}
+	r := d.lastRange()
 	n := uint64(2)
-	if in := d.w.Img.InstPtr(d.w.LastRange().Last); in != nil && in.Len > 0 {
+	if in := d.w.Img.InstPtr(r.Last); in != nil && in.Len > 0 {
 		n = uint64(in.Len / 2)
 	}
-	return (d.w.LastRange().Last-d.w.LastRange().Start)/2 + n
+	return (r.Last-r.Start)/2 + n
+}
+
+// lastRange returns the last range event this decoder emitted (the
+// walker keeps it; its N is 0 before the first). A decoder of a piece
+// reading it before it emitted one depends on the range before the piece
+// (revDep, parallel.go).
+func (d *Decoder) lastRange() *flow.Event {
+	r := d.w.LastRange()
+	if r.N == 0 {
+		d.revDep = true
+	}
+	return r
 }
 
 // lastBlock bounds the size in halfwords of the last ingress block
@@ -1566,7 +1576,6 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	}
 	d.st.Instructions += uint64(n)
 	d.walkRanges++
-	d.revSet = true
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		s.tally.Emit(uint64(n))
 		return ErrTooManyInstructions
@@ -1781,10 +1790,7 @@ func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
 	s.histRec, s.histBound = false, 0
-	if !d.revSet {
-		d.revDep = true
-	}
-	if lim := d.icntLimit(); icnt >= lim+(d.w.LastRange().Last-d.w.LastRange().Start)/2+2 {
+	if r, lim := d.lastRange(), d.icntLimit(); icnt >= lim+(r.Last-r.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
@@ -1821,8 +1827,8 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 		s.rfPts, s.rfHead, s.rfPos = s.rfPts[:0], 0, s.used
 		if p == s.used {
 			// (the walk is there: the last range ends at the point)
-			if d.revSet && d.w.LastRange().Src == s.id && s.used-int64(d.lastHalfwords(s))-s.rfBase >= int64(d.icntLimit()) {
-				return d.fullTooLate(s, p, d.w.LastRange().Start)
+			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id && s.used-int64(d.lastHalfwords(s))-s.rfBase >= int64(d.icntLimit()) {
+				return d.fullTooLate(s, p, r.Start)
 			}
 			s.rfBase = p
 			return nil

@@ -202,7 +202,7 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 	for _, s := range d.order {
 		s.tally.Open()
 	}
-	d.revSet, d.revDep, d.openDep = false, false, false
+	d.revDep, d.openDep = false, false
 	err := d.loop(rd, -1)
 	d.st.Idles += rd.Idles()
 	return err
@@ -239,7 +239,7 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 	if !sa.synced {
 		carry = 0
 	}
-	if b.openDep && carry == 0 || b.revDep && (a.w.LastRange().Start != 0 || a.w.LastRange().Last != 0) {
+	if b.openDep && carry == 0 || b.revDep && a.w.LastRange().N != 0 {
 		return nil, false, false
 	}
 	// Take over prev's counts.
