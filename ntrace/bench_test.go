@@ -149,6 +149,9 @@ func BenchmarkDecodeJobs(b *testing.B) {
 							b.Fatal(err)
 						}
 						sink.Close()
+						if st := d.Stats(); st.Instructions != uint64(n) || st.Gaps != 0 {
+							b.Fatalf("%d instructions, %d gaps; the trace holds %d", st.Instructions, st.Gaps, n)
+						}
 						_, r := d.ParallelStats()
 						redone += r
 					}
