@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
@@ -257,5 +258,53 @@ func TestDecodeJobsTally(t *testing.T) {
 				t.Errorf("config %d: serially\n%s\nwith jobs\n%s", i, res[0], res[1])
 			}
 		}
+	}
+}
+
+// A trace that ends right after its last sync (ProgTraceCorrelation with
+// I-CNT=0) and then holds a malformed byte: the serial decoder knows that
+// the source ended with no instruction suspect (the sync was a
+// checkpoint) and reports the byte as a gap of no source; the decoder of
+// the piece starting at that sync cannot know it (the point known good
+// lies before its piece) and reports a gap of the source. Follows must
+// refuse that piece (Decoder.openDep), which is then decoded in sequence
+// to the serial output.
+func TestDecodeJobsEndAfterSync(t *testing.T) {
+	cfg := withSync(Presets["best"], SyncMessages, 0)
+	// (a source ID other than 0: the gap of the source differs from a gap
+	// of no source)
+	cfg.SrcBits, cfg.SrcID = 2, 2
+	img, _, trace := integrityTrace(t, cfg, 5000)
+	w := cfg.Wire()
+	// the last sync message, and the end of the Ownership message after it
+	last, end := int64(-1), int64(0)
+	r := NewReader(bytes.NewReader(trace), w)
+	var m Message
+	for r.Next(&m) == nil {
+		switch {
+		case m.TCode.IsSync():
+			last, end = m.Offset, m.Offset+int64(m.Size)
+		case m.TCode == TCodeOwnership && m.Offset == end:
+			end += int64(m.Size)
+		}
+	}
+	if last <= 0 {
+		t.Fatal("no sync message after the first")
+	}
+	var c Message
+	c.Reset(TCodeProgTraceCorrelation)
+	c.Set(FieldSRC, 2).Set(FieldEVCODE, uint64(cfg.EndEVCode)).Set(FieldCDF, 1).Set(FieldICNT, 0).Set(FieldHIST, 1)
+	bad, err := AppendMessage(append([]byte(nil), trace[:end]...), &c, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad = append(bad, 0x07) // (MSEO=11: ends a message that never started)
+	jr := sameAsSerial(t, "a malformed byte after the end", img, bad, DecoderConfigFrom(cfg), int(last), false)
+	if jr.pieces != 2 || jr.redone != 1 || jr.log.Gaps != 1 {
+		t.Errorf("%d pieces, %d decoded again, %d gaps; want 2, 1 (the last), 1", jr.pieces, jr.redone, jr.log.Gaps)
+	}
+	if n := len(jr.log.Lines); n == 0 || !strings.HasPrefix(jr.log.Lines[n-1], "{Kind:gap ") ||
+		!strings.Contains(jr.log.Lines[n-1], " Src:0 ") {
+		t.Error("the output does not end with a gap of no source: the case is not the one described")
 	}
 }
