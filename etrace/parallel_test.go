@@ -204,22 +204,9 @@ func TestDecodeJobsEdges(t *testing.T) {
 // decode name the image of each count.
 func timedT1(t *testing.T, at []uint64) *image.Set {
 	t.Helper()
-	img := image.NewSet()
-	if err := img.AddELF(corpus + "/t1/test.elf"); err != nil {
+	img, err := paralleltest.Timed(corpus+"/t1/test.elf", at, nil)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var text image.Segment
-	for _, s := range img.Segments() {
-		if s.Exec && s.FileSize > text.FileSize {
-			text = s
-		}
-	}
-	code := make([]byte, text.FileSize)
-	if n := img.Read(text.Addr, code); n != len(code) {
-		t.Fatalf("read %d of %d bytes of t1's code", n, len(code))
-	}
-	for _, from := range at {
-		img.AddTimedBytes(true, 0, from, fmt.Sprintf("t1 from %d", from), text.Addr, code)
 	}
 	return img
 }

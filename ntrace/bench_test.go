@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -132,7 +133,7 @@ func BenchmarkDecodeJobs(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/jobs=%d", name, jobs), func(b *testing.B) {
 					img, trace, n := loadJobsTrace(b)
 					if timed {
-						img = timedJobsImage(b, img, n)
+						img = timedJobsImage(b, n)
 					}
 					cfg := DecoderConfigFrom(withSync(Presets["best"], SyncHalfwords, 8))
 					b.SetBytes(int64(len(trace)))
@@ -163,24 +164,18 @@ func BenchmarkDecodeJobs(b *testing.B) {
 	}
 }
 
-// timedJobsImage returns img's ELF loaded afresh with its code loaded
-// again at 40 instruction counts spread over n.
-func timedJobsImage(b *testing.B, img *image.Set, n int) *image.Set {
-	t := image.NewSet()
-	if err := t.AddELF(corpus.Dir() + "/ntrace-refcode/t1/test.elf"); err != nil {
+// timedJobsImage returns t1's image with its code loaded again at 40
+// instruction counts spread over n.
+func timedJobsImage(b *testing.B, n int) *image.Set {
+	at := make([]uint64, 40)
+	for k := range at {
+		at[k] = uint64((k + 1) * n / 41)
+	}
+	img, err := paralleltest.Timed(corpus.Dir()+"/ntrace-refcode/t1/test.elf", at, nil)
+	if err != nil {
 		b.Fatal(err)
 	}
-	for _, s := range img.Segments() {
-		if !s.Exec || s.FileSize == 0 {
-			continue
-		}
-		code := make([]byte, s.FileSize)
-		img.Read(s.Addr, code)
-		for k := 1; k <= 40; k++ {
-			t.AddTimedBytes(true, 0, uint64(k*n/41), "code", s.Addr, code)
-		}
-	}
-	return t
+	return img
 }
 
 // cmBlock is an ingress block of the coremark benchmark, stored compactly

@@ -2,9 +2,11 @@ package ntrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/internal/corpus"
@@ -16,28 +18,18 @@ import (
 // with the word at patch changed each time.
 func timedT1(t *testing.T, at []uint64, same bool, patch uint64) *image.Set {
 	t.Helper()
-	img := image.NewSet()
-	if err := img.AddELF(corpus.Path(t, "ntrace-refcode/t1/test.elf")); err != nil {
+	var edit func(k int, addr uint64, code []byte)
+	if !same {
+		edit = func(k int, addr uint64, code []byte) {
+			if patch >= addr && patch+4 <= addr+uint64(len(code)) {
+				// another instruction of the same length: addi a5, a5, k+1
+				binary.LittleEndian.PutUint32(code[patch-addr:], uint32(k+1)<<20|15<<15|15<<7|0x13)
+			}
+		}
+	}
+	img, err := paralleltest.Timed(corpus.Path(t, "ntrace-refcode/t1/test.elf"), at, edit)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var text image.Segment
-	for _, s := range img.Segments() {
-		if s.Exec && s.FileSize > text.FileSize {
-			text = s
-		}
-	}
-	code := make([]byte, text.FileSize)
-	if n := img.Read(text.Addr, code); n != len(code) {
-		t.Fatalf("read %d of %d bytes of t1's code", n, len(code))
-	}
-	for i, from := range at {
-		if !same && patch >= text.Addr && patch+4 <= text.Addr+uint64(len(code)) {
-			// another instruction of the same length: addi a5, a5, i
-			w := uint32(i+1)<<20 | 15<<15 | 15<<7 | 0x13
-			o := patch - text.Addr
-			code[o], code[o+1], code[o+2], code[o+3] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
-		}
-		img.AddTimedBytes(true, 0, from, fmt.Sprintf("t1 from %d", from), text.Addr, code)
 	}
 	return img
 }
