@@ -258,18 +258,17 @@ type Decoder struct {
 // srcState is the decoding state of one trace source.
 type srcState struct {
 	id       uint32
-	img      *image.Set // the address space of the source's context (nil: base)
-	context  uint64     // the source's context (Ownership)
-	synced   bool       // decoding: s.pc is known
-	seen     bool       // has synchronised at least once
-	ended    bool       // ended cleanly by ProgTraceCorrelation
-	lost     bool       // in a reported gap: skip to the next sync
-	mode     Mode       // trace mode, given or learned (0: not known yet)
-	btype    int        // trap B-TYPE style, given or learned (0: not known yet)
-	ts       bool       // messages carry TSTAMP (learned at each sync)
-	ctx      int8       // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg  TCode      // previous message of the source
-	prevMsg  TCode      // the one before the current message
+	context  uint64 // the source's context (Ownership)
+	synced   bool   // decoding: s.pc is known
+	seen     bool   // has synchronised at least once
+	ended    bool   // ended cleanly by ProgTraceCorrelation
+	lost     bool   // in a reported gap: skip to the next sync
+	mode     Mode   // trace mode, given or learned (0: not known yet)
+	btype    int    // trap B-TYPE style, given or learned (0: not known yet)
+	ts       bool   // messages carry TSTAMP (learned at each sync)
+	ctx      int8   // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg  TCode  // previous message of the source
+	prevMsg  TCode  // the one before the current message
 	lastBT   uint64
 	tally    decode.Tally // instructions emitted, and since the last point known good
 	hwSync   uint64       // halfwords reported since the last sync
@@ -569,7 +568,7 @@ func (d *Decoder) nextEpoch() {
 	n := d.st.Instructions
 	d.w.Advance(n)
 	if s := d.one; s != nil {
-		s.img = d.w.View(s.context, n)
+		d.w.View(s.context, n)
 	} else {
 		d.w.View(0, n)
 	}
@@ -626,7 +625,7 @@ func (d *Decoder) newState(src uint64) *srcState {
 	// The source's context (0 until an Ownership message says otherwise)
 	// at the instruction count reached: code may have changed since the
 	// source was last decoded.
-	s.img = d.w.View(s.context, d.st.Instructions)
+	d.w.View(s.context, d.st.Instructions)
 	return s
 }
 
@@ -1544,7 +1543,7 @@ func (d *Decoder) ownership(s *srcState, m *Message) error {
 	s.context = ctx
 	if d.w.Base.HasContexts() {
 		// the images valid in this context (image.Set.View)
-		s.img = d.w.View(ctx, d.st.Instructions)
+		d.w.View(ctx, d.st.Instructions)
 	}
 	d.ev = flow.Event{Kind: flow.KindContext, Src: s.id, Priv: p, Context: ctx, Offset: m.Offset,
 		Reason: uint32(format)}

@@ -277,7 +277,7 @@ func (pt *part) Instructions() uint64 { return pt.d.st.Instructions }
 // one in state b does: everything a sync does not reset is equal, and
 // what it resets too, in case the sync failed.
 func sameState(a, b *srcState) bool {
-	if a.id != b.id || a.img != b.img || a.context != b.context || a.synced != b.synced || a.seen != b.seen ||
+	if a.id != b.id || a.context != b.context || a.synced != b.synced || a.seen != b.seen ||
 		a.ended != b.ended || a.lost != b.lost || a.mode != b.mode || a.btype != b.btype || a.ts != b.ts ||
 		a.ctx != b.ctx || a.lastMsg != b.lastMsg || a.lastBT != b.lastBT || a.hwSync != b.hwSync ||
 		a.msgSync != b.msgSync || a.fillSync != b.fillSync || a.dueExact != b.dueExact || a.pc != b.pc || a.addr != b.addr || a.icntAcc != b.icntAcc || a.used != b.used ||
