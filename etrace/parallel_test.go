@@ -246,3 +246,44 @@ func TestDecodeJobsGuessedCounts(t *testing.T) {
 		}
 	}
 }
+
+// With sinks that only tally ranges (the summary of rvtrace decode, which
+// decodes with one job per CPU by default), the pieces pass their ranges
+// as tallies, the serial range open at a piece's sync extends the piece's
+// first tally (parallel.Recorder.ExtendFirstRange), and the counts, the
+// integrity summary and the statistics come out as serially.
+func TestDecodeJobsTally(t *testing.T) {
+	img, pcs := loadT1(t)
+	cfgs := jobsConfigs()
+	for _, o := range []genOpts{{}, {trapEvery: 5000}} {
+		blocks := genBlocks(t, img, pcs, o)
+		for _, name := range slices.Sorted(maps.Keys(cfgs)) {
+			cfg := cfgs[name]
+			trace, _ := encode(t, cfg, nil, blocks)
+			bad := corrupt(trace, []byte{0, byte(len(trace) / 3 >> 8), byte(len(trace) / 3), 3})
+			for k, tr := range [][]byte{trace, bad} {
+				var res [2]string
+				pieces := 0
+				for i, jobs := range []int{1, 3} {
+					var cnt flow.Counter
+					var integ flow.Integrity
+					d, err := NewDecoder(img, flow.Multi(&integ, &cnt), cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d.MaxWalk = 1 << 16
+					err = d.decodeJobs(bytes.NewReader(tr), jobs, 100)
+					res[i] = fmt.Sprintf("%v %+v %s %v %+v", err, cnt, integ.Summary(false), integ.Details(), *d.Stats())
+					pieces, _ = d.ParallelStats()
+				}
+				what := fmt.Sprintf("%s, traps every %d, trace %d", name, o.trapEvery, k)
+				if res[0] != res[1] {
+					t.Errorf("%s: serially\n%s\nwith jobs\n%s", what, res[0], res[1])
+				}
+				if pieces < 5 {
+					t.Errorf("%s: %d pieces", what, pieces)
+				}
+			}
+		}
+	}
+}
