@@ -12,9 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The committed files only (a work tree may hold scratch output).
-git ls-files -z scripts examples etrace | tar --null -T - -cf - | tar -xf - -C "$tmp"
-mapfile -t elfs < <(git ls-files '*.elf' | grep -v '^examples/difftest/')
+# The committed files only (a work tree may hold scratch output); from a
+# source tree without git (a tarball), every file there.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t srcs < <(git ls-files scripts examples etrace)
+  mapfile -t elfs < <(git ls-files '*.elf' | grep -v '^examples/difftest/')
+else
+  mapfile -t srcs < <(find scripts examples etrace -type f)
+  mapfile -t elfs < <(find . -name '*.elf' ! -path './examples/difftest/*' | sed 's|^\./||' | LC_ALL=C sort)
+fi
+printf '%s\0' "${srcs[@]}" | tar --null -T - -cf - | tar -xf - -C "$tmp"
 # Without the committed ELFs: each must come from a build script.
 for f in "${elfs[@]}"; do rm -f "$tmp/$f"; done
 for s in scripts/build-*.sh examples/analysis/build.sh; do
