@@ -270,6 +270,11 @@ if [ $SYSMAP = 1 ]; then
   mkdir -p "$APT/dbg"
   (cd "$APT/dbg" && apt-get "${aptopts[@]}" -qq download "$DBG" >"$APT/sysmap.log" 2>&1) ||
     { cat "$APT/sysmap.log" >&2; rm -rf "$APT/dbg"; die "apt-get download $DBG failed"; }
+  # the same upload as the kernel, else its map is another build's
+  dver=$(dpkg-deb -f "$APT"/dbg/*.deb Version)
+  kver=$(awk -v p="$KPKG" '$1 == p { print $2 }' "$CACHE/versions.txt.new")
+  [ "$dver" = "$kver" ] ||
+    { rm -rf "$APT/dbg"; die "$DBG is version $dver, the kernel ($KPKG) $kver: the archive's -dbg package lags the kernel (retry later, or --no-system-map)"; }
   set +o pipefail # dpkg-deb stops with SIGPIPE once tar has the file
   tarok=0
   dpkg-deb --fsys-tarfile "$APT"/dbg/*.deb 2>>"$APT/sysmap.log" |
@@ -281,7 +286,7 @@ if [ $SYSMAP = 1 ]; then
     die "no valid System.map in $DBG"
   fi
   mv "$CACHE/System.map.new" "$CACHE/System.map"
-  echo "$DBG $(policy_version "$DBG") (System.map only)" >>"$CACHE/versions.txt.new"
+  echo "$DBG $dver (System.map only)" >>"$CACHE/versions.txt.new"
 fi
 
 # The busybox tree: busybox as every applet; the root tree's usr-merged
