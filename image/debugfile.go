@@ -51,27 +51,27 @@ func debugFileFor(path, id string) string {
 // ([DebugDirs]). It returns nothing when f has no build ID or no debug
 // file is found, and an error naming the debug file when it is not an ELF
 // file or its build ID differs from f's.
-func loadDebugFile(name string, f *elf.File, segs []loadedSeg) (syms []symEntry, lines []seqRows, d *dwarf.Data, path string, err error) {
+func loadDebugFile(name string, f *elf.File, segs []loadedSeg) (syms []symEntry, lines []seqRows, d *dwarf.Data, err error) {
 	id := buildID(f)
 	if id == "" {
-		return nil, nil, nil, "", nil
+		return nil, nil, nil, nil
 	}
-	path = debugFileFor(name, id)
+	path := debugFileFor(name, id)
 	if path == "" {
-		return nil, nil, nil, "", nil
+		return nil, nil, nil, nil
 	}
 	df, err := elf.Open(path)
 	if err != nil {
-		return nil, nil, nil, path, fmt.Errorf("image: %s: debug file %s: %w", name, path, err)
+		return nil, nil, nil, fmt.Errorf("image: %s: debug file %s: %w", name, path, err)
 	}
 	defer df.Close()
 	if did := buildID(df); did != id {
-		return nil, nil, nil, path, fmt.Errorf("image: %s: debug file %s has build ID %q, want %q", name, path, did, id)
+		return nil, nil, nil, fmt.Errorf("image: %s: debug file %s has build ID %q, want %q", name, path, did, id)
 	}
 	syms, err = elfSymbols(df)
 	if err != nil {
-		return nil, nil, nil, path, fmt.Errorf("image: %s: debug file %s: %v", name, path, err)
+		return nil, nil, nil, fmt.Errorf("image: %s: debug file %s: %v", name, path, err)
 	}
 	lines, d = elfLines(df, segs)
-	return syms, lines, d, path, nil
+	return syms, lines, d, nil
 }

@@ -307,7 +307,7 @@ func loadELF(name string, r io.ReaderAt) (*loaded, error) {
 	img.lines, d = elfLines(f, img.segs)
 	if f.Section(".symtab") == nil && f.Section(".debug_info") == nil {
 		// stripped: its symbols and lines may be in a separate debug file
-		syms, lines, dd, _, err := loadDebugFile(name, f, img.segs)
+		syms, lines, dd, err := loadDebugFile(name, f, img.segs)
 		if err != nil {
 			return nil, err
 		}

@@ -7,14 +7,23 @@
 # tests (examples/difftest, made by its generator) are checked by
 # TestDifftestRecorded instead.
 # Needs the Debian cross compiler (scripts/install-test-deps.sh installs
-# and checks it). Exits 1 naming each ELF that differs.
+# and checks it), the one the committed ELFs were built with (Debian
+# bookworm's GCC 12): another gives other bytes. Exits 1 naming each ELF
+# that differs, and the compilers when they are not the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The committed files only (a work tree may hold scratch output).
-git ls-files -z scripts examples etrace | tar --null -T - -cf - | tar -xf - -C "$tmp"
-mapfile -t elfs < <(git ls-files '*.elf' | grep -v '^examples/difftest/')
+# The committed files only (a work tree may hold scratch output); from a
+# source tree without git (a tarball), every file there.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t srcs < <(git ls-files scripts examples etrace)
+  mapfile -t elfs < <(git ls-files '*.elf' | grep -v '^examples/difftest/')
+else
+  mapfile -t srcs < <(find scripts examples etrace -type f)
+  mapfile -t elfs < <(find . -name '*.elf' ! -path './examples/difftest/*' | sed 's|^\./||' | LC_ALL=C sort)
+fi
+printf '%s\0' "${srcs[@]}" | tar --null -T - -cf - | tar -xf - -C "$tmp"
 # Without the committed ELFs: each must come from a build script.
 for f in "${elfs[@]}"; do rm -f "$tmp/$f"; done
 for s in scripts/build-*.sh examples/analysis/build.sh; do
@@ -34,5 +43,17 @@ for f in "${elfs[@]}"; do
     bad=1
   fi
 done
-[ "$bad" = 0 ] && echo "check-examples: ${#elfs[@]} ELF files rebuilt from source, identical"
-exit "$bad"
+if [ "$bad" != 0 ]; then
+  # The same sources give the same bytes only with the same toolchain: say
+  # so when the compiler is not the one the committed ELFs name.
+  cc=$(${CC:-riscv64-linux-gnu-gcc} --version | head -n1 | sed 's/^[^ ]* //')
+  made=$(for f in "${elfs[@]}"; do
+    LC_ALL=C tr -c '[:print:]' '\n' <"$f" | sed -n 's/^GCC: //p'
+  done | sort -u | paste -sd, -)
+  case ",$made," in
+    *",$cc,"*) ;;
+    *) echo "check-examples: the committed ELFs were built with GCC ${made:-unknown}; this machine's is $cc: rebuild them with the build scripts and commit them when the project's toolchain changed" >&2 ;;
+  esac
+  exit 1
+fi
+echo "check-examples: ${#elfs[@]} ELF files rebuilt from source, identical"

@@ -20,6 +20,10 @@
 #                                     (RVTRACE_BROWSER_TESTS=0 leaves it out)
 #   genhtml (lcov)                    renders rvtrace's lcov output
 #                                     (analysis TestLcovGenhtml)
+#   xz, zstd                          scripts/linux-kit.sh (test.sh runs it)
+#                                     decompresses Debian's kernel modules
+#                                     and vmlinuz with them (a minimal
+#                                     Debian install has neither)
 #   staticcheck                       the lint step of scripts/test.sh
 #   pprof (standalone)                pprof -disasm through binutils' objdump
 #                                     (analysis TestPprofDisasmObjdump)
@@ -47,6 +51,8 @@ command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 { command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
 [ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
 command -v genhtml >/dev/null 2>&1 || need+=(lcov)
+command -v xz >/dev/null 2>&1 || need+=(xz-utils)
+command -v zstd >/dev/null 2>&1 || need+=(zstd)
 if [ "$BROWSER" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 fi
@@ -119,6 +125,10 @@ done
 for fw in fw_jump.elf fw_dynamic.elf; do
   [ -s "$OPENSBI/$fw" ] || fail "OpenSBI firmware $OPENSBI/$fw (opensbi)"
 done
+
+# the Linux kit's decompressors
+[ "$(printf rvtrace | xz -c 2>/dev/null | xz -dc 2>/dev/null)" = rvtrace ] || fail "xz does not compress and decompress (xz-utils)"
+[ "$(printf rvtrace | zstd -qc 2>/dev/null | zstd -qdc 2>/dev/null)" = rvtrace ] || fail "zstd does not compress and decompress (zstd)"
 
 # genhtml renders a one-function tracefile (with its source) to HTML.
 printf 'int f(void) { return 1; }\n' >"$work/cov.c"

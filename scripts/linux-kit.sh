@@ -79,16 +79,23 @@ verify() {
 }
 
 # verify_system_map MAP IMAGE checks that MAP is the symbol map of the raw
-# IMAGE: complete (it ends with _end), and the kernel's version banner
-# (linux_banner) is where MAP says, counted from _start (the Image's
-# first byte). A map of another build of the kernel misses the banner.
+# IMAGE: complete (it ends with _end), its _end - _start is the Image
+# header's effective image size (bytes 16-23), and the kernel's version
+# banner (linux_banner) is where MAP says, counted from _start (the
+# Image's first byte). A map of another build of the kernel misses the
+# banner or gives another size (the banner alone can stay in place: the
+# kernel's sections start at 2 MiB boundaries).
 verify_system_map() {
-  local map=$1 img=$2 start banner off
+  local map=$1 img=$2 start end size banner off
   [ -s "$map" ] || { say "missing $map"; return 1; }
   tail -n 3 "$map" | grep -q ' _end$' || { say "$map is incomplete (no _end)"; return 1; }
   start=$(sed -n 's/^\([0-9a-f]\{16\}\) [Tt] _start$/\1/p' "$map" | head -n1)
+  end=$(sed -n 's/^\([0-9a-f]\{16\}\) [A-Za-z] _end$/\1/p' "$map" | head -n1)
   banner=$(sed -n 's/^\([0-9a-f]\{16\}\) [DdRr] linux_banner$/\1/p' "$map" | head -n1)
-  [ -n "$start" ] && [ -n "$banner" ] || { say "$map names no _start or linux_banner"; return 1; }
+  [ -n "$start" ] && [ -n "$end" ] && [ -n "$banner" ] || { say "$map names no _start, _end or linux_banner"; return 1; }
+  size=$(od -An -tu8 --endian=little -j16 -N8 "$img" | tr -d ' ')
+  [ "$((0x$end - 0x$start))" = "$size" ] ||
+    { say "$map does not match $img: _end - _start is $((0x$end - 0x$start)), the Image's header says ${size:-nothing}"; return 1; }
   off=$((0x$banner - 0x$start))
   [ "$off" -gt 0 ] || { say "$map: linux_banner before _start"; return 1; }
   [ "$(dd if="$img" bs=65536 iflag=skip_bytes,count_bytes skip="$off" count=14 status=none)" = "Linux version " ] ||
@@ -263,6 +270,11 @@ if [ $SYSMAP = 1 ]; then
   mkdir -p "$APT/dbg"
   (cd "$APT/dbg" && apt-get "${aptopts[@]}" -qq download "$DBG" >"$APT/sysmap.log" 2>&1) ||
     { cat "$APT/sysmap.log" >&2; rm -rf "$APT/dbg"; die "apt-get download $DBG failed"; }
+  # the same upload as the kernel, else its map is another build's
+  dver=$(dpkg-deb -f "$APT"/dbg/*.deb Version)
+  kver=$(awk -v p="$KPKG" '$1 == p { print $2 }' "$CACHE/versions.txt.new")
+  [ "$dver" = "$kver" ] ||
+    { rm -rf "$APT/dbg"; die "$DBG is version $dver, the kernel ($KPKG) $kver: the archive's -dbg package lags the kernel (retry later, or --no-system-map)"; }
   set +o pipefail # dpkg-deb stops with SIGPIPE once tar has the file
   tarok=0
   dpkg-deb --fsys-tarfile "$APT"/dbg/*.deb 2>>"$APT/sysmap.log" |
@@ -274,7 +286,7 @@ if [ $SYSMAP = 1 ]; then
     die "no valid System.map in $DBG"
   fi
   mv "$CACHE/System.map.new" "$CACHE/System.map"
-  echo "$DBG $(policy_version "$DBG") (System.map only)" >>"$CACHE/versions.txt.new"
+  echo "$DBG $dver (System.map only)" >>"$CACHE/versions.txt.new"
 fi
 
 # The busybox tree: busybox as every applet; the root tree's usr-merged

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -16,34 +14,17 @@ import (
 // hook takes the interpreter's per-instruction path), and the hook must
 // see every instruction in program order.
 func TestPageCrossingInstruction(t *testing.T) {
-	dir := corpusOrSkip(t)
+	corpusOrSkip(t)
 	for _, hook := range []bool{false, true} {
 		m, err := New(Config{MaxInstret: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.LoadELF(filepath.Join(dir, "elf", "median.riscv")); err != nil {
-			t.Fatal(err)
-		}
+		loadPageCrossing(t, m)
 		e := m.Entry()
 		if e&pageMask != 0 {
 			t.Fatalf("median's entry %#x is not page aligned", e)
 		}
-		img := make([]byte, 0x4012)
-		put32 := func(off int, w uint32) { binary.LittleEndian.PutUint32(img[off:], w) }
-		put32(0x000, 0x00004317)                            // auipc t1,4 (t1 = the page after the boundary)
-		put32(0x004, 0x07500393)                            // li t2,0x75 (upper half of addi a0,a0,7)
-		put32(0x008, 0x00300593)                            // li a1,3
-		put32(0x00c, 0x7ef0306f)                            // j 0x3ffa (above median, whose pages hold tohost)
-		binary.LittleEndian.PutUint16(img[0x3ffa:], 0x0001) // c.nop
-		binary.LittleEndian.PutUint16(img[0x3ffc:], 0x0001) // c.nop
-		put32(0x3ffe, 0x00550513)                           // loop: addi a0,a0,5 (across the boundary)
-		put32(0x4002, 0xfff58593)                           // addi a1,a1,-1
-		put32(0x4006, 0x00731023)                           // sh t2,0(t1) (patch: addi a0,a0,7)
-		put32(0x400a, 0xfe059ae3)                           // bnez a1,loop
-		put32(0x400e, 0x0000006f)                           // j .
-		m.WriteMem(e, img[:0x10])
-		m.WriteMem(e+0x3ffa, img[0x3ffa:])
 		var pcs []uint64
 		if hook {
 			m.SetPCHook(0, func(pc uint64) {

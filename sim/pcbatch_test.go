@@ -106,8 +106,10 @@ func linuxKitDir() string {
 	return dir
 }
 
-// loadPageCrossing loads the loop of TestPageCrossingInstruction: a
-// 32-bit instruction across a page boundary, patched by a store.
+// loadPageCrossing loads the loop of TestPageCrossingInstruction at
+// median's entry (page aligned): a 32-bit instruction across a page
+// boundary, whose upper half a store patches (addi a0,a0,5 becomes
+// addi a0,a0,7 from the second iteration).
 func loadPageCrossing(t *testing.T, m *Machine) {
 	if err := m.LoadELF(filepath.Join(corpusDir, "elf", "median.riscv")); err != nil {
 		t.Fatal(err)
@@ -115,15 +117,15 @@ func loadPageCrossing(t *testing.T, m *Machine) {
 	e := m.Entry()
 	img := make([]byte, 0x4012)
 	put32 := func(off int, w uint32) { binary.LittleEndian.PutUint32(img[off:], w) }
-	put32(0x000, 0x00004317)                            // auipc t1,4
-	put32(0x004, 0x07500393)                            // li t2,0x75
+	put32(0x000, 0x00004317)                            // auipc t1,4 (t1 = the page after the boundary)
+	put32(0x004, 0x07500393)                            // li t2,0x75 (upper half of addi a0,a0,7)
 	put32(0x008, 0x00300593)                            // li a1,3
-	put32(0x00c, 0x7ef0306f)                            // j 0x3ffa
+	put32(0x00c, 0x7ef0306f)                            // j 0x3ffa (above median, whose pages hold tohost)
 	binary.LittleEndian.PutUint16(img[0x3ffa:], 0x0001) // c.nop
 	binary.LittleEndian.PutUint16(img[0x3ffc:], 0x0001) // c.nop
 	put32(0x3ffe, 0x00550513)                           // loop: addi a0,a0,5 (across the boundary)
 	put32(0x4002, 0xfff58593)                           // addi a1,a1,-1
-	put32(0x4006, 0x00731023)                           // sh t2,0(t1)
+	put32(0x4006, 0x00731023)                           // sh t2,0(t1) (patch: addi a0,a0,7)
 	put32(0x400a, 0xfe059ae3)                           // bnez a1,loop
 	put32(0x400e, 0x0000006f)                           // j .
 	m.WriteMem(e, img[:0x10])
