@@ -315,3 +315,70 @@ func TestSystemTraceJobs(t *testing.T) {
 		}
 	}
 }
+
+// Without --jobs, decode picks the jobs itself: one per CPU when it
+// writes only the summary (the ranges are tallied), one when it writes
+// outputs. Either way the summary and the exit status are those of
+// --jobs 1, N-Trace and E-Trace, intact and corrupt, with --strict too,
+// and outputs are the serial decode's; the summary-only decode runs on
+// several jobs here whatever the machine (numCPU is 3).
+func TestDecodeJobsDefault(t *testing.T) {
+	elf := corpus.Path(t, "ntrace-refcode/t1/test.elf")
+	pcs := corpus.Path(t, "ntrace-refcode/t1/test-PCONLY.txt")
+	dir := t.TempDir()
+	oldN, oldE, oldCPU := ntrace.PieceBytes, etrace.PieceBytes, numCPU
+	ntrace.PieceBytes, etrace.PieceBytes, numCPU = 256, 128, func() int { return 3 }
+	defer func() { ntrace.PieceBytes, etrace.PieceBytes, numCPU = oldN, oldE, oldCPU }()
+	for _, p := range []struct {
+		proto      string
+		opts, sync []string
+	}{
+		{"ntrace", []string{"--preset", "best"}, []string{"--sync-mode", "3", "--sync-max", "4"}},
+		{"etrace", []string{"--encap", "utdd", "--all-modes"}, []string{"--resync", "16"}},
+	} {
+		trace := filepath.Join(dir, p.proto+".trace")
+		enc := append([]string{"encode", "--protocol", p.proto, "--image", elf, "--pcs-in", pcs, "-o", trace}, p.opts...)
+		enc = append(enc, p.sync...)
+		if code, _, e := rv(t, enc...); code != 0 {
+			t.Fatalf("%s: encode: exit %d: %s", p.proto, code, e)
+		}
+		data, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := filepath.Join(dir, p.proto+".bad")
+		corrupt := append([]byte(nil), data...)
+		for _, at := range []int{len(data) / 5, len(data) / 2, 3 * len(data) / 4} {
+			corrupt[at] ^= 0x10
+		}
+		if err := os.WriteFile(bad, corrupt[:len(corrupt)-5], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, file string
+			strict     bool
+			code       int
+		}{{"intact", trace, false, 0}, {"corrupt", bad, false, 3}, {"corrupt strict", bad, true, 3}} {
+			what := p.proto + " " + c.name
+			args := append([]string{"decode", "--protocol", p.proto, "--image", elf, c.file}, p.opts...)
+			if c.strict {
+				args = append(args, "--strict")
+			}
+			code1, _, e1 := rv(t, append(args, "--jobs", "1")...)
+			code, _, e := rv(t, args...)
+			if code1 != c.code || code != code1 || e != e1 {
+				t.Errorf("%s, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d (want %d),\n%s", what, code, e,
+					code1, c.code, e1)
+			}
+			pcs1, pcs := filepath.Join(dir, "1.pcs"), filepath.Join(dir, "default.pcs")
+			code1, _, e1 = rv(t, append(args, "--jobs", "1", "--pcs", pcs1)...)
+			code, _, e = rv(t, append(args, "--pcs", pcs)...)
+			o1, err1 := os.ReadFile(pcs1)
+			o, err := os.ReadFile(pcs)
+			if err1 != nil || err != nil || code != code1 || e != e1 || string(o) != string(o1) || len(o) == 0 {
+				t.Errorf("%s, --pcs: without --jobs exit %d, %d bytes; with --jobs 1 exit %d, %d bytes; stderr\n%s\n%s", what, code,
+					len(o), code1, len(o1), e, e1)
+			}
+		}
+	}
+}
