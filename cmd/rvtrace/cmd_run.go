@@ -625,13 +625,17 @@ func runRun(args []string) error {
 		runErr = err
 	}
 	for _, f := range []func() error{func() error { return ts.finish(prog, *quiet) }, tapClose} {
+		var oe *OutputError
 		switch err := f(); {
 		case err == nil:
 		case runErr == nil:
 			runErr = err
+		case errors.As(err, &oe):
+			// a write error of an output: said with the others after the
+			// command (finishFiles), once
 		default:
 			// the run ended with an error of its own (--max-instret, a
-			// signal...): the capture's or the tap's is said too
+			// signal...): the capture's is said too
 			fmt.Fprintf(stderr, "rvtrace run: %v\n", err)
 		}
 	}

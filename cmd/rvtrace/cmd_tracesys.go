@@ -185,6 +185,10 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 		keep(derr)
 		keep(t.bw.Flush())
 		keep(t.out.Close())
+		if firstErr != nil {
+			// the file does not hold the trace: nothing to describe
+			return firstErr
+		}
 		if n == 0 {
 			keep(fmt.Errorf("--trace-capture %s: the trace RAM sink stored no trace; the file is empty", *t.capture))
 			return firstErr
@@ -216,8 +220,14 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 		return firstErr
 	}
 	_, werr := f.Write(c.Bytes)
-	keep(werr)
-	keep(f.Close())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		// the file does not hold the capture: nothing to describe
+		keep(werr)
+		return firstErr
+	}
 	if c.Wrapped {
 		// Said even with -q: the capture is not the whole trace.
 		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: the RAM sink wrapped: %d bytes of older trace were overwritten, and the %d bytes before the first sync in the buffer were dropped (%d bytes lost in all); the capture starts at that sync (--trace-capture-all keeps everything)\n",

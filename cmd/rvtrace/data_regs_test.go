@@ -476,3 +476,34 @@ func jsonValues(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// TestTraceCaptureWriteError: a capture (or -o, the tap) that cannot be
+// written is an error naming the file, said once, with a non-zero exit,
+// and the run says neither that the file holds the trace nor how to
+// decode it; with the run's own error (the instruction limit) too.
+func TestTraceCaptureWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		bad  string // the file that cannot be written
+	}{
+		{[]string{"--trace-capture", "/dev/full"}, 1, "/dev/full"},
+		{[]string{"--trace-capture", "/dev/full", "--trace-capture-all"}, 1, "/dev/full"},
+		{[]string{"--trace-capture", "/dev/full", "--max-instret", "20000"}, 1, "/dev/full"},
+		{[]string{"--trace-capture", filepath.Join(dir, "c.nex"), "-o", "/dev/full", "--max-instret", "20000"}, 1, "/dev/full"},
+	} {
+		args := append([]string{"run", "--trace", "ntrace", "--preset", "best"}, tc.args...)
+		code, _, e := rv(t, append(args, demo)...)
+		if code != tc.code || strings.Count(e, "writing "+tc.bad) != 1 {
+			t.Errorf("%v: exit %d (want %d), want one error writing %s: %s", tc.args, code, tc.code, tc.bad, e)
+		}
+		if strings.Contains(e, "trace capture /dev/full:") || strings.Contains(e, "/dev/full\n") {
+			t.Errorf("%v: the run describes the capture it could not write, or how to decode it: %s", tc.args, e)
+		}
+	}
+}
