@@ -747,23 +747,15 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 	return nil
 }
 
-// sameFileName reports whether two output names are the same file (the
-// capture is created at the end of the run, too late to refuse it then).
+// sameFileName reports whether two output names are the same file, as
+// createOutput judges (the capture is created at the end of the run, too
+// late to refuse it then).
 func sameFileName(a, b string) bool {
-	if a == "-" || b == "-" {
-		return a == b
+	ref := func(name string) fileRef {
+		info, _ := os.Stat(name)
+		return newFileRef(name, info)
 	}
-	x, err1 := filepath.Abs(a)
-	y, err2 := filepath.Abs(b)
-	if err1 != nil || err2 != nil {
-		return a == b
-	}
-	if x == y {
-		return true
-	}
-	fa, err1 := os.Stat(x)
-	fb, err2 := os.Stat(y)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+	return ref(a).same(ref(b))
 }
 
 // dataTraceArg returns the first data trace option among the run's
