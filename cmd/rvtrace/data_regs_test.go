@@ -3,81 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/rvtrace/rvtrace/filter"
-	"github.com/rvtrace/rvtrace/image"
-	"github.com/rvtrace/rvtrace/ingress"
-	tproto "github.com/rvtrace/rvtrace/protocol"
-	"github.com/rvtrace/rvtrace/sim"
 )
-
-// directDataTrace runs the bare-metal prog on one hart with E-Trace data
-// trace, the encoder built directly from the configuration the flags give
-// (the E-Trace data trace encoder, behind the filter stage when --filter,
-// --trigger or --data-filter is given), fed by the simulator's data trace
-// interface: the reference the register path must match byte for byte.
-func directDataTrace(t *testing.T, prog string, args []string) []byte {
-	t.Helper()
-	fs := flag.NewFlagSet("direct", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfgOf := etraceConfigFlags(fs)
-	fcOf := filter.ConfigFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	cfg, err := cfgOf()
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	fc, err := fcOf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := sim.New(sim.Config{MaxInstret: 2e6, Stdout: io.Discard, Stderr: io.Discard, Diagnostics: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.LoadELF(prog); err != nil {
-		t.Fatal(err)
-	}
-	img := image.NewSet()
-	if err := img.AddELF(prog); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	enc, err := protocols["etrace"].lib.NewEncoder(&out, img, &tproto.Config{ETrace: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fc.Empty() {
-		enc = filter.New(&fc, enc)
-	}
-	port := sim.NewDataPort(m, enc.(ingress.DataSink))
-	if cfg.Data.Split {
-		if err := port.SetSplit(cfg.Data.LRIDWidth); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := m.SetObserver(0, port); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.SetIngress(0, port.Ingress(enc)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Run(); err != nil {
-		t.Fatalf("%v: direct run: %v", args, err)
-	}
-	return out.Bytes()
-}
 
 // TestDataRegisterPathBytes: rvtrace run --trace etrace --data-trace,
 // which programs trTeDataControl, trTeDataFilters and the filter and
@@ -92,17 +25,7 @@ func directDataTrace(t *testing.T, prog string, args []string) []byte {
 // sink holds them padded with null bytes to a whole word.
 func TestDataRegisterPathBytes(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
-	img := image.NewSet()
-	if err := img.AddELF(demo); err != nil {
-		t.Fatal(err)
-	}
-	sym := func(name string) uint64 {
-		a, ok := img.Lookup(name)
-		if !ok {
-			t.Fatalf("demo.elf has no %s", name)
-		}
-		return a
-	}
+	sym := elfSyms(t, demo)
 	fib, qs, data := sym("fib"), sym("quicksort.constprop.0"), sym("data")
 	half := fmt.Sprintf("daddr=%#x-%#x", data, data+0x4b0) // the first half of the array quicksort sorts
 	utdd := []string{"--encap", "utdd", "--src-bits", "2", "--src-id", "1"}
@@ -131,7 +54,7 @@ func TestDataRegisterPathBytes(t *testing.T) {
 	var sizes []int
 	for i, c := range cases {
 		args := append([]string{"--data-trace"}, c...)
-		want := directDataTrace(t, demo, args)
+		want := directTrace(t, "etrace", demo, 1, args)
 		sizes = append(sizes, len(want))
 		out := filepath.Join(dir, fmt.Sprintf("%d.te", i))
 		run := append([]string{"run", "-q", "--max-instret", "2000000", "--trace", "etrace", "-o", out}, args...)
