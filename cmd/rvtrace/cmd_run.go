@@ -348,6 +348,9 @@ func runRun(args []string) error {
 					if err != nil {
 						return fmt.Errorf("-o %s: %w", *out, err)
 					}
+					// (also when the capture failed: -o holds the
+					// whole trace)
+					ts.tapHint(prog, *out)
 					return nil
 				}
 			}
@@ -659,10 +662,12 @@ func runRun(args []string) error {
 						enc += " --context"
 					}
 				}
+				note := ""
 				if dataHarts > 1 {
-					enc += fmt.Sprintf(" --data-trace --data-harts %d (with the run's --data-* options)", dataHarts)
+					enc += fmt.Sprintf(" --data-trace --data-harts %d", dataHarts)
+					note = " (and the run's other --data-* options)"
 				}
-				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
+				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N%s", enc, srcBits, note)
 			}
 			if ds, ok := dataStats(rawEncs, dports); ok {
 				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,

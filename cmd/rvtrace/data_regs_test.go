@@ -430,3 +430,33 @@ func TestTraceCaptureWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestTapDecodeHint: with -o and --trace-capture, run says how to decode
+// -o's trace (the funnel's output) too, also when the capture failed (a
+// wrapped E-Trace buffer with no sync packet to start from): the command
+// it prints decodes -o's whole trace to the run's PCs, data trace
+// included.
+func TestTapDecodeHint(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--encap", "utdd", "--src-bits", "1", "--trace-capture", p("c.te"),
+		"-o", p("whole.te"), "--pcs", p("run.pcs"), demo)
+	if code == 0 || !strings.Contains(e, "no sync packet") {
+		t.Fatalf("run: exit %d, want the capture of the wrapped buffer refused: %s", code, e)
+	}
+	_, hint, ok := strings.Cut(e, "-o "+p("whole.te")+": decode with: rvtrace ")
+	if !ok {
+		t.Fatalf("no decode hint for -o: %s", e)
+	}
+	hint, _, _ = strings.Cut(hint, "\n")
+	args := append(strings.Fields(hint), "--pcs", p("dec.pcs"))
+	if code, _, e := rv(t, args...); code != 0 {
+		t.Fatalf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, e)
+	}
+	want, _ := os.ReadFile(p("run.pcs"))
+	got, _ := os.ReadFile(p("dec.pcs"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("-o decoded with the hint: %d bytes of PCs, the run retired %d", len(got), len(want))
+	}
+}
