@@ -161,13 +161,7 @@ func (e *Encoder) DataStats() etrace.DataStats {
 // endData counts the data encoder that stops, and forgets the requests
 // it had.
 func (e *Encoder) endData() {
-	if e.deng != nil {
-		c := e.deng.Stats()
-		e.dataDone.Accesses += c.Accesses
-		e.dataDone.Bytes += c.Bytes
-		e.dataDone.Full += c.Full
-		e.deng = nil
-	}
+	e.dataDone, e.deng = e.DataStats(), nil
 	e.dataRun = false
 	clear(e.reqRun)
 }
