@@ -45,6 +45,8 @@ func TestDataRegisterPathBytes(t *testing.T) {
 		{"--data-filter", fmt.Sprintf("addr=%#x-%#x", qs, qs+0x80)},
 		{"--data-filter", "priv=U"}, // nothing runs in U: no data packet
 		{"--filter", fmt.Sprintf("addr=%#x-%#x", fib, fib+0x40), "--data-filter", "kind=load"},
+		// the data filter's comparator after the instruction filter's
+		{"--filter", fmt.Sprintf("addr=%#x-%#x", qs, qs+0x200), "--data-filter", half},
 		{"--trigger", fmt.Sprintf("on=%#x,off=%#x", qs, fib), "--data-protocol", "split"},
 		{"--all-modes", "--resync", "64"},
 		append([]string{"--data-src-id", "3"}, utdd...),
