@@ -182,6 +182,9 @@ func runRun(args []string) error {
 	if *trace != "" && *out == "" && !sysTrace {
 		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
 	}
+	if *out != "" && *trace == "" {
+		return fmt.Errorf("-o %s: the trace output needs --trace PROTOCOL (%s)", *out, protocolNames())
+	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
 	switch *ctxSource {

@@ -212,6 +212,12 @@ func TestTraceCaptureWithOutput(t *testing.T) {
 	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "ntrace", "-o", p("same"), "--trace-capture", p("./same"), demo); code == 0 || !strings.Contains(e, "the same file") {
 		t.Errorf("-o and --trace-capture of the same file: exit %d: %s", code, e)
 	}
+	// -o without --trace is refused, not ignored
+	if code, _, e := rv(t, "run", "--max-instret", "1000", "-o", p("none.nex"), demo); code == 0 || !strings.Contains(e, "needs --trace") {
+		t.Errorf("-o without --trace: exit %d: %s", code, e)
+	} else if _, err := os.Stat(p("none.nex")); err == nil {
+		t.Errorf("-o without --trace: the file was created")
+	}
 	// a capture that fails is said even when the run ends with an error of
 	// its own (the instruction limit)
 	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace-system", "--trace-capture", p("none"), demo); code == 0 || !strings.Contains(e, "nothing written") {
