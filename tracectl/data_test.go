@@ -352,6 +352,23 @@ func TestDataOverflowStatus(t *testing.T) {
 	if v := e.ReadReg(TeDataControl); v&dcStallOrOverflow != 0 {
 		t.Errorf("writing 1 did not clear trTeDataStallOrOverflow: %#x", v)
 	}
+	// lost again, then the encoder disabled and enabled
+	e.WriteReg(TeControl, e.ReadReg(TeControl)&^2)
+	e.WriteReg(TeControl, e.ReadReg(TeControl)|2)
+	if err := ds.Access(&ingress.Access{IAddr: 0x1000, DAddr: 0x8000, DType: ingress.DTypeStore, DSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Block(&ingress.Block{IAddr: 0x1000, IRetire: 2, ILastSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e.WriteReg(TeControl, e.ReadReg(TeControl)&^2)
+	if v := e.ReadReg(TeDataControl); v&dcStallOrOverflow == 0 {
+		t.Fatalf("trace lost again: trTeDataControl %#x has no trTeDataStallOrOverflow", v)
+	}
+	e.WriteReg(TeControl, e.ReadReg(TeControl)|2)
+	if v := e.ReadReg(TeDataControl); v&dcStallOrOverflow != 0 {
+		t.Errorf("enabling did not clear trTeDataStallOrOverflow: %#x", v)
+	}
 }
 
 // failWriter takes nothing (a sink that cannot take the trace).
