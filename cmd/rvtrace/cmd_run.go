@@ -135,17 +135,18 @@ func runRun(args []string) error {
 	ts := traceSysFlags(fs)
 	var newEnc encoderFn
 	var p *protocol
-	if name := traceFromArgs(args); name != "" {
+	name := traceFromArgs(args)
+	if name != "" {
 		var err error
 		if p, err = lookupProtocol(name); err != nil {
 			return err
 		}
-		if f := dataTraceArg(args); f != "" && name != "etrace" {
-			return fmt.Errorf("%s: %s has no data trace in rvtrace (its trace encoder's trTeDataImplemented reads 0): data trace is E-Trace's, --trace etrace --data-trace", f, name)
-		}
 		newEnc = p.encoder(fs)
 	}
 	filterCfg := filter.ConfigFlags(fs)
+	if f := dataTraceArg(fs, args); f != "" && name != "" && name != "etrace" {
+		return fmt.Errorf("%s: %s has no data trace in rvtrace (its trace encoder's trTeDataImplemented reads 0): data trace is E-Trace's, --trace etrace --data-trace", f, name)
+	}
 	// Flags stop at the program: what follows is its arguments.
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -767,22 +768,41 @@ func sameFileName(a, b string) bool {
 }
 
 // dataTraceArg returns the first data trace option among the run's
-// options (args before the program), or "".
-func dataTraceArg(args []string) string {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
-				break
-			}
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+// options (before the program), or "".
+func dataTraceArg(fs *flag.FlagSet, args []string) string {
+	for _, name := range flagNames(fs, args) {
 		switch name {
 		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts":
 			return "--" + name
 		}
 	}
 	return ""
+}
+
+// flagNames returns the names of the flags fs.Parse(args) meets, up to
+// the program (the first argument that is neither a flag nor a flag's
+// value) or "--": a flag fs defines takes the next argument as its value
+// unless it is a boolean or has "=value"; a name fs does not define is
+// returned too (fs.Parse then fails on it), taken to have no value.
+func flagNames(fs *flag.FlagSet, args []string) []string {
+	var names []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		name, _, value := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		names = append(names, name)
+		f := fs.Lookup(name)
+		if value || f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		i++ // its value
+	}
+	return names
 }
 
 // useAsync decides whether encoders run on their own goroutine: it pays

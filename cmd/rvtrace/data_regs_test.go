@@ -305,6 +305,14 @@ func TestDataTraceRefused(t *testing.T) {
 			t.Errorf("%v: exit %d, want an error saying %q: %s", tc.args, code, tc.want, e)
 		}
 	}
+	// the program's own arguments are not options of the run, after a
+	// boolean option too
+	for _, args := range [][]string{{"-q", demo, "--data-trace"}, {"-q=true", demo, "--data-filter", "kind=load"}, {demo, "--data-trace"}} {
+		run := append([]string{"run", "--trace", "ntrace", "-o", filepath.Join(dir, "n.nex")}, args...)
+		if code, _, e := rv(t, run...); code != 0 {
+			t.Errorf("%v: exit %d: %s", run, code, e)
+		}
+	}
 }
 
 // TestDataCaptureLoss: data trace through the trace system when the
