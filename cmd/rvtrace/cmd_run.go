@@ -186,6 +186,18 @@ func runRun(args []string) error {
 	if *out != "" && *trace == "" {
 		return fmt.Errorf("-o %s: the trace output needs --trace PROTOCOL (%s)", *out, protocolNames())
 	}
+	if *trace == "" {
+		// (a --trace-script programs the trace system's filters itself)
+		var f string
+		fs.Visit(func(fl *flag.Flag) {
+			if f == "" && (fl.Name == "filter" || fl.Name == "trigger" || fl.Name == "data-filter") {
+				f = fl.Name
+			}
+		})
+		if f != "" {
+			return fmt.Errorf("--%s filters the trace that --trace PROTOCOL encodes: give --trace", f)
+		}
+	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
 	switch *ctxSource {

@@ -212,6 +212,13 @@ func TestTraceCaptureWithOutput(t *testing.T) {
 	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "ntrace", "-o", p("same"), "--trace-capture", p("./same"), demo); code == 0 || !strings.Contains(e, "the same file") {
 		t.Errorf("-o and --trace-capture of the same file: exit %d: %s", code, e)
 	}
+	// --filter, --trigger and --data-filter without --trace are refused,
+	// not ignored
+	for _, f := range [][]string{{"--filter", "priv=U"}, {"--trigger", "on=0x80000000"}, {"--data-filter", "kind=load"}} {
+		if code, _, e := rv(t, append(append([]string{"run", "--max-instret", "1000"}, f...), demo)...); code == 0 || !strings.Contains(e, f[0]+" filters the trace") {
+			t.Errorf("%v without --trace: exit %d: %s", f, code, e)
+		}
+	}
 	// -o without --trace is refused, not ignored
 	if code, _, e := rv(t, "run", "--max-instret", "1000", "-o", p("none.nex"), demo); code == 0 || !strings.Contains(e, "needs --trace") {
 		t.Errorf("-o without --trace: exit %d: %s", code, e)
