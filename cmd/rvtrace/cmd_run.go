@@ -85,22 +85,12 @@ func init() {
 	register(runCmd)
 }
 
-// traceFromArgs finds --trace PROTOCOL before flags are parsed.
-func traceFromArgs(args []string) string {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			// the program: everything after it is its arguments
-			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
-				break
-			}
-		}
-		for _, pre := range []string{"--trace=", "-trace="} {
-			if strings.HasPrefix(a, pre) {
-				return a[len(pre):]
-			}
-		}
-		if (a == "--trace" || a == "-trace") && i+1 < len(args) {
-			return args[i+1]
+// traceFromArgs finds --trace PROTOCOL before flags are parsed (fs
+// defines the run's flags but the encoder's).
+func traceFromArgs(fs *flag.FlagSet, args []string) string {
+	for _, f := range scanFlags(fs, args) {
+		if f.name == "trace" {
+			return f.value
 		}
 	}
 	return ""
@@ -135,7 +125,7 @@ func runRun(args []string) error {
 	ts := traceSysFlags(fs)
 	var newEnc encoderFn
 	var p *protocol
-	name := traceFromArgs(args)
+	name := traceFromArgs(fs, args)
 	if name != "" {
 		var err error
 		if p, err = lookupProtocol(name); err != nil {
@@ -782,39 +772,49 @@ func sameFileName(a, b string) bool {
 // dataTraceArg returns the first data trace option among the run's
 // options (before the program), or "".
 func dataTraceArg(fs *flag.FlagSet, args []string) string {
-	for _, name := range flagNames(fs, args) {
-		switch name {
+	for _, f := range scanFlags(fs, args) {
+		switch f.name {
 		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts":
-			return "--" + name
+			return "--" + f.name
 		}
 	}
 	return ""
 }
 
-// flagNames returns the names of the flags fs.Parse(args) meets, up to
-// the program (the first argument that is neither a flag nor a flag's
-// value) or "--": a flag fs defines takes the next argument as its value
-// unless it is a boolean or has "=value"; a name fs does not define is
-// returned too (fs.Parse then fails on it), taken to have no value.
-func flagNames(fs *flag.FlagSet, args []string) []string {
-	var names []string
+// isBoolFlag reports whether f is a boolean flag (-f alone sets it).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagArg is a flag on the command line and its value.
+type flagArg struct{ name, value string }
+
+// scanFlags returns the flags fs.Parse(args) meets, up to the program
+// (the first argument that is neither a flag nor a flag's value) or
+// "--": a flag fs defines takes the next argument as its value unless it
+// is a boolean or has "=value"; one fs does not define (yet: the
+// encoder's) is taken to have the next argument as its value unless that
+// starts with "-".
+func scanFlags(fs *flag.FlagSet, args []string) []flagArg {
+	var out []flagArg
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" || len(a) < 2 || a[0] != '-' {
 			break
 		}
-		name, _, value := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
-		names = append(names, name)
-		f := fs.Lookup(name)
-		if value || f == nil {
-			continue
+		name, value, ok := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if !ok && i+1 < len(args) {
+			switch f := fs.Lookup(name); {
+			case f != nil && isBoolFlag(f):
+			case f != nil || !strings.HasPrefix(args[i+1], "-"):
+				i++
+				value = args[i]
+			}
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		i++ // its value
+		out = append(out, flagArg{name, value})
 	}
-	return names
+	return out
 }
 
 // useAsync decides whether encoders run on their own goroutine: it pays

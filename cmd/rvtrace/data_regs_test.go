@@ -320,6 +320,9 @@ func TestDataTraceRefused(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", run, code, e)
 		}
 	}
+	if code, _, e := rv(t, "run", "-q", demo, "--trace", "bogus"); code != 0 {
+		t.Errorf("run -q demo.elf --trace bogus (the program's arguments): exit %d: %s", code, e)
+	}
 }
 
 // TestDataCaptureLoss: data trace through the trace system when the
