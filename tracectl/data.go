@@ -161,13 +161,7 @@ func (e *Encoder) DataStats() etrace.DataStats {
 // endData counts the data encoder that stops, and forgets the requests
 // it had.
 func (e *Encoder) endData() {
-	if e.deng != nil {
-		c := e.deng.Stats()
-		e.dataDone.Accesses += c.Accesses
-		e.dataDone.Bytes += c.Bytes
-		e.dataDone.Full += c.Full
-		e.deng = nil
-	}
+	e.dataDone, e.deng = e.DataStats(), nil
 	e.dataRun = false
 	clear(e.reqRun)
 }
@@ -193,37 +187,21 @@ func (e *Encoder) fixData() {
 		e.b.setField(TeDataControl, "trTeDataImplemented", 1)
 		return
 	}
-	e.b.val[e.b.reg(TeDataControl)] = 0
-	e.b.val[e.b.reg(TeDataFilters)] = 0
-	for i := 0; i < NumFilters; i++ {
-		base := uint32(TeFilterBase + FilterStride*i)
-		e.b.val[e.b.reg(base+FilterControl)] &^= filterMatchDtype
-		e.b.val[e.b.reg(base+FilterMatchData)] &^= dtypeChoiceMask
-	}
-	for j := 0; j < NumComparators; j++ {
-		k := e.b.reg(uint32(TeCompBase + FilterStride*j + CompControl))
-		v := e.b.val[k]
-		if v&3 == uint32(filter.InDAddr) {
-			v &^= 3
-		}
-		if v>>2&3 == uint32(filter.InDAddr) {
-			v &^= 3 << 2
-		}
-		e.b.val[k] = v
+	for i := range e.b.regs {
+		e.b.val[i] = withoutData(e.b.regs[i].Offset, e.b.val[i], 0)
 	}
 }
 
 // legalizeData applies the WARL rules of the data trace fields after a
-// write of the register at off whose value was old. It reports whether
-// off was such a register.
-func (e *Encoder) legalizeData(off, old uint32) bool {
+// write of the register at off whose value was old.
+func (e *Encoder) legalizeData(off, old uint32) {
 	i := e.b.reg(off)
-	switch {
-	case off == TeDataControl:
-		if !e.dataImpl() {
-			e.b.val[i] = 0
-			return true
-		}
+	if !e.dataImpl() {
+		e.b.val[i] = withoutData(off, e.b.val[i], old)
+		return
+	}
+	switch off {
+	case TeDataControl:
 		v := e.b.val[i]
 		const tracing, noValue, noAddr = 1 << 1, 1 << 16, 1 << 17
 		if v&(noValue|noAddr) == noValue|noAddr {
@@ -233,38 +211,36 @@ func (e *Encoder) legalizeData(off, old uint32) bool {
 			v = v&^tracing | old&tracing
 		}
 		e.b.val[i] = v
-	case off == TeDataFilters:
-		if !e.dataImpl() {
-			e.b.val[i] = 0
-		} else {
-			e.b.val[i] &= 1<<NumFilters - 1
-		}
+	case TeDataFilters:
+		e.b.val[i] &= 1<<NumFilters - 1
+	}
+}
+
+// withoutData returns v, a value of the register at off, with the fields
+// only data trace has legalized for an encoder without data trace:
+// trTeDataControl and trTeDataFilters read 0, a filter's dtype match and
+// choice keep their value in old, a comparator input of daddr is old's
+// input instead (fixData passes old 0: the fields tied to 0).
+func withoutData(off, v, old uint32) uint32 {
+	keep := func(mask uint32) uint32 { return v&^mask | old&mask }
+	switch {
+	case off == TeDataControl || off == TeDataFilters:
+		return 0
 	case off >= TeFilterBase && off < TeFilterBase+FilterStride*NumFilters:
 		switch off % FilterStride {
 		case FilterControl:
-			if !e.dataImpl() {
-				e.b.val[i] = e.b.val[i]&^filterMatchDtype | old&filterMatchDtype
-			}
+			return keep(filterMatchDtype)
 		case FilterMatchData:
-			if !e.dataImpl() {
-				e.b.val[i] = e.b.val[i]&^dtypeChoiceMask | old&dtypeChoiceMask
-			}
+			return keep(dtypeChoiceMask)
 		}
 	case off >= TeCompBase && off < TeCompBase+FilterStride*NumComparators && off%FilterStride == CompControl:
-		if !e.dataImpl() {
-			v := e.b.val[i]
-			if v&3 == uint32(filter.InDAddr) {
-				v = v&^3 | old&3
+		for _, input := range []uint32{3, 3 << 2} { // trTeCompPInput, trTeCompSInput
+			if v&input == uint32(filter.InDAddr)*(input/3) {
+				v = keep(input)
 			}
-			if v>>2&3 == uint32(filter.InDAddr) {
-				v = v&^(3<<2) | old&(3<<2)
-			}
-			e.b.val[i] = v
 		}
-	default:
-		return false
 	}
-	return true
+	return v
 }
 
 // dataConfig returns the data trace configuration the registers select,

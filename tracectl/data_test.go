@@ -83,11 +83,33 @@ func TestDataControlImplemented(t *testing.T) {
 	if v := e.ReadReg(TeDataControl); v != dcImplemented {
 		t.Errorf("E-Trace with a data interface: trTeDataControl reads %#x, want %#x (implemented, the rest at reset 0)", v, dcImplemented)
 	}
-	// back to N-Trace: the data fields are tied to 0 again
+	// back to N-Trace: the data fields are tied to 0 again (a comparator
+	// input of daddr to iaddr, 0), the others keep their values
 	e.WriteReg(TeDataControl, dcTracing|dcNoValue)
+	e.WriteReg(TeFilterBase+FilterControl, 1<<24|1)
+	e.WriteReg(TeFilterBase+FilterMatchData, DtypeLoads)
+	e.WriteReg(TeCompBase+CompControl, 3|1<<2|1<<4) // daddr, context, function 1
 	e.WriteReg(TeControl, 1|FormatNTrace<<24)
-	if v := e.ReadReg(TeDataControl); v != 0 {
-		t.Errorf("back to N-Trace: trTeDataControl reads %#x, want 0", v)
+	for _, r := range []struct {
+		off        uint32
+		want       uint32
+		what, name string
+	}{
+		{TeDataControl, 0, "0", "trTeDataControl"},
+		{TeFilterBase + FilterControl, 1, "1 (enabled, no dtype match)", "trTeFilter0Control"},
+		{TeFilterBase + FilterMatchData, 0, "0", "trTeFilter0MatchData"},
+		{TeCompBase + CompControl, 1<<2 | 1<<4, "iaddr, context, function 1", "trTeComp0Control"},
+	} {
+		if v := e.ReadReg(r.off); v != r.want {
+			t.Errorf("back to N-Trace: %s reads %#x, want %#x (%s)", r.name, v, r.want, r.what)
+		}
+	}
+	// a write of the daddr input is not kept: the input keeps its value
+	// (WARL)
+	e.WriteReg(TeCompBase+FilterStride+CompControl, 1|2<<2) // context, tval
+	e.WriteReg(TeCompBase+FilterStride+CompControl, 3|3<<2|1<<4)
+	if v := e.ReadReg(TeCompBase + FilterStride + CompControl); v != 1|2<<2|1<<4 {
+		t.Errorf("N-Trace: trTeComp1Control reads %#x after writing the daddr inputs over context and tval, want %#x", v, 1|2<<2|1<<4)
 	}
 	// E-Trace without a data interface
 	e2 := NewEncoder(image.NewSet(), &bytes.Buffer{})
@@ -329,6 +351,23 @@ func TestDataOverflowStatus(t *testing.T) {
 	e.WriteReg(TeDataControl, e.ReadReg(TeDataControl)|dcStallOrOverflow)
 	if v := e.ReadReg(TeDataControl); v&dcStallOrOverflow != 0 {
 		t.Errorf("writing 1 did not clear trTeDataStallOrOverflow: %#x", v)
+	}
+	// lost again, then the encoder disabled and enabled
+	e.WriteReg(TeControl, e.ReadReg(TeControl)&^2)
+	e.WriteReg(TeControl, e.ReadReg(TeControl)|2)
+	if err := ds.Access(&ingress.Access{IAddr: 0x1000, DAddr: 0x8000, DType: ingress.DTypeStore, DSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Block(&ingress.Block{IAddr: 0x1000, IRetire: 2, ILastSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e.WriteReg(TeControl, e.ReadReg(TeControl)&^2)
+	if v := e.ReadReg(TeDataControl); v&dcStallOrOverflow == 0 {
+		t.Fatalf("trace lost again: trTeDataControl %#x has no trTeDataStallOrOverflow", v)
+	}
+	e.WriteReg(TeControl, e.ReadReg(TeControl)|2)
+	if v := e.ReadReg(TeDataControl); v&dcStallOrOverflow != 0 {
+		t.Errorf("enabling did not clear trTeDataStallOrOverflow: %#x", v)
 	}
 }
 

@@ -188,9 +188,7 @@ func (e *Encoder) WriteReg(off, v uint32) error {
 
 // legalize applies the WARL rules that depend on other fields.
 func (e *Encoder) legalize(off, old uint32) {
-	if e.legalizeData(off, old) {
-		return
-	}
+	e.legalizeData(off, old)
 	switch {
 	case off == TeInstFeatures:
 		e.fixFeatures(old)

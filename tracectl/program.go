@@ -246,37 +246,8 @@ func (e *Encoder) programFilters(f *filter.Config) error {
 			Detail: fmt.Sprintf("%d comparators asked for, the encoder has %d", len(f.Comparators), NumComparators)}
 	}
 	for i := range f.Filters {
-		fl := &f.Filters[i]
-		base := uint32(TeFilterBase + FilterStride*i)
-		if len(fl.Comp) > 3 {
-			return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", i), Field: "trTeFilterComp3", Wrote: uint64(len(fl.Comp)),
-				Detail: fmt.Sprintf("a filter matches up to 3 comparators, not %d", len(fl.Comp))}
-		}
-		ctl := []fv{{"trTeFilterEnable", 1}, {"trTeFilterMatchPrivilege", u64(fl.MatchPrivilege)},
-			{"trTeFilterMatchEcause", u64(fl.MatchEcause)}, {"trTeFilterMatchInterrupt", u64(fl.MatchInterrupt)},
-			{"trTeFilterMatchImpdef", u64(fl.MatchImpdef)}}
-		for k := 0; k < 3; k++ {
-			n := fmt.Sprint(k + 1)
-			if k < len(fl.Comp) {
-				ctl = append(ctl, fv{"trTeFilterMatchComp" + n, 1}, fv{"trTeFilterComp" + n, uint64(fl.Comp[k])})
-			} else {
-				ctl = append(ctl, fv{"trTeFilterMatchComp" + n, 0})
-			}
-		}
-		for _, w := range []struct {
-			off uint32
-			fs  []fv
-		}{
-			{FilterControl, ctl},
-			{FilterMatchInst, []fv{{"trTeFilterMatchChoicePrivilege", uint64(fl.Privileges)}, {"trTeFilterMatchValueInterrupt", u64(fl.Interrupt)}}},
-			{FilterEcauseLow, []fv{{"trTeFilterMatchChoiceEcauseLow", fl.Ecauses & 0xFFFFFFFF}}},
-			{FilterEcauseHigh, []fv{{"trTeFilterMatchChoiceEcauseHigh", fl.Ecauses >> 32}}},
-			{FilterImpdefValue, []fv{{"trTeFilterMatchValueImpdef", fl.ImpdefValue}}},
-			{FilterImpdefMask, []fv{{"trTeFilterMatchMaskImpdef", fl.ImpdefMask}}},
-		} {
-			if err := e.setFields(base+w.off, w.fs...); err != nil {
-				return err
-			}
+		if err := e.programFilter(i, &f.Filters[i], 0, false); err != nil {
+			return err
 		}
 	}
 	for j := range f.Comparators {
@@ -302,39 +273,8 @@ func (e *Encoder) programFilters(f *filter.Config) error {
 			Detail: fmt.Sprintf("%d instruction and %d data filter comparators asked for, the encoder has %d", nc, len(f.DataComparators), NumComparators)}
 	}
 	for i := range f.DataFilters {
-		fl := &f.DataFilters[i]
-		n := nf + i
-		if len(fl.Comp) > 3 {
-			return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", n), Field: "trTeFilterComp3", Wrote: uint64(len(fl.Comp)),
-				Detail: fmt.Sprintf("a filter matches up to 3 comparators, not %d", len(fl.Comp))}
-		}
-		if fl.MatchEcause || fl.MatchInterrupt || fl.MatchImpdef {
-			return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", n), Field: "trTeFilterMatchEcause",
-				Detail: "a data filter matches privilege, dtype and comparators only"}
-		}
-		base := uint32(TeFilterBase + FilterStride*n)
-		ctl := []fv{{"trTeFilterEnable", 1}, {"trTeFilterMatchPrivilege", u64(fl.MatchPrivilege)},
-			{"trTeFilterMatchEcause", 0}, {"trTeFilterMatchInterrupt", 0}, {"trTeFilterMatchImpdef", 0},
-			{"trTeFilterMatchDtype", u64(fl.MatchKind)}}
-		for k := 0; k < 3; k++ {
-			m := fmt.Sprint(k + 1)
-			if k < len(fl.Comp) {
-				ctl = append(ctl, fv{"trTeFilterMatchComp" + m, 1}, fv{"trTeFilterComp" + m, uint64(nc + fl.Comp[k])})
-			} else {
-				ctl = append(ctl, fv{"trTeFilterMatchComp" + m, 0})
-			}
-		}
-		for _, w := range []struct {
-			off uint32
-			fs  []fv
-		}{
-			{FilterMatchInst, []fv{{"trTeFilterMatchChoicePrivilege", uint64(fl.Privileges)}}},
-			{FilterMatchData, []fv{{"trTeFilterMatchChoiceDtype", uint64(dtypesOf(fl.Kinds))}}},
-			{FilterControl, ctl},
-		} {
-			if err := e.setFields(base+w.off, w.fs...); err != nil {
-				return err
-			}
+		if err := e.programFilter(nf+i, &f.DataFilters[i], nc, true); err != nil {
+			return err
 		}
 	}
 	for j := range f.DataComparators {
@@ -343,6 +283,58 @@ func (e *Encoder) programFilters(f *filter.Config) error {
 		}
 	}
 	return e.setFields(TeDataFilters, fv{"trTeDataFilters", (1<<len(f.DataFilters) - 1) << nf})
+}
+
+// programFilter writes filter unit n: fl, an instruction filter or (data)
+// a data filter, whose comparator k is unit firstComp+k.
+func (e *Encoder) programFilter(n int, fl *filter.Filter, firstComp int, data bool) error {
+	if len(fl.Comp) > 3 {
+		return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", n), Field: "trTeFilterComp3", Wrote: uint64(len(fl.Comp)),
+			Detail: fmt.Sprintf("a filter matches up to 3 comparators, not %d", len(fl.Comp))}
+	}
+	if data && (fl.MatchEcause || fl.MatchInterrupt || fl.MatchImpdef) {
+		return &FieldError{Register: fmt.Sprintf("trTeFilter%dControl", n), Field: "trTeFilterMatchEcause",
+			Detail: "a data filter matches privilege, dtype and comparators only"}
+	}
+	ctl := []fv{{"trTeFilterEnable", 1}, {"trTeFilterMatchPrivilege", u64(fl.MatchPrivilege)},
+		{"trTeFilterMatchEcause", u64(fl.MatchEcause)}, {"trTeFilterMatchInterrupt", u64(fl.MatchInterrupt)},
+		{"trTeFilterMatchImpdef", u64(fl.MatchImpdef)}}
+	for k := 0; k < 3; k++ {
+		m := fmt.Sprint(k + 1)
+		if k < len(fl.Comp) {
+			ctl = append(ctl, fv{"trTeFilterMatchComp" + m, 1}, fv{"trTeFilterComp" + m, uint64(firstComp + fl.Comp[k])})
+		} else {
+			ctl = append(ctl, fv{"trTeFilterMatchComp" + m, 0})
+		}
+	}
+	type write struct {
+		off uint32
+		fs  []fv
+	}
+	var ws []write
+	if data {
+		ws = []write{
+			{FilterMatchInst, []fv{{"trTeFilterMatchChoicePrivilege", uint64(fl.Privileges)}}},
+			{FilterMatchData, []fv{{"trTeFilterMatchChoiceDtype", uint64(dtypesOf(fl.Kinds))}}},
+			{FilterControl, append(ctl, fv{"trTeFilterMatchDtype", u64(fl.MatchKind)})},
+		}
+	} else {
+		ws = []write{
+			{FilterControl, ctl},
+			{FilterMatchInst, []fv{{"trTeFilterMatchChoicePrivilege", uint64(fl.Privileges)}, {"trTeFilterMatchValueInterrupt", u64(fl.Interrupt)}}},
+			{FilterEcauseLow, []fv{{"trTeFilterMatchChoiceEcauseLow", fl.Ecauses & 0xFFFFFFFF}}},
+			{FilterEcauseHigh, []fv{{"trTeFilterMatchChoiceEcauseHigh", fl.Ecauses >> 32}}},
+			{FilterImpdefValue, []fv{{"trTeFilterMatchValueImpdef", fl.ImpdefValue}}},
+			{FilterImpdefMask, []fv{{"trTeFilterMatchMaskImpdef", fl.ImpdefMask}}},
+		}
+	}
+	base := uint32(TeFilterBase + FilterStride*n)
+	for _, w := range ws {
+		if err := e.setFields(base+w.off, w.fs...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // programData writes trTeDataControl: data tracing on with the packet

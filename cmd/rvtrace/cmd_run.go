@@ -85,22 +85,12 @@ func init() {
 	register(runCmd)
 }
 
-// traceFromArgs finds --trace PROTOCOL before flags are parsed.
-func traceFromArgs(args []string) string {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			// the program: everything after it is its arguments
-			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
-				break
-			}
-		}
-		for _, pre := range []string{"--trace=", "-trace="} {
-			if strings.HasPrefix(a, pre) {
-				return a[len(pre):]
-			}
-		}
-		if (a == "--trace" || a == "-trace") && i+1 < len(args) {
-			return args[i+1]
+// traceFromArgs finds --trace PROTOCOL before flags are parsed (fs
+// defines the run's flags but the encoder's).
+func traceFromArgs(fs *flag.FlagSet, args []string) string {
+	for _, f := range scanFlags(fs, args) {
+		if f.name == "trace" {
+			return f.value
 		}
 	}
 	return ""
@@ -135,17 +125,18 @@ func runRun(args []string) error {
 	ts := traceSysFlags(fs)
 	var newEnc encoderFn
 	var p *protocol
-	if name := traceFromArgs(args); name != "" {
+	name := traceFromArgs(fs, args)
+	if name != "" {
 		var err error
 		if p, err = lookupProtocol(name); err != nil {
 			return err
 		}
-		if f := dataTraceArg(args); f != "" && name != "etrace" {
-			return fmt.Errorf("%s: %s has no data trace in rvtrace (its trace encoder's trTeDataImplemented reads 0): data trace is E-Trace's, --trace etrace --data-trace", f, name)
-		}
 		newEnc = p.encoder(fs)
 	}
 	filterCfg := filter.ConfigFlags(fs)
+	if f := dataTraceArg(fs, args); f != "" && name != "" && name != "etrace" {
+		return fmt.Errorf("%s: %s has no data trace in rvtrace (its trace encoder's trTeDataImplemented reads 0): data trace is E-Trace's, --trace etrace --data-trace", f, name)
+	}
 	// Flags stop at the program: what follows is its arguments.
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -181,6 +172,21 @@ func runRun(args []string) error {
 	}
 	if *trace != "" && *out == "" && !sysTrace {
 		return fmt.Errorf("--trace needs -o OUT, or --trace-capture FILE to trace through the trace system's funnel and RAM sink")
+	}
+	if *out != "" && *trace == "" {
+		return fmt.Errorf("-o %s: the trace output needs --trace PROTOCOL (%s)", *out, protocolNames())
+	}
+	if *trace == "" {
+		// (a --trace-script programs the trace system's filters itself)
+		var f string
+		fs.Visit(func(fl *flag.Flag) {
+			if f == "" && (fl.Name == "filter" || fl.Name == "trigger" || fl.Name == "data-filter") {
+				f = fl.Name
+			}
+		})
+		if f != "" {
+			return fmt.Errorf("--%s filters the trace that --trace PROTOCOL encodes: give --trace", f)
+		}
 	}
 	cfg := sim.Config{XLEN: *xlen, Harts: *harts, MaxInstret: *maxInstret, Stdout: stdout, Stderr: stderr, Diagnostics: stderr,
 		PMPEntries: *pmpEntries}
@@ -348,6 +354,9 @@ func runRun(args []string) error {
 					if err != nil {
 						return fmt.Errorf("-o %s: %w", *out, err)
 					}
+					// (also when the capture failed: -o holds the
+					// whole trace)
+					ts.tapHint(prog, *out)
 					return nil
 				}
 			}
@@ -625,13 +634,17 @@ func runRun(args []string) error {
 		runErr = err
 	}
 	for _, f := range []func() error{func() error { return ts.finish(prog, *quiet) }, tapClose} {
+		var oe *OutputError
 		switch err := f(); {
 		case err == nil:
 		case runErr == nil:
 			runErr = err
+		case errors.As(err, &oe):
+			// a write error of an output: said with the others after the
+			// command (finishFiles), once
 		default:
 			// the run ended with an error of its own (--max-instret, a
-			// signal...): the capture's or the tap's is said too
+			// signal...): the capture's is said too
 			fmt.Fprintf(stderr, "rvtrace run: %v\n", err)
 		}
 	}
@@ -655,10 +668,12 @@ func runRun(args []string) error {
 						enc += " --context"
 					}
 				}
+				note := ""
 				if dataHarts > 1 {
-					enc += fmt.Sprintf(" --data-trace --data-harts %d (with the run's --data-* options)", dataHarts)
+					enc += fmt.Sprintf(" --data-trace --data-harts %d", dataHarts)
+					note = " (and the run's other --data-* options)"
 				}
-				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N", enc, srcBits)
+				line += fmt.Sprintf(", one source per hart: decode with%s --src-bits %d --src N%s", enc, srcBits, note)
 			}
 			if ds, ok := dataStats(rawEncs, dports); ok {
 				line += fmt.Sprintf(", of which data trace %d bytes for %d accesses (%.2f bytes/access)", ds.Bytes, ds.Accesses,
@@ -743,42 +758,63 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 	return nil
 }
 
-// sameFileName reports whether two output names are the same file (the
-// capture is created at the end of the run, too late to refuse it then).
+// sameFileName reports whether two output names are the same file, as
+// createOutput judges (the capture is created at the end of the run, too
+// late to refuse it then).
 func sameFileName(a, b string) bool {
-	if a == "-" || b == "-" {
-		return a == b
+	ref := func(name string) fileRef {
+		info, _ := os.Stat(name)
+		return newFileRef(name, info)
 	}
-	x, err1 := filepath.Abs(a)
-	y, err2 := filepath.Abs(b)
-	if err1 != nil || err2 != nil {
-		return a == b
-	}
-	if x == y {
-		return true
-	}
-	fa, err1 := os.Stat(x)
-	fb, err2 := os.Stat(y)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+	return ref(a).same(ref(b))
 }
 
 // dataTraceArg returns the first data trace option among the run's
-// options (args before the program), or "".
-func dataTraceArg(args []string) string {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			if i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") {
-				break
-			}
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
+// options (before the program), or "".
+func dataTraceArg(fs *flag.FlagSet, args []string) string {
+	for _, f := range scanFlags(fs, args) {
+		switch f.name {
 		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts":
-			return "--" + name
+			return "--" + f.name
 		}
 	}
 	return ""
+}
+
+// isBoolFlag reports whether f is a boolean flag (-f alone sets it).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagArg is a flag on the command line and its value.
+type flagArg struct{ name, value string }
+
+// scanFlags returns the flags fs.Parse(args) meets, up to the program
+// (the first argument that is neither a flag nor a flag's value) or
+// "--": a flag fs defines takes the next argument as its value unless it
+// is a boolean or has "=value"; one fs does not define (yet: the
+// encoder's) is taken to have the next argument as its value unless that
+// starts with "-".
+func scanFlags(fs *flag.FlagSet, args []string) []flagArg {
+	var out []flagArg
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		name, value, ok := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if !ok && i+1 < len(args) {
+			switch f := fs.Lookup(name); {
+			case f != nil && isBoolFlag(f):
+			case f != nil || !strings.HasPrefix(args[i+1], "-"):
+				i++
+				value = args[i]
+			}
+		}
+		out = append(out, flagArg{name, value})
+	}
+	return out
 }
 
 // useAsync decides whether encoders run on their own goroutine: it pays

@@ -185,6 +185,10 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 		keep(derr)
 		keep(t.bw.Flush())
 		keep(t.out.Close())
+		if firstErr != nil {
+			// the file does not hold the trace: nothing to describe
+			return firstErr
+		}
 		if n == 0 {
 			keep(fmt.Errorf("--trace-capture %s: the trace RAM sink stored no trace; the file is empty", *t.capture))
 			return firstErr
@@ -197,7 +201,7 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 				*t.capture, n, t.sys.Sink.Wraps())
 		}
 		if set, ok := t.sys.Encoders[0].LastSettings(); ok {
-			t.decodeHint(set, prog)
+			t.decodeHint(set, prog, *t.capture, "")
 		}
 		return firstErr
 	}
@@ -216,8 +220,14 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 		return firstErr
 	}
 	_, werr := f.Write(c.Bytes)
-	keep(werr)
-	keep(f.Close())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		// the file does not hold the capture: nothing to describe
+		keep(werr)
+		return firstErr
+	}
 	if c.Wrapped {
 		// Said even with -q: the capture is not the whole trace.
 		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: the RAM sink wrapped: %d bytes of older trace were overwritten, and the %d bytes before the first sync in the buffer were dropped (%d bytes lost in all); the capture starts at that sync (--trace-capture-all keeps everything)\n",
@@ -227,15 +237,28 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: %d bytes\n", *t.capture, len(c.Bytes))
 	}
 	if c.Enabled {
-		t.decodeHint(c.Settings, prog)
+		t.decodeHint(c.Settings, prog, *t.capture, "")
 	} else {
 		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: the trace encoder of hart 0 was never enabled\n", *t.capture)
 	}
 	return firstErr
 }
 
-// decodeHint says how to decode the capture.
-func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
+// tapHint says how to decode the funnel's output that -o (out) recorded
+// (SetTap): with the options of the encoders' last start, as the capture.
+func (t *traceSys) tapHint(prog, out string) {
+	if set, ok := t.sys.Encoders[0].LastSettings(); ok {
+		t.decodeHint(set, prog, out, "-o "+out)
+	}
+}
+
+// decodeHint says how to decode file, the capture (what is "") or, named
+// by what, another trace of the encoders' settings s.
+func (t *traceSys) decodeHint(s tracectl.Settings, prog, file, what string) {
+	about, prefix := "trace capture "+file, ""
+	if what != "" {
+		about, prefix = what, what+": "
+	}
 	var args []string
 	if s.Format == tracectl.FormatNTrace {
 		args = ntraceDecodeArgs(s.NTrace)
@@ -246,10 +269,10 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
 		var params []string
 		args, params = etraceDecodeArgs(s.ETrace)
 		if d := s.ETrace.Data; d != nil && d.Filter.HasData() {
-			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: decode with the run's --data-filter options as SPEC (the data joiner expects the accesses they let through)\n", *t.capture)
+			fmt.Fprintf(stderr, "rvtrace run: %s: decode with the run's --data-filter options as SPEC (the data joiner expects the accesses they let through)\n", about)
 		}
 		if len(params) > 0 {
-			fmt.Fprintf(stderr, "rvtrace run: trace capture %s: decode with a --config file holding: %s\n", *t.capture, strings.Join(params, "; "))
+			fmt.Fprintf(stderr, "rvtrace run: %s: decode with a --config file holding: %s\n", about, strings.Join(params, "; "))
 			args = append(args, "--config", "PARAMS")
 		}
 	}
@@ -257,7 +280,7 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog string) {
 	if len(t.sys.Encoders) > 1 && (s.NTrace.SrcBits > 0 || s.ETrace.SrcBits > 0) {
 		srcs = " (one source per hart: --src N selects hart N's trace)"
 	}
-	fmt.Fprintf(stderr, "rvtrace run: decode with: rvtrace decode %s --image %s %s%s\n", strings.Join(args, " "), prog, *t.capture, srcs)
+	fmt.Fprintf(stderr, "rvtrace run: %sdecode with: rvtrace decode %s --image %s %s%s\n", prefix, strings.Join(args, " "), prog, file, srcs)
 }
 
 // ntraceDecodeArgs returns the rvtrace decode options of an N-Trace

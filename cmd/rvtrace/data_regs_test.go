@@ -3,81 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/rvtrace/rvtrace/filter"
-	"github.com/rvtrace/rvtrace/image"
-	"github.com/rvtrace/rvtrace/ingress"
-	tproto "github.com/rvtrace/rvtrace/protocol"
-	"github.com/rvtrace/rvtrace/sim"
 )
-
-// directDataTrace runs the bare-metal prog on one hart with E-Trace data
-// trace, the encoder built directly from the configuration the flags give
-// (the E-Trace data trace encoder, behind the filter stage when --filter,
-// --trigger or --data-filter is given), fed by the simulator's data trace
-// interface: the reference the register path must match byte for byte.
-func directDataTrace(t *testing.T, prog string, args []string) []byte {
-	t.Helper()
-	fs := flag.NewFlagSet("direct", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfgOf := etraceConfigFlags(fs)
-	fcOf := filter.ConfigFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	cfg, err := cfgOf()
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	fc, err := fcOf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := sim.New(sim.Config{MaxInstret: 2e6, Stdout: io.Discard, Stderr: io.Discard, Diagnostics: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.LoadELF(prog); err != nil {
-		t.Fatal(err)
-	}
-	img := image.NewSet()
-	if err := img.AddELF(prog); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	enc, err := protocols["etrace"].lib.NewEncoder(&out, img, &tproto.Config{ETrace: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fc.Empty() {
-		enc = filter.New(&fc, enc)
-	}
-	port := sim.NewDataPort(m, enc.(ingress.DataSink))
-	if cfg.Data.Split {
-		if err := port.SetSplit(cfg.Data.LRIDWidth); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := m.SetObserver(0, port); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.SetIngress(0, port.Ingress(enc)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Run(); err != nil {
-		t.Fatalf("%v: direct run: %v", args, err)
-	}
-	return out.Bytes()
-}
 
 // TestDataRegisterPathBytes: rvtrace run --trace etrace --data-trace,
 // which programs trTeDataControl, trTeDataFilters and the filter and
@@ -92,17 +25,7 @@ func directDataTrace(t *testing.T, prog string, args []string) []byte {
 // sink holds them padded with null bytes to a whole word.
 func TestDataRegisterPathBytes(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
-	img := image.NewSet()
-	if err := img.AddELF(demo); err != nil {
-		t.Fatal(err)
-	}
-	sym := func(name string) uint64 {
-		a, ok := img.Lookup(name)
-		if !ok {
-			t.Fatalf("demo.elf has no %s", name)
-		}
-		return a
-	}
+	sym := elfSyms(t, demo)
 	fib, qs, data := sym("fib"), sym("quicksort.constprop.0"), sym("data")
 	half := fmt.Sprintf("daddr=%#x-%#x", data, data+0x4b0) // the first half of the array quicksort sorts
 	utdd := []string{"--encap", "utdd", "--src-bits", "2", "--src-id", "1"}
@@ -122,6 +45,8 @@ func TestDataRegisterPathBytes(t *testing.T) {
 		{"--data-filter", fmt.Sprintf("addr=%#x-%#x", qs, qs+0x80)},
 		{"--data-filter", "priv=U"}, // nothing runs in U: no data packet
 		{"--filter", fmt.Sprintf("addr=%#x-%#x", fib, fib+0x40), "--data-filter", "kind=load"},
+		// the data filter's comparator after the instruction filter's
+		{"--filter", fmt.Sprintf("addr=%#x-%#x", qs, qs+0x200), "--data-filter", half},
 		{"--trigger", fmt.Sprintf("on=%#x,off=%#x", qs, fib), "--data-protocol", "split"},
 		{"--all-modes", "--resync", "64"},
 		append([]string{"--data-src-id", "3"}, utdd...),
@@ -131,7 +56,7 @@ func TestDataRegisterPathBytes(t *testing.T) {
 	var sizes []int
 	for i, c := range cases {
 		args := append([]string{"--data-trace"}, c...)
-		want := directDataTrace(t, demo, args)
+		want := directTrace(t, "etrace", demo, 1, args)
 		sizes = append(sizes, len(want))
 		out := filepath.Join(dir, fmt.Sprintf("%d.te", i))
 		run := append([]string{"run", "-q", "--max-instret", "2000000", "--trace", "etrace", "-o", out}, args...)
@@ -287,6 +212,19 @@ func TestTraceCaptureWithOutput(t *testing.T) {
 	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "ntrace", "-o", p("same"), "--trace-capture", p("./same"), demo); code == 0 || !strings.Contains(e, "the same file") {
 		t.Errorf("-o and --trace-capture of the same file: exit %d: %s", code, e)
 	}
+	// --filter, --trigger and --data-filter without --trace are refused,
+	// not ignored
+	for _, f := range [][]string{{"--filter", "priv=U"}, {"--trigger", "on=0x80000000"}, {"--data-filter", "kind=load"}} {
+		if code, _, e := rv(t, append(append([]string{"run", "--max-instret", "1000"}, f...), demo)...); code == 0 || !strings.Contains(e, f[0]+" filters the trace") {
+			t.Errorf("%v without --trace: exit %d: %s", f, code, e)
+		}
+	}
+	// -o without --trace is refused, not ignored
+	if code, _, e := rv(t, "run", "--max-instret", "1000", "-o", p("none.nex"), demo); code == 0 || !strings.Contains(e, "needs --trace") {
+		t.Errorf("-o without --trace: exit %d: %s", code, e)
+	} else if _, err := os.Stat(p("none.nex")); err == nil {
+		t.Errorf("-o without --trace: the file was created")
+	}
 	// a capture that fails is said even when the run ends with an error of
 	// its own (the instruction limit)
 	if code, _, e := rv(t, "run", "--max-instret", "1000", "--trace-system", "--trace-capture", p("none"), demo); code == 0 || !strings.Contains(e, "nothing written") {
@@ -373,6 +311,17 @@ func TestDataTraceRefused(t *testing.T) {
 		if code == 0 || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d, want an error saying %q: %s", tc.args, code, tc.want, e)
 		}
+	}
+	// the program's own arguments are not options of the run, after a
+	// boolean option too
+	for _, args := range [][]string{{"-q", demo, "--data-trace"}, {"-q=true", demo, "--data-filter", "kind=load"}, {demo, "--data-trace"}} {
+		run := append([]string{"run", "--trace", "ntrace", "-o", filepath.Join(dir, "n.nex")}, args...)
+		if code, _, e := rv(t, run...); code != 0 {
+			t.Errorf("%v: exit %d: %s", run, code, e)
+		}
+	}
+	if code, _, e := rv(t, "run", "-q", demo, "--trace", "bogus"); code != 0 {
+		t.Errorf("run -q demo.elf --trace bogus (the program's arguments): exit %d: %s", code, e)
 	}
 }
 
@@ -475,4 +424,65 @@ func jsonValues(t *testing.T, path string) []string {
 		}
 	}
 	return out
+}
+
+// TestTraceCaptureWriteError: a capture (or -o, the tap) that cannot be
+// written is an error naming the file, said once, with a non-zero exit,
+// and the run says neither that the file holds the trace nor how to
+// decode it; with the run's own error (the instruction limit) too.
+func TestTraceCaptureWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		bad  string // the file that cannot be written
+	}{
+		{[]string{"--trace-capture", "/dev/full"}, 1, "/dev/full"},
+		{[]string{"--trace-capture", "/dev/full", "--trace-capture-all"}, 1, "/dev/full"},
+		{[]string{"--trace-capture", "/dev/full", "--max-instret", "20000"}, 1, "/dev/full"},
+		{[]string{"--trace-capture", filepath.Join(dir, "c.nex"), "-o", "/dev/full", "--max-instret", "20000"}, 1, "/dev/full"},
+	} {
+		args := append([]string{"run", "--trace", "ntrace", "--preset", "best"}, tc.args...)
+		code, _, e := rv(t, append(args, demo)...)
+		if code != tc.code || strings.Count(e, "writing "+tc.bad) != 1 {
+			t.Errorf("%v: exit %d (want %d), want one error writing %s: %s", tc.args, code, tc.code, tc.bad, e)
+		}
+		if strings.Contains(e, "trace capture /dev/full:") || strings.Contains(e, "/dev/full\n") {
+			t.Errorf("%v: the run describes the capture it could not write, or how to decode it: %s", tc.args, e)
+		}
+	}
+}
+
+// TestTapDecodeHint: with -o and --trace-capture, run says how to decode
+// -o's trace (the funnel's output) too, also when the capture failed (a
+// wrapped E-Trace buffer with no sync packet to start from): the command
+// it prints decodes -o's whole trace to the run's PCs, data trace
+// included.
+func TestTapDecodeHint(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--encap", "utdd", "--src-bits", "1", "--trace-capture", p("c.te"),
+		"-o", p("whole.te"), "--pcs", p("run.pcs"), demo)
+	if code == 0 || !strings.Contains(e, "no sync packet") {
+		t.Fatalf("run: exit %d, want the capture of the wrapped buffer refused: %s", code, e)
+	}
+	_, hint, ok := strings.Cut(e, "-o "+p("whole.te")+": decode with: rvtrace ")
+	if !ok {
+		t.Fatalf("no decode hint for -o: %s", e)
+	}
+	hint, _, _ = strings.Cut(hint, "\n")
+	args := append(strings.Fields(hint), "--pcs", p("dec.pcs"))
+	if code, _, e := rv(t, args...); code != 0 {
+		t.Fatalf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, e)
+	}
+	want, _ := os.ReadFile(p("run.pcs"))
+	got, _ := os.ReadFile(p("dec.pcs"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("-o decoded with the hint: %d bytes of PCs, the run retired %d", len(got), len(want))
+	}
 }

@@ -5,41 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
 
 // hartMemRecords returns the MR/MW records of hart h in a full Tarmac
-// file (cpu<h>), without their time and CPU columns.
+// file (cpu<h>), as memRecords.
 func hartMemRecords(t *testing.T, path string, h int) []string {
 	t.Helper()
-	var out []string
-	cpu := regexp.MustCompile(fmt.Sprintf(`\bcpu%d M[RW]\d+ `, h))
-	for _, l := range memRecordLines(t, path) {
-		if cpu.MatchString(l) {
-			out = append(out, regexp.MustCompile(`\bM[RW]\d+ .*$`).FindString(l))
-		}
-	}
-	return out
-}
-
-// memRecordLines returns the lines of a Tarmac file holding an MR/MW
-// record.
-func memRecordLines(t *testing.T, path string) []string {
-	t.Helper()
-	var out []string
-	re := regexp.MustCompile(`\bM[RW]\d+ `)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if re.MatchString(l) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return memRecordsMatching(t, path, fmt.Sprintf(`\bcpu%d (M[RW]\d+ .*)$`, h))
 }
 
 // TestCLIDataTraceTwoHarts: mt-shared (two harts adding to shared

@@ -13,15 +13,22 @@ import (
 // time column.
 func memRecords(t *testing.T, path string) []string {
 	t.Helper()
+	return memRecordsMatching(t, path, `\b(M[RW]\d+ .*)$`)
+}
+
+// memRecordsMatching returns the first group of re in each line of the
+// file path that matches it.
+func memRecordsMatching(t *testing.T, path, re string) []string {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	re := regexp.MustCompile(`\bM[RW]\d+ .*$`)
+	r := regexp.MustCompile(re)
 	for _, l := range strings.Split(string(b), "\n") {
-		if m := re.FindString(l); m != "" {
-			out = append(out, m)
+		if m := r.FindStringSubmatch(l); m != nil {
+			out = append(out, m[1])
 		}
 	}
 	return out

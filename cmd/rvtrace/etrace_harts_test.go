@@ -33,20 +33,12 @@ func TestETraceTwoHarts(t *testing.T) {
 	if code, _, errb := rv(t, append(runArgs, "--trace", "ntrace", "-o", nex, "--sideband", filepath.Join(dir, "n.side"))...); code != 0 {
 		t.Fatalf("run ntrace: exit %d: %s", code, errb)
 	}
-	lines := func(path string) []string {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(strings.TrimSpace(string(b)), "\n")
-	}
 	dec := []string{"decode", "--protocol", "etrace", "--encap", "utdd", "--context", "--src-bits", "1"}
 	all := filepath.Join(dir, "all.pcs")
 	if code, _, errb := rv(t, append(dec, "--sideband-in", side, etr, "--pcs", all)...); code != 0 || !strings.Contains(errb, " 0 gaps") {
 		t.Fatalf("decode: exit %d: %s", code, errb)
 	}
-	got, want := lines(all), lines(pcs)
+	got, want := readPCLines(t, all), readPCLines(t, pcs)
 	sort.Strings(got)
 	sort.Strings(want)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -34,6 +34,63 @@ func decodeOutputs(t *testing.T, dir string, jobs string, args ...string) (int, 
 	return code, e, outs
 }
 
+// jobsCase is a trace to decode and the exit status its decode must
+// have.
+type jobsCase struct {
+	name, file string
+	strict     bool
+	code       int
+}
+
+// corruptCases writes bad, a copy of the trace file trace with the bits
+// mask flipped at each fraction (numerator over 20) of its length in at
+// and its last cut bytes cut off, and returns the cases of the two: the
+// intact trace (exit 0), the corrupt one (exit 3) and the corrupt one
+// with --strict.
+func corruptCases(t *testing.T, trace, bad string, mask byte, at []int, cut int) []jobsCase {
+	t.Helper()
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := append([]byte(nil), data...)
+	for _, k := range at {
+		corrupt[k*len(data)/20] ^= mask
+	}
+	if err := os.WriteFile(bad, corrupt[:len(corrupt)-cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []jobsCase{{"intact", trace, false, 0}, {"corrupt", bad, false, 3}, {"corrupt strict", bad, true, 3}}
+}
+
+// sameWithJobs decodes with args (and --strict with c.strict) serially
+// and with --jobs jobs, writing every kind of output, and fails unless
+// both exit with c.code and give the same stderr and outputs, none empty.
+// It returns the serial decode's outputs and the stderr with jobs.
+func sameWithJobs(t *testing.T, dir, what, jobs string, c jobsCase, args ...string) (map[string]string, string) {
+	t.Helper()
+	if c.strict {
+		args = append(args, "--strict")
+	}
+	code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
+	code, e, o := decodeOutputs(t, dir, jobs, args...)
+	if code1 != c.code || code != code1 {
+		t.Errorf("%s: exit %d serially, %d with --jobs %s, want %d: %s", what, code1, code, jobs, c.code, e)
+	}
+	if e != e1 {
+		t.Errorf("%s: stderr differs:\nserial %s\njobs %s %s", what, e1, jobs, e)
+	}
+	for k, v := range o1 {
+		if o[k] != v {
+			t.Errorf("%s: --%s output differs with --jobs %s (%d and %d bytes)", what, k, jobs, len(v), len(o[k]))
+		}
+		if len(v) == 0 {
+			t.Errorf("%s: --%s output empty", what, k)
+		}
+	}
+	return o1, e
+}
+
 // decode --jobs N gives exactly what a serial decode gives, with every
 // output, the summary and the exit status, on an intact trace with
 // periodic sync and on corrupt ones (with --strict too).
@@ -49,43 +106,8 @@ func TestDecodeJobsCLI(t *testing.T) {
 	old := ntrace.PieceBytes
 	ntrace.PieceBytes = 256
 	defer func() { ntrace.PieceBytes = old }()
-	data, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := filepath.Join(dir, "bad.nex")
-	corrupt := append([]byte(nil), data...)
-	for _, at := range []int{len(data) / 5, len(data) / 2, 3 * len(data) / 4} {
-		corrupt[at] ^= 0x10
-	}
-	if err := os.WriteFile(bad, corrupt[:len(corrupt)-7], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name, file string
-		strict     bool
-		code       int
-	}{{"intact", trace, false, 0}, {"corrupt", bad, false, 3}, {"corrupt strict", bad, true, 3}} {
-		args := []string{"--protocol", "ntrace", "--preset", "best", "--image", elf, c.file}
-		if c.strict {
-			args = append(args, "--strict")
-		}
-		code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
-		code3, e3, o3 := decodeOutputs(t, dir, "3", args...)
-		if code1 != c.code || code3 != code1 {
-			t.Errorf("%s: exit %d serially, %d with --jobs 3, want %d: %s", c.name, code1, code3, c.code, e3)
-		}
-		if e1 != e3 {
-			t.Errorf("%s: stderr differs:\nserial %s\njobs 3 %s", c.name, e1, e3)
-		}
-		for k, v := range o1 {
-			if o3[k] != v {
-				t.Errorf("%s: --%s output differs with --jobs 3 (%d and %d bytes)", c.name, k, len(v), len(o3[k]))
-			}
-			if len(v) == 0 {
-				t.Errorf("%s: --%s output empty", c.name, k)
-			}
-		}
+	for _, c := range corruptCases(t, trace, filepath.Join(dir, "bad.nex"), 0x10, []int{4, 10, 15}, 7) {
+		o1, _ := sameWithJobs(t, dir, c.name, "3", c, "--protocol", "ntrace", "--preset", "best", "--image", elf, c.file)
 		if c.code == 3 && !strings.Contains(o1["pcs"], "# gap at byte") {
 			t.Errorf("%s: no gap marked in the PC list", c.name)
 		}
@@ -117,43 +139,11 @@ func TestDecodeJobsETraceCLI(t *testing.T) {
 		if code, _, e := rv(t, enc...); code != 0 {
 			t.Fatalf("encode %v: exit %d: %s", opts, code, e)
 		}
-		data, err := os.ReadFile(trace)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad := filepath.Join(dir, fmt.Sprintf("bad-%d.te", i))
-		corrupt := append([]byte(nil), data...)
-		for _, at := range []int{len(data) / 5, len(data) / 2} {
-			corrupt[at] ^= 0x08
-		}
-		if err := os.WriteFile(bad, corrupt[:len(corrupt)-3], 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range []struct {
-			name, file string
-			strict     bool
-			code       int
-		}{{"intact", trace, false, 0}, {"corrupt", bad, false, 3}, {"corrupt strict", bad, true, 3}} {
-			args := append([]string{"--protocol", "etrace", "--image", elf, c.file}, opts...)
-			if c.strict {
-				args = append(args, "--strict")
-			}
-			code1, e1, o1 := decodeOutputs(t, dir, "1", args...)
-			code3, e3, o3 := decodeOutputs(t, dir, "3", args...)
+		for _, c := range corruptCases(t, trace, filepath.Join(dir, fmt.Sprintf("bad-%d.te", i)), 0x08, []int{4, 10}, 3) {
 			what := fmt.Sprintf("%v %s", opts, c.name)
-			if code1 != c.code || code3 != code1 {
-				t.Errorf("%s: exit %d serially, %d with --jobs 3, want %d: %s", what, code1, code3, c.code, e3)
-			}
-			if e1 != e3 || strings.Contains(e3, "serially") {
-				t.Errorf("%s: stderr differs:\nserial %s\njobs 3 %s", what, e1, e3)
-			}
-			for k, v := range o1 {
-				if o3[k] != v {
-					t.Errorf("%s: --%s output differs with --jobs 3 (%d and %d bytes)", what, k, len(v), len(o3[k]))
-				}
-				if len(v) == 0 {
-					t.Errorf("%s: --%s output empty", what, k)
-				}
+			_, e := sameWithJobs(t, dir, what, "3", c, append([]string{"--protocol", "etrace", "--image", elf, c.file}, opts...)...)
+			if strings.Contains(e, "serially") {
+				t.Errorf("%s: decoded serially: %s", what, e)
 			}
 		}
 	}
@@ -248,15 +238,7 @@ func TestDecodeJobsSideband(t *testing.T) {
 		t.Fatalf("serial decode: exit %d, PCs equal to the simulator's %v: %s", code1, o1["pcs"] == string(want), e1)
 	}
 	for _, jobs := range []string{"2", "3"} {
-		code, e, o := decodeOutputs(t, dir, jobs, args...)
-		if code != code1 || e != e1 {
-			t.Errorf("--jobs %s: exit %d, stderr %q; serially exit %d, stderr %q", jobs, code, e, code1, e1)
-		}
-		for k, v := range o1 {
-			if o[k] != v {
-				t.Errorf("--jobs %s: --%s output differs (%d and %d bytes)", jobs, k, len(v), len(o[k]))
-			}
-		}
+		sameWithJobs(t, dir, "sideband", jobs, jobsCase{code: 0}, args...)
 	}
 }
 
@@ -312,6 +294,57 @@ func TestSystemTraceJobs(t *testing.T) {
 		}
 		if summary[0] != summary[1] {
 			t.Errorf("%s: summary serially %q, with --jobs 2 %q", tc.proto, summary[0], summary[1])
+		}
+	}
+}
+
+// Without --jobs, decode picks the jobs itself: one per CPU when it
+// writes only the summary (the ranges are tallied), one when it writes
+// outputs. Either way the summary and the exit status are those of
+// --jobs 1, N-Trace and E-Trace, intact and corrupt, with --strict too,
+// and outputs are the serial decode's; the summary-only decode runs on
+// several jobs here whatever the machine (numCPU is 3).
+func TestDecodeJobsDefault(t *testing.T) {
+	elf := corpus.Path(t, "ntrace-refcode/t1/test.elf")
+	pcs := corpus.Path(t, "ntrace-refcode/t1/test-PCONLY.txt")
+	dir := t.TempDir()
+	oldN, oldE, oldCPU := ntrace.PieceBytes, etrace.PieceBytes, numCPU
+	ntrace.PieceBytes, etrace.PieceBytes, numCPU = 256, 128, func() int { return 3 }
+	defer func() { ntrace.PieceBytes, etrace.PieceBytes, numCPU = oldN, oldE, oldCPU }()
+	for _, p := range []struct {
+		proto      string
+		opts, sync []string
+	}{
+		{"ntrace", []string{"--preset", "best"}, []string{"--sync-mode", "3", "--sync-max", "4"}},
+		{"etrace", []string{"--encap", "utdd", "--all-modes"}, []string{"--resync", "16"}},
+	} {
+		trace := filepath.Join(dir, p.proto+".trace")
+		enc := append([]string{"encode", "--protocol", p.proto, "--image", elf, "--pcs-in", pcs, "-o", trace}, p.opts...)
+		enc = append(enc, p.sync...)
+		if code, _, e := rv(t, enc...); code != 0 {
+			t.Fatalf("%s: encode: exit %d: %s", p.proto, code, e)
+		}
+		for _, c := range corruptCases(t, trace, filepath.Join(dir, p.proto+".bad"), 0x10, []int{4, 10, 15}, 5) {
+			what := p.proto + " " + c.name
+			args := append([]string{"decode", "--protocol", p.proto, "--image", elf, c.file}, p.opts...)
+			if c.strict {
+				args = append(args, "--strict")
+			}
+			code1, _, e1 := rv(t, append(args, "--jobs", "1")...)
+			code, _, e := rv(t, args...)
+			if code1 != c.code || code != code1 || e != e1 {
+				t.Errorf("%s, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d (want %d),\n%s", what, code, e,
+					code1, c.code, e1)
+			}
+			out1, out := filepath.Join(dir, "1.pcs"), filepath.Join(dir, "default.pcs")
+			code1, _, e1 = rv(t, append(args, "--jobs", "1", "--pcs", out1)...)
+			code, _, e = rv(t, append(args, "--pcs", out)...)
+			o1, err1 := os.ReadFile(out1)
+			o, err := os.ReadFile(out)
+			if err1 != nil || err != nil || code != code1 || e != e1 || string(o) != string(o1) || len(o) == 0 {
+				t.Errorf("%s, --pcs: without --jobs exit %d, %d bytes; with --jobs 1 exit %d, %d bytes; stderr\n%s\n%s", what, code,
+					len(o), code1, len(o1), e, e1)
+			}
 		}
 	}
 }

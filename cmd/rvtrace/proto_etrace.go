@@ -151,7 +151,7 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 func etraceMultiHart(fs *flag.FlagSet) error {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "encap" })
-	if e := fs.Lookup("encap"); set && e != nil && e.Value.String() != "utdd" && e.Value.String() != "encap" {
+	if e := fs.Lookup("encap"); set && e != nil && e.Value.String() != "utdd" {
 		return fmt.Errorf("--encap %s has no source ID to tell the harts apart: a trace of several harts is framed with --encap utdd", e.Value)
 	}
 	return fs.Set("encap", "utdd")

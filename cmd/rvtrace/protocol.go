@@ -309,6 +309,10 @@ func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
 		"Not given: one per CPU when the decode writes no per-instruction output (the summary), else 1 (the outputs take the events in order on one core: see PERFORMANCE.md)")
 }
 
+// numCPU is the number of jobs of --jobs 0 (a variable for the tests:
+// the default decode must be exercised with several jobs on any machine).
+var numCPU = runtime.NumCPU
+
 // runDecoder decodes r with d into sink, on --jobs pieces at once when
 // the decoder can split the trace; with --jobs given above 1, it says on
 // stderr why it decodes serially when it does.
@@ -321,7 +325,7 @@ func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string, sin
 	case !df.jobsGiven && !flow.TalliesRanges(sink):
 		jobs = 1
 	case jobs <= 0:
-		jobs = runtime.NumCPU()
+		jobs = numCPU()
 	}
 	if jobs <= 1 {
 		return d.Decode(r)

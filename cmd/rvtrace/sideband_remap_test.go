@@ -308,21 +308,13 @@ func TestSidebandTwoHarts(t *testing.T) {
 	if strings.Join(xs, ", ") != "hart 0 ctx 1 offset 0x1000 from 0, hart 1 ctx 2 offset 0x3000 from 0" {
 		t.Errorf("records of X: %q", xs)
 	}
-	lines := func(path string) []string {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(strings.TrimSpace(string(b)), "\n")
-	}
-	want := lines(pcs)
+	want := readPCLines(t, pcs)
 	dec := []string{"decode", "--protocol", "ntrace", "--preset", "best", "--src-bits", "1"}
 	all := filepath.Join(dir, "all.pcs")
 	if code, _, errb := rv(t, append(dec, "--sideband-in", side, nex, "--pcs", all)...); code != 0 {
 		t.Fatalf("decode: exit %d: %s", code, errb)
 	}
-	got := lines(all)
+	got := readPCLines(t, all)
 	sort.Strings(got)
 	sort.Strings(want)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

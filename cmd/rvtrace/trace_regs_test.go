@@ -22,9 +22,10 @@ import (
 // into one stream the way rvtrace run did before the encoders were
 // programmed through the Trace Control Interface registers: the encoder
 // built directly from the configuration the flags give (the encoders'
-// own configuration API), behind the filter stage when --filter or
-// --trigger is given. It is the reference the register path must match
-// byte for byte.
+// own configuration API), behind the filter stage when --filter,
+// --trigger or --data-filter is given; with E-Trace --data-trace, the
+// data trace encoder fed by the simulator's data trace interface. It is
+// the reference the register path must match byte for byte.
 func directTrace(t *testing.T, proto, prog string, harts int, args []string) []byte {
 	t.Helper()
 	fs := flag.NewFlagSet("direct", flag.ContinueOnError)
@@ -77,12 +78,28 @@ func directTrace(t *testing.T, proto, prog string, harts int, args []string) []b
 		w = etrace.NewFunnel(&out) // whole frames as made, as run writes them
 	}
 	for h := 0; h < harts; h++ {
-		enc, err := newEnc(w, img, h)
+		raw, err := newEnc(w, img, h)
 		if err != nil {
 			t.Fatalf("%s %v: %v", proto, args, err)
 		}
-		if enc, err = withFilter(enc); err != nil {
+		enc, err := withFilter(raw)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if de, ok := raw.(*etrace.DataEncoder); ok {
+			// the hart's data trace interface, through the filter stage
+			// if there is one (it passes the accesses of the blocks it
+			// traces that the data filters let through)
+			port := sim.NewDataPort(m, enc.(ingress.DataSink))
+			if c := de.Config(); c.Split {
+				if err := port.SetSplit(c.LRIDWidth); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := m.SetObserver(h, port); err != nil {
+				t.Fatal(err)
+			}
+			enc = port.Ingress(enc)
 		}
 		if err := m.SetIngress(h, enc); err != nil {
 			t.Fatal(err)
@@ -101,17 +118,7 @@ func directTrace(t *testing.T, proto, prog string, harts int, args []string) []b
 // on two.
 func TestTraceRegisterPathBytes(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
-	img := image.NewSet()
-	if err := img.AddELF(demo); err != nil {
-		t.Fatal(err)
-	}
-	sym := func(name string) uint64 {
-		a, ok := img.Lookup(name)
-		if !ok {
-			t.Fatalf("demo.elf has no %s", name)
-		}
-		return a
-	}
+	sym := elfSyms(t, demo)
 	fib, qs, main := sym("fib"), sym("quicksort.constprop.0"), sym("main")
 	addrFilter := fmt.Sprintf("addr=%#x-%#x", fib, fib+0x40)
 	trigger := fmt.Sprintf("on=%#x,off=%#x", qs, fib)
@@ -187,13 +194,26 @@ func TestTraceRegisterPathBytes(t *testing.T) {
 			t.Errorf("%s %v: the direct trace has %d bytes only", c.proto, c.args, len(want))
 		}
 		if !bytes.Equal(got, want) {
-			n := 0
-			for n < len(got) && n < len(want) && got[n] == want[n] {
-				n++
-			}
 			t.Errorf("%s %v on %d harts: the register path's %d bytes differ from the direct encoder's %d at byte %d",
-				c.proto, c.args, c.harts, len(got), len(want), n)
+				c.proto, c.args, c.harts, len(got), len(want), firstDiffByte(got, want))
 		}
+	}
+}
+
+// elfSyms returns a function giving the address of a symbol of the ELF
+// file prog (the test fails on a symbol it does not have).
+func elfSyms(t *testing.T, prog string) func(name string) uint64 {
+	t.Helper()
+	img := image.NewSet()
+	if err := img.AddELF(prog); err != nil {
+		t.Fatal(err)
+	}
+	return func(name string) uint64 {
+		a, ok := img.Lookup(name)
+		if !ok {
+			t.Fatalf("%s has no %s", prog, name)
+		}
+		return a
 	}
 }
 
