@@ -103,7 +103,7 @@
 // right after a thaddr=0 one reports a trap taken before the earlier
 // trap's handler ran: its EPC is that handler's first instruction, which
 // the decoder gives when the trace determines it (an instruction fetch
-// fault's or breakpoint's tval; two exceptions taken to the same
+// fault's tval, an EBREAK's; two exceptions taken to the same
 // privilege share their handler; trapepc.go) and otherwise reports as
 // unknown (0) with a flow.KindWarn event. A context packet (subformat 2)
 // applies where it comes: imprecisely, as its name says.

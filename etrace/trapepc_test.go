@@ -12,8 +12,8 @@ import (
 )
 
 // nestProg is a program for nested traps: main at 0x1000 (nop, ecall,
-// nop, j .), an M handler at 0x2000 (nop, mret) and an S handler at 0x3000
-// (nop, sret), every instruction 4 bytes.
+// nop, j .), an M handler at 0x2000 (nop, mret) and S handlers at 0x3000
+// (nop, sret) and 0x4000 (ebreak, sret), every instruction 4 bytes.
 func nestProg() *image.Set {
 	words := func(ws ...uint32) []byte {
 		b := make([]byte, 4*len(ws))
@@ -22,11 +22,12 @@ func nestProg() *image.Set {
 		}
 		return b
 	}
-	const nop, ecall, mret, sret, jself = 0x00000013, 0x00000073, 0x30200073, 0x10200073, 0x0000006f
+	const nop, ecall, ebreak, mret, sret, jself = 0x00000013, 0x00000073, 0x00100073, 0x30200073, 0x10200073, 0x0000006f
 	img := image.NewSet()
 	img.AddBytes("main", 0x1000, words(nop, ecall, nop, jself))
 	img.AddBytes("mhandler", 0x2000, words(nop, mret))
 	img.AddBytes("shandler", 0x3000, words(nop, sret))
+	img.AddBytes("bhandler", 0x4000, words(ebreak, sret))
 	img.SetXLEN(64)
 	return img
 }
@@ -54,10 +55,11 @@ func (s *trapSink) Event(e *flow.Event) error {
 // TestNestedTrapEPC checks the EPC of a trap taken before the handler of
 // the trap before it ran (at that handler's first instruction): the
 // decoder reports it where the trace determines it (an instruction fetch
-// fault's or breakpoint's trap value; two exceptions taken to the same
+// fault's or an EBREAK's trap value; two exceptions taken to the same
 // privilege, which share their handler) and warns, with the EPC unknown
 // (0), where it does not (an interrupt, whose handler may be vectored; a
-// trap to M taken from U, whose first trap may have gone to S). The
+// trap to M taken from U, whose first trap may have gone to S; a
+// breakpoint trigger, whose trap value may be a data address). The
 // instruction flow is exact in every case.
 func TestNestedTrapEPC(t *testing.T) {
 	img := nestProg()
@@ -102,8 +104,15 @@ func TestNestedTrapEPC(t *testing.T) {
 			{IAddr: 0x1000, IRetire: 2, ILastSize: 1, IType: irq, Cause: 11, Priv: M},
 			at(0x2000, exc, 2, 0x13, M)}, handler(0x2000, M, M)...),
 			[]uint64{0x1004, 0}},
-		{"breakpoint-S-to-M", append([]ingress.Block{ecallTo(S), at(0x3000, exc, 3, 0x3000, S)}, handler(0x2000, M, S)...),
-			[]uint64{0x1004, 0x3000}},
+		{"ebreak-S-to-M", append([]ingress.Block{ecallTo(S), at(0x4000, exc, 3, 0x4000, S)}, handler(0x2000, M, S)...),
+			[]uint64{0x1004, 0x4000}},
+		// A breakpoint trigger: on an instruction fetch its tval is the
+		// instruction's address, on a load or store the data's, which
+		// the trace cannot tell apart.
+		{"fetch-trigger-S-to-M", append([]ingress.Block{ecallTo(S), at(0x3000, exc, 3, 0x3000, S)}, handler(0x2000, M, S)...),
+			[]uint64{0x1004, 0}},
+		{"data-trigger-S-to-M", append([]ingress.Block{ecallTo(S), at(0x3000, exc, 3, 0x5000, S)}, handler(0x2000, M, S)...),
+			[]uint64{0x1004, 0}},
 		{"three-deep", append([]ingress.Block{ecallTo(M), at(0x2000, exc, 12, 0x2000, M), at(0x2000, exc, 12, 0x2000, M)}, handler(0x2000, M, M)...),
 			[]uint64{0x1004, 0x2000, 0x2000}},
 		{"three-deep-interrupt-last", append([]ingress.Block{ecallTo(M), at(0x2000, exc, 12, 0x2000, M), at(0x2000, irq, 3, 0, M)}, handler(0x2000, M, M)...),
