@@ -12,7 +12,7 @@ import (
 // noteTrap records trap packet p, reported with thaddr=0, for the trap
 // packet after it (nestedEPC).
 func (d *Decoder) noteTrap(p *Packet) {
-	d.nestIdx, d.nestOff = d.idx+1, d.off
+	d.nestNext, d.nestOff = true, d.off
 	d.nestInt, d.nestFrom = p.Interrupt != 0, ingress.Priv(p.Privilege)
 }
 

@@ -169,3 +169,86 @@ func TestNestedTrapEPC(t *testing.T) {
 		}
 	}
 }
+
+// srcTraps collects the trap EPCs, warnings and gaps of each source of a
+// Demux.
+type srcTraps struct {
+	epcs  map[uint32][]uint64
+	warns map[uint32]int
+	gaps  int
+}
+
+func (s *srcTraps) Event(e *flow.Event) error {
+	switch e.Kind {
+	case flow.KindTrap:
+		s.epcs[e.Src] = append(s.epcs[e.Src], e.Addr)
+	case flow.KindWarn:
+		s.warns[e.Src]++
+	case flow.KindGap:
+		s.gaps++
+	}
+	return nil
+}
+
+func (s *srcTraps) Close() error { return nil }
+
+// TestNestedTrapEPCDemux: in a stream of two sources, the frames of one
+// come between the two trap packets of a nested trap of the other; the
+// decoder of each source still sees its trap packets one after the other
+// (the stream's frame indexes count both sources' frames).
+func TestNestedTrapEPCDemux(t *testing.T) {
+	img := nestProg()
+	const M = ingress.PrivM
+	// source 0: an ecall at 0x1004, an instruction page fault at the
+	// handler 0x2000 before it ran; source 1: an illegal instruction at
+	// 0x1004 and another at the handler 0x2000 (the same handler)
+	blocks := [][]ingress.Block{{
+		{IAddr: 0x1000, IRetire: 4, ILastSize: 1, IType: ingress.ITypeException, Cause: 11, Priv: M},
+		{IAddr: 0x2000, IType: ingress.ITypeException, Cause: 12, TVal: 0x2000, Priv: M},
+		{IAddr: 0x2000, IRetire: 4, ILastSize: 1, IType: ingress.ITypeTrapReturn, Priv: M},
+		{IAddr: 0x1008, IRetire: 2, ILastSize: 1, Priv: M},
+	}, {
+		{IAddr: 0x1000, IRetire: 2, ILastSize: 1, IType: ingress.ITypeException, Cause: 2, TVal: 0x13, Priv: M},
+		{IAddr: 0x2000, IType: ingress.ITypeException, Cause: 2, TVal: 0x13, Priv: M},
+		{IAddr: 0x2000, IRetire: 4, ILastSize: 1, IType: ingress.ITypeTrapReturn, Priv: M},
+		{IAddr: 0x1008, IRetire: 2, ILastSize: 1, Priv: M},
+	}}
+	want := []uint64{0x1004, 0x2000}
+	cfg := DefaultConfig()
+	cfg.Encap, cfg.SrcBits = EncapUTDD, 1
+	// each source's frames, then the two woven one by one
+	var frames [2][][]byte
+	for src := range blocks {
+		c := cfg
+		c.SrcID = uint32(src)
+		data, _ := encode(t, c, nil, blocks[src])
+		offs := append(frameOffsets(t, c, data), int64(len(data)))
+		for i := 0; i+1 < len(offs); i++ {
+			frames[src] = append(frames[src], data[offs[i]:offs[i+1]])
+		}
+	}
+	var stream []byte
+	for i := 0; i < max(len(frames[0]), len(frames[1])); i++ {
+		for src := range frames {
+			if i < len(frames[src]) {
+				stream = append(stream, frames[src][i]...)
+			}
+		}
+	}
+	s := &srcTraps{epcs: map[uint32][]uint64{}, warns: map[uint32]int{}}
+	m, err := NewDemux(img, s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Decode(bytes.NewReader(stream)); err != nil {
+		t.Fatal(err)
+	}
+	if s.gaps > 0 {
+		t.Fatalf("%d gaps", s.gaps)
+	}
+	for src := uint32(0); src < 2; src++ {
+		if g := s.epcs[src]; len(g) != len(want) || g[0] != want[0] || g[1] != want[1] || s.warns[src] != 0 {
+			t.Errorf("source %d: trap EPCs %#x, %d warnings; want %#x and none", src, g, s.warns[src], want)
+		}
+	}
+}
