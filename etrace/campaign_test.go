@@ -14,7 +14,6 @@ import (
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/image"
-	"github.com/rvtrace/rvtrace/ingress"
 )
 
 // The framing campaign: traces of real programs in every framing (raw,
@@ -178,18 +177,8 @@ func classify(t testing.TB, cfg Config, img *image.Set, truth []uint64, s *intSi
 	if slices.Equal(s.pcs, truth) && s.other == 0 {
 		return outClean, ""
 	}
-	if len(s.pcs) > 0 && s.other == 0 && frames != nil {
-		blocks := genBlocks(t, img, s.pcs, genOpts{traps: s.traps})
-		if again, _ := encode(t, cfg, nil, blocks); bytes.Equal(again, frames) {
-			return outAllowed, ""
-		}
-		// The flow does not say whether a branch that ends it was taken.
-		if b := &blocks[len(blocks)-1]; b.IType == ingress.ITypeNotTaken {
-			b.IType = ingress.ITypeTaken
-			if again, _ := encode(t, cfg, nil, blocks); bytes.Equal(again, frames) {
-				return outAllowed, ""
-			}
-		}
+	if reencodes(t, cfg, img, s, frames) {
+		return outAllowed, ""
 	}
 	i := 0
 	for i < len(s.pcs) && i < len(truth) && s.pcs[i] == truth[i] {
