@@ -904,9 +904,8 @@ func (c *dataCodec) makeHeads() {
 // not on the values: masks select full or compressed fields.
 func (c *dataCodec) decodeFast(payload []byte, s *dataState, a *ingress.Access) bool {
 	n := uint(len(payload))
-	if n-2 >= 7 {
-		// 2..8 bytes (the fields of a load or store take more than
-		// one)
+	if n-1 >= 8 {
+		// 1..8 bytes
 		return false
 	}
 	// the payload in one word, sign-extended from its last bit as the
@@ -926,8 +925,10 @@ func (c *dataCodec) decodeFast(payload []byte, s *dataState, a *ingress.Access) 
 	sw := int64(w<<sh) >> sh
 	// Every byte sign extension restores is dropped: the last byte and
 	// the top bit of the one before are not all sign (the shift gives 0
-	// or -1 when they are).
-	if uint64(sw>>((nb-9)&63)+1) < 2 {
+	// or -1 when they are). (A one-byte packet, all sign past its byte,
+	// is the shortest: a load or store repeated with the same address
+	// and value.)
+	if n > 1 && uint64(sw>>((nb-9)&63)+1) < 2 {
 		return false
 	}
 	h := &c.heads[uint64(sw)&c.hmask]

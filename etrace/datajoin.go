@@ -32,18 +32,25 @@ const (
 )
 
 // memOp is what the join knows of an instruction: its memory kind, the
-// log2 of its access size, for an AMO its dtype, and the number of
-// accesses beyond the first (cbo.zero: the hart stores its 64-byte block
-// as 8 doublewords, as the simulator does).
+// log2 of its access size, the number of accesses beyond the first
+// (cbo.zero: the hart stores its 64-byte block as 8 doublewords, as the
+// simulator does), and the dtypes of the accesses that fit it (want,
+// alt): a load (load, lr), a store (store), a store or a failed one
+// (sc), the AMO's.
 type memOp struct {
-	kind  uint8
-	size  uint8
-	dtype ingress.DType
-	more  uint8
-	// want and alt are the dtypes of the accesses that fit it: a load
-	// (load, lr), a store (store), a store or a failed one (sc), the
-	// AMO's
+	kind      uint8
+	size      uint8
+	more      uint8
 	want, alt ingress.DType
+}
+
+// kindDTypes gives the dtypes of the accesses that fit each memory kind
+// but AMOs (memOp.want, memOp.alt).
+var kindDTypes = [...][2]ingress.DType{
+	mLoad:  {ingress.DTypeLoad, ingress.DTypeLoad},
+	mStore: {ingress.DTypeStore, ingress.DTypeStore},
+	mLR:    {ingress.DTypeLoad, ingress.DTypeLoad},
+	mSC:    {ingress.DTypeStore, ingress.DTypeSCFail},
 }
 
 // memOps lists the memory instructions by mnemonic (the access size is the
@@ -69,20 +76,10 @@ var memOps = func() map[string]memOp {
 		{mSC, 3, []string{"sc.d"}},
 	} {
 		for _, n := range l.names {
-			m[n] = memOp{kind: l.kind, size: l.size}
+			m[n] = memOp{kind: l.kind, size: l.size, want: kindDTypes[l.kind][0], alt: kindDTypes[l.kind][1]}
 		}
 	}
-	m["cbo.zero"] = memOp{kind: mStore, size: 3, more: 7}
-	for k, o := range m {
-		o.want, o.alt = ingress.DTypeLoad, ingress.DTypeLoad
-		switch o.kind {
-		case mStore:
-			o.want, o.alt = ingress.DTypeStore, ingress.DTypeStore
-		case mSC:
-			o.want, o.alt = ingress.DTypeStore, ingress.DTypeSCFail
-		}
-		m[k] = o
-	}
+	m["cbo.zero"] = memOp{kind: mStore, size: 3, more: 7, want: ingress.DTypeStore, alt: ingress.DTypeStore}
 	for _, a := range []struct {
 		name string
 		t    ingress.DType
@@ -93,8 +90,8 @@ var memOps = func() map[string]memOp {
 		{"amomaxu", ingress.DTypeAtomicMax}, {"amomin", ingress.DTypeAtomicMin},
 		{"amominu", ingress.DTypeAtomicMin},
 	} {
-		m[a.name+".w"] = memOp{kind: mAMO, size: 2, dtype: a.t, want: a.t, alt: a.t}
-		m[a.name+".d"] = memOp{kind: mAMO, size: 3, dtype: a.t, want: a.t, alt: a.t}
+		m[a.name+".w"] = memOp{kind: mAMO, size: 2, want: a.t, alt: a.t}
+		m[a.name+".d"] = memOp{kind: mAMO, size: 3, want: a.t, alt: a.t}
 	}
 	return m
 }()

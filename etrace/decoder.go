@@ -44,14 +44,16 @@ type Decoder struct {
 	// data trace is enabled (denable)
 	dataOn, dataKnown bool
 
-	// nestIdx is 1 + the index of the last trap packet with thaddr=0
-	// (byte nestOff; nestInt, nestFrom: its interrupt bit and the
-	// privilege it states): a trap packet at index nestIdx reports a
-	// trap taken before that trap's handler ran (nestedEPC)
-	nestIdx  int64
-	nestOff  int64
-	nestInt  bool
-	nestFrom ingress.Priv
+	// nestNext: the last packet of this decoder was a trap packet with
+	// thaddr=0 (byte nestOff; nestInt, nestFrom: its interrupt bit and
+	// the privilege it states), so a trap packet after it reports a trap
+	// taken before that trap's handler ran (nestedEPC); nested: the
+	// packet being processed is such a packet's next one. (Not packet
+	// indexes: in a Demux they count every source's frames.)
+	nestNext, nested bool
+	nestOff          int64
+	nestInt          bool
+	nestFrom         ingress.Priv
 
 	synced      bool
 	trapPending bool // a trap was reported with thaddr=0
@@ -216,11 +218,18 @@ func (d *Decoder) Decode(r io.Reader) error {
 	return d.Flush()
 }
 
-// framingError handles a frame the scanner could not read.
-func (d *Decoder) framingError(fe *FramingError) error {
+// count counts a packet (or a frame that could not be read) and gives it
+// the next index.
+func (d *Decoder) count() {
 	d.idx = d.nextIdx
 	d.nextIdx++
 	d.st.Packets++
+	d.nested, d.nestNext = d.nestNext, false
+}
+
+// framingError handles a frame the scanner could not read.
+func (d *Decoder) framingError(fe *FramingError) error {
+	d.count()
 	return d.fault(fmt.Errorf("%w: %s", decode.ErrMalformed, fe.Msg), fe.Offset, "frame")
 }
 
@@ -235,9 +244,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		}
 		if d.dataKnown && !d.dataOn {
 			// Data trace is off: the frame is a damaged one.
-			d.idx = d.nextIdx
-			d.nextIdx++
-			d.st.Packets++
+			d.count()
 			return d.fault(fmt.Errorf("%w: a data trace packet (message type 3) while the support packet says data trace is off (denable=0)",
 				decode.ErrInconsistent), fr.Offset, "data packet")
 		}
@@ -247,9 +254,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		// A frame of another source (a Demux gives each source its
 		// own decoder): a damaged source ID, or a header byte lost
 		// before it.
-		d.idx = d.nextIdx
-		d.nextIdx++
-		d.st.Packets++
+		d.count()
 		return d.fault(fmt.Errorf("%w: a frame of source %d; the decoder follows source %d (several sources: decode with a Demux)",
 			decode.ErrUnknownSource, fr.SrcID, d.cfg.SrcID), fr.Offset, "frame")
 	}
@@ -257,18 +262,14 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: %w", decode.ErrMalformed, err)
 		}
-		d.idx = d.nextIdx
-		d.nextIdx++
-		d.st.Packets++
+		d.count()
 		d.malformed = true
 		return d.fault(err, fr.Offset, "packet")
 	}
 	if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
 		fr.Payload[n-1] == 0xff && fr.Payload[n-2] >= 0x80) {
 		// The encoder drops every byte that sign extension restores.
-		d.idx = d.nextIdx
-		d.nextIdx++
-		d.st.Packets++
+		d.count()
 		d.malformed = true
 		return d.fault(fmt.Errorf("%w: %s payload of %d bytes not fully sign-compressed", decode.ErrMalformed, d.codec.FormatName(p), n),
 			fr.Offset, d.codec.FormatName(p))
@@ -370,6 +371,7 @@ func (d *Decoder) gap(e *decode.Error) error {
 			"as with longjmp, which a call counter cannot trace; a return stack can)", e.Err)
 	}
 	d.gapAt = d.tally.Emitted()
+	d.nestNext = false // the trace may have lost packets here
 	return d.w.Gap(0, d.priv, e, d.tally.Suspect(), 0, &d.tally)
 }
 
@@ -412,9 +414,7 @@ func unwrapSink(err error) error {
 // Packet processes one packet found at byte offset off. Inconsistencies
 // are reported as gaps; the returned error is a sink error.
 func (d *Decoder) Packet(p *Packet, off int64) error {
-	d.st.Packets++
-	d.idx = d.nextIdx
-	d.nextIdx++
+	d.count()
 	if p.Format == FormatSync && p.Subformat != SubSupport {
 		d.st.Sync[p.Subformat&3]++
 	}
@@ -689,7 +689,7 @@ func (d *Decoder) start(p *Packet, off int64) error {
 		// the trap's EPC is before the trace, unless the trace starts
 		// with a trap reported with thaddr=0 that it was taken at
 		var epc uint64
-		nested := d.nestIdx == d.idx
+		nested := d.nested
 		if nested {
 			epc = d.nestedEPC(p, a)
 		}
@@ -891,7 +891,7 @@ func (d *Decoder) trapPacket(p *Packet) error {
 	if err != nil {
 		return err
 	}
-	nested := d.trapPending && d.nestIdx == d.idx
+	nested := d.trapPending && d.nested
 	epc := d.epc(p)
 	if nested {
 		epc = d.nestedEPC(p, a)

@@ -22,10 +22,11 @@
 //     (a raw message type that is not instruction or data trace, a
 //     zero length; a UTDD length that covers the source ID and no
 //     payload or not even the source ID, source ID bits past its width,
-//     a type field other than the source's) is a FramingError, which
-//     the decoder reports as a gap; a UTDD frame of a source ID other
-//     than the one a Decoder follows (without data trace) is a gap too
-//     (decode.ErrUnknownSource).
+//     a type field other than the source's, an extend bit clear in a
+//     trace with timestamps, whose every frame the encoder timestamps) is
+//     a FramingError, which the decoder reports as a gap; a UTDD frame of
+//     a source ID other than the one a Decoder follows (without data
+//     trace) is a gap too (decode.ErrUnknownSource).
 //   - several sources (multi.go): one encoder per hart, each with its own
 //     UTDD source ID, writing whole frames into a Funnel in the order they
 //     are made; a Demux decodes such a stream with one Decoder per source
@@ -102,7 +103,7 @@
 // right after a thaddr=0 one reports a trap taken before the earlier
 // trap's handler ran: its EPC is that handler's first instruction, which
 // the decoder gives when the trace determines it (an instruction fetch
-// fault's or breakpoint's tval; two exceptions taken to the same
+// fault's tval, an EBREAK's; two exceptions taken to the same
 // privilege share their handler; trapepc.go) and otherwise reports as
 // unknown (0) with a flow.KindWarn event. A context packet (subformat 2)
 // applies where it comes: imprecisely, as its name says.
@@ -193,6 +194,13 @@
 //     decoder reports a payload whose last byte sign extension would
 //     restore as malformed (a corrupted packet could otherwise pass as a
 //     valid one of another flow).
+//   - In the UTDD framing with a timestamp (Config.TimestampBytes), every
+//     frame carries it (the encapsulation lets a frame omit it, with its
+//     extend bit clear): the decoder reports a frame without it as a
+//     framing error (a damaged extend bit would otherwise shift the
+//     frame's payload onto its timestamp bytes and change a packet
+//     without a word). A trace from an encoder that omits timestamps has
+//     gaps at those frames.
 //   - The support packet's ioptions field is 6 bits: implicit return,
 //     implicit exception, full address, jump target cache, branch
 //     prediction (the reference flow's order) and sequentially inferable

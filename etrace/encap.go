@@ -193,16 +193,28 @@ func (s *Scanner) Scan() bool {
 				continue // null.idle / null.align
 			}
 			extra := s.cfg.srcBytes()
-			ts := 0
-			if h&0x80 != 0 {
-				ts = s.cfg.TimestampBytes
-				if ts == 0 {
-					return s.frameErr(start, "UTDD header %#02x has extend set but no timestamp is configured", h)
-				}
+			ts := s.cfg.TimestampBytes
+			if h&0x80 != 0 && ts == 0 {
+				return s.frameErr(start, "UTDD header %#02x has extend set but no timestamp is configured", h)
 			}
 			if n < extra {
 				// a damaged length: go on with the next byte
 				return s.frameErr(start, "UTDD packet of length %d shorter than its %d-byte source ID", n, extra)
+			}
+			if h&0x80 == 0 && ts > 0 {
+				// The encoder timestamps every frame of a trace with
+				// timestamps (Config.TimestampBytes). Read without
+				// it, the frame would take its timestamp bytes for
+				// the payload's first bytes and leave the payload's
+				// last ones to be read as headers (null packets when
+				// they are zero): a damaged extend bit would change a
+				// packet without a word. Its length is likely intact:
+				// go on after the frame as it would be with its
+				// timestamp.
+				if s.avail(n + ts) {
+					s.lo += n + ts
+				}
+				return s.frameErr(start, "UTDD header %#02x has extend clear: every frame of a trace with a %d-byte timestamp carries one", h, ts)
 			}
 			if !s.avail(n + ts) {
 				s.skipAll()

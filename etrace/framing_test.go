@@ -166,3 +166,54 @@ func TestUTDDHeaderChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestUTDDExtendCleared: the encoder timestamps every UTDD frame of a
+// trace with timestamps, so a header whose extend bit is clear is a
+// framing error at its byte, and the scanner goes on with the next frame.
+// Read without its timestamp, the frame took its first timestamp byte for
+// its payload and left its payload to be read as headers: a one-byte
+// branch count of 16 (0x40, read as a null packet of flow 2) became one
+// of 0 (the timestamp byte 0x00), and the flow lost 98 instructions with
+// no gap (FuzzFraming/extendbit: that header is byte 15 there).
+func TestUTDDExtendCleared(t *testing.T) {
+	img, pcs := loadT1(t)
+	cfg := framingConfig(2) // UTDD, 6-bit source ID 5, type field, 2-byte timestamp
+	truth := pcs[1000:1600]
+	data, _ := encode(t, cfg, nil, genBlocks(t, img, truth, genOpts{}))
+	offs := frameOffsets(t, cfg, data)
+	tr := &campaignTrace{cfg: cfg, img: img, data: data, truth: map[uint32][]uint64{0: truth}}
+	for i, off := range offs {
+		bad := bytes.Clone(data)
+		if bad[off]&0x80 == 0 {
+			t.Fatalf("frame %d at byte %d: header %#02x without extend", i, off, bad[off])
+		}
+		bad[off] &^= 0x80
+		sc := NewScanner(bytes.NewReader(bad), &cfg)
+		for k := 0; k < i; k++ {
+			sc.Scan()
+		}
+		var fe *FramingError
+		if sc.Scan() || !errors.As(sc.Err(), &fe) || fe.Offset != off || !strings.Contains(fe.Msg, "extend clear") {
+			t.Errorf("frame %d: %v, want a framing error at byte %d", i, sc.Err(), off)
+			continue
+		}
+		if i+1 < len(offs) && (!sc.Scan() || sc.Frame().Offset != offs[i+1]) {
+			t.Errorf("frame %d: after the error, frame at byte %d (%v), want byte %d", i, sc.Frame().Offset, sc.Err(), offs[i+1])
+		}
+		s, err := decodeInto(t, cfg, img, bad, false)
+		if i == 1 {
+			// the only sync packet: nothing to decode
+			if !errors.Is(err, decode.ErrNoSync) {
+				t.Errorf("frame %d: %v, want %v", i, err, decode.ErrNoSync)
+			}
+			continue
+		}
+		var de *decode.Error
+		if err != nil || len(s.gaps) == 0 || !errors.As(s.gaps[0].err, &de) || !errors.Is(de, decode.ErrMalformed) || de.Offset != off {
+			t.Errorf("frame %d: %v, gaps %v, want a decode.ErrMalformed gap at byte %d", i, err, s.gaps, off)
+		}
+		if out, why := tr.check(t, bad); out != outGap {
+			t.Errorf("frame %d: campaign outcome %d (%s), want a gap", i, out, why)
+		}
+	}
+}

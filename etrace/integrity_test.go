@@ -89,7 +89,18 @@ func (s *intSink) Close() error { return nil }
 // description of the first violation ("" if none) and the number of wrong
 // instructions emitted before the gap that flagged them (the detection
 // latency; 0 when nothing wrong was emitted).
-func checkRule(truth []uint64, s *intSink) (string, int) {
+func checkRule(truth []uint64, s *intSink) (string, int) { return checkRuleTo(truth, s, false) }
+
+// checkRuleEnd is checkRule, but the segment after the last gap must be
+// the end of the truth (checkRule takes its first occurrence, which in a
+// program that spins in a loop can be an earlier one).
+func checkRuleEnd(truth []uint64, s *intSink) string {
+	v, _ := checkRuleTo(truth, s, true)
+	return v
+}
+
+// checkRuleTo is checkRule, and checkRuleEnd with atEnd.
+func checkRuleTo(truth []uint64, s *intSink, atEnd bool) (string, int) {
 	pos := 0
 	start := 0
 	latency := 0
@@ -103,6 +114,13 @@ func checkRule(truth []uint64, s *intSink) (string, int) {
 		keep := len(seg)
 		if gi < len(s.gaps) {
 			keep -= int(min(sus, uint64(len(seg))))
+		}
+		if atEnd && gi == len(s.gaps) && len(s.gaps) > 0 {
+			// the end of the truth
+			if j := len(truth) - keep; j < pos || !slicesEqual(truth[j:], seg) {
+				return fmt.Sprintf("the last segment (instructions %d..%d of the decoded flow) is not the end of the truth after position %d", start, end, pos), 0
+			}
+			return "", latency
 		}
 		j, ok := findRun(truth, seg[:keep], pos)
 		if !ok {
@@ -220,20 +238,8 @@ func integrityCheck(t testing.TB, cfg Config, img *image.Set, truth []uint64, ba
 	if v == "" {
 		return "", lat
 	}
-	if len(s.gaps) == 0 && s.other == 0 && len(s.pcs) > 0 {
-		// re-encode the decoded flow, its traps included
-		blocks := genBlocks(t, img, s.pcs, genOpts{traps: s.traps})
-		again, _ := encode(t, cfg, nil, blocks)
-		if bytes.Equal(again, bad) {
-			return "", 0 // the corrupted bytes are a valid trace of the decoded flow
-		}
-		// The flow does not say whether a branch that ends it was taken.
-		if b := &blocks[len(blocks)-1]; b.IType == ingress.ITypeNotTaken {
-			b.IType = ingress.ITypeTaken
-			if again, _ := encode(t, cfg, nil, blocks); bytes.Equal(again, bad) {
-				return "", 0
-			}
-		}
+	if len(s.gaps) == 0 && reencodes(t, cfg, img, s, bad) {
+		return "", 0 // the corrupted bytes are a valid trace of the decoded flow
 	}
 	var b strings.Builder
 	b.WriteString(v)
@@ -241,6 +247,28 @@ func integrityCheck(t testing.TB, cfg Config, img *image.Set, truth []uint64, ba
 		fmt.Fprintf(&b, "\n  gap after %d instructions, %d suspect: %v", g.at, g.suspect, g.err)
 	}
 	return b.String(), 0
+}
+
+// reencodes is the re-encode oracle: it reports whether bad is what
+// encoding the flow decoded into s (its traps included) with cfg gives,
+// for a flow with instructions and no event a clean trace has none of.
+// The flow does not say whether a branch that ends it was taken: both are
+// tried.
+func reencodes(t testing.TB, cfg Config, img *image.Set, s *intSink, bad []byte) bool {
+	if s.other != 0 || len(s.pcs) == 0 || bad == nil {
+		return false
+	}
+	blocks := genBlocks(t, img, s.pcs, genOpts{traps: s.traps})
+	if again, _ := encode(t, cfg, nil, blocks); bytes.Equal(again, bad) {
+		return true
+	}
+	if b := &blocks[len(blocks)-1]; b.IType == ingress.ITypeNotTaken {
+		b.IType = ingress.ITypeTaken
+		if again, _ := encode(t, cfg, nil, blocks); bytes.Equal(again, bad) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestOracleTrapFlow checks the oracle's excuse on the one undetectable

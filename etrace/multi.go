@@ -195,14 +195,8 @@ func (m *Demux) Decode(r io.Reader) error {
 				break
 			}
 			// Whose frame it was is unknown: every source may have lost it.
-			idx := m.idx
-			m.idx++
-			for _, id := range m.order {
-				d := m.decs[id].d
-				d.nextIdx = idx
-				if gerr := d.framingError(fe); gerr != nil {
-					return gerr
-				}
+			if gerr := m.lost(fe); gerr != nil {
+				return gerr
 			}
 			if sc.Done() {
 				break
@@ -281,6 +275,21 @@ func (m *Demux) Decode(r io.Reader) error {
 	return readErr
 }
 
+// lost handles a frame that may have belonged to any source (its header
+// or source ID is damaged): a gap in every source following its program.
+func (m *Demux) lost(fe *FramingError) error {
+	idx := m.idx
+	m.idx++
+	for _, id := range m.order {
+		d := m.decs[id].d
+		d.nextIdx = idx
+		if err := d.framingError(fe); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // refuse reports, once per source ID, a frame of a source past
 // MaxSources as a gap of that source.
 func (m *Demux) refuse(fr *Frame) error {
@@ -303,38 +312,30 @@ func (m *Demux) refuse(fr *Frame) error {
 // malformed handles the frame fr (index idx) whose packet its source
 // could not read: its length byte may be damaged, so the bytes it covers
 // may hold frames of any source (a length grown from 2 to 18 swallows
-// the next frames whole). Every other source that is following its
-// program may have lost one: a gap.
+// the next frames whole).
 func (m *Demux) malformed(fr *Frame, idx int64) error {
-	for _, id := range m.order {
-		d := m.decs[id].d
-		if id == fr.SrcID || d.phase != phaseSynced {
-			continue
-		}
-		e := &decode.Error{Offset: fr.Offset, Index: idx, What: "frame",
-			Err: fmt.Errorf("%w: a malformed frame of source %d: its length byte may be damaged, and its bytes this source's frames",
-				decode.ErrMalformed, fr.SrcID)}
-		if err := d.gap(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.othersLost(fr, idx, fmt.Errorf("%w: a malformed frame of source %d: its length byte may be damaged, and its bytes this source's frames",
+		decode.ErrMalformed, fr.SrcID))
 }
 
 // foreign handles the frame fr (index idx) of a source that has had no
 // sync packet, which is no packet a source's trace starts with: it may be
-// the frame of another source, with a damaged source ID, so every other
-// source that is following its program may have lost it (a gap).
+// the frame of another source, with a damaged source ID.
 func (m *Demux) foreign(fr *Frame, idx int64) error {
+	return m.othersLost(fr, idx, fmt.Errorf("%w: a frame of source %d, which has had no sync packet: its source ID may be damaged, and the frame this source's",
+		decode.ErrUnknownSource, fr.SrcID))
+}
+
+// othersLost reports a frame fr (index idx) that may have been one of
+// another source's, as cause says, as a gap in every other source that
+// is following its program.
+func (m *Demux) othersLost(fr *Frame, idx int64, cause error) error {
 	for _, id := range m.order {
 		d := m.decs[id].d
 		if id == fr.SrcID || d.phase != phaseSynced {
 			continue
 		}
-		e := &decode.Error{Offset: fr.Offset, Index: idx, What: "frame",
-			Err: fmt.Errorf("%w: a frame of source %d, which has had no sync packet: its source ID may be damaged, and the frame this source's",
-				decode.ErrUnknownSource, fr.SrcID)}
-		if err := d.gap(e); err != nil {
+		if err := d.gap(&decode.Error{Offset: fr.Offset, Index: idx, What: "frame", Err: cause}); err != nil {
 			return err
 		}
 	}

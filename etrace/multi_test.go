@@ -250,44 +250,6 @@ func sourceFrames(t *testing.T, cfg Config, data []byte, src uint32) []byte {
 	return out
 }
 
-// checkRuleEnd is checkRule, but the segment after the last gap must be
-// the end of the truth (checkRule takes its first occurrence, which in a
-// program that spins in a loop can be an earlier one).
-func checkRuleEnd(truth []uint64, s *intSink) string {
-	pos, start := 0, 0
-	for gi := 0; gi <= len(s.gaps); gi++ {
-		end := len(s.pcs)
-		var sus uint64
-		if gi < len(s.gaps) {
-			end, sus = s.gaps[gi].at, s.gaps[gi].suspect
-		}
-		seg := s.pcs[start:end]
-		keep := len(seg)
-		if gi < len(s.gaps) {
-			keep -= int(min(sus, uint64(len(seg))))
-		}
-		if gi == len(s.gaps) && len(s.gaps) > 0 {
-			// the end of the truth
-			j := len(truth) - keep
-			if j < pos || !slicesEqual(truth[j:], seg) {
-				return fmt.Sprintf("the last segment (instructions %d..%d of the decoded flow) is not the end of the truth after position %d", start, end, pos)
-			}
-			return ""
-		}
-		j, ok := findRun(truth, seg[:keep], pos)
-		if !ok {
-			return fmt.Sprintf("segment %d (instructions %d..%d of the decoded flow, %d kept) is not a run of the truth after position %d",
-				gi, start, end, keep, pos)
-		}
-		pos = j + keep
-		if gi == len(s.gaps) && pos != len(truth) {
-			return fmt.Sprintf("the flow ends at truth position %d of %d with no gap", pos, len(truth))
-		}
-		start = end
-	}
-	return ""
-}
-
 // sourceRule checks the integrity rule for one source of a corrupted
 // multi-source trace bad: its decoded flow is its hart's truth but for
 // what gaps count, or (no gap) its frames in bad are a valid trace of the
@@ -299,18 +261,8 @@ func sourceRule(t *testing.T, cfg Config, img *image.Set, truth []uint64, s *int
 	}
 	c := cfg
 	c.SrcID = src
-	blocks := genBlocks(t, img, s.pcs, genOpts{traps: s.traps})
-	frames := sourceFrames(t, cfg, bad, src)
-	again, _ := encode(t, c, nil, blocks)
-	if bytes.Equal(again, frames) {
+	if reencodes(t, c, img, s, sourceFrames(t, cfg, bad, src)) {
 		return "" // the corrupted bytes are a valid trace of the decoded flow
-	}
-	// The flow does not say whether a branch that ends it was taken.
-	if b := &blocks[len(blocks)-1]; b.IType == ingress.ITypeNotTaken {
-		b.IType = ingress.ITypeTaken
-		if again, _ := encode(t, c, nil, blocks); bytes.Equal(again, frames) {
-			return ""
-		}
 	}
 	return why
 }

@@ -104,21 +104,6 @@ func (m *Demux) Joiner(id uint32) *DataJoiner {
 	return nil
 }
 
-// lost handles a frame that may have belonged to any source (its header
-// or source ID is damaged): a gap in every source following its program.
-func (m *Demux) lost(fe *FramingError) error {
-	idx := m.idx
-	m.idx++
-	for _, id := range m.order {
-		d := m.decs[id].d
-		d.nextIdx = idx
-		if err := d.framingError(fe); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // strayData handles a data frame whose source ID is no hart's.
 func (m *Demux) strayData(fr *Frame) error {
 	n := m.cfg.Data.Harts

@@ -397,7 +397,10 @@ type Config struct {
 	SrcBits   int
 	SrcID     uint32
 	TypeField bool
-	// TimestampBytes is the size of the UTDD timestamp (0: none).
+	// TimestampBytes is the size of the UTDD timestamp (0: none). The
+	// encoder timestamps every frame (header extend bit set), which the
+	// UTDD specification leaves optional per frame; the decoder relies
+	// on it: a frame without its timestamp is a framing error.
 	TimestampBytes int
 	// ResyncPeriod is the number of te_inst packets after which the
 	// encoder resynchronises (trTeInstSyncMax; 0: never).

@@ -6,12 +6,13 @@ import (
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
 )
 
 // noteTrap records trap packet p, reported with thaddr=0, for the trap
 // packet after it (nestedEPC).
 func (d *Decoder) noteTrap(p *Packet) {
-	d.nestIdx, d.nestOff = d.idx+1, d.off
+	d.nestNext, d.nestOff = true, d.off
 	d.nestInt, d.nestFrom = p.Interrupt != 0, ingress.Priv(p.Privilege)
 }
 
@@ -34,10 +35,13 @@ const (
 // "the reason for not reporting the EPC ... is that it can be inferred by
 // the decoder using the exception cause"). The trace determines it when
 //   - p is an instruction fetch fault (access, page or guest-page fault)
-//     or a breakpoint with a trap value: a handler starts on a 4-byte
-//     boundary (xtvec), so its first instruction lies in one naturally
-//     aligned word and the faulting address the hart writes to xtval is
-//     the instruction's own (an EBREAK's trap value is its address);
+//     with a trap value: a handler starts on a 4-byte boundary (xtvec),
+//     so its first instruction lies in one naturally aligned word and the
+//     faulting address the hart writes to xtval is the instruction's own;
+//     or p is a breakpoint whose trap value is the address of an EBREAK
+//     (an EBREAK's trap value is its address; a breakpoint trigger on a
+//     load or store writes the data address instead, which is then
+//     trusted only if the program holds an EBREAK there);
 //   - or both traps are exceptions taken to the same privilege:
 //     exceptions enter at the base of that privilege's xtvec, which
 //     nothing retired between the two could change, so the earlier
@@ -48,14 +52,18 @@ const (
 //     in S.
 //
 // Otherwise (an interrupt, whose handler may be vectored; a trap to M
-// taken from S or U when the earlier one may have gone to S; or the two
-// ways disagreeing) it returns 0, and nestedWarn says so.
+// taken from S or U when the earlier one may have gone to S; a breakpoint
+// trigger; or the two ways disagreeing) it returns 0, and nestedWarn says so.
 func (d *Decoder) nestedEPC(p *Packet, handler uint64) uint64 {
 	var fromTval, fromPriv uint64
 	if p.Interrupt == 0 && p.Tval != 0 && p.Tval&3 == 0 {
 		switch p.Ecause {
-		case causeFetchAccess, causeBreakpoint, causeFetchPage, causeFetchGuestPage:
+		case causeFetchAccess, causeFetchPage, causeFetchGuestPage:
 			fromTval = p.Tval & d.amask
+		case causeBreakpoint:
+			if in, ok := d.w.Img.Inst(p.Tval & d.amask); ok && in.Class == riscv.ClassEBreak {
+				fromTval = p.Tval & d.amask
+			}
 		}
 	}
 	to := ingress.Priv(p.Privilege)
