@@ -64,8 +64,8 @@ func cpioNewc(files map[string]string) []byte {
 }
 
 // symbolsInit is the init of an untraced boot that writes the kernel's
-// symbols (/proc/kallsyms) to the disk (the kit's kernel comes without
-// System.map): it loads the disk's modules (virtio-mmio and virtio-blk
+// symbols (/proc/kallsyms) to the disk, for a kit made without System.map
+// (scripts/linux-kit.sh --no-system-map): it loads the disk's modules (virtio-mmio and virtio-blk
 // only: ext4 costs 2 G instructions) and powers off. Generating the text
 // costs the kernel about 1.2 G instructions.
 const symbolsInit = `#!/bin/sh
