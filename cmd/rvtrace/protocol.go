@@ -309,9 +309,12 @@ func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
 		"Not given: one per CPU when the decode writes no per-instruction output (the summary), else 1 (the outputs take the events in order on one core: see PERFORMANCE.md)")
 }
 
-// numCPU is the number of jobs of --jobs 0 (a variable for the tests:
-// the default decode must be exercised with several jobs on any machine).
-var numCPU = runtime.NumCPU
+// numCPU is the number of jobs of --jobs 0: the CPUs the process may use
+// (GOMAXPROCS, which follows the affinity mask and a container's CPU
+// limit, where runtime.NumCPU counts the machine's). A variable for the
+// tests: the default decode must be exercised with several jobs on any
+// machine.
+var numCPU = func() int { return runtime.GOMAXPROCS(0) }
 
 // runDecoder decodes r with d into sink, on --jobs pieces at once when
 // the decoder can split the trace; with --jobs given above 1, it says on
