@@ -60,6 +60,7 @@ Examples:
   rvtrace run prog.elf
   rvtrace run --pcs prog.pcs prog.elf
   rvtrace run --ingress prog.csv prog.elf
+  rvtrace run --harts 2 --ingress 'mt{hart}.csv' --data-ingress 'mt{hart}.dcsv' mt-shared.elf
   rvtrace run --trace ntrace --preset best -o prog.nex prog.elf
   rvtrace run --trace ntrace -o hello.nex hello arg1 arg2
   rvtrace run --linux=false prog.elf
