@@ -113,4 +113,15 @@ func TestCLIDataHartsHint(t *testing.T) {
 	if code != 0 || strings.Contains(e, "hint:") || !strings.Contains(e, " 0 gaps") {
 		t.Errorf("decode --data-trace --data-harts 2: exit %d: %s", code, e)
 	}
+	// three harts (the third makes no access: no source ID 5) decoded
+	// with --data-harts 2: source ID 4 is no hart's
+	tr3 := filepath.Join(dir, "mt3.te")
+	if code, _, e := rv(t, "run", "--harts", "3", "--max-instret", "2000000", "--trace", "etrace", "--data-trace", "-o", tr3, elf); code != 0 {
+		t.Fatalf("run --harts 3: exit %d: %s", code, e)
+	}
+	code, _, e = rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "3", "--data-trace", "--data-harts", "2", "--image", elf, tr3)
+	if code != 3 || strings.Count(e, "hint:") != 1 || !strings.Contains(e, "frames of source ID 4 belong to no hart of --data-harts 2") ||
+		!strings.Contains(e, "decode with --data-trace --data-harts 3") {
+		t.Errorf("decode of 3 harts with --data-harts 2: exit %d: %s", code, e)
+	}
 }

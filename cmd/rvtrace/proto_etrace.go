@@ -386,13 +386,10 @@ func etraceSourceHint(d tproto.Decoder, cfg *etrace.Config) string {
 	}
 	slices.Sort(bad)
 	bad = slices.Compact(bad)
+	slices.Sort(good)
 	top := slices.Max(append(slices.Clone(good), bad...))
-	// n: the harts of a data trace whose source IDs end at top (0..n-1
-	// instruction, n..2n-1 data), if the IDs seen fit that
-	n := uint32(0)
-	if top%2 == 1 {
-		n = (top + 1) / 2
-	}
+	// within: every ID of bad is from lo to hi
+	within := func(lo, hi uint32) bool { return bad[0] >= lo && bad[len(bad)-1] <= hi }
 	ids := make([]string, len(bad))
 	for i, id := range bad {
 		ids[i] = strconv.FormatUint(uint64(id), 10)
@@ -405,26 +402,38 @@ func etraceSourceHint(d tproto.Decoder, cfg *etrace.Config) string {
 	switch {
 	case cfg.Data == nil:
 		what = fmt.Sprintf("frames of %s never had a sync packet", list)
-		if n == 1 && len(good) == 1 && good[0] == 0 && bad[0] == 1 {
+		// the harts: the sources that synchronised, if they are 0..n-1
+		// (a hart that made no access has no data source)
+		n := uint32(len(good))
+		if n == 0 || good[n-1] != n-1 || !within(n, 2*n-1) {
+			break
+		}
+		if n == 1 {
 			return fmt.Sprintf("%s: they look like the data trace packets of a run --data-trace (source ID 1): decode with --data-trace (and the run's other --data-* options)", what)
 		}
-		if n > 1 && len(good) > 0 && slices.Max(good) < n && bad[0] >= n {
-			return fmt.Sprintf("%s: they look like the data trace packets of a run --harts %d --data-trace (hart h's instruction packets carry source ID h, its data packets %d+h): decode with --data-trace --data-harts %d (and the run's other --data-* options; --src K selects hart K)",
-				what, n, n, n)
-		}
+		return fmt.Sprintf("%s: they look like the data trace packets of a run --harts %d --data-trace (hart h's instruction packets carry source ID h, its data packets %d+h): decode with --data-trace --data-harts %d (and the run's other --data-* options; --src K selects hart K)",
+			what, n, n, n)
 	case cfg.Data.Harts > 1:
 		what = fmt.Sprintf("frames of %s belong to no hart of --data-harts %d, or never had a sync packet", list, cfg.Data.Harts)
-		if n > 0 && n != uint32(cfg.Data.Harts) {
+		// the harts whose data source IDs end at top, if each further
+		// hart's data source is among those no hart has
+		h, n := uint32(cfg.Data.Harts), top/2+1
+		if n > h && within(2*h, 2*n-1) && len(bad) >= int(n-h) {
 			return fmt.Sprintf("%s: the source IDs seen fit a data trace of %d harts (run --harts %d --data-trace): decode with --data-trace --data-harts %d", what, n, n, n)
 		}
 	default:
 		what = fmt.Sprintf("frames of %s, which no configured source has (instruction source %d, data source %d)", list, cfg.SrcID, cfg.Data.SrcID)
-		if n > 1 {
+		// the harts whose data source IDs end at top (--data-trace alone
+		// configures instruction source 0 and data source 1: hart 1's
+		// instruction packets are taken for data packets), if hart 0's
+		// data source (n) is there
+		n := top/2 + 1
+		if n > 1 && cfg.SrcID == 0 && cfg.Data.SrcID == 1 && within(2, 2*n-1) && slices.Contains(bad, n) {
 			return fmt.Sprintf("%s: they look like a data trace of %d harts (run --harts %d --data-trace: hart h's instruction packets carry source ID h, its data packets %d+h): decode with --data-trace --data-harts %d (and the run's other --data-* options; --src K selects hart K)",
 				what, n, n, n, n)
 		}
 	}
-	return fmt.Sprintf("%s: the trace's source IDs are not the ones configured: give --src-bits as the encoder's trTeSrcBits, the sources' --src-id and --data-src-id, or for a data trace of N harts (run --harts N --data-trace) --data-trace --data-harts N; --src K selects one source", what)
+	return fmt.Sprintf("%s: a source ID damaged in the trace, or a configuration other than the encoder's: give --src-bits as the encoder's trTeSrcBits, the sources' --src-id and --data-src-id, or for a data trace of N harts (run --harts N --data-trace) --data-trace --data-harts N; --src K selects one source", what)
 }
 
 func etraceDumperFlags(fs *flag.FlagSet) func() (*tproto.Config, error) {
