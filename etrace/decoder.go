@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/decode/walk"
@@ -133,6 +134,8 @@ type Decoder struct {
 	preReported bool
 
 	jobs jobsState // DecodeJobs (parallel.go)
+
+	foreign map[uint32]bool // source IDs of frames of no configured source (the first 64)
 }
 
 // phases of a trace, as the decoder sees it
@@ -167,6 +170,22 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg Config) (*Decoder, error) {
 func (d *Decoder) Stats() *Stats {
 	d.st.Instructions = d.tally.Emitted()
 	return &d.st
+}
+
+// ForeignSources returns, in increasing order, the source IDs of the
+// UTDD frames the decoder met that belong to no source it was configured
+// with (Config.SrcID, and DataConfig.SrcID with data trace): each such
+// frame was a gap (decode.ErrUnknownSource). A tool can tell its user
+// what the IDs suggest, such as a trace of several harts (decode it with
+// a Demux) or data packets of several harts (DataConfig.Harts). At most
+// the first 64 distinct IDs are kept.
+func (d *Decoder) ForeignSources() []uint32 {
+	ids := make([]uint32, 0, len(d.foreign))
+	for id := range d.foreign {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
 }
 
 // Decode decodes the framed byte stream read from r, holding only a small
@@ -250,11 +269,18 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		}
 		return d.skipData(fr)
 	}
-	if d.cfg.Encap == EncapUTDD && d.cfg.SrcBits > 0 && d.cfg.Data == nil && fr.SrcID != d.cfg.SrcID {
+	if d.cfg.Encap == EncapUTDD && d.cfg.SrcBits > 0 && fr.SrcID != d.cfg.SrcID {
 		// A frame of another source (a Demux gives each source its
 		// own decoder): a damaged source ID, or a header byte lost
-		// before it.
+		// before it. (With data trace, the data source's frames are
+		// Data and went above.)
 		d.count()
+		if d.foreign == nil {
+			d.foreign = map[uint32]bool{}
+		}
+		if len(d.foreign) < 64 {
+			d.foreign[fr.SrcID] = true
+		}
 		return d.fault(fmt.Errorf("%w: a frame of source %d; the decoder follows source %d (several sources: decode with a Demux)",
 			decode.ErrUnknownSource, fr.SrcID, d.cfg.SrcID), fr.Offset, "frame")
 	}

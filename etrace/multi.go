@@ -60,8 +60,9 @@ type Demux struct {
 	// of the source IDs past it are gaps of their own (a trace damaged
 	// where a 16-bit source ID field could otherwise name 65536).
 	MaxSources int
-	idx        int64    // index of the next frame (all sources)
-	refused    []uint64 // bit set of the source IDs refused (MaxSources)
+	idx        int64           // index of the next frame (all sources)
+	refused    []uint64        // bit set of the source IDs refused (MaxSources)
+	stray      map[uint32]bool // data frames' source IDs of no hart (the first 64)
 	ev         flow.Event
 }
 

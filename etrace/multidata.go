@@ -1,6 +1,10 @@
 package etrace
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+)
 
 // Data trace of several harts. Each hart's encoder writes its te_inst
 // packets with its own source ID and its data packets with another, so
@@ -107,8 +111,39 @@ func (m *Demux) Joiner(id uint32) *DataJoiner {
 // strayData handles a data frame whose source ID is no hart's.
 func (m *Demux) strayData(fr *Frame) error {
 	n := m.cfg.Data.Harts
+	if m.stray == nil {
+		m.stray = map[uint32]bool{}
+	}
+	if len(m.stray) < 64 {
+		m.stray[fr.SrcID] = true
+	}
 	return m.lost(&FramingError{Offset: fr.Offset,
 		Msg: fmt.Sprintf("source ID %d is no hart's: %d harts have instruction sources 0..%d and data sources %d..%d", fr.SrcID, n, n-1, n, 2*n-1)})
+}
+
+// ForeignSources returns, in increasing order, the source IDs of the
+// frames that belong to no source (at most the first 64): data frames of
+// no hart (DataConfig.Harts) and the sources refused past MaxSources.
+// Each such frame was a gap. A source that has frames but no sync packet
+// (Source(id).Stats().Sync) is another sign of a source ID that is not
+// what the configuration says (data packets decoded as instruction
+// packets when DataConfig.Harts is missing).
+func (m *Demux) ForeignSources() []uint32 {
+	set := map[uint32]bool{}
+	for id := range m.stray {
+		set[id] = true
+	}
+	for i, w := range m.refused {
+		for ; w != 0 && len(set) < 128; w &= w - 1 {
+			set[uint32(i*64+bits.TrailingZeros64(w))] = true
+		}
+	}
+	ids := make([]uint32, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
 }
 
 // dataDumpers holds the data packet listers of a dump: one per data

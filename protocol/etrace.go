@@ -57,6 +57,10 @@ func (d etraceDecoder) Decode(r io.Reader) error {
 	return err
 }
 
+// ForeignSources returns the source IDs of the frames of no configured
+// source (etrace.Decoder.ForeignSources).
+func (d etraceDecoder) ForeignSources() []uint32 { return d.d.ForeignSources() }
+
 // DecodeJobs decodes r on up to jobs cores (etrace.Decoder.DecodeJobs),
 // or serially as SerialReason says.
 func (d etraceDecoder) DecodeJobs(r io.Reader, jobs int) error {

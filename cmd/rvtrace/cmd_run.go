@@ -60,6 +60,7 @@ Examples:
   rvtrace run prog.elf
   rvtrace run --pcs prog.pcs prog.elf
   rvtrace run --ingress prog.csv prog.elf
+  rvtrace run --harts 2 --ingress 'mt{hart}.csv' --data-ingress 'mt{hart}.dcsv' mt-shared.elf
   rvtrace run --trace ntrace --preset best -o prog.nex prog.elf
   rvtrace run --trace ntrace -o hello.nex hello arg1 arg2
   rvtrace run --linux=false prog.elf
@@ -101,7 +102,7 @@ func runRun(args []string) error {
 	trace := fs.String("trace", "", "encode the run live with this protocol: "+protocolNames())
 	out := fs.String("o", "", "trace output `file` (with --trace); with --trace-capture too, the trace system's funnel output, as a trace tap on it records it (the whole trace, where the capture holds what the RAM sink kept)")
 	pcsOut := fs.String("pcs", "", "write the retired PCs (all harts, all privilege levels) to `file`; a name holding {hart} makes one file per hart, {hart} replaced by its number")
-	csvOut := fs.String("ingress", "", "write the ingress port records (hart 0) as an ingress CSV `file`")
+	csvOut := fs.String("ingress", "", "write the ingress port records as an ingress CSV `file`, one hart's per file: with --harts N > 1 the name must hold {hart}, replaced by the hart's number")
 	maxInstret := fs.Uint64("max-instret", 0, "stop after exactly N retired instructions, all harts together, and exit 1 (0: no limit); the outputs are complete up to there")
 	harts := fs.Int("harts", 1, "number of harts")
 	xlen := fs.Int("xlen", 0, "32 or 64 (default: from the ELF)")
@@ -111,7 +112,7 @@ func runRun(args []string) error {
 	pmpEntries := fs.Int("pmp-entries", 0, "PMP entries: 0 for 16 (as Spike), -1 for none (the PMP CSRs are then illegal, as Spike --pmpregions=0)")
 	misaligned := fs.String("misaligned", "", "misaligned loads and stores: hardware (performed, as Linux expects; the default except with --machine sbi/virt, whose firmware emulates them) or trap (address-misaligned exceptions, as Spike without misaligned support)")
 	per := fs.Bool("per-instruction", false, "one ingress block per instruction (single-retirement port)")
-	dataCSV := fs.String("data-ingress", "", "write the data trace interface's accesses (one per load, store and atomic of hart 0) as a data ingress CSV `file`")
+	dataCSV := fs.String("data-ingress", "", "write the data trace interface's accesses (one per load, store and atomic) as a data ingress CSV `file`, one hart's per file: with --harts N > 1 the name must hold {hart}, replaced by the hart's number")
 	quiet := fs.Bool("q", false, "no summary on stderr")
 	progress := progressFlags(fs)
 	asyncEnc := fs.String("async", "auto", "encode on another goroutine than the simulator's, using a second core: true, false, or auto (on for the costly --preset best / --hist-patterns)")
@@ -297,6 +298,15 @@ func runRun(args []string) error {
 	if err := ts.attach(m, img); err != nil {
 		return err
 	}
+	// --ingress and --data-ingress: one file per hart
+	csvNames, err := perHartNames("--ingress", *csvOut, m.NumHarts())
+	if err != nil {
+		return err
+	}
+	dataNames, err := perHartNames("--data-ingress", *dataCSV, m.NumHarts())
+	if err != nil {
+		return err
+	}
 	var closers []func() error
 	srcBits := 0 // SRC width chosen for a multi-hart trace
 	var traceCount *countWriter
@@ -370,6 +380,14 @@ func runRun(args []string) error {
 			}
 		}
 	}
+	var csvWs []ingress.Sink // each hart's ingress CSV writer
+	for _, n := range csvNames {
+		w, err := createOutput(n)
+		if err != nil {
+			return err
+		}
+		csvWs = append(csvWs, ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true}))
+	}
 	etraceN := *trace == "etrace" && m.NumHarts() > 1
 	if *trace != "" && !sysTrace {
 		f, err := createOutput(*out)
@@ -419,21 +437,19 @@ func runRun(args []string) error {
 			f.Close()
 			return fmt.Errorf("--data-filter filters the data trace interface's accesses: it needs --trace etrace --data-trace")
 		}
-		var sinks []ingress.Sink
-		if *csvOut != "" {
-			w, err := createOutput(*csvOut)
-			if err != nil {
-				return err
-			}
-			sinks = append(sinks, ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true}))
-		}
 		for h, enc := range encs {
 			if h == 0 {
 				hart0 = append(hart0, enc)
-				hart0 = append(hart0, sinks...)
+				if csvWs != nil {
+					hart0 = append(hart0, csvWs[0])
+				}
 				continue
 			}
-			hartN[h] = ts.with(h, enc)
+			s := enc
+			if csvWs != nil {
+				s = fanout{enc, csvWs[h]}
+			}
+			hartN[h] = ts.with(h, s)
 			if err := m.SetIngress(h, hartN[h]); err != nil {
 				return err
 			}
@@ -446,21 +462,23 @@ func runRun(args []string) error {
 			}
 			return f.Close()
 		})
-	} else if *csvOut != "" {
-		w, err := createOutput(*csvOut)
-		if err != nil {
-			return err
+	} else if csvWs != nil {
+		hart0 = append(hart0, csvWs[0])
+		for h := 1; h < m.NumHarts(); h++ {
+			// (with the trace system, after its encoder)
+			hartN[h] = ts.with(h, csvWs[h])
+			if err := m.SetIngress(h, hartN[h]); err != nil {
+				return err
+			}
 		}
-		cw := ingress.NewCSVWriter(w, ingress.CSVOptions{Halfwords: !*per, Time: true, SIJump: true})
-		hart0 = append(hart0, cw)
 	}
-	if *dataCSV != "" {
-		w, err := createOutput(*dataCSV)
+	for h, n := range dataNames {
+		w, err := createOutput(n)
 		if err != nil {
 			return err
 		}
 		dw := ingress.NewDataCSVWriter(w)
-		dsinks[0] = append(dsinks[0], dw)
+		dsinks[h] = append(dsinks[h], dw)
 		closers = append(closers, func() error {
 			err := dw.Close()
 			if e := w.Close(); err == nil {
@@ -485,6 +503,11 @@ func runRun(args []string) error {
 		next := hartN[h]
 		if next == nil && ts.sys != nil {
 			next = ts.sysSink(h)
+		}
+		if next == nil {
+			// no ingress sink (--data-ingress alone): the port is
+			// flushed when the run ends
+			continue
 		}
 		hartN[h] = withPort(dports[h], next)
 		if err := m.SetIngress(h, hartN[h]); err != nil {
@@ -689,6 +712,16 @@ func runRun(args []string) error {
 			line += fmt.Sprintf(", exit code %d", res.ExitCode)
 		}
 		fmt.Fprintln(stderr, line)
+		if m.NumHarts() > 1 {
+			for _, f := range []struct {
+				what  string
+				names []string
+			}{{"ingress CSV", csvNames}, {"data ingress CSV", dataNames}} {
+				if f.names != nil {
+					fmt.Fprintf(stderr, "rvtrace run: %s of each hart: %s\n", f.what, hartFiles(f.names))
+				}
+			}
+		}
 		if sbRec != nil {
 			st := sbRec.Stats()
 			fmt.Fprintf(stderr, "rvtrace run: sideband %s: %d pages matched to images, %d to images with a few bytes changed, %d recorded as bytes (no image holds them); %d recorded again after their code changed (%d remapped to other physical pages)\n",
@@ -855,6 +888,43 @@ func parseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil
+}
+
+// perHartNames returns the file of each of n harts that the option opt
+// (--ingress, --data-ingress) names with name, or nil when name is "": {hart} in
+// name is replaced by the hart's number. Such a CSV file has no hart
+// column: a name without {hart} is refused for several harts, which
+// would have to share one file, rather than writing one hart's records
+// and dropping the others'.
+func perHartNames(opt, name string, n int) ([]string, error) {
+	if name == "" {
+		return nil, nil
+	}
+	per := strings.Contains(name, "{hart}")
+	if n > 1 && !per {
+		return nil, fmt.Errorf("%s %s: the file holds one hart's records (it has no hart column), and this run has %d harts: give a name holding {hart}, replaced by the hart's number (e.g. %s), for one file per hart",
+			opt, name, n, hartExample(name))
+	}
+	names := make([]string, n)
+	for h := range names {
+		names[h] = strings.ReplaceAll(name, "{hart}", strconv.Itoa(h))
+	}
+	return names, nil
+}
+
+// hartExample returns name with {hart} before its extension.
+func hartExample(name string) string {
+	ext := filepath.Ext(name)
+	return strings.TrimSuffix(name, ext) + "{hart}" + ext
+}
+
+// hartFiles lists the files of the harts: "a0.csv (hart 0), a1.csv (hart 1)".
+func hartFiles(names []string) string {
+	l := make([]string, len(names))
+	for h, n := range names {
+		l[h] = fmt.Sprintf("%s (hart %d)", n, h)
+	}
+	return strings.Join(l, ", ")
 }
 
 // withPort returns hart 0's ingress sink s, closed after the data port

@@ -78,3 +78,50 @@ func TestCLIDataTraceTwoHarts(t *testing.T) {
 		t.Errorf("decode --data-harts 2 --src-bits 1: exit %d: %s", code, e)
 	}
 }
+
+// TestCLIDataHartsHint: a data trace of two harts (run --harts 2
+// --data-trace: hart h's data packets carry source ID 2+h) decoded
+// without --data-harts is flagged (gaps, exit 3) and stderr says once
+// which flags decode it; with them the decode is clean and says nothing.
+// With --data-trace alone the frames of sources 2 and 3 are gaps of an
+// unknown source (not parsed as hart 0's instruction packets).
+func TestCLIDataHartsHint(t *testing.T) {
+	elf := filepath.Join("..", "..", "examples", "mt-shared", "mt-shared.elf")
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "mt.te")
+	if code, _, e := rv(t, "run", "--harts", "2", "--max-instret", "2000000", "--trace", "etrace", "--data-trace", "-o", tr, elf); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	dec := []string{"decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "2", "--image", elf, "--src", "0"}
+	for _, c := range []struct {
+		flags []string
+		also  string // in stderr too
+	}{
+		{nil, "never had a sync packet"},
+		{[]string{"--data-trace"}, "unknown trace source: a frame of source 2"},
+	} {
+		code, _, e := rv(t, append(append(dec, c.flags...), tr)...)
+		if code != 3 {
+			t.Errorf("decode %v without --data-harts: exit %d, want 3 (gaps): %s", c.flags, code, e)
+		}
+		if n := strings.Count(e, "hint:"); n != 1 || !strings.Contains(e, "source IDs 2, 3") ||
+			!strings.Contains(e, "decode with --data-trace --data-harts 2") || !strings.Contains(e, c.also) {
+			t.Errorf("decode %v without --data-harts: %d hints, or not the flags: %s", c.flags, n, e)
+		}
+	}
+	code, _, e := rv(t, append(dec, "--data-trace", "--data-harts", "2", tr)...)
+	if code != 0 || strings.Contains(e, "hint:") || !strings.Contains(e, " 0 gaps") {
+		t.Errorf("decode --data-trace --data-harts 2: exit %d: %s", code, e)
+	}
+	// three harts (the third makes no access: no source ID 5) decoded
+	// with --data-harts 2: source ID 4 is no hart's
+	tr3 := filepath.Join(dir, "mt3.te")
+	if code, _, e := rv(t, "run", "--harts", "3", "--max-instret", "2000000", "--trace", "etrace", "--data-trace", "-o", tr3, elf); code != 0 {
+		t.Fatalf("run --harts 3: exit %d: %s", code, e)
+	}
+	code, _, e = rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "3", "--data-trace", "--data-harts", "2", "--image", elf, tr3)
+	if code != 3 || strings.Count(e, "hint:") != 1 || !strings.Contains(e, "frames of source ID 4 belong to no hart of --data-harts 2") ||
+		!strings.Contains(e, "decode with --data-trace --data-harts 3") {
+		t.Errorf("decode of 3 harts with --data-harts 2: exit %d: %s", code, e)
+	}
+}

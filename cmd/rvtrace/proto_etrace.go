@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -335,8 +336,104 @@ func etraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 		csv := *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv")
 		c := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
 		c.ETrace, c.ETraceCSV = cfg, csv
-		return c, nil, nil
+		var after func(tproto.Decoder)
+		if !csv {
+			after = func(d tproto.Decoder) {
+				if h := etraceSourceHint(d, &cfg); h != "" {
+					fmt.Fprintf(stderr, "%s: hint: %s\n", name, h)
+				}
+			}
+		}
+		return c, after, nil
 	}
+}
+
+// etraceSourceHint returns what the source IDs of a UTDD-framed trace
+// that the decode d (configured with cfg) could not place suggest, naming
+// the flags that decode it, or "" when every frame belonged to a source
+// that synchronised. The frames themselves are gaps already (the decode
+// exits non-zero); the hint is said once, not per frame. The likely
+// cause: a trace of N harts with data trace (run --harts N --data-trace)
+// carries hart h's instruction packets with source ID h and its data
+// packets with N+h, which only --data-trace --data-harts N reads; without
+// it, the data sources look like sources that never synchronise (no
+// --data-trace) or belong to no source (--data-trace alone: one
+// instruction and one data source).
+func etraceSourceHint(d tproto.Decoder, cfg *etrace.Config) string {
+	if cfg.Encap != etrace.EncapUTDD || cfg.SrcBits == 0 {
+		return ""
+	}
+	var good, bad []uint32 // sources that synchronised; those no source has or that never did
+	switch d := d.(type) {
+	case *etrace.Demux:
+		for _, id := range d.Sources() {
+			if st := d.Source(id).Stats(); st.Sync[0]+st.Sync[1] == 0 {
+				bad = append(bad, id)
+			} else {
+				good = append(good, id)
+			}
+		}
+		bad = append(bad, d.ForeignSources()...)
+	case interface{ ForeignSources() []uint32 }:
+		bad = d.ForeignSources()
+		good = []uint32{cfg.SrcID}
+		if cfg.Data != nil {
+			good = append(good, cfg.Data.SrcID)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	slices.Sort(bad)
+	bad = slices.Compact(bad)
+	slices.Sort(good)
+	top := slices.Max(append(slices.Clone(good), bad...))
+	// within: every ID of bad is from lo to hi
+	within := func(lo, hi uint32) bool { return bad[0] >= lo && bad[len(bad)-1] <= hi }
+	ids := make([]string, len(bad))
+	for i, id := range bad {
+		ids[i] = strconv.FormatUint(uint64(id), 10)
+	}
+	list := "source ID " + ids[0]
+	if len(ids) > 1 {
+		list = "source IDs " + strings.Join(ids, ", ")
+	}
+	var what string
+	switch {
+	case cfg.Data == nil:
+		what = fmt.Sprintf("frames of %s never had a sync packet", list)
+		// the harts: the sources that synchronised, if they are 0..n-1
+		// (a hart that made no access has no data source)
+		n := uint32(len(good))
+		if n == 0 || good[n-1] != n-1 || !within(n, 2*n-1) {
+			break
+		}
+		if n == 1 {
+			return fmt.Sprintf("%s: they look like the data trace packets of a run --data-trace (source ID 1): decode with --data-trace (and the run's other --data-* options)", what)
+		}
+		return fmt.Sprintf("%s: they look like the data trace packets of a run --harts %d --data-trace (hart h's instruction packets carry source ID h, its data packets %d+h): decode with --data-trace --data-harts %d (and the run's other --data-* options; --src K selects hart K)",
+			what, n, n, n)
+	case cfg.Data.Harts > 1:
+		what = fmt.Sprintf("frames of %s belong to no hart of --data-harts %d, or never had a sync packet", list, cfg.Data.Harts)
+		// the harts whose data source IDs end at top, if each further
+		// hart's data source is among those no hart has
+		h, n := uint32(cfg.Data.Harts), top/2+1
+		if n > h && within(2*h, 2*n-1) && len(bad) >= int(n-h) {
+			return fmt.Sprintf("%s: the source IDs seen fit a data trace of %d harts (run --harts %d --data-trace): decode with --data-trace --data-harts %d", what, n, n, n)
+		}
+	default:
+		what = fmt.Sprintf("frames of %s, which no configured source has (instruction source %d, data source %d)", list, cfg.SrcID, cfg.Data.SrcID)
+		// the harts whose data source IDs end at top (--data-trace alone
+		// configures instruction source 0 and data source 1: hart 1's
+		// instruction packets are taken for data packets), if hart 0's
+		// data source (n) is there
+		n := top/2 + 1
+		if n > 1 && cfg.SrcID == 0 && cfg.Data.SrcID == 1 && within(2, 2*n-1) && slices.Contains(bad, n) {
+			return fmt.Sprintf("%s: they look like a data trace of %d harts (run --harts %d --data-trace: hart h's instruction packets carry source ID h, its data packets %d+h): decode with --data-trace --data-harts %d (and the run's other --data-* options; --src K selects hart K)",
+				what, n, n, n, n)
+		}
+	}
+	return fmt.Sprintf("%s: a source ID damaged in the trace, or a configuration other than the encoder's: give --src-bits as the encoder's trTeSrcBits, the sources' --src-id and --data-src-id, or for a data trace of N harts (run --harts N --data-trace) --data-trace --data-harts N; --src K selects one source", what)
 }
 
 func etraceDumperFlags(fs *flag.FlagSet) func() (*tproto.Config, error) {
