@@ -78,7 +78,9 @@ func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
 }
 
 // ParallelStats returns the pieces of the last DecodeJobs and how many of
-// them were decoded again in sequence.
+// them were decoded again in sequence (their speculative decode could not
+// be used). The pieces cut where no sync turned up (parallel.Piece.Cont),
+// decoded in sequence only, count among the pieces, not as decoded again.
 func (d *Decoder) ParallelStats() (pieces, redone int) { return d.jobs.pieces, d.jobs.redone }
 
 func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {

@@ -77,7 +77,8 @@ func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
 
 // ParallelStats returns the pieces of the last DecodeJobs and how many of
 // them were decoded again in sequence (their speculative decode could not
-// be used).
+// be used). The pieces cut where no sync turned up (parallel.Piece.Cont),
+// decoded in sequence only, count among the pieces, not as decoded again.
 func (d *Decoder) ParallelStats() (pieces, redone int) { return d.pieces, d.redone }
 
 func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {

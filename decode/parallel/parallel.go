@@ -8,6 +8,13 @@
 // itself (a sequential hand-off). Either way the events, gaps, warnings,
 // counts and errors are those of a serial decode.
 //
+// A trace may have few syncs (a single-sync capture has one): so that the
+// bytes a split holds stay bounded, it cuts the trace where no sync
+// turns up within HoldPieces pieces' worth of bytes, at a place its
+// framing allows (Cutter.Force). Such a piece (Piece.Cont) is never
+// decoded afresh: the decoder of the pieces before it goes on through it,
+// in sequence, in the state it stopped in.
+//
 // Pieces overlap by their primer: piece k decodes its own bytes and then
 // the primer of piece k+1 (the sync message it starts with, and what
 // belongs with it), so that the flow up to that sync and the checkpoint it
