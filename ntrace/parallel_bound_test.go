@@ -8,6 +8,7 @@ import (
 
 	"github.com/rvtrace/rvtrace/decode/parallel"
 	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
+	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 )
 
@@ -166,5 +167,35 @@ func TestDecodeJobsBoundedAfterSync(t *testing.T) {
 	jr := sameWithJobs(t, "idle runs after two syncs", img, bad, dc, 2, size, false)
 	if jr.log.Gaps < 2 {
 		t.Errorf("%d gaps: the idle runs were not seen", jr.log.Gaps)
+	}
+}
+
+// BenchmarkDecodeJobsSingleSync measures DecodeJobs with 1 job (Decode)
+// and 2 on a trace of 4 million instructions with a single sync message
+// (the best preset), to a counting sink (rvtrace decode's summary): its
+// B/op is the memory the parallel decode takes on such a trace, once held
+// whole by the split; run it with GOMAXPROCS=2.
+func BenchmarkDecodeJobsSingleSync(b *testing.B) {
+	img, err := integrityImage()
+	if err != nil {
+		b.Skip(err)
+	}
+	cfg := Presets["best"]
+	cfg.XLEN = img.XLEN()
+	trace, err := encodePCs(img, synthFlow(img, 1, 4_000_000, true), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, jobs := range []int{1, 2} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			b.SetBytes(int64(len(trace)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				d := mustDecoder(b, img, &flow.Counter{}, DecoderConfigFrom(cfg))
+				if err := d.DecodeJobs(bytes.NewReader(trace), jobs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -313,8 +313,12 @@ func (pp *Parallel) Run() (Part, error) {
 				if !serial.Load() && !r.p.Cont {
 					r.part = fresh()
 					r.rec = newRec()
-					// (a guess: a few ranges per byte of trace)
-					r.rec.rec = slices.Grow(r.rec.rec, min(4*len(r.p.Data), MaxPieceEvents))
+					if !tally {
+						// (a guess: a few ranges per byte of trace;
+						// tallied, they take a record between other
+						// events only)
+						r.rec.rec = slices.Grow(r.rec.rec, min(4*len(r.p.Data), MaxPieceEvents))
+					}
 					r.p.Base = guesses.guess(r.p.Seq)
 					r.err = r.part.Speculate(r.p, r.rec)
 					if c, ok := r.part.(Counter); ok && r.err == nil {
