@@ -37,6 +37,12 @@ import (
 //     difference; images that change at instruction counts are followed
 //     as in package ntrace (parallel.EpochsAgree).
 //
+// Where no sync packet turns up within parallel.HoldPieces pieces' worth
+// of bytes (sync off, or a resync period that traps keep putting off),
+// the split cuts the trace at a frame's end with no sync
+// (parallel.Piece.Cont), so that the bytes it holds stay bounded; the
+// decoder of the pieces before goes on through such a piece.
+//
 // A piece with a gap is decoded again in sequence (its Suspect counts and
 // the checks of a gap depend on the instructions before the piece), as is
 // one whose start state differs: the decoder that decoded the pieces

@@ -28,6 +28,13 @@ import (
 // the piece's gaps (decode.OpenSuspect). A piece whose start state differs is decoded
 // again, in sequence, by the decoder that decoded the pieces before it.
 //
+// Where no sync message turns up within parallel.HoldPieces pieces'
+// worth of bytes (a single-sync capture), the split cuts the trace with
+// no sync (parallel.Piece.Cont) at a message's end or inside a run of
+// skipped bytes, so that the bytes it holds stay bounded; the decoder of
+// the pieces before goes on through such a piece, its reader in the
+// state the last one stopped in.
+//
 // Images that change at instruction counts (image.Set.Epochs: code
 // rewritten while the traced system ran, from a sideband) make the
 // address space a decoder follows depend on its instruction count, all
