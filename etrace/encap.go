@@ -1,6 +1,7 @@
 package etrace
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -96,7 +97,14 @@ type Scanner struct {
 	fr     Frame
 	err    error
 	raw    bool // cfg.Encap is EncapRaw
+	// pause, when not 0: Scan stops with errPaused instead of skipping
+	// a UTDD null packet at or after this offset, so that parallel.go's
+	// splitter can cut a long run of them
+	pause int64
 }
+
+// errPaused is the error of a Scan stopped at Scanner.pause.
+var errPaused = errors.New("etrace: scanner paused")
 
 // NewScanner returns a scanner reading the byte stream from r, framed as
 // cfg says.
@@ -190,6 +198,11 @@ func (s *Scanner) Scan() bool {
 		switch s.cfg.Encap {
 		case EncapUTDD:
 			if n == 0 {
+				if s.pause > 0 && start >= s.pause {
+					s.lo--
+					s.err = errPaused
+					return false
+				}
 				continue // null.idle / null.align
 			}
 			extra := s.cfg.srcBytes()

@@ -37,6 +37,12 @@ import (
 //     difference; images that change at instruction counts are followed
 //     as in package ntrace (parallel.EpochsAgree).
 //
+// Where no sync packet turns up within parallel.HoldPieces pieces' worth
+// of bytes (sync off, or a resync period that traps keep putting off),
+// the split cuts the trace at a frame's end with no sync
+// (parallel.Piece.Cont), so that the bytes it holds stay bounded; the
+// decoder of the pieces before goes on through such a piece.
+//
 // A piece with a gap is decoded again in sequence (its Suspect counts and
 // the checks of a gap depend on the instructions before the piece), as is
 // one whose start state differs: the decoder that decoded the pieces
@@ -78,7 +84,9 @@ func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
 }
 
 // ParallelStats returns the pieces of the last DecodeJobs and how many of
-// them were decoded again in sequence.
+// them were decoded again in sequence (their speculative decode could not
+// be used). The pieces cut where no sync turned up (parallel.Piece.Cont),
+// decoded in sequence only, count among the pieces, not as decoded again.
 func (d *Decoder) ParallelStats() (pieces, redone int) { return d.jobs.pieces, d.jobs.redone }
 
 func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
@@ -354,23 +362,38 @@ func (s *Stats) addSince(prev, snap *Stats) {
 
 // split reads the trace and cuts it into pieces of about size bytes,
 // each starting with a format 3 subformat 0 packet that parses (its
-// primer), found with the framing a serial decode reads. It returns the
-// size of the trace and the read error that ended it, if any.
+// primer), found with the framing a serial decode reads; and, where no
+// such packet turns up within parallel.HoldPieces*size bytes, at the end
+// of a frame (or inside a run of UTDD null packets) with no sync (a
+// parallel.Piece.Cont piece, which the decoder of the pieces before goes
+// on through: a frame's framing does not depend on the frames before it).
+// It returns the size of the trace and the read error that ended it, if
+// any.
 func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error, error) {
 	t := &parallel.Tee{R: r}
+	c := &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit}
 	sc := NewScanner(t, &d.cfg)
+	sc.pause = c.Limit()
 	codec := NewCodec(&d.cfg)
 	var p Packet
 	dataKnown, dataOn, skipped, support := false, false, false, false
-	var idx, start, startIdx, prime int64
-	seq := 0
-	var seed uint64
+	var idx int64
 	var readErr error
 	for {
+		if off := sc.Offset(); c.Due(off) {
+			if err := c.Force(off, idx); err != nil {
+				return 0, nil, err
+			}
+			sc.pause = c.Limit()
+		}
 		if !sc.Scan() {
 			err := sc.Err()
 			if err == nil {
 				break
+			}
+			if err == errPaused {
+				// (Due holds at Limit: the loop cuts there)
+				continue
 			}
 			if _, ok := err.(*FramingError); !ok {
 				readErr = err
@@ -399,7 +422,7 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 		}
 		isSupport := fr.Support || !d.v026 && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubSupport
 		sync := !fr.Support && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubStart
-		if !isSupport && !(sync && fr.Offset-start >= int64(size)) {
+		if !isSupport && !(sync && c.AtSync(fr.Offset)) {
 			continue
 		}
 		if codec.Parse(pl, fr.Support, &p) != nil {
@@ -413,26 +436,19 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 			}
 			continue
 		}
-		at, end := fr.Offset, sc.Offset()
-		pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, end),
-			Seed: seed}
-		if err := emit(pc); err != nil {
-			return 0, nil, err
-		}
-		seq++
-		start, startIdx, prime = at, i, end
-		seed = uint64(codec.Options.Bits())
+		seed := uint64(codec.Options.Bits())
 		for k, b := range []bool{support, dataKnown, dataOn, skipped} {
 			if b {
 				seed |= 1 << (32 + k)
 			}
 		}
-		t.Drop(start)
+		if err := c.Sync(fr.Offset, i, sc.Offset(), seed); err != nil {
+			return 0, nil, err
+		}
+		sc.pause = c.Limit()
 	}
 	total := sc.Offset()
-	pc := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, t.End()),
-		Seed: seed}
-	if err := emit(pc); err != nil {
+	if err := c.End(); err != nil {
 		return 0, nil, err
 	}
 	return total, readErr, nil

@@ -53,8 +53,14 @@ func decodeJobsRun(t testing.TB, img *image.Set, trace []byte, cfg Config, jobs,
 // observations, statistics and error. It returns the parallel run.
 func sameAsSerial(t *testing.T, what string, img *image.Set, trace []byte, cfg Config, size int, strict bool) jobsRun {
 	t.Helper()
+	return sameWithJobs(t, what, img, trace, cfg, 3, size, strict)
+}
+
+// sameWithJobs is sameAsSerial with jobs pieces at once.
+func sameWithJobs(t *testing.T, what string, img *image.Set, trace []byte, cfg Config, jobs, size int, strict bool) jobsRun {
+	t.Helper()
 	a := decodeJobsRun(t, img, trace, cfg, 1, size, strict)
-	b := decodeJobsRun(t, img, trace, cfg, 3, size, strict)
+	b := decodeJobsRun(t, img, trace, cfg, jobs, size, strict)
 	if a.err != b.err {
 		t.Errorf("%s: error %q serially, %q with jobs", what, a.err, b.err)
 	}

@@ -246,7 +246,13 @@ type Decoder struct {
 	// that a decision depended on whether the instructions before the
 	// piece hold some suspect (decode.Tally.Open).
 	revDep, openDep bool
-	pieces, redone  int // of the last DecodeJobs
+	// where the reader of the last loop that read to the end of its bytes
+	// stopped: skipping bytes after an error, and the idle bytes read
+	// since the last message; the reader of a piece that goes on from
+	// there starts so (parallel.go)
+	tailResync     bool
+	tailIdles      int64
+	pieces, redone int // of the last DecodeJobs
 	// what the sources of a decoder of a piece start with when the
 	// configuration does not say (the trace mode and B-TYPE style
 	// learned up to the pieces joined), and where DecodeJobs keeps it
@@ -413,11 +419,12 @@ func (d *Decoder) Decode(r io.Reader) error {
 // when until is not negative, until rd has read up to byte until.
 func (d *Decoder) loop(rd *Reader, until int64) error {
 	var m Message
-	idles := rd.Idles()
+	idles := rd.Idles() - rd.before
 	for until < 0 || rd.Offset() < until {
 		err := rd.Next(&m)
 		if err != nil {
 			if err == io.EOF {
+				d.tailResync, d.tailIdles = rd.resync, rd.Idles()-idles
 				break
 			}
 			var fe *FormatError

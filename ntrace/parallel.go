@@ -28,6 +28,13 @@ import (
 // the piece's gaps (decode.OpenSuspect). A piece whose start state differs is decoded
 // again, in sequence, by the decoder that decoded the pieces before it.
 //
+// Where no sync message turns up within parallel.HoldPieces pieces'
+// worth of bytes (a single-sync capture), the split cuts the trace with
+// no sync (parallel.Piece.Cont) at a message's end or inside a run of
+// skipped bytes, so that the bytes it holds stay bounded; the decoder of
+// the pieces before goes on through such a piece, its reader in the
+// state the last one stopped in.
+//
 // Images that change at instruction counts (image.Set.Epochs: code
 // rewritten while the traced system ran, from a sideband) make the
 // address space a decoder follows depend on its instruction count, all
@@ -77,7 +84,8 @@ func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
 
 // ParallelStats returns the pieces of the last DecodeJobs and how many of
 // them were decoded again in sequence (their speculative decode could not
-// be used).
+// be used). The pieces cut where no sync turned up (parallel.Piece.Cont),
+// decoded in sequence only, count among the pieces, not as decoded again.
 func (d *Decoder) ParallelStats() (pieces, redone int) { return d.pieces, d.redone }
 
 func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
@@ -213,6 +221,11 @@ func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
 	d := pt.d
 	d.w.Sink, d.obs = sink, pt.parent.obs
 	rd := d.reader(p.Data[p.Prime:], p.Offset+int64(p.Prime))
+	if p.Cont {
+		// the bytes go on from where the last piece's stopped, maybe
+		// inside a run of skipped bytes
+		rd.resync, rd.before = d.tailResync, d.tailIdles
+	}
 	err := d.loop(rd, -1)
 	d.st.Idles += rd.Idles()
 	pt.publish()
@@ -350,12 +363,18 @@ func (s *Stats) addSince(prev, snap *Stats) {
 // split reads the trace and cuts it into pieces of about size bytes,
 // each starting with a sync message that parses (and, as its primer,
 // with the Ownership message of the same source right after it), found
-// with the framing a serial decode reads. It returns the size of the
-// trace.
+// with the framing a serial decode reads; and, where no such sync turns
+// up within parallel.HoldPieces*size bytes, at the end of a message or
+// inside a run of skipped bytes (idle, or after a malformed message),
+// with no sync (a parallel.Piece.Cont piece, which the decoder of the
+// pieces before goes on through, its reader in the same state: tailResync,
+// tailIdles). It returns the size of the trace.
 func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error) {
 	t := &parallel.Tee{R: r}
+	c := &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit}
 	rd := NewReader(t, d.cfg.Wire)
 	rd.frame, rd.keep = true, true
+	rd.pause = c.Limit()
 	var m, full Message
 	var raw [MaxMessageBytes]byte
 	// parse parses the message just read
@@ -363,13 +382,26 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 		n := copy(raw[:], rd.raw)
 		return parseMessage(raw[:n], &full, &d.cfg.Wire, nil) == nil
 	}
-	var idx, start, startIdx, prime int64
-	seq := 0
+	var idx int64
 	var readErr error
 	for {
+		if off := rd.Offset(); c.Due(off) {
+			if err := c.Force(off, idx); err != nil {
+				return 0, err
+			}
+			rd.pause = c.Limit()
+		}
 		err := rd.Next(&m)
 		if err == io.EOF {
 			break
+		}
+		if err == errPaused {
+			rd.pause = c.Limit()
+			if !c.Due(rd.Offset()) {
+				// (the piece's primer ends later: skip one more byte)
+				rd.pause = rd.Offset() + 1
+			}
+			continue
 		}
 		if err != nil {
 			var fe *FormatError
@@ -382,36 +414,34 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 		}
 		i := idx
 		idx++
-		if !m.TCode.IsSync() || m.Offset-start < int64(size) || !parse() {
+		if !m.TCode.IsSync() || !c.AtSync(m.Offset) || !parse() {
 			continue
 		}
 		at, end, src := m.Offset, m.Offset+int64(m.Size), full.Get(FieldSRC)
-		// the Ownership message after it
+		// the Ownership message after it (the reader pausing in a
+		// long run of idle bytes after the sync: none, the primer is
+		// the sync alone, and the run is cut as any other)
 		err = rd.Next(&m)
-		if err != nil && err != io.EOF {
+		if err != nil && err != io.EOF && err != errPaused {
 			var fe *FormatError
 			if !errors.As(err, &fe) {
 				readErr = err
 				break
 			}
 		}
-		if err != io.EOF {
+		if err != io.EOF && err != errPaused {
 			idx++
 		}
 		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && parse() && full.Get(FieldSRC) == src {
 			end += int64(m.Size)
 		}
-		p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, end)}
-		if err := emit(p); err != nil {
+		if err := c.Sync(at, i, end, 0); err != nil {
 			return 0, err
 		}
-		seq++
-		start, startIdx, prime = at, i, end
-		t.Drop(start)
+		rd.pause = c.Limit()
 	}
 	total := t.End()
-	p := &parallel.Piece{Seq: seq, Offset: start, Index: startIdx, Prime: int(prime - start), Data: t.Bytes(start, total)}
-	if err := emit(p); err != nil {
+	if err := c.End(); err != nil {
 		return 0, err
 	}
 	return total, readErr

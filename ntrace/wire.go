@@ -266,7 +266,18 @@ type Reader struct {
 	// frame only finds where messages start and end, with their TCODE:
 	// their fields are not parsed (parallel.go's splitter)
 	frame bool
+	// pause, when not 0: Next returns errPaused instead of skipping a
+	// byte (idle, or after an error) at or after this offset, so that
+	// parallel.go's splitter can cut a long run of them
+	pause int64
+	// before is the number of idle bytes read since the last message
+	// before this reader's first byte (a reader going on with the bytes
+	// of another: parallel.go)
+	before int64
 }
+
+// errPaused is returned by Next at Reader.pause.
+var errPaused = errors.New("ntrace: reader paused")
 
 // NewReader returns a Reader decoding r with cfg.
 func NewReader(r io.Reader, cfg WireConfig) *Reader {
@@ -325,6 +336,9 @@ func (r *Reader) Next(m *Message) error {
 				return r.rerr
 			}
 			return io.EOF
+		}
+		if r.pause > 0 && (b == idleByte || r.resync) && r.Offset() >= r.pause {
+			return errPaused
 		}
 		if b == idleByte {
 			r.pos++

@@ -8,6 +8,13 @@
 // itself (a sequential hand-off). Either way the events, gaps, warnings,
 // counts and errors are those of a serial decode.
 //
+// A trace may have few syncs (a single-sync capture has one): so that the
+// bytes a split holds stay bounded, it cuts the trace where no sync
+// turns up within HoldPieces pieces' worth of bytes, at a place its
+// framing allows (Cutter.Force). Such a piece (Piece.Cont) is never
+// decoded afresh: the decoder of the pieces before it goes on through it,
+// in sequence, in the state it stopped in.
+//
 // Pieces overlap by their primer: piece k decodes its own bytes and then
 // the primer of piece k+1 (the sync message it starts with, and what
 // belongs with it), so that the flow up to that sync and the checkpoint it
@@ -49,10 +56,18 @@ type Piece struct {
 	// Prime is the size of the primer at the start of Data: the messages
 	// or packets that the previous piece decodes as its last, and that a
 	// decoder starting afresh on this piece decodes without events to
-	// reach the state after them. 0 for the first piece.
+	// reach the state after them. 0 for the first piece and a Cont
+	// piece.
 	Prime int
+	// Cont marks a piece that does not start at a sync: the split cut
+	// the trace there only to bound the bytes it holds (no sync turned
+	// up, Cutter.Max). No decoder can start on it afresh: Run never
+	// speculates it, and the decoder of the pieces before it goes on
+	// through it (Part.Continue; its bytes follow those of the piece
+	// before, without overlap). The first piece is never one.
+	Cont bool
 	// Data holds the piece's bytes: its primer, its own messages, and the
-	// primer of the next piece.
+	// primer of the next piece (none when the next is a Cont piece).
 	Data []byte
 	// Base is Run's guess of the instructions decoded before the
 	// piece's own messages (after its primer), all sources together:
@@ -61,7 +76,8 @@ type Piece struct {
 	Base uint64
 	// Seed is protocol state that survives syncs and that the split
 	// learned from the trace before the piece, in the protocol's own
-	// encoding: a decoder starting on the piece starts with it.
+	// encoding: a decoder starting on the piece starts with it (0 for a
+	// Cont piece).
 	Seed uint64
 }
 
@@ -116,9 +132,10 @@ type Parallel struct {
 	// the speculative decoders for Sink; set it when Sink is one.
 	Observe bool
 
-	// Stats, after Run: pieces decoded, and pieces whose speculation
-	// could not be used (decoded again in sequence).
-	Pieces, Redone int
+	// Stats, after Run: pieces decoded, pieces whose speculation could
+	// not be used (decoded again in sequence), and Cont pieces (decoded
+	// in sequence only, not counted in Redone).
+	Pieces, Redone, Cont int
 }
 
 // MaxPieceEvents bounds the events a piece's speculative decode keeps
@@ -220,7 +237,10 @@ type result struct {
 // Run decodes every piece and returns the decoder holding the state at
 // the end of the trace (for the protocol's end-of-trace checks), or the
 // first error of the sink, the split or a serial continuation. Memory is
-// bounded: at most 2*Jobs pieces are read ahead of the one being joined.
+// bounded: at most 2*Jobs pieces are read ahead of the one being joined
+// (and a split holds at most about HoldPieces pieces' worth of bytes:
+// Cutter). A Cont piece is decoded only in sequence, by the decoder of
+// the pieces before it.
 func (pp *Parallel) Run() (Part, error) {
 	jobs := max(pp.Jobs, 1)
 	work := make(chan *result, jobs)
@@ -290,11 +310,15 @@ func (pp *Parallel) Run() (Part, error) {
 		go func() {
 			defer wg.Done()
 			for r := range work {
-				if !serial.Load() {
+				if !serial.Load() && !r.p.Cont {
 					r.part = fresh()
 					r.rec = newRec()
-					// (a guess: a few ranges per byte of trace)
-					r.rec.rec = slices.Grow(r.rec.rec, min(4*len(r.p.Data), MaxPieceEvents))
+					if !tally {
+						// (a guess: a few ranges per byte of trace;
+						// tallied, they take a record between other
+						// events only)
+						r.rec.rec = slices.Grow(r.rec.rec, min(4*len(r.p.Data), MaxPieceEvents))
+					}
 					r.p.Base = guesses.guess(r.p.Seq)
 					r.err = r.part.Speculate(r.p, r.rec)
 					if c, ok := r.part.(Counter); ok && r.err == nil {
@@ -332,7 +356,11 @@ func (pp *Parallel) Run() (Part, error) {
 			}
 			prev = r.part
 		} else {
-			pp.Redone++
+			if r.p.Cont {
+				pp.Cont++
+			} else {
+				pp.Redone++
+			}
 			if prev == nil {
 				prev = fresh()
 			}
