@@ -29,6 +29,7 @@ const (
 	mLR
 	mSC
 	mAMO
+	mCSR // a Zicsr instruction (CSR data trace only)
 )
 
 // memOp is what the join knows of an instruction: its memory kind, the
@@ -92,6 +93,20 @@ var memOps = func() map[string]memOp {
 	} {
 		m[a.name+".w"] = memOp{kind: mAMO, size: 2, want: a.t, alt: a.t}
 		m[a.name+".d"] = memOp{kind: mAMO, size: 3, want: a.t, alt: a.t}
+	}
+	// CSR accesses: their size is the configuration's CSR width
+	// (compatible)
+	for _, c := range []struct {
+		names []string
+		t     ingress.DType
+	}{
+		{[]string{"csrrw", "csrrwi"}, ingress.DTypeCSRRW},
+		{[]string{"csrrs", "csrrsi"}, ingress.DTypeCSRRS},
+		{[]string{"csrrc", "csrrci"}, ingress.DTypeCSRRC},
+	} {
+		for _, n := range c.names {
+			m[n] = memOp{kind: mCSR, want: c.t, alt: c.t}
+		}
 	}
 	return m
 }()
@@ -227,6 +242,7 @@ type DataJoiner struct {
 	// unpaired: a data address filter leaves the accesses unpaired
 	unpaired, unpairedWarned bool
 	split                    bool
+	csr                      bool // CSR accesses are traced: Zicsr instructions have packets
 	plain                    bool // unified, paired, address and data: DataFrame's fast path applies
 	slots                    []splitSlot
 	dq                       []deferredEv // events held back, from dHead on
@@ -282,6 +298,7 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 		j.slots = make([]splitSlot, 1<<d.LRIDWidth)
 	}
 	j.dopt = d.DOptions()
+	j.csr = d.CSR
 	if d.Filter.HasData() {
 		j.filt = d.Filter
 		if d.Filter.DataNeedsAddr() {
@@ -679,7 +696,7 @@ func (j *DataJoiner) run(start, last uint64) *memRun {
 		if in == nil || in.Len == 0 {
 			break
 		}
-		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone {
+		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone && (m.kind != mCSR || j.csr) {
 			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, len: in.Len, op: m})
 		}
 		r.n++
@@ -767,10 +784,11 @@ func compatible(m *memOp, a *ingress.Access) bool {
 	return a.DSize == m.size && (a.DType == m.want || a.DType == m.alt) && m.kind != mNone
 }
 
-var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic"}
+var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic", "CSR instruction"}
 
-// memKinds gives the data filters' kind of each memory instruction kind.
-var memKinds = [...]uint8{0, filter.KindLoad, filter.KindStore, filter.KindLoad, filter.KindStore, filter.KindAtomic}
+// memKinds gives the data filters' kind of each memory instruction kind
+// (none for CSR accesses, as filter.KindOf).
+var memKinds = [...]uint8{0, filter.KindLoad, filter.KindStore, filter.KindLoad, filter.KindStore, filter.KindAtomic, 0}
 
 // unpairedFrame decodes a data packet of a trace made with a data address
 // filter and sends its access at once, with no instruction: which memory
@@ -803,7 +821,7 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		return j.noPacket(m, off)
 	}
 	q := &j.q[j.qHead]
-	if !compatible(&m.op, &q.a) {
+	if !compatible(&m.op, &q.a) && !(m.op.kind == mCSR && q.a.DType == m.op.want && q.a.DSize == j.dc.csrSize) {
 		return j.misfit(m, q)
 	}
 	// j.dev keeps Kind and the zero fields between data events; one
@@ -858,8 +876,12 @@ func (j *DataJoiner) misfit(m *memInst, q *queued) error {
 	a := q.a
 	qoff, qidx := q.off, q.idx
 	j.suspend(qoff)
-	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
-		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
+	size := 1 << m.op.size
+	if m.op.kind == mCSR {
+		size = 1 << j.dc.csrSize
+	}
+	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s (%s) of %d bytes at pc %#x%s",
+		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], m.op.want, size, m.addr, j.suspect()), "data packet")
 }
 
 // Close reports packets left over and what was not joined, then closes
