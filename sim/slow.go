@@ -190,10 +190,15 @@ func (h *Hart) execCSR(d *inst, npc uint64) (uint64, uint8, bool) {
 		// a write may enable an interrupt or change translation: leave
 		// the loop so that the step re-checks (Spike serializes CSR writes)
 		h.stop = true
+		if h.obs != nil {
+			h.obs.csrAcc = csrRec{have: true, n: n, op: src, old: old & h.amask, write: true}
+		}
 		if n == csrScontext || n == csrSatp && h.tr.ctxPending {
 			h.x[d.rd&31] = h.sext32(old)
 			return npc, itEnd, true
 		}
+	} else if h.obs != nil {
+		h.obs.csrAcc = csrRec{have: true, n: n, op: src, old: old & h.amask}
 	}
 	h.x[d.rd&31] = h.sext32(old)
 	return npc, 0, true
