@@ -138,7 +138,7 @@ func (c *dataCodec) appendCSR(dst []byte, p *DataPacket) []byte {
 // past it).
 func (c *dataCodec) parseCSR(payload []byte, p *DataPacket) error {
 	if !c.csr {
-		return fmt.Errorf("CSR data packet (format 101) in a trace decoded without CSR data trace")
+		return fmt.Errorf("CSR data packet (format 101) in a trace decoded without CSR data trace (--data-csr)")
 	}
 	r := &c.dr
 	p.Subtype = uint8(r.get(2))

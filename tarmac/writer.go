@@ -510,8 +510,10 @@ func (w *Writer) fetch(addr uint64) (uint32, uint8) {
 // trap, a TraceGap event record for a gap. Time events set the time of
 // the records that follow; context events write the context register and
 // set the privilege: until the first, the mode of instruction records is
-// "-" (unknown) and event records have no mode. Other events write
-// nothing.
+// "-" (unknown) and event records have no mode. Data events (data trace,
+// with address and value) write the MR/MW records of loads, stores and
+// atomics, and the R record of a CSR that a CSR access wrote. Other
+// events write nothing.
 func (w *Writer) Event(e *flow.Event) error {
 	h := int(e.Src)
 	ho := w.hart(h)
@@ -577,6 +579,14 @@ func (w *Writer) Event(e *flow.Event) error {
 			return w.Mem(h, true, a.DAddr, a.Bytes(), a.SData)
 		case a.DType == ingress.DTypeStore:
 			return w.Mem(h, true, a.DAddr, a.Bytes(), a.Data)
+		case a.DType.IsCSR():
+			// a CSR access (CSR data trace): the R record of the CSR
+			// when the instruction wrote it (csrrw, or csrrs/csrrc
+			// whose rs1 or uimm field is not 0), with its value after,
+			// as the simulator's Tarmac has it
+			if raw, _ := w.fetch(e.Addr); raw>>12&3 == 1 || raw>>15&31 != 0 {
+				return w.CSR(h, uint16(a.DAddr), a.SData)
+			}
 		}
 	}
 	return nil

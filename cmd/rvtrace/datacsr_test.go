@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLIDataTraceCSR runs the CSR test program with E-Trace data trace
+// of CSR accesses (--data-csr), decodes it to Tarmac and checks its R
+// records of CSRs and its MR/MW records against the simulator's own full
+// Tarmac; checks that the JSON lines carry the CSR accesses; encodes the
+// run again from its ingress and data ingress CSV files and checks the
+// trace is identical; and checks what is refused or reported: a decode
+// without --data-csr, --data-csr without --data-trace or with data-only
+// packets.
+func TestCLIDataTraceCSR(t *testing.T) {
+	elf := filepath.Join("..", "..", "etrace", "testdata", "csrdata", "csrdata.elf")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-csr", "--max-instret", "100000", "-o", p("t.te"),
+		"--tarmac-full", p("sim.tarmac"), "--ingress", p("i.csv"), "--data-ingress", p("d.csv"), elf); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	opts := []string{"--protocol", "etrace", "--data-trace", "--data-csr", "--image", elf}
+	if code, _, e := rv(t, append(append([]string{"decode"}, opts...), p("t.te"), "--tarmac", p("dec.tarmac"), "--jsonl", p("f.jsonl"))...); code != 0 {
+		t.Fatalf("decode: exit %d: %s", code, e)
+	}
+	// the simulator's R records of CSRs (not of integer registers; the
+	// program has no FP instruction)
+	csrRec := `\bR ((?:mscratch|mstatus|[a-z]*[a-z]\w*) [0-9a-f]+)$`
+	isInt := func(r string) bool {
+		n := strings.Fields(r)[0]
+		switch {
+		case n == "zero" || n == "ra" || n == "sp" || n == "gp" || n == "tp" || n == "fp":
+			return true
+		case len(n) >= 2 && strings.ContainsRune("xtsa", rune(n[0])) && strings.Trim(n[1:], "0123456789") == "":
+			return true
+		}
+		return false
+	}
+	var want []string
+	for _, r := range memRecordsMatching(t, p("sim.tarmac"), csrRec) {
+		if !isInt(r) {
+			want = append(want, r)
+		}
+	}
+	got := memRecordsMatching(t, p("dec.tarmac"), csrRec)
+	if len(want) != 48*10 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%d CSR R records decoded, the simulator wrote %d (want 480: ten writes an iteration), or they differ", len(got), len(want))
+	}
+	if w, g := memRecords(t, p("sim.tarmac")), memRecords(t, p("dec.tarmac")); len(w) == 0 || strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("%d MR/MW records decoded, the simulator wrote %d, or they differ", len(g), len(w))
+	}
+	js, _ := os.ReadFile(p("f.jsonl"))
+	for _, s := range []string{`"dtype":"csr-rw","size":8,"csr":"0x340"`, `"dtype":"csr-rs","size":8,"csr":"0xc00"`, `"dtype":"csr-rc","size":8,"csr":"0x300"`} {
+		if !bytes.Contains(js, []byte(s)) {
+			t.Errorf("JSON lines: no %s", s)
+		}
+	}
+	if bytes.Contains(js, []byte(`"kind":"warn"`)) || bytes.Contains(js, []byte(`"kind":"gap"`)) {
+		t.Errorf("JSON lines: a warning or a gap")
+	}
+	if code, _, e := rv(t, append(append([]string{"encode"}, opts...), "--ingress-in", p("i.csv"), "--data-ingress-in", p("d.csv"), "-o", p("t2.te"))...); code != 0 {
+		t.Fatalf("encode: exit %d: %s", code, e)
+	}
+	a, _ := os.ReadFile(p("t.te"))
+	b, _ := os.ReadFile(p("t2.te"))
+	if !bytes.Equal(a, b) {
+		t.Errorf("trace encoded from the CSV files differs from the live one (%d, %d bytes)", len(b), len(a))
+	}
+	// decoded without --data-csr: the CSR packets are reported
+	_, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"))
+	if !strings.Contains(e, "--data-csr") {
+		t.Errorf("decode without --data-csr: no warning naming it: %s", e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-csr", "-o", p("x.te"), elf); code == 0 || !strings.Contains(e, "need --data-trace") {
+		t.Errorf("--data-csr without --data-trace: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-csr", "--data-fields", "data", "-o", p("x.te"), elf); code == 0 || !strings.Contains(e, "CSR") {
+		t.Errorf("--data-csr --data-fields data: exit %d: %s", code, e)
+	}
+}
