@@ -606,3 +606,41 @@ func csrReencodes(t *testing.T, r *dataRun, cfg Config, decoded []flow.Event, b 
 	}
 	return k == len(csr) && bytes.Equal(replay(t, &r2, cfg), b)
 }
+
+// TestCSRDump dumps a trace of the CSR test program: every CSR packet is
+// listed with its fields in the order of its layout and the access it
+// decodes to, which is the traced one.
+func TestCSRDump(t *testing.T) {
+	r, _ := runCSR(t, false)
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{CSR: true}
+	trace := replay(t, r, cfg)
+	var out bytes.Buffer
+	st, err := Dump(bytes.NewReader(trace), &out, &cfg)
+	if err != nil || st.Errors > 0 {
+		t.Fatalf("dump: %v, %d errors", err, st.Errors)
+	}
+	want := csrAccesses(r.evs)
+	k := 0
+	for _, l := range strings.Split(out.String(), "\n") {
+		if !strings.Contains(l, "data format=5 ") {
+			continue
+		}
+		if k >= len(want) {
+			t.Fatalf("more CSR packets dumped than traced")
+		}
+		w := want[k]
+		k++
+		tail := fmt.Sprintf("-> %s csr %#x =%#x operand=%#x", w.DType, w.DAddr, w.SData, w.Data)
+		fields := "addr_msbs=%#x op_len="
+		if csrReadOnlyAddr(w.DAddr) {
+			fields = "addr_msbs=%#x addr_lsbs="
+		}
+		if !strings.HasSuffix(l, tail) || !strings.Contains(l, fmt.Sprintf(fields, w.DAddr>>6)) {
+			t.Errorf("CSR packet %d: %q, want the fields and %q", k-1, l, tail)
+		}
+	}
+	if k != len(want) {
+		t.Errorf("%d CSR packets dumped, %d traced", k, len(want))
+	}
+}
