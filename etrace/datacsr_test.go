@@ -72,7 +72,13 @@ func (o *csrObs) Trap(int, uint64, ingress.Priv, bool, uint64, uint64, uint64) e
 // port's blocks and accesses and the observer's reports.
 func runCSR(t *testing.T, split bool) (*dataRun, *csrObs) {
 	t.Helper()
-	path, _ := simProgram(t, csrProg)
+	return runCSRProg(t, csrProg, split)
+}
+
+// runCSRProg is runCSR for program prog.
+func runCSRProg(t *testing.T, prog string, split bool) (*dataRun, *csrObs) {
+	t.Helper()
+	path, _ := simProgram(t, prog)
 	r := &dataRun{img: image.NewSet()}
 	if err := r.img.AddELF(path); err != nil {
 		t.Fatal(err)
@@ -103,10 +109,10 @@ func runCSR(t *testing.T, split bool) (*dataRun, *csrObs) {
 	}
 	res, err := m.Run()
 	if err != nil {
-		t.Fatalf("%s: %v", csrProg, err)
+		t.Fatalf("%s: %v", prog, err)
 	}
 	if res.ExitCode != 0 {
-		t.Fatalf("%s: exit code %d", csrProg, res.ExitCode)
+		t.Fatalf("%s: exit code %d", prog, res.ExitCode)
 	}
 	if err := r.port.Flush(); err != nil {
 		t.Fatal(err)
@@ -642,5 +648,68 @@ func TestCSRDump(t *testing.T) {
 	}
 	if k != len(want) {
 		t.Errorf("%d CSR packets dumped, %d traced", k, len(want))
+	}
+}
+
+// TestCSRDataRV32 traces the RV32 CSR test program: its CSR accesses are
+// 4 bytes (32-bit values, negative ones not sign-extended past them),
+// round-trip with 32-bit CSRs (2-bit data_len and op_len), and an encoder
+// configured for 64-bit CSRs refuses them.
+func TestCSRDataRV32(t *testing.T) {
+	r, obs := runCSRProg(t, "testdata/csrdata/csrdata32.elf", false)
+	want := csrAccesses(r.evs)
+	if len(want) != 40*6 || len(obs.insts) != len(want) {
+		t.Fatalf("%d CSR accesses, %d Zicsr instructions, want %d", len(want), len(obs.insts), 40*6)
+	}
+	for i, a := range want {
+		if a.DSize != 2 || a.SData>>32 != 0 || a.Data>>32 != 0 {
+			t.Fatalf("access %d: %v: not a 4-byte access", i, &a)
+		}
+		if in := obs.insts[i]; in.csrSet && uint64(uint32(in.csrVal)) != a.SData {
+			t.Errorf("access %d: store data %#x, the hart's CSR record %#x", i, a.SData, in.csrVal)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{CSR: true, CSRWidth: 32}
+	s, err := decodeData(t, cfg, r.img, replay(t, r, cfg))
+	if err != nil || len(s.issues) > 0 {
+		t.Fatalf("decode: %v %v", err, s.issues)
+	}
+	k := 0
+	for _, e := range s.data {
+		if e.Access.DType.IsCSR() {
+			if k >= len(want) || e.Access != want[k] {
+				t.Fatalf("access %d decoded as %v", k, &e.Access)
+			}
+			k++
+		}
+	}
+	if k != len(want) {
+		t.Errorf("%d CSR accesses decoded, %d traced", k, len(want))
+	}
+	compareRecs(t, "rv32", DataAddrValue, records(s.data), r.recs)
+	// 64-bit CSRs: refused with the reason
+	cfg.Data = &DataConfig{CSR: true}
+	var buf bytes.Buffer
+	enc, err := NewEncoder(&buf, cfg, r.img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	de, err := NewDataEncoder(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.evs {
+		if e := &r.evs[i]; e.access {
+			err = de.Access(&e.acc)
+		} else {
+			err = de.Block(&e.blk)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "CSR access of 4 bytes with 64-bit CSRs") {
+		t.Errorf("32-bit CSR accesses with 64-bit CSRs: %v", err)
 	}
 }
