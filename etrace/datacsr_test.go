@@ -27,11 +27,10 @@ const (
 // instruction: its encoding, the value rd received, the CSR's value
 // after a write (the Tarmac CSR record).
 type csrInst struct {
-	pc             uint64
-	raw            uint32
-	rdVal, csrVal  uint64
-	rdSet, csrSet  bool
-	loads, anyMems int
+	pc            uint64
+	raw           uint32
+	rdVal, csrVal uint64
+	rdSet, csrSet bool
 }
 
 // csrObs is a sim.Observer keeping the reports of Zicsr instructions.
