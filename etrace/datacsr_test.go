@@ -712,3 +712,51 @@ func TestCSRDataRV32(t *testing.T) {
 		t.Errorf("32-bit CSR accesses with 64-bit CSRs: %v", err)
 	}
 }
+
+// TestCSRJoinDrop drops the packet of one CSR access whose successor is
+// an access of the same kind to another CSR (rdcycle before rdinstret,
+// rdinstret before csrr of mhartid): the joiner
+// sees from the instruction's encoding that the next packet is not its
+// access, warns with the packet's byte offset, and joins no access to a
+// wrong instruction: the CSR accesses decoded are exactly those before
+// the dropped one.
+func TestCSRJoinDrop(t *testing.T) {
+	r, _ := runCSR(t, false)
+	cfg := DefaultConfig()
+	cfg.Data = &DataConfig{CSR: true}
+	trace := replay(t, r, cfg)
+	want := csrAccesses(r.evs)
+	var csrFrames [][2]int
+	for _, f := range dataFrames(t, cfg, trace) {
+		if trace[f[0]+1]&7 == DFmtCSR {
+			csrFrames = append(csrFrames, f)
+		}
+	}
+	for _, k := range []int{14, 15, 17 + 14, 17 + 15} {
+		if want[k].DType != want[k+1].DType {
+			t.Fatalf("access %d: %v, then %v: not of the same kind", k, &want[k], &want[k+1])
+		}
+		f := csrFrames[k]
+		s, err := decodeData(t, cfg, r.img, append(append([]byte{}, trace[:f[0]]...), trace[f[0]+f[1]:]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []ingress.Access
+		for _, e := range s.data {
+			if e.Access.DType.IsCSR() {
+				got = append(got, e.Access)
+			}
+		}
+		if len(got) != k {
+			t.Errorf("drop %d: %d CSR accesses decoded, want the %d before it", k, len(got), k)
+		}
+		for i := range min(len(got), k) {
+			if got[i] != want[i] {
+				t.Errorf("drop %d: access %d decoded as %v, traced %v", k, i, &got[i], &want[i])
+			}
+		}
+		if len(s.issues) == 0 || s.issues[0].Offset != int64(csrFrames[k+1][0]-f[1]) {
+			t.Errorf("drop %d: want a warning at byte %d (the next CSR packet): %v", k, csrFrames[k+1][0]-f[1], s.issues)
+		}
+	}
+}

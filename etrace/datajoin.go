@@ -143,6 +143,7 @@ func (c *opCache) get(op riscv.Op) memOp {
 type memInst struct {
 	addr uint64
 	idx  uint32 // instructions before it in the run
+	raw  uint32 // its encoding (CSR instructions: the CSR number, rs1/uimm)
 	len  uint8
 	op   memOp
 }
@@ -697,7 +698,7 @@ func (j *DataJoiner) run(start, last uint64) *memRun {
 			break
 		}
 		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone && (m.kind != mCSR || j.csr) {
-			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, len: in.Len, op: m})
+			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, raw: in.Raw, len: in.Len, op: m})
 		}
 		r.n++
 		r.next += uint64(in.Len)
@@ -784,6 +785,24 @@ func compatible(m *memOp, a *ingress.Access) bool {
 	return a.DSize == m.size && (a.DType == m.want || a.DType == m.alt) && m.kind != mNone
 }
 
+// csrFits reports whether CSR access a fits the CSR instruction m: its
+// kind and the CSR width, and what the packet carries of what the
+// instruction's encoding fixes: the CSR number, and the operand of the
+// immediate forms (uimm) and of rs1 = x0 (0).
+func (j *DataJoiner) csrFits(m *memInst, a *ingress.Access) bool {
+	if a.DType != m.op.want || a.DSize != j.dc.csrSize {
+		return false
+	}
+	if j.has&flow.AccessAddr != 0 && a.DAddr != uint64(m.raw>>20) {
+		return false
+	}
+	if rs1 := uint64(m.raw >> 15 & 31); j.has&flow.AccessData != 0 && (m.raw>>14&1 != 0 || rs1 == 0) {
+		// csrr*i: the operand is uimm; csrr* with rs1 x0: 0
+		return a.Data == rs1
+	}
+	return true
+}
+
 var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic", "CSR instruction"}
 
 // memKinds gives the data filters' kind of each memory instruction kind
@@ -821,7 +840,11 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		return j.noPacket(m, off)
 	}
 	q := &j.q[j.qHead]
-	if !compatible(&m.op, &q.a) && !(m.op.kind == mCSR && q.a.DType == m.op.want && q.a.DSize == j.dc.csrSize) {
+	if m.op.kind == mCSR {
+		if !j.csrFits(m, &q.a) {
+			return j.misfit(m, q)
+		}
+	} else if !compatible(&m.op, &q.a) {
 		return j.misfit(m, q)
 	}
 	// j.dev keeps Kind and the zero fields between data events; one
