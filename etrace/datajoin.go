@@ -899,12 +899,12 @@ func (j *DataJoiner) misfit(m *memInst, q *queued) error {
 	a := q.a
 	qoff, qidx := q.off, q.idx
 	j.suspend(qoff)
-	size := 1 << m.op.size
 	if m.op.kind == mCSR {
-		size = 1 << j.dc.csrSize
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#08x)%s",
+			decode.ErrInconsistent, a.DType, a.DAddr, a.Data, m.op.want, m.raw>>20, m.addr, m.raw, j.suspect()), "data packet")
 	}
-	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s (%s) of %d bytes at pc %#x%s",
-		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], m.op.want, size, m.addr, j.suspect()), "data packet")
+	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
+		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
 }
 
 // Close reports packets left over and what was not joined, then closes
