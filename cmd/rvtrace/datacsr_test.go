@@ -71,8 +71,23 @@ func TestCLIDataTraceCSR(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("trace encoded from the CSV files differs from the live one (%d, %d bytes)", len(b), len(a))
 	}
+	// through the trace system (encoder component, funnel, RAM sink): the
+	// decode command the run prints names --data-csr, and gives the same
+	// CSR records
+	code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-csr", "--encap", "utdd", "--src-bits", "1",
+		"--trace-base", "0x40000000000", "--trace-capture", p("cap.te"), "--max-instret", "100000", elf)
+	if code != 0 || !strings.Contains(e, "--data-trace --data-csr --data-src-id 1") {
+		t.Fatalf("run --trace-capture: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--src-bits", "1", "--data-trace", "--data-csr", "--data-src-id", "1",
+		"--image", elf, p("cap.te"), "--tarmac", p("cap.tarmac")); code != 0 {
+		t.Fatalf("decode the capture: exit %d: %s", code, e)
+	}
+	if g := memRecordsMatching(t, p("cap.tarmac"), csrRec); strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("capture: %d CSR R records decoded, the simulator wrote %d, or they differ", len(g), len(want))
+	}
 	// decoded without --data-csr: the CSR packets are reported
-	_, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"))
+	_, _, e = rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"))
 	if !strings.Contains(e, "--data-csr") {
 		t.Errorf("decode without --data-csr: no warning naming it: %s", e)
 	}
