@@ -900,7 +900,7 @@ func (j *DataJoiner) misfit(m *memInst, q *queued) error {
 	qoff, qidx := q.off, q.idx
 	j.suspend(qoff)
 	if m.op.kind == mCSR {
-		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#08x)%s",
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#010x)%s",
 			decode.ErrInconsistent, a.DType, a.DAddr, a.Data, m.op.want, m.raw>>20, m.addr, m.raw, j.suspect()), "data packet")
 	}
 	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
