@@ -78,6 +78,24 @@ import (
 //     store XOR load for XOR (both are rs2 exactly). data is the load data.
 //     amomaxu and amominu are reported as max and min (the subtype table
 //     has no unsigned codes; the decoder knows the instruction).
+//   - CSR packets (datacsr.go): data is the value read from the CSR (its
+//     value before the instruction, what rd receives) and operand rs1's
+//     value or the uimm, as an atomic's data is the load data and its
+//     operand rs2; the CSR operand field's section refers to the atomic
+//     one (sec:csr-operand: "See sec:atomic-operand"), and the read-only
+//     layout is "with address and read-only data", the data read. The
+//     interface chapter's "Atomic and CSR accesses have either both load
+//     and store data, or store data and an operand. For CSRs and unified
+//     atomics, both values are reported via data, with the store data in
+//     the LSBs and the load data or operand in the MSBs" is read as the
+//     interface's data bus, not the packet's fields: taking the store
+//     data as the packet's data would carry, for a csrrw, the same value
+//     twice (store data = rs1 = operand) and lose the value read, which
+//     nothing else recovers, whereas the value written follows from the
+//     value read and the operand (op(read, operand) for RW, RS and RC, up
+//     to WARL legalisation). The interface here (ingress.Access) carries
+//     the value read in the store data's place (SData, the LSBs of the
+//     data CSV's data) and the operand in the MSBs (Data).
 //   - A failed store-conditional is an atomic packet with subtype 111
 //     (the address-only table's "conditional store failure") in the
 //     address-only layout (diff, address) when addresses are traced, and

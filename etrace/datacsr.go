@@ -18,15 +18,23 @@ import (
 //
 // Decisions the specification leaves open, taken as follows:
 //
-//   - The data field is the interface's store data and the operand its
-//     operand: the data trace interface carries "store data and an
-//     operand" for a CSR access (ingress.Access: SData and Data), and
-//     operand is "Value from rs1 before operator applied". The store data
-//     is the CSR's value after the instruction; a csrrs or csrrc with rs1
-//     x0 (or uimm 0) writes nothing and its store data is the value it
-//     read. Every retired csrrw/csrrs/csrrc(i) is an access of its kind,
-//     including those with rd x0 (no read) or rs1 x0 (no write): the
-//     specification exempts none.
+//   - The data field is the value read from the CSR (the CSR's value
+//     before the instruction, what rd receives; ingress.Access.SData) and
+//     the operand "Value from rs1 before operator applied" (rs1's value,
+//     or the zero-extended uimm of the immediate forms;
+//     ingress.Access.Data), as the data of an atomic packet is the load
+//     data and its operand rs2 (data.go says why). The value written is
+//     then the operand (RW), read | operand (RS) or read &^ operand (RC),
+//     up to the CSR's WARL legalisation, which the trace does not show.
+//     Every retired csrrw/csrrs/csrrc(i) is an access of its kind,
+//     including those with rs1 x0 (no write) and rd x0: Zicsr says a
+//     csrrw(i) with rd x0 "shall not read the CSR", and a hart that
+//     honours it has no value for the data field, which every layout but
+//     the address-only one (a configuration, trTeDataNoValue, not a
+//     per-packet choice) requires; the specification gives no way to
+//     mark it absent. The simulator reads the CSR for these too (its CSR
+//     reads have no side effects), so data is always the CSR's value
+//     before the instruction, read or not by a hardware hart.
 //   - data_len and op_len are 2 bits for 32-bit CSRs and 3 for 64-bit
 //     (DataConfig.CSRWidth); data is 8*(data_len+1) bits (the table's
 //     "8 * (data_len 1)" misses the +), with the upper bytes that sign

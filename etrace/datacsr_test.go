@@ -24,8 +24,8 @@ const (
 )
 
 // csrInst is what the hart's observer reports of one retired Zicsr
-// instruction: its encoding, the value rd received, the CSR's value
-// after a write (the Tarmac CSR record).
+// instruction: its encoding, the value rd received (the value read), the
+// CSR's value after a write (the Tarmac CSR record).
 type csrInst struct {
 	pc            uint64
 	raw           uint32
@@ -161,18 +161,20 @@ func csrAccesses(evs []portEvent) []ingress.Access {
 
 // TestCSRDataPort checks the simulator's CSR accesses against what the
 // hart reports of each Zicsr instruction (its Tarmac records: rd's new
-// value, the CSR's value after a write) and against Zicsr's semantics on
-// mscratch (a plain read-write register: each value written is the
-// operand, or the previous value with the operand's bits set or
-// cleared).
+// value is the value read, whatever the CSR) and against Zicsr's
+// semantics on mscratch (a plain read-write register: each value read is
+// the value the previous access left, the operand or the value read with
+// the operand's bits set or cleared, which is also the hart's CSR record
+// of a write; this covers the accesses with rd x0, which have no rd
+// record).
 func TestCSRDataPort(t *testing.T) {
 	r, obs := runCSR(t, false)
 	accs := csrAccesses(r.evs)
 	if len(obs.insts) != csrProgCount || len(accs) != csrProgCount {
 		t.Fatalf("%d Zicsr instructions retired, %d CSR accesses, want %d", len(obs.insts), len(accs), csrProgCount)
 	}
-	var prev uint64
-	havePrev, readOnly := false, 0
+	var next uint64 // mscratch after the previous access to it
+	haveNext, readOnly, rdX0 := false, 0, 0
 	for i, a := range accs {
 		in := obs.insts[i]
 		f3, rs1, rd := in.raw>>12&7, uint64(in.raw>>15&31), in.raw>>7&31
@@ -190,12 +192,15 @@ func TestCSRDataPort(t *testing.T) {
 			t.Errorf("%s: operand %#x of x0", name, a.Data)
 		}
 		switch {
-		case write && !in.csrSet:
-			t.Errorf("%s: a write the hart did not report", name)
-		case write && a.SData != in.csrVal:
-			t.Errorf("%s: store data %#x, the hart's CSR record %#x", name, a.SData, in.csrVal)
-		case !write && rd != 0 && a.SData != in.rdVal:
-			t.Errorf("%s: no write: store data %#x, want the value read, %#x", name, a.SData, in.rdVal)
+		case rd != 0 && !in.rdSet:
+			t.Errorf("%s: the hart reported no value of rd x%d", name, rd)
+		case rd != 0 && a.SData != in.rdVal:
+			t.Errorf("%s: value read %#x, rd x%d received %#x", name, a.SData, rd, in.rdVal)
+		case rd == 0:
+			rdX0++
+		}
+		if write != in.csrSet {
+			t.Errorf("%s: write %v, the hart's CSR record %v", name, write, in.csrSet)
 		}
 		if csrReadOnlyAddr(n) {
 			readOnly++
@@ -203,27 +208,29 @@ func TestCSRDataPort(t *testing.T) {
 		if n != csrMscratch {
 			continue
 		}
-		if havePrev {
-			var w uint64
+		if haveNext && a.SData != next {
+			t.Errorf("%s: value read %#x, the previous access left mscratch %#x", name, a.SData, next)
+		}
+		next, haveNext = a.SData, true
+		if write {
 			switch a.DType {
 			case ingress.DTypeCSRRW:
-				w = a.Data
+				next = a.Data
 			case ingress.DTypeCSRRS:
-				w = prev | a.Data
+				next = a.SData | a.Data
 			default:
-				w = prev &^ a.Data
+				next = a.SData &^ a.Data
 			}
-			if a.SData != w {
-				t.Errorf("%s: mscratch %#x after %s of %#x to %#x", name, a.SData, a.DType, a.Data, prev)
-			}
-			if rd != 0 && in.rdVal != prev {
-				t.Errorf("%s: rd got %#x, mscratch held %#x", name, in.rdVal, prev)
+			if in.csrVal != next {
+				t.Errorf("%s: %s of %#x to %#x: mscratch %#x, the hart's record %#x", name, a.DType, a.Data, a.SData, next, in.csrVal)
 			}
 		}
-		prev, havePrev = a.SData, true
 	}
 	if readOnly != csrProgReadOn {
 		t.Errorf("%d accesses to read-only CSRs, want %d", readOnly, csrProgReadOn)
+	}
+	if rdX0 != 5*48 { // csrrw x0, csrrci x0, csrw, csrs, csrc
+		t.Errorf("%d accesses with rd x0, want %d", rdX0, 5*48)
 	}
 }
 
@@ -322,36 +329,40 @@ func TestCSRPacketLayout(t *testing.T) {
 		decode ingress.Access // what the last decodes to
 	}{
 		{
-			// csrrw of mscratch, 64-bit CSRs, first after sync: format
-			// 101, subtype 00, diff 00, data_len (3 bits) 1, 16 bits
-			// of data, addr_msbs 0x340>>6, op_len 1, operand, addr_lsbs
+			// csrrw of mscratch reading 0x1234 and writing 0x77,
+			// 64-bit CSRs, first after sync: format 101, subtype 00,
+			// diff 00, data_len (3 bits) 1, 16 bits of data (the value
+			// read), addr_msbs 0x340>>6, op_len 0, operand (the value
+			// written), addr_lsbs
 			name: "full rw 64",
 			d:    DataConfig{CSR: true},
-			accs: []ingress.Access{{DType: ingress.DTypeCSRRW, DSize: 3, DAddr: 0x340, SData: 0x1234, Data: 0x1234}},
+			accs: []ingress.Access{{DType: ingress.DTypeCSRRW, DSize: 3, DAddr: 0x340, SData: 0x1234, Data: 0x77}},
 			want: pack(field{5, 3}, field{0, 2}, field{0, 2}, field{1, 3}, field{0x1234, 16}, field{0x340 >> 6, 6},
-				field{1, 3}, field{0x1234, 16}, field{0x340 & 63, 6}),
+				field{0, 3}, field{0x77, 8}, field{0x340 & 63, 6}),
 		},
 		{
-			// csrrs of mstatus after an access of value 0x12345600:
-			// the difference 0x40 is as short as the XOR, which is
-			// preferred (diff 01), one byte; 32-bit CSRs: data_len
-			// and op_len 2 bits; operand 0x1040 needs 2 bytes
+			// csrrs of mstatus reading 0x12345640 after a csrrw that
+			// read 0x12345600 and wrote it: the difference 0x40 is as
+			// short as the XOR, which is preferred (diff 01), one
+			// byte; 32-bit CSRs: data_len and op_len 2 bits; operand
+			// 0x1040 needs 2 bytes
 			name: "xor rs 32",
 			d:    DataConfig{CSR: true, CSRWidth: 32},
 			accs: []ingress.Access{
-				{DType: ingress.DTypeCSRRW, DSize: 2, DAddr: 0x300, SData: 0x12345600, Data: 0x12345600},
+				{DType: ingress.DTypeCSRRW, DSize: 2, DAddr: 0x300, SData: 0x12345600, Data: 0x12345640},
 				{DType: ingress.DTypeCSRRS, DSize: 2, DAddr: 0x300, SData: 0x12345640, Data: 0x1040},
 			},
 			want: pack(field{5, 3}, field{1, 2}, field{1, 2}, field{0, 2}, field{0x40, 8}, field{0x300 >> 6, 6},
 				field{1, 2}, field{0x1040, 16}, field{0x300 & 63, 6}),
 		},
 		{
-			// csrrc of mscratch 1 less than the previous value:
-			// difference -1, one byte (diff 11)
+			// csrrc of mscratch reading 1 less than the previous
+			// value read (the csrrw before wrote it): difference -1,
+			// one byte (diff 11)
 			name: "diff rc",
 			d:    DataConfig{CSR: true},
 			accs: []ingress.Access{
-				{DType: ingress.DTypeCSRRW, DSize: 3, DAddr: 0x340, SData: 0x100, Data: 0x100},
+				{DType: ingress.DTypeCSRRW, DSize: 3, DAddr: 0x340, SData: 0x100, Data: 0xff},
 				{DType: ingress.DTypeCSRRC, DSize: 3, DAddr: 0x340, SData: 0xff, Data: 0x100},
 			},
 			want: pack(field{5, 3}, field{2, 2}, field{3, 2}, field{0, 3}, field{0xff, 8}, field{0x340 >> 6, 6},
@@ -636,7 +647,7 @@ func TestCSRDump(t *testing.T) {
 		}
 		w := want[k]
 		k++
-		tail := fmt.Sprintf("-> %s csr %#x =%#x operand=%#x", w.DType, w.DAddr, w.SData, w.Data)
+		tail := fmt.Sprintf("-> %s csr %#x read=%#x operand=%#x", w.DType, w.DAddr, w.SData, w.Data)
 		fields := "addr_msbs=%#x op_len="
 		if csrReadOnlyAddr(w.DAddr) {
 			fields = "addr_msbs=%#x addr_lsbs="
@@ -664,8 +675,8 @@ func TestCSRDataRV32(t *testing.T) {
 		if a.DSize != 2 || a.SData>>32 != 0 || a.Data>>32 != 0 {
 			t.Fatalf("access %d: %v: not a 4-byte access", i, &a)
 		}
-		if in := obs.insts[i]; in.csrSet && uint64(uint32(in.csrVal)) != a.SData {
-			t.Errorf("access %d: store data %#x, the hart's CSR record %#x", i, a.SData, in.csrVal)
+		if in := obs.insts[i]; !in.rdSet || uint64(uint32(in.rdVal)) != a.SData {
+			t.Errorf("access %d: value read %#x, rd received %#x (reported %v)", i, a.SData, in.rdVal, in.rdSet)
 		}
 	}
 	cfg := DefaultConfig()

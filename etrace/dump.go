@@ -104,7 +104,7 @@ func (d *dataDumper) csrLine(w *bufio.Writer) error {
 	}
 	fmt.Fprintf(w, "  -> %s csr %#x", d.a.DType, d.a.DAddr)
 	if d.dc.fields != DataAddrOnly {
-		fmt.Fprintf(w, " =%#x operand=%#x", d.a.SData, d.a.Data)
+		fmt.Fprintf(w, " read=%#x operand=%#x", d.a.SData, d.a.Data)
 	}
 	w.WriteByte('\n')
 	return nil

@@ -67,8 +67,9 @@ const (
 	// address and data the trace carried. An atomic is one event with
 	// the value loaded (Access.Data) and the value stored (Access.SData);
 	// a CSR access (CSR data trace) has the CSR number in Access.DAddr,
-	// the CSR's value after the instruction in Access.SData and the
-	// operand (rs1 or uimm) in Access.Data. Offset is the byte offset of
+	// the value read from the CSR (its value before the instruction,
+	// what rd receives) in Access.SData and the operand (rs1 or uimm) in
+	// Access.Data. Offset is the byte offset of
 	// the data packet.
 	KindData
 	numKinds

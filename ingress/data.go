@@ -94,13 +94,13 @@ func (t DType) Writes() bool { return t == DTypeStore || t.IsAtomic() }
 //
 // A CSR access (dtype 4..6, CSR data trace) is one retired Zicsr
 // instruction: DAddr is the CSR number (0..0xfff), DSize log2 of the
-// CSR's width in bytes (2 for 32-bit CSRs, 3 for 64-bit), and the
-// interface's data carries "store data and an operand" (the
-// specification's words for CSRs), the store data in the low half:
-// SData is the store data, the CSR's value after the instruction (for a
-// csrrs/csrrc that writes nothing, rs1 = x0 or uimm = 0, the value it
-// read), and Data the operand, rs1's value or the zero-extended uimm
-// before the operator is applied.
+// CSR's width in bytes (2 for 32-bit CSRs, 3 for 64-bit), SData the
+// value read from the CSR (its value before the instruction, what rd
+// receives; the data field of the CSR packet) and Data the operand, rs1's
+// value or the zero-extended uimm before the operator is applied. The
+// specification's interface has "store data and an operand" for a CSR;
+// this one carries the value read in the store data's place (the low
+// half), the operand in the high half (etrace's package doc says why).
 //
 // On the split protocol's interface (Split set) a load or an atomic is
 // the request phase only: LRID is its lrid, and its load data (Data)
@@ -110,7 +110,7 @@ type Access struct {
 	IAddr uint64 // address of the instruction that made the access
 	DAddr uint64 // daddr: the byte address accessed
 	Data  uint64 // data: load data, store data of a store, operand of a CSR access
-	SData uint64 // store data of an atomic or a CSR access
+	SData uint64 // store data of an atomic, value read of a CSR access
 	LRID  uint32 // lrid of a split request
 	DType DType  // dtype
 	DSize uint8  // dsize: the access is 2^DSize bytes
@@ -151,7 +151,7 @@ func (a *Access) String() string {
 	case a.DType == DTypeSCFail:
 		return fmt.Sprintf("%s %d@%#x (pc %#x)", a.DType, a.Bytes(), a.DAddr, a.IAddr)
 	case a.DType.IsCSR():
-		return fmt.Sprintf("%s csr %#x =%#x operand=%#x (pc %#x)", a.DType, a.DAddr, a.SData, a.Data, a.IAddr)
+		return fmt.Sprintf("%s csr %#x read=%#x operand=%#x (pc %#x)", a.DType, a.DAddr, a.SData, a.Data, a.IAddr)
 	}
 	return fmt.Sprintf("%s %d@%#x =%#x (pc %#x)", a.DType, a.Bytes(), a.DAddr, a.Data, a.IAddr)
 }
@@ -170,8 +170,8 @@ type DataSink interface {
 // naming them. dtype and dsize are decimal, iaddr, daddr and data
 // hexadecimal (a 0x prefix is accepted). For an atomic, data holds the
 // store data in its low 2^dsize bytes and the load data in the bytes above
-// (as the interface's data signal does), and for a CSR access the store
-// data in its low 2^dsize bytes and the operand above; a failed
+// (as the interface's data signal does), and for a CSR access the value
+// read from the CSR in its low 2^dsize bytes and the operand above; a failed
 // store-conditional has data 0.
 
 // dataCols are the columns of the data ingress CSV, in the order written.
@@ -225,7 +225,8 @@ func (c *DataCSVWriter) Access(a *Access) error {
 	b = append(b, ",0x"...)
 	switch {
 	case a.DType.IsAtomic() || a.DType.IsCSR():
-		// load data (operand) above the store data, each 2^dsize bytes
+		// load data (CSR: operand) above the store data (CSR: value
+		// read), each 2^dsize bytes
 		digits := 2 << a.DSize
 		b = strconv.AppendUint(b, a.Data, 16)
 		s := strconv.FormatUint(a.SData&sizeMask(a.DSize), 16)

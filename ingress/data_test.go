@@ -36,7 +36,7 @@ func TestDataCSVRoundTrip(t *testing.T) {
 		t.Errorf("atomic line: want load data above store data:\n%s", buf.String())
 	}
 	if !strings.Contains(buf.String(), ",6,0x340,3,0x5fffffffffffffff8\n") {
-		t.Errorf("CSR line: want the operand above the store data:\n%s", buf.String())
+		t.Errorf("CSR line: want the operand above the value read:\n%s", buf.String())
 	}
 	r, err := NewDataCSVSource(&buf, "d.csv")
 	if err != nil {

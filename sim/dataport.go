@@ -30,12 +30,15 @@ import (
 //     (the hart reports it whole).
 //   - With TraceCSR set, each retired csrrw, csrrs, csrrc, csrrwi, csrrsi and
 //     csrrci is one access of dtype 4, 5 or 6 (CSR read-write, read-set,
-//     read-clear) to the CSR number, of the hart's XLEN, with the store
-//     data (SData: the CSR's value after the instruction, as the hart's
-//     Tarmac CSR record has it; the value read when the instruction
-//     writes nothing, csrrs/csrrc with rs1 x0 or uimm 0) and the operand
-//     (Data: rs1's value before the instruction, or the uimm). Those with
-//     rd x0 or rs1 x0 are accesses too: the specification exempts none.
+//     read-clear) to the CSR number, of the hart's XLEN, with the value
+//     read (SData: the CSR's value before the instruction, what rd
+//     receives, as the hart's Tarmac R record of rd has it) and the
+//     operand (Data: rs1's value before the instruction, or the uimm).
+//     Those with rd x0 or rs1 x0 are accesses too: the specification
+//     exempts none. The hart reads the CSR for every one of them, rd x0
+//     included (its CSR reads have no side effects, so Zicsr's "shall not
+//     read" is not observable), so the value read is always the CSR's
+//     value before the instruction (etrace/datacsr.go).
 //
 // The hart has no Zcmp push/pop, so no instruction makes several
 // accesses other than an AMO (one access carrying both values).
@@ -256,19 +259,11 @@ func (p *DataPort) csrAccess(hart int, pc uint64, raw uint32) error {
 	}
 	r := &h.obs.csrAcc
 	t := [4]ingress.DType{1: ingress.DTypeCSRRW, 2: ingress.DTypeCSRRS, 3: ingress.DTypeCSRRC}[raw>>12&3]
-	store := r.old
-	if r.write {
-		v, ok := h.csrRead(r.n)
-		if !ok {
-			return fmt.Errorf("sim: data port: CSR %#x written at pc %#x cannot be read back", r.n, pc)
-		}
-		store = v & h.amask
-	}
 	ds := uint8(3)
 	if h.xlen == 32 {
 		ds = 2
 	}
-	p.a = ingress.Access{IAddr: pc, DAddr: uint64(r.n), Data: r.op & h.amask, SData: store, DType: t, DSize: ds}
+	p.a = ingress.Access{IAddr: pc, DAddr: uint64(r.n), Data: r.op & h.amask, SData: r.old, DType: t, DSize: ds}
 	return p.send(&p.a)
 }
 

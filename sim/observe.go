@@ -64,11 +64,10 @@ type observer struct {
 }
 
 // csrRec is the CSR access of a Zicsr instruction, for the data trace
-// port: the CSR number, the operand (rs1's value or the uimm), the value
-// read, and whether the instruction wrote the CSR.
+// port: the CSR number, the operand (rs1's value or the uimm) and the
+// value read (the CSR's value before the instruction, what rd receives).
 type csrRec struct {
 	have    bool
-	write   bool
 	n       uint32
 	op, old uint64
 }

@@ -171,6 +171,11 @@ func (h *Hart) execCSR(d *inst, npc uint64) (uint64, uint8, bool) {
 		h.illegal(d)
 		return 0, 0, false
 	}
+	if h.obs != nil {
+		// the data trace port's CSR access: the value read (a trap
+		// below drops it)
+		h.obs.csrAcc = csrRec{have: true, n: n, op: src, old: old & h.amask}
+	}
 	if write {
 		v := src
 		switch d.op {
@@ -190,15 +195,10 @@ func (h *Hart) execCSR(d *inst, npc uint64) (uint64, uint8, bool) {
 		// a write may enable an interrupt or change translation: leave
 		// the loop so that the step re-checks (Spike serializes CSR writes)
 		h.stop = true
-		if h.obs != nil {
-			h.obs.csrAcc = csrRec{have: true, n: n, op: src, old: old & h.amask, write: true}
-		}
 		if n == csrScontext || n == csrSatp && h.tr.ctxPending {
 			h.x[d.rd&31] = h.sext32(old)
 			return npc, itEnd, true
 		}
-	} else if h.obs != nil {
-		h.obs.csrAcc = csrRec{have: true, n: n, op: src, old: old & h.amask}
 	}
 	h.x[d.rd&31] = h.sext32(old)
 	return npc, 0, true
