@@ -512,8 +512,11 @@ func (w *Writer) fetch(addr uint64) (uint32, uint8) {
 // set the privilege: until the first, the mode of instruction records is
 // "-" (unknown) and event records have no mode. Data events (data trace,
 // with address and value) write the MR/MW records of loads, stores and
-// atomics, and the R record of a CSR that a CSR access wrote. Other
-// events write nothing.
+// atomics, and of a CSR access (CSR data trace) the R record of the
+// instruction's destination register (rd not x0) with the value read from
+// the CSR, as the simulator's full Tarmac has it; not the CSR's record,
+// whose value after a write the trace does not give exactly (the CSR
+// legalises what is written). Other events write nothing.
 func (w *Writer) Event(e *flow.Event) error {
 	h := int(e.Src)
 	ho := w.hart(h)
@@ -580,12 +583,10 @@ func (w *Writer) Event(e *flow.Event) error {
 		case a.DType == ingress.DTypeStore:
 			return w.Mem(h, true, a.DAddr, a.Bytes(), a.Data)
 		case a.DType.IsCSR():
-			// a CSR access (CSR data trace): the R record of the CSR
-			// when the instruction wrote it (csrrw, or csrrs/csrrc
-			// whose rs1 or uimm field is not 0), with its value after,
-			// as the simulator's Tarmac has it
-			if raw, _ := w.fetch(e.Addr); raw>>12&3 == 1 || raw>>15&31 != 0 {
-				return w.CSR(h, uint16(a.DAddr), a.SData)
+			// a CSR access (CSR data trace): rd of the Zicsr
+			// instruction at Addr receives the value read
+			if raw, _ := w.fetch(e.Addr); raw&0x7f == 0x73 && raw>>12&3 != 0 && raw>>7&31 != 0 {
+				return w.IntReg(h, int(raw>>7&31), a.SData)
 			}
 		}
 	}

@@ -2,16 +2,18 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestCLIDataTraceCSR runs the CSR test program with E-Trace data trace
 // of CSR accesses (--data-csr), decodes it to Tarmac and checks its R
-// records of CSRs and its MR/MW records against the simulator's own full
-// Tarmac; checks that the JSON lines carry the CSR accesses; encodes the
+// records of the Zicsr instructions' rd (the value read from the CSR)
+// and its MR/MW records against the simulator's own full Tarmac; checks that the JSON lines carry the CSR accesses; encodes the
 // run again from its ingress and data ingress CSV files and checks the
 // trace is identical; and checks what is refused or reported: a decode
 // without --data-csr, --data-csr without --data-trace or with data-only
@@ -28,34 +30,26 @@ func TestCLIDataTraceCSR(t *testing.T) {
 	if code, _, e := rv(t, append(append([]string{"decode"}, opts...), p("t.te"), "--tarmac", p("dec.tarmac"), "--jsonl", p("f.jsonl"))...); code != 0 {
 		t.Fatalf("decode: exit %d: %s", code, e)
 	}
-	// the simulator's R records of CSRs (not of integer registers; the
-	// program has no FP instruction)
-	csrRec := `\bR ((?:mscratch|mstatus|[a-z]*[a-z]\w*) [0-9a-f]+)$`
-	isInt := func(r string) bool {
-		n := strings.Fields(r)[0]
-		switch {
-		case n == "zero" || n == "ra" || n == "sp" || n == "gp" || n == "tp" || n == "fp":
-			return true
-		case len(n) >= 2 && strings.ContainsRune("xtsa", rune(n[0])) && strings.Trim(n[1:], "0123456789") == "":
-			return true
-		}
-		return false
+	// the simulator's R records of the destination registers of Zicsr
+	// instructions: the decoded Tarmac has those, with the value read
+	// from the CSR, and no R record of a CSR (the simulator's R records
+	// of CSRs written are not in the trace)
+	want, _ := csrInstRecords(t, p("sim.tarmac"))
+	got, other := csrInstRecords(t, p("dec.tarmac"))
+	if len(want) != 48*12 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%d R records of rd decoded, the simulator wrote %d (want 576: twelve with rd not x0 an iteration), or they differ", len(got), len(want))
 	}
-	var want []string
-	for _, r := range memRecordsMatching(t, p("sim.tarmac"), csrRec) {
-		if !isInt(r) {
-			want = append(want, r)
-		}
-	}
-	got := memRecordsMatching(t, p("dec.tarmac"), csrRec)
-	if len(want) != 48*10 || strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%d CSR R records decoded, the simulator wrote %d (want 480: ten writes an iteration), or they differ", len(got), len(want))
+	if other != 0 {
+		t.Errorf("decoded Tarmac: %d R records that are not of a Zicsr instruction's rd", other)
 	}
 	if w, g := memRecords(t, p("sim.tarmac")), memRecords(t, p("dec.tarmac")); len(w) == 0 || strings.Join(g, "\n") != strings.Join(w, "\n") {
 		t.Errorf("%d MR/MW records decoded, the simulator wrote %d, or they differ", len(g), len(w))
 	}
 	js, _ := os.ReadFile(p("f.jsonl"))
-	for _, s := range []string{`"dtype":"csr-rw","size":8,"csr":"0x340"`, `"dtype":"csr-rs","size":8,"csr":"0xc00"`, `"dtype":"csr-rc","size":8,"csr":"0x300"`} {
+	// the first access: csrrw t1, mscratch, t0 reads mscratch's reset
+	// value 0 and writes 48 * 0x0123456789abcdef
+	first := fmt.Sprintf(`"dtype":"csr-rw","size":8,"csr":"0x340","value":"0x0","operand":"%#x"`, uint64(48)*0x0123456789abcdef)
+	for _, s := range []string{first, `"dtype":"csr-rs","size":8,"csr":"0xc00"`, `"dtype":"csr-rc","size":8,"csr":"0x300"`} {
 		if !bytes.Contains(js, []byte(s)) {
 			t.Errorf("JSON lines: no %s", s)
 		}
@@ -83,8 +77,8 @@ func TestCLIDataTraceCSR(t *testing.T) {
 		"--image", elf, p("cap.te"), "--tarmac", p("cap.tarmac")); code != 0 {
 		t.Fatalf("decode the capture: exit %d: %s", code, e)
 	}
-	if g := memRecordsMatching(t, p("cap.tarmac"), csrRec); strings.Join(g, "\n") != strings.Join(want, "\n") {
-		t.Errorf("capture: %d CSR R records decoded, the simulator wrote %d, or they differ", len(g), len(want))
+	if g, _ := csrInstRecords(t, p("cap.tarmac")); strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("capture: %d R records of rd decoded, the simulator wrote %d, or they differ", len(g), len(want))
 	}
 	// decoded without --data-csr: the CSR packets are reported
 	_, _, e = rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"))
@@ -97,4 +91,46 @@ func TestCLIDataTraceCSR(t *testing.T) {
 	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-csr", "--data-fields", "data", "-o", p("x.te"), elf); code == 0 || !strings.Contains(e, "CSR") {
 		t.Errorf("--data-csr --data-fields data: exit %d: %s", code, e)
 	}
+}
+
+// csrInstRecords returns the R records of integer registers that follow
+// the IT records of Zicsr instructions in Tarmac file path, each as "pc
+// register value", and how many other R records the file has, of
+// integer registers or not (CSRs).
+func csrInstRecords(t *testing.T, path string) (recs []string, other int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isInt := func(n string) bool {
+		switch {
+		case n == "zero" || n == "ra" || n == "sp" || n == "gp" || n == "tp" || n == "fp":
+			return true
+		case len(n) >= 2 && strings.ContainsRune("xtsa", rune(n[0])) && strings.Trim(n[1:], "0123456789") == "":
+			return true
+		}
+		return false
+	}
+	pc, zicsr := "", false
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 7 && f[3] == "IT":
+			enc, err := strconv.ParseUint(f[6], 16, 32)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, l, err)
+			}
+			pc, zicsr = f[5], enc&0x7f == 0x73 && enc>>12&3 != 0
+		case len(f) > 5 && f[3] == "E":
+			zicsr = false
+		case len(f) == 6 && f[3] == "R":
+			if zicsr && isInt(f[4]) {
+				recs = append(recs, pc+" "+f[4]+" "+f[5])
+			} else {
+				other++
+			}
+		}
+	}
+	return recs, other
 }
