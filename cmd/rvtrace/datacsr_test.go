@@ -80,6 +80,22 @@ func TestCLIDataTraceCSR(t *testing.T) {
 	if g, _ := csrInstRecords(t, p("cap.tarmac")); strings.Join(g, "\n") != strings.Join(want, "\n") {
 		t.Errorf("capture: %d R records of rd decoded, the simulator wrote %d, or they differ", len(g), len(want))
 	}
+	// RV32 (32-bit CSRs, negative values): the R records of rd in 8
+	// digits, as the simulator's
+	elf32 := filepath.Join("..", "..", "etrace", "testdata", "csrdata", "csrdata32.elf")
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-csr", "--data-csr-width", "32", "--max-instret", "100000",
+		"-o", p("t32.te"), "--tarmac-full", p("sim32.tarmac"), elf32); code != 0 {
+		t.Fatalf("run RV32: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-csr", "--data-csr-width", "32",
+		"--image", elf32, p("t32.te"), "--tarmac", p("dec32.tarmac")); code != 0 {
+		t.Fatalf("decode RV32: exit %d: %s", code, e)
+	}
+	w32, _ := csrInstRecords(t, p("sim32.tarmac"))
+	g32, o32 := csrInstRecords(t, p("dec32.tarmac"))
+	if len(w32) != 40*6 || o32 != 0 || strings.Join(g32, "\n") != strings.Join(w32, "\n") {
+		t.Errorf("RV32: %d R records of rd decoded (%d others), the simulator wrote %d (want 240), or they differ", len(g32), o32, len(w32))
+	}
 	// decoded without --data-csr: the CSR packets are reported
 	_, _, e = rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"))
 	if !strings.Contains(e, "--data-csr") {
