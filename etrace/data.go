@@ -24,8 +24,8 @@ import (
 //
 // Decisions the specification leaves open, taken as follows:
 //
-//   - Both protocols are implemented (DataConfig.Split), no CSR packets
-//     (the simulator does not trace CSR accesses). Atomics are supported,
+//   - Both protocols are implemented (DataConfig.Split), and CSR packets
+//     with DataConfig.CSR (datacsr.go says how). Atomics are supported,
 //     so the format field is 3 bits.
 //   - Split protocol: a load (lr included) is a split load request packet
 //     (format 000/001 with lrid) when it retires and a split load data
@@ -78,6 +78,24 @@ import (
 //     store XOR load for XOR (both are rs2 exactly). data is the load data.
 //     amomaxu and amominu are reported as max and min (the subtype table
 //     has no unsigned codes; the decoder knows the instruction).
+//   - CSR packets (datacsr.go): data is the value read from the CSR (its
+//     value before the instruction, what rd receives) and operand rs1's
+//     value or the uimm, as an atomic's data is the load data and its
+//     operand rs2; the CSR operand field's section refers to the atomic
+//     one (sec:csr-operand: "See sec:atomic-operand"), and the read-only
+//     layout is "with address and read-only data", the data read. The
+//     interface chapter's "Atomic and CSR accesses have either both load
+//     and store data, or store data and an operand. For CSRs and unified
+//     atomics, both values are reported via data, with the store data in
+//     the LSBs and the load data or operand in the MSBs" is read as the
+//     interface's data bus, not the packet's fields: taking the store
+//     data as the packet's data would carry, for a csrrw, the same value
+//     twice (store data = rs1 = operand) and lose the value read, which
+//     nothing else recovers, whereas the value written follows from the
+//     value read and the operand (op(read, operand) for RW, RS and RC, up
+//     to WARL legalisation). The interface here (ingress.Access) carries
+//     the value read in the store data's place (SData, the LSBs of the
+//     data CSV's data) and the operand in the MSBs (Data).
 //   - A failed store-conditional is an atomic packet with subtype 111
 //     (the address-only table's "conditional store failure") in the
 //     address-only layout (diff, address) when addresses are traced, and
@@ -149,6 +167,14 @@ type DataConfig struct {
 	// LRIDWidth is lrid_width_p, the width of the lrid field of split
 	// packets (1..16; 0 means 3).
 	LRIDWidth int
+	// CSR traces CSR accesses (dtype 4..6, one per retired Zicsr
+	// instruction) in format 101 packets (datacsr.go). It is an
+	// implementation parameter: the support packet does not report it,
+	// and a decoder must be told.
+	CSR bool
+	// CSRWidth is the width of the hart's CSRs, 32 or 64 bits (data_len
+	// and op_len are 2 or 3 bits); 0 means DataWidth.
+	CSRWidth int
 	// Filter holds the data filters the trace was made with (its
 	// DataFilters; see filter.Config.ParseData). The encoder does not use
 	// it (the filter stage in front of it does); a DataJoiner expects an
@@ -244,6 +270,17 @@ func (c *Config) checkData() error {
 	if d.Fields > DataValueOnly {
 		return fmt.Errorf("etrace: data fields %d", d.Fields)
 	}
+	if d.CSR {
+		if d.CSRWidth == 0 {
+			d.CSRWidth = d.DataWidth
+		}
+		if d.CSRWidth != 32 && d.CSRWidth != 64 {
+			return fmt.Errorf("etrace: CSR width %d: 32 or 64", d.CSRWidth)
+		}
+		if d.Fields == DataValueOnly {
+			return fmt.Errorf("etrace: CSR data trace without addresses: the specification defines no CSR packet without the CSR number (trTeDataNoAddr)")
+		}
+	}
 	if d.Split && d.LRIDWidth == 0 {
 		d.LRIDWidth = 3
 	}
@@ -271,7 +308,7 @@ const (
 	DFmtStoreAligned   = 2 // store, aligned address
 	DFmtStoreUnaligned = 3 // store, unaligned address
 	DFmtSplitData      = 4 // split load data (the response)
-	DFmtCSR            = 5 // CSR (not implemented)
+	DFmtCSR            = 5 // CSR (datacsr.go)
 	DFmtAtomic         = 6 // unified atomic
 	DFmtReserved       = 7
 )
@@ -284,7 +321,7 @@ const dsubSCFail = 7
 // them.
 type DataPacket struct {
 	Format  uint8
-	Subtype uint8 // atomics
+	Subtype uint8 // atomics, CSR
 	Size    uint8
 	LRID    uint32 // split requests and load data
 	Resp    uint8  // split load data
@@ -293,7 +330,7 @@ type DataPacket struct {
 	OpLen   uint8
 	Data    uint64
 	Operand uint64
-	Address uint64
+	Address uint64 // CSR packets: the CSR number, addr_msbs and addr_lsbs
 }
 
 // dataCodec writes and reads data packets for one configuration.
@@ -313,6 +350,11 @@ type dataCodec struct {
 	heads   []fastHead // decodeFast's table, indexed by the first bits
 	hbits   uint
 	hmask   uint64 // 1<<hbits - 1
+	// CSR packets (DataConfig.CSR): their size (log2 of the CSR width
+	// in bytes) and the width of data_len and op_len
+	csr        bool
+	csrSize    uint8
+	csrLenBits int
 }
 
 func clog2(n int) int {
@@ -333,6 +375,11 @@ func newDataCodec(d *DataConfig) *dataCodec {
 		daw:       d.DAddressWidth,
 		fast:      d.Fields == DataAddrValue && !d.Split,
 		dawMask:   mask(d.DAddressWidth),
+		csr:       d.CSR,
+	}
+	if d.CSR {
+		c.csrSize = uint8(clog2(d.CSRWidth / 8))
+		c.csrLenBits = int(c.csrSize)
 	}
 	for f := uint8(0); f < 8; f++ {
 		c.lay[f] = c.makeLayout(f, 0)
@@ -389,6 +436,9 @@ func (c *dataCodec) isSplit(format, subtype uint8) bool {
 
 // append encodes p, sign-compressed, to dst.
 func (c *dataCodec) append(dst []byte, p *DataPacket) []byte {
+	if p.Format == DFmtCSR {
+		return c.appendCSR(dst, p)
+	}
 	b := &c.bw
 	b.reset()
 	b.put(uint64(p.Format), 3)
@@ -437,7 +487,7 @@ func (c *dataCodec) parse(payload []byte, p *DataPacket) error {
 			return fmt.Errorf("split load data packet (format 100) in a unified trace")
 		}
 	case DFmtCSR:
-		return fmt.Errorf("CSR data packet (format 101): not traced by this encoder")
+		return c.parseCSR(payload, p)
 	default:
 		return fmt.Errorf("reserved data packet format 111")
 	}
@@ -563,6 +613,10 @@ type dataState struct {
 	vval  [4]bool
 	addr  [4]uint64
 	val   [4]uint64
+	// CSR packets: the data of the previous one, valid since the last
+	// synchronisation
+	csrValid bool
+	csrVal   uint64
 }
 
 func (s *dataState) reset() { *s = dataState{} }
@@ -594,6 +648,10 @@ func sizeMask(size uint8) uint64 { return mask(8 << size) }
 
 // encodeAccess fills p for access a and updates the state.
 func (c *dataCodec) encodeAccess(s *dataState, a *ingress.Access, compress bool, p *DataPacket) {
+	if a.DType.IsCSR() {
+		c.encodeCSR(s, a, compress, p)
+		return
+	}
 	z := a.DSize & 3
 	*p = DataPacket{Size: z}
 	m := sizeMask(z)
@@ -722,6 +780,9 @@ func (c *dataCodec) encodeAccess(s *dataState, a *ingress.Access, compress bool,
 // instruction address is not set. has tells which fields the packet
 // carried (flow.AccessAddr, flow.AccessData).
 func (c *dataCodec) decodeAccess(s *dataState, p *DataPacket, a *ingress.Access) error {
+	if p.Format == DFmtCSR {
+		return c.decodeCSR(s, p, a)
+	}
 	z := p.Size
 	m := sizeMask(z)
 	*a = ingress.Access{DSize: z}

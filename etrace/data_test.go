@@ -971,15 +971,24 @@ func FuzzDataPacket(f *testing.F) {
 	f.Add(byte(0), []byte{0x5a, 0x00, 0xf4})
 	f.Add(byte(1), []byte{0x52, 0xff})
 	f.Add(byte(2), []byte{0x06, 0x01, 0x02})
+	f.Add(byte(16), []byte{0x05, 0x04, 0x34, 0x01}) // CSR (datacsr.go)
+	f.Add(byte(16+32+8), []byte{0x2d, 0x80, 0x99, 0x00, 0x01})
 	f.Fuzz(func(t *testing.T, sel byte, payload []byte) {
 		d := &DataConfig{Fields: DataFields(sel % 3), DataWidth: 64, DAddressWidth: 64}
 		if sel&4 != 0 {
 			d.DataWidth, d.DAddressWidth = 32, 32
 		}
+		if sel&16 != 0 && d.Fields != DataValueOnly {
+			d.CSR, d.CSRWidth = true, 64
+			if sel&32 != 0 {
+				d.CSRWidth = 32
+			}
+		}
 		c1, c2 := newDataCodec(d), newDataCodec(d)
 		var s1, s2 dataState
 		if sel&8 != 0 {
 			s1.valid, s2.valid = [4]bool{true, true, true, true}, [4]bool{true, true, true, true}
+			s1.csrValid, s2.csrValid = true, true
 		}
 		var p, q DataPacket
 		var a1, a2 ingress.Access

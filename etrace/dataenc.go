@@ -88,8 +88,18 @@ func (e *DataEncoder) Access(a *ingress.Access) error {
 	if e.done {
 		return fmt.Errorf("etrace: data access of the instruction at %#x after the end of the trace", a.IAddr)
 	}
-	if !a.DType.Valid() || a.DType.IsCSR() {
+	if !a.DType.Valid() {
 		return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: dtype %s not traced", a.IAddr, a.DType))
+	}
+	if a.DType.IsCSR() {
+		if err := e.dc.checkCSRAccess(a); err != nil {
+			return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: %w", a.IAddr, err))
+		}
+		if len(e.held) >= 1<<16 {
+			return e.enc.fail(fmt.Errorf("etrace: %d data accesses without an ingress block", len(e.held)))
+		}
+		e.held = append(e.held, heldData{a: *a})
+		return nil
 	}
 	if 8<<a.DSize > e.cfg.DataWidth {
 		return e.enc.fail(fmt.Errorf("etrace: data access at pc %#x: %d bytes wider than data_width_p %d", a.IAddr, a.Bytes(), e.cfg.DataWidth))

@@ -29,6 +29,7 @@ const (
 	mLR
 	mSC
 	mAMO
+	mCSR // a Zicsr instruction (CSR data trace only)
 )
 
 // memOp is what the join knows of an instruction: its memory kind, the
@@ -93,6 +94,20 @@ var memOps = func() map[string]memOp {
 		m[a.name+".w"] = memOp{kind: mAMO, size: 2, want: a.t, alt: a.t}
 		m[a.name+".d"] = memOp{kind: mAMO, size: 3, want: a.t, alt: a.t}
 	}
+	// CSR accesses: their size is the configuration's CSR width
+	// (compatible)
+	for _, c := range []struct {
+		names []string
+		t     ingress.DType
+	}{
+		{[]string{"csrrw", "csrrwi"}, ingress.DTypeCSRRW},
+		{[]string{"csrrs", "csrrsi"}, ingress.DTypeCSRRS},
+		{[]string{"csrrc", "csrrci"}, ingress.DTypeCSRRC},
+	} {
+		for _, n := range c.names {
+			m[n] = memOp{kind: mCSR, want: c.t, alt: c.t}
+		}
+	}
 	return m
 }()
 
@@ -128,6 +143,7 @@ func (c *opCache) get(op riscv.Op) memOp {
 type memInst struct {
 	addr uint64
 	idx  uint32 // instructions before it in the run
+	raw  uint32 // its encoding (CSR instructions: the CSR number, rs1/uimm)
 	len  uint8
 	op   memOp
 }
@@ -227,6 +243,7 @@ type DataJoiner struct {
 	// unpaired: a data address filter leaves the accesses unpaired
 	unpaired, unpairedWarned bool
 	split                    bool
+	csr                      bool // CSR accesses are traced: Zicsr instructions have packets
 	plain                    bool // unified, paired, address and data: DataFrame's fast path applies
 	slots                    []splitSlot
 	dq                       []deferredEv // events held back, from dHead on
@@ -282,6 +299,7 @@ func NewDataJoiner(next flow.Sink, img *image.Set, cfg *Config) (*DataJoiner, er
 		j.slots = make([]splitSlot, 1<<d.LRIDWidth)
 	}
 	j.dopt = d.DOptions()
+	j.csr = d.CSR
 	if d.Filter.HasData() {
 		j.filt = d.Filter
 		if d.Filter.DataNeedsAddr() {
@@ -679,8 +697,8 @@ func (j *DataJoiner) run(start, last uint64) *memRun {
 		if in == nil || in.Len == 0 {
 			break
 		}
-		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone {
-			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, len: in.Len, op: m})
+		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone && (m.kind != mCSR || j.csr) {
+			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, raw: in.Raw, len: in.Len, op: m})
 		}
 		r.n++
 		r.next += uint64(in.Len)
@@ -767,10 +785,29 @@ func compatible(m *memOp, a *ingress.Access) bool {
 	return a.DSize == m.size && (a.DType == m.want || a.DType == m.alt) && m.kind != mNone
 }
 
-var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic"}
+// csrFits reports whether CSR access a fits the CSR instruction m: its
+// kind and the CSR width, and what the packet carries of what the
+// instruction's encoding fixes: the CSR number, and the operand of the
+// immediate forms (uimm) and of rs1 = x0 (0).
+func (j *DataJoiner) csrFits(m *memInst, a *ingress.Access) bool {
+	if a.DType != m.op.want || a.DSize != j.dc.csrSize {
+		return false
+	}
+	if j.has&flow.AccessAddr != 0 && a.DAddr != uint64(m.raw>>20) {
+		return false
+	}
+	if rs1 := uint64(m.raw >> 15 & 31); j.has&flow.AccessData != 0 && (m.raw>>14&1 != 0 || rs1 == 0) {
+		// csrr*i: the operand is uimm; csrr* with rs1 x0: 0
+		return a.Data == rs1
+	}
+	return true
+}
 
-// memKinds gives the data filters' kind of each memory instruction kind.
-var memKinds = [...]uint8{0, filter.KindLoad, filter.KindStore, filter.KindLoad, filter.KindStore, filter.KindAtomic}
+var memKindNames = [...]string{"", "load", "store", "lr", "sc", "atomic", "CSR instruction"}
+
+// memKinds gives the data filters' kind of each memory instruction kind
+// (none for CSR accesses, as filter.KindOf).
+var memKinds = [...]uint8{0, filter.KindLoad, filter.KindStore, filter.KindLoad, filter.KindStore, filter.KindAtomic, 0}
 
 // unpairedFrame decodes a data packet of a trace made with a data address
 // filter and sends its access at once, with no instruction: which memory
@@ -803,7 +840,11 @@ func (j *DataJoiner) join(m *memInst, off int64) error {
 		return j.noPacket(m, off)
 	}
 	q := &j.q[j.qHead]
-	if !compatible(&m.op, &q.a) {
+	if m.op.kind == mCSR {
+		if !j.csrFits(m, &q.a) {
+			return j.misfit(m, q)
+		}
+	} else if !compatible(&m.op, &q.a) {
 		return j.misfit(m, q)
 	}
 	// j.dev keeps Kind and the zero fields between data events; one
@@ -858,6 +899,10 @@ func (j *DataJoiner) misfit(m *memInst, q *queued) error {
 	a := q.a
 	qoff, qidx := q.off, q.idx
 	j.suspend(qoff)
+	if m.op.kind == mCSR {
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#010x)%s",
+			decode.ErrInconsistent, a.DType, a.DAddr, a.Data, m.op.want, m.raw>>20, m.addr, m.raw, j.suspect()), "data packet")
+	}
 	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
 		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")
 }

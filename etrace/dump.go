@@ -32,6 +32,9 @@ func (d *dataDumper) line(w *bufio.Writer, payload []byte) error {
 		return err
 	}
 	p := &d.p
+	if p.Format == DFmtCSR {
+		return d.csrLine(w)
+	}
 	fmt.Fprintf(w, "data format=%d", p.Format)
 	if p.Format == DFmtAtomic {
 		fmt.Fprintf(w, " subtype=%d", p.Subtype)
@@ -67,6 +70,41 @@ func (d *dataDumper) line(w *bufio.Writer, payload []byte) error {
 		} else {
 			fmt.Fprintf(w, " =%#x", d.a.Data)
 		}
+	}
+	w.WriteByte('\n')
+	return nil
+}
+
+// csrLine lists the fields of a CSR packet, in the order of its layout,
+// and the access it decodes to.
+func (d *dataDumper) csrLine(w *bufio.Writer) error {
+	p := &d.p
+	fmt.Fprintf(w, "data format=%d subtype=%d", p.Format, p.Subtype)
+	for _, f := range csrLayouts[d.dc.csrVariant(p.Address)] {
+		switch f {
+		case cfDiff:
+			fmt.Fprintf(w, " diff=%d", p.Diff)
+		case cfDataLen:
+			fmt.Fprintf(w, " data_len=%d", p.DataLen)
+		case cfData:
+			fmt.Fprintf(w, " data=%#x", p.Data)
+		case cfAddrMSBs:
+			fmt.Fprintf(w, " addr_msbs=%#x", p.Address>>6)
+		case cfOpLen:
+			fmt.Fprintf(w, " op_len=%d", p.OpLen)
+		case cfOperand:
+			fmt.Fprintf(w, " operand=%#x", p.Operand)
+		case cfAddrLSBs:
+			fmt.Fprintf(w, " addr_lsbs=%#x", p.Address&63)
+		}
+	}
+	if err := d.dc.decodeAccess(&d.st, p, &d.a); err != nil {
+		d.bad = true
+		return err
+	}
+	fmt.Fprintf(w, "  -> %s csr %#x", d.a.DType, d.a.DAddr)
+	if d.dc.fields != DataAddrOnly {
+		fmt.Fprintf(w, " read=%#x operand=%#x", d.a.SData, d.a.Data)
 	}
 	w.WriteByte('\n')
 	return nil

@@ -42,7 +42,9 @@ func Sniff(prefix []byte, cfg *Config) SniffResult {
 	var dc *dataCodec
 	dataCfg := cfg.Data
 	if dataCfg == nil {
-		dataCfg = &DataConfig{DataWidth: 64, DAddressWidth: cfg.Params.IAddressWidth}
+		// (CSR packets parse too: the support packet does not say
+		// whether a trace has them)
+		dataCfg = &DataConfig{DataWidth: 64, DAddressWidth: cfg.Params.IAddressWidth, CSR: true, CSRWidth: 64}
 	}
 	for {
 		start := sc.Offset()

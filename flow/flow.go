@@ -65,8 +65,12 @@ const (
 	// which is the last instruction of the range just before it: Access
 	// holds the access (its IAddr is Addr), AccessHas which of its
 	// address and data the trace carried. An atomic is one event with
-	// the value loaded (Access.Data) and the value stored (Access.SData).
-	// Offset is the byte offset of the data packet.
+	// the value loaded (Access.Data) and the value stored (Access.SData);
+	// a CSR access (CSR data trace) has the CSR number in Access.DAddr,
+	// the value read from the CSR (its value before the instruction,
+	// what rd receives) in Access.SData and the operand (rs1 or uimm) in
+	// Access.Data. Offset is the byte offset of
+	// the data packet.
 	KindData
 	numKinds
 )
@@ -193,10 +197,16 @@ func (e *Event) String() string {
 		a := &e.Access
 		s := fmt.Sprintf("data %s pc=%#x size=%d", a.DType, e.Addr, a.Bytes())
 		if e.AccessHas&AccessAddr != 0 {
-			s += fmt.Sprintf(" addr=%#x", a.DAddr)
+			if a.DType.IsCSR() {
+				s += fmt.Sprintf(" csr=%#x", a.DAddr)
+			} else {
+				s += fmt.Sprintf(" addr=%#x", a.DAddr)
+			}
 		}
 		if e.AccessHas&AccessData != 0 && a.DType != ingress.DTypeSCFail {
-			if a.DType.IsAtomic() {
+			if a.DType.IsCSR() {
+				s += fmt.Sprintf(" value=%#x operand=%#x", a.SData, a.Data)
+			} else if a.DType.IsAtomic() {
 				s += fmt.Sprintf(" load=%#x store=%#x", a.Data, a.SData)
 			} else {
 				s += fmt.Sprintf(" value=%#x", a.Data)

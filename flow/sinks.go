@@ -366,10 +366,17 @@ func (j *JSONLines) Event(e *Event) error {
 		b = append(b, '"')
 		num("size", uint64(a.Bytes()))
 		if e.AccessHas&AccessAddr != 0 {
-			hex("addr", a.DAddr)
+			if a.DType.IsCSR() {
+				hex("csr", a.DAddr)
+			} else {
+				hex("addr", a.DAddr)
+			}
 		}
 		if e.AccessHas&AccessData != 0 && a.DType != ingress.DTypeSCFail {
-			if a.DType.IsAtomic() {
+			if a.DType.IsCSR() {
+				hex("value", a.SData)
+				hex("operand", a.Data)
+			} else if a.DType.IsAtomic() {
 				hex("load", a.Data)
 				hex("store", a.SData)
 			} else {

@@ -92,6 +92,16 @@ func (t DType) Writes() bool { return t == DTypeStore || t.IsAtomic() }
 // in the high half: here Data is the load data and SData the store data.
 // A failed store-conditional (DTypeSCFail) has no data.
 //
+// A CSR access (dtype 4..6, CSR data trace) is one retired Zicsr
+// instruction: DAddr is the CSR number (0..0xfff), DSize log2 of the
+// CSR's width in bytes (2 for 32-bit CSRs, 3 for 64-bit), SData the
+// value read from the CSR (its value before the instruction, what rd
+// receives; the data field of the CSR packet) and Data the operand, rs1's
+// value or the zero-extended uimm before the operator is applied. The
+// specification's interface has "store data and an operand" for a CSR;
+// this one carries the value read in the store data's place (the low
+// half), the operand in the high half (etrace's package doc says why).
+//
 // On the split protocol's interface (Split set) a load or an atomic is
 // the request phase only: LRID is its lrid, and its load data (Data)
 // comes later in the LoadResponse whose LID is LRID; Data is then 0
@@ -99,8 +109,8 @@ func (t DType) Writes() bool { return t == DTypeStore || t.IsAtomic() }
 type Access struct {
 	IAddr uint64 // address of the instruction that made the access
 	DAddr uint64 // daddr: the byte address accessed
-	Data  uint64 // data: load data, or store data of a store
-	SData uint64 // store data of an atomic
+	Data  uint64 // data: load data, store data of a store, operand of a CSR access
+	SData uint64 // store data of an atomic, value read of a CSR access
 	LRID  uint32 // lrid of a split request
 	DType DType  // dtype
 	DSize uint8  // dsize: the access is 2^DSize bytes
@@ -140,6 +150,8 @@ func (a *Access) String() string {
 		return fmt.Sprintf("%s %d@%#x load=%#x store=%#x (pc %#x)", a.DType, a.Bytes(), a.DAddr, a.Data, a.SData, a.IAddr)
 	case a.DType == DTypeSCFail:
 		return fmt.Sprintf("%s %d@%#x (pc %#x)", a.DType, a.Bytes(), a.DAddr, a.IAddr)
+	case a.DType.IsCSR():
+		return fmt.Sprintf("%s csr %#x read=%#x operand=%#x (pc %#x)", a.DType, a.DAddr, a.SData, a.Data, a.IAddr)
 	}
 	return fmt.Sprintf("%s %d@%#x =%#x (pc %#x)", a.DType, a.Bytes(), a.DAddr, a.Data, a.IAddr)
 }
@@ -158,8 +170,9 @@ type DataSink interface {
 // naming them. dtype and dsize are decimal, iaddr, daddr and data
 // hexadecimal (a 0x prefix is accepted). For an atomic, data holds the
 // store data in its low 2^dsize bytes and the load data in the bytes above
-// (as the interface's data signal does); a failed store-conditional has
-// data 0.
+// (as the interface's data signal does), and for a CSR access the value
+// read from the CSR in its low 2^dsize bytes and the operand above; a failed
+// store-conditional has data 0.
 
 // dataCols are the columns of the data ingress CSV, in the order written.
 var dataCols = [...]struct {
@@ -211,8 +224,9 @@ func (c *DataCSVWriter) Access(a *Access) error {
 	b = strconv.AppendUint(b, uint64(a.DSize), 10)
 	b = append(b, ",0x"...)
 	switch {
-	case a.DType.IsAtomic():
-		// load data above the store data, each 2^dsize bytes
+	case a.DType.IsAtomic() || a.DType.IsCSR():
+		// load data (CSR: operand) above the store data (CSR: value
+		// read), each 2^dsize bytes
 		digits := 2 << a.DSize
 		b = strconv.AppendUint(b, a.Data, 16)
 		s := strconv.FormatUint(a.SData&sizeMask(a.DSize), 16)
@@ -364,7 +378,7 @@ func (s *DataCSVSource) parse(t string) string {
 	}
 	digits := 2 << a.DSize
 	lo, hi := h, ""
-	if a.DType.IsAtomic() && len(h) > digits {
+	if (a.DType.IsAtomic() || a.DType.IsCSR()) && len(h) > digits {
 		lo, hi = h[len(h)-digits:], h[:len(h)-digits]
 	}
 	if len(lo) > 16 {
@@ -385,7 +399,7 @@ func (s *DataCSVSource) parse(t string) string {
 	}
 	m := sizeMask(a.DSize)
 	switch {
-	case a.DType.IsAtomic():
+	case a.DType.IsAtomic() || a.DType.IsCSR():
 		if up&^m != 0 || d&^m != 0 {
 			return fmt.Sprintf("data %q wider than twice the access size", big)
 		}
@@ -402,6 +416,9 @@ func (s *DataCSVSource) parse(t string) string {
 	}
 	if a.DSize > 0 && a.DType.IsAtomic() && a.DAddr&(uint64(a.Bytes())-1) != 0 {
 		return fmt.Sprintf("atomic at %#x not aligned to its size", a.DAddr)
+	}
+	if a.DType.IsCSR() && (a.DAddr > 0xfff || a.DSize < 2) {
+		return fmt.Sprintf("CSR access to %#x of %d bytes: the CSR number is 0..0xfff and CSRs are 4 or 8 bytes", a.DAddr, a.Bytes())
 	}
 	return ""
 }

@@ -16,6 +16,8 @@ func TestDataCSVRoundTrip(t *testing.T) {
 		{IAddr: 0x80000008, DAddr: 0x80001008, Data: 0xffffffffffffffff, SData: 1, DType: DTypeAtomicAdd, DSize: 3},
 		{IAddr: 0x8000000c, DAddr: 0x80001010, Data: 0, SData: 0x80000000, DType: DTypeAtomicSwp, DSize: 2},
 		{IAddr: 0x80000010, DAddr: 0x80001010, DType: DTypeSCFail, DSize: 2},
+		{IAddr: 0x80000014, DAddr: 0x340, Data: 0x5, SData: 0xfffffffffffffff8, DType: DTypeCSRRC, DSize: 3},
+		{IAddr: 0x80000018, DAddr: 0xc00, SData: 0x1234, DType: DTypeCSRRS, DSize: 2},
 	}
 	var buf bytes.Buffer
 	w := NewDataCSVWriter(&buf)
@@ -32,6 +34,9 @@ func TestDataCSVRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), ",9,0x80001008,3,0xffffffffffffffff0000000000000001\n") {
 		t.Errorf("atomic line: want load data above store data:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), ",6,0x340,3,0x5fffffffffffffff8\n") {
+		t.Errorf("CSR line: want the operand above the value read:\n%s", buf.String())
 	}
 	r, err := NewDataCSVSource(&buf, "d.csv")
 	if err != nil {
@@ -64,6 +69,8 @@ func TestDataCSVErrors(t *testing.T) {
 		{"iaddr,dtype,daddr,dsize,data\n0x10,0,0x10g,0,0x1\n", "d.csv:2: daddr"},
 		{"iaddr,dtype,daddr,dsize,data\n0x10,15,0x100,2,0x1\n", "d.csv:2: a failed store-conditional has no data"},
 		{"iaddr,dtype,daddr,dsize,data\n0x10,8,0x102,2,0x1\n", "d.csv:2: atomic at 0x102 not aligned"},
+		{"iaddr,dtype,daddr,dsize,data\n0x10,4,0x1340,3,0x1\n", "d.csv:2: CSR access to 0x1340"},
+		{"iaddr,dtype,daddr,dsize,data\n0x10,5,0x340,1,0x1\n", "d.csv:2: CSR access to 0x340 of 2 bytes"},
 	} {
 		r, err := NewDataCSVSource(strings.NewReader(tc.text), "d.csv")
 		if err == nil {

@@ -28,6 +28,17 @@ import (
 //     instruction comes reports it then; Late counts those.
 //   - A misaligned access that the hart splits into bytes is one access
 //     (the hart reports it whole).
+//   - With TraceCSR set, each retired csrrw, csrrs, csrrc, csrrwi, csrrsi and
+//     csrrci is one access of dtype 4, 5 or 6 (CSR read-write, read-set,
+//     read-clear) to the CSR number, of the hart's XLEN, with the value
+//     read (SData: the CSR's value before the instruction, what rd
+//     receives, as the hart's Tarmac R record of rd has it) and the
+//     operand (Data: rs1's value before the instruction, or the uimm).
+//     Those with rd x0 or rs1 x0 are accesses too: the specification
+//     exempts none. The hart reads the CSR for every one of them, rd x0
+//     included (its CSR reads have no side effects, so Zicsr's "shall not
+//     read" is not observable), so the value read is always the CSR's
+//     value before the instruction (etrace/datacsr.go).
 //
 // The hart has no Zcmp push/pop, so no instruction makes several
 // accesses other than an AMO (one access carrying both values).
@@ -50,6 +61,8 @@ type DataPort struct {
 	Late uint64
 	// Accesses counts the accesses sent.
 	Accesses uint64
+	// CSR makes the port report CSR accesses (CSR data trace).
+	TraceCSR bool
 
 	m    *Machine
 	sink ingress.DataSink
@@ -192,6 +205,11 @@ func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingre
 		}
 	}
 	p.pc, p.kind, p.amoHave = pc, dpPlain, false
+	if p.TraceCSR && raw&0x7f == 0x73 && (raw>>12)&3 != 0 {
+		if err := p.csrAccess(hart, pc, raw); err != nil {
+			return err
+		}
+	}
 	if raw&0x7f == 0x2f && (raw>>12)&7 >= 2 && (raw>>12)&7 <= 3 {
 		// A extension: lr, sc, amo*
 		p.size = uint8((raw >> 12) & 7)
@@ -230,6 +248,23 @@ func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingre
 		return p.Next.Inst(hart, time, pc, raw, priv)
 	}
 	return nil
+}
+
+// csrAccess sends the CSR access of the Zicsr instruction at pc, which
+// the hart recorded while executing it.
+func (p *DataPort) csrAccess(hart int, pc uint64, raw uint32) error {
+	h := p.m.Hart(hart)
+	if h == nil || h.obs == nil || !h.obs.csrAcc.have {
+		return fmt.Errorf("sim: data port: the CSR instruction at pc %#x retired without a CSR access recorded", pc)
+	}
+	r := &h.obs.csrAcc
+	t := [4]ingress.DType{1: ingress.DTypeCSRRW, 2: ingress.DTypeCSRRS, 3: ingress.DTypeCSRRC}[raw>>12&3]
+	ds := uint8(3)
+	if h.xlen == 32 {
+		ds = 2
+	}
+	p.a = ingress.Access{IAddr: pc, DAddr: uint64(r.n), Data: r.op & h.amask, SData: r.old, DType: t, DSize: ds}
+	return p.send(&p.a)
 }
 
 // IntReg implements Observer.

@@ -58,8 +58,18 @@ type observer struct {
 	quiet     int // >0: inside a misaligned access split into bytes
 	mems      []memRec
 	csrs      []uint32
+	csrAcc    csrRec // the CSR access of the instruction retiring (DataPort)
 	fflag     uint64
 	err       error
+}
+
+// csrRec is the CSR access of a Zicsr instruction, for the data trace
+// port: the CSR number, the operand (rs1's value or the uimm) and the
+// value read (the CSR's value before the instruction, what rd receives).
+type csrRec struct {
+	have    bool
+	n       uint32
+	op, old uint64
 }
 
 type memRec struct {
@@ -354,7 +364,7 @@ func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
 		}
 		err = t.Mem(h.id, r.write, r.addr, r.size, r.val)
 	}
-	o.csrs, o.mems = o.csrs[:0], o.mems[:0]
+	o.csrs, o.mems, o.csrAcc.have = o.csrs[:0], o.mems[:0], false
 	if err != nil {
 		o.err = err
 		h.fail(err)
@@ -368,7 +378,7 @@ func (h *Hart) traceTrap(pc, cause, tval uint64, intr bool) {
 	if o.model != nil {
 		o.model.Trap(intr)
 	}
-	o.csrs, o.mems = o.csrs[:0], o.mems[:0]
+	o.csrs, o.mems, o.csrAcc.have = o.csrs[:0], o.mems[:0], false
 	if o.tr == nil || o.err != nil {
 		return
 	}

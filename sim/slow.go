@@ -171,6 +171,11 @@ func (h *Hart) execCSR(d *inst, npc uint64) (uint64, uint8, bool) {
 		h.illegal(d)
 		return 0, 0, false
 	}
+	if h.obs != nil {
+		// the data trace port's CSR access: the value read (a trap
+		// below drops it)
+		h.obs.csrAcc = csrRec{have: true, n: n, op: src, old: old & h.amask}
+	}
 	if write {
 		v := src
 		switch d.op {

@@ -510,8 +510,13 @@ func (w *Writer) fetch(addr uint64) (uint32, uint8) {
 // trap, a TraceGap event record for a gap. Time events set the time of
 // the records that follow; context events write the context register and
 // set the privilege: until the first, the mode of instruction records is
-// "-" (unknown) and event records have no mode. Other events write
-// nothing.
+// "-" (unknown) and event records have no mode. Data events (data trace,
+// with address and value) write the MR/MW records of loads, stores and
+// atomics, and of a CSR access (CSR data trace) the R record of the
+// instruction's destination register (rd not x0) with the value read from
+// the CSR, as the simulator's full Tarmac has it; not the CSR's record,
+// whose value after a write the trace does not give exactly (the CSR
+// legalises what is written). Other events write nothing.
 func (w *Writer) Event(e *flow.Event) error {
 	h := int(e.Src)
 	ho := w.hart(h)
@@ -577,6 +582,12 @@ func (w *Writer) Event(e *flow.Event) error {
 			return w.Mem(h, true, a.DAddr, a.Bytes(), a.SData)
 		case a.DType == ingress.DTypeStore:
 			return w.Mem(h, true, a.DAddr, a.Bytes(), a.Data)
+		case a.DType.IsCSR():
+			// a CSR access (CSR data trace): rd of the Zicsr
+			// instruction at Addr receives the value read
+			if raw, _ := w.fetch(e.Addr); raw&0x7f == 0x73 && raw>>12&3 != 0 && raw>>7&31 != 0 {
+				return w.IntReg(h, int(raw>>7&31), a.SData)
+			}
 		}
 	}
 	return nil

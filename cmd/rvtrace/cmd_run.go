@@ -493,6 +493,7 @@ func runRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	setTraceCSR(dports, rawEncs)
 	dport = dports[0]
 	for h := 1; h < m.NumHarts(); h++ {
 		if dports[h] == nil {
@@ -807,7 +808,7 @@ func sameFileName(a, b string) bool {
 func dataTraceArg(fs *flag.FlagSet, args []string) string {
 	for _, f := range scanFlags(fs, args) {
 		switch f.name {
-		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts":
+		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts", "data-csr", "data-csr-width":
 			return "--" + f.name
 		}
 	}

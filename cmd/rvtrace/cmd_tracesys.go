@@ -382,6 +382,12 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 		if d.NoCompress {
 			a = append(a, "--data-compress=false")
 		}
+		if d.CSR {
+			a = append(a, "--data-csr")
+			if d.CSRWidth != 0 && d.CSRWidth != 64 {
+				a = append(a, "--data-csr-width", strconv.Itoa(d.CSRWidth))
+			}
+		}
 		if c.Encap == etrace.EncapUTDD && d.Harts > 1 {
 			a = append(a, "--data-harts", strconv.Itoa(d.Harts))
 		} else if c.Encap == etrace.EncapUTDD {

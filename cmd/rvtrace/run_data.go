@@ -9,6 +9,7 @@ import (
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/sim"
 	"github.com/rvtrace/rvtrace/tarmac"
+	"github.com/rvtrace/rvtrace/tracectl"
 )
 
 // runDataHarts sets --data-harts for a run of n harts with E-Trace data
@@ -60,6 +61,25 @@ func dataPorts(m *sim.Machine, dsinks []dataFanout, tw *tarmac.Writer, lridWidth
 		ports[h] = p
 	}
 	return ports, nil
+}
+
+// setTraceCSR makes each hart's data port report CSR accesses when its
+// encoder traces them (--data-csr).
+func setTraceCSR(ports []*sim.DataPort, encs []ingress.Sink) {
+	for h, p := range ports {
+		if p == nil || h >= len(encs) {
+			continue
+		}
+		e, ok := encs[h].(interface {
+			LastSettings() (tracectl.Settings, bool)
+		})
+		if !ok || dataSinkOf(encs[h]) == nil {
+			continue
+		}
+		if set, ok := e.LastSettings(); ok && set.ETrace.Data != nil && set.ETrace.Data.CSR {
+			p.TraceCSR = true
+		}
+	}
 }
 
 // dataStats returns the data trace statistics of the encoders (one per
