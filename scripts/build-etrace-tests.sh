@@ -1,6 +1,8 @@
 #!/bin/sh
-# Builds the Linux user-mode programs of the E-Trace implicit return tests
-# (etrace/returns_test.go) into static riscv64 ELF files next to their
+# Builds the test programs of the E-Trace package: the Linux user-mode
+# programs of the implicit return tests
+# (etrace/returns_test.go), and the bare-metal data trace programs
+# (privdata, csrdata), into ELF files next to their
 # sources. The ELF files are committed so that the tests need no cross
 # compiler; rebuild them with
 #   scripts/build-etrace-tests.sh
@@ -22,3 +24,12 @@ echo "$CC $FLAGS privdata.S -o privdata.elf"
 "$CC" -c -march=rv64gc -mabi=lp64d -o privdata.o privdata.S
 "$CC" -march=rv64gc -mabi=lp64d $FLAGS -o privdata.elf privdata.o
 rm privdata.o
+# the bare-metal CSR data trace programs (etrace/datacsr_test.go), RV64 and RV32
+cd ../csrdata
+for p in csrdata:rv64gc:lp64d csrdata32:rv32gc:ilp32; do
+  n=${p%%:*}; arch=${p#*:}; abi=${arch#*:}; arch=${arch%%:*}
+  echo "$CC $FLAGS -march=$arch $n.S -o $n.elf"
+  "$CC" -c -march="$arch" -mabi="$abi" -o "$n.o" "$n.S"
+  "$CC" -march="$arch" -mabi="$abi" $FLAGS -o "$n.elf" "$n.o"
+  rm "$n.o"
+done

@@ -5,8 +5,7 @@
 # MPIE), and the read-only CSRs cycle, instret and mhartid (the packet's
 # read-only layout), with values that change each iteration (small,
 # negative and wide). Exit code 0.
-# Build: riscv64-linux-gnu-gcc -nostdlib -nostartfiles -march=rv64gc
-#        -mabi=lp64d -T link.ld -o csrdata.elf csrdata.S
+# Build: scripts/build-etrace-tests.sh (it builds the RV32 program too)
 
 	.option norvc
 	.section .text.init

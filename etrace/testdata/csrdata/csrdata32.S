@@ -1,8 +1,7 @@
 # The RV32 CSR test program (etrace/datacsr_test.go): 32-bit CSRs, among
 # them negative values and the read-only cycle and cycleh. 40 iterations
 # of 6 Zicsr instructions; exit code 0.
-# Build: riscv64-linux-gnu-gcc -nostdlib -nostartfiles -march=rv32gc
-#        -mabi=ilp32 -T link.ld -o csrdata32.elf csrdata32.S
+# Build: scripts/build-etrace-tests.sh
 
 	.option norvc
 	.section .text.init
