@@ -318,8 +318,9 @@ type memoEntry struct {
 
 // planMemo holds the memo entries of an encoder.
 type planMemo struct {
-	sets [memoSets][2]memoEntry
-	hits uint64 // windows found (tests)
+	sets    [memoSets][2]memoEntry
+	windows uint64 // full windows decided (tests and benchmarks)
+	hits    uint64 // those found in the memo
 }
 
 // memoPath returns the path decide takes through the plan of the full
@@ -330,6 +331,7 @@ func (s *patternState) memoPath(e *Encoder, limit int) []step {
 	if s.memo == nil {
 		s.memo = new(planMemo)
 	}
+	s.memo.windows++
 	var key [memoWords]uint64
 	s.buf.words(key[:])
 	h := uint64(0x9e3779b97f4a7c15)
