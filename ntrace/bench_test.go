@@ -257,6 +257,7 @@ func benchEncodeCoremark(b *testing.B, preset string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var size int
+	var windows, hits uint64 // HistPatterns windows planned, found in the memo
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		cw := &countWriter{}
@@ -275,11 +276,17 @@ func benchEncodeCoremark(b *testing.B, preset string) {
 			b.Fatal(err)
 		}
 		size = cw.n
+		if m := enc.pat.memo; m != nil {
+			windows, hits = m.windows, m.hits
+		}
 	}
 	cpu := cpuTime() - cpu0
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
 	b.ReportMetric(float64(n)*float64(b.N)/cpu.Seconds()/1e6, "cpu-Minstr/s")
 	b.ReportMetric(float64(size), "trace-bytes")
+	if windows > 0 {
+		b.ReportMetric(float64(hits)/float64(windows), "memo-hits/window")
+	}
 }
 
 // cpuTime returns the CPU time of the process (user and system): on a

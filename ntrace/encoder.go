@@ -137,6 +137,13 @@ type Encoder struct {
 	lostFrom  uint64 // hwSent when the current overflow began
 
 	closed bool
+
+	// fastBr: the configuration lets Block take a conditional branch by
+	// its fast path (HTM, no context, no halfword or cycle sync counting)
+	// whenever the state is quiet (see Block); histFullAt is
+	// cfg.histBits()-1.
+	fastBr     bool
+	histFullAt int
 }
 
 // NewEncoder returns an encoder writing messages with cfg to w.
@@ -149,6 +156,8 @@ func NewEncoder(w io.Writer, cfg Config) (*Encoder, error) {
 	}
 	e := &Encoder{cfg: cfg, w: NewWriter(w, cfg.Wire()), hist: 1, icntMax: cfg.icntLimit()}
 	e.st.Syncs = map[uint64]uint64{}
+	e.fastBr = cfg.Mode == HTM && !cfg.Context && cfg.SyncMode != SyncHalfwords && cfg.SyncMode != SyncCycles
+	e.histFullAt = cfg.histBits() - 1
 	if cfg.ImplicitReturn == ReturnPartial || cfg.ImplicitReturn == ReturnFull {
 		e.stack = decode.NewReturnStack(cfg.stackDepth())
 	}
@@ -294,6 +303,10 @@ func (e *Encoder) checkSyncDue() {
 
 // Block encodes one ingress block.
 func (e *Encoder) Block(b *ingress.Block) error {
+	if it := b.IType; (it == ingress.ITypeNotTaken || it == ingress.ITypeTaken) && e.fastBr && b.IRetire > 0 &&
+		e.started && e.pend == pendNone && !e.closed && !e.lost && !e.icntSyncDue && !e.notify && !e.syncDue {
+		return e.fastBranch(b, uint64(it-ingress.ITypeNotTaken))
+	}
 	if e.closed {
 		return fmt.Errorf("ntrace: Block after Close")
 	}
@@ -398,6 +411,49 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	}
 	// A full I-CNT counter (its overflow bit set) not about to be sent in
 	// a message is reported now; with SYNC=4 at the next instruction.
+	if e.pend == pendNone && e.icnt >= e.icntMax {
+		if e.cfg.ICNTFullSync {
+			e.icntSyncDue = true
+		} else if err := e.icntFull(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fastBranch is Block for the most frequent block: a conditional branch
+// (taken when bit is 1) that retired instructions, in HTM, with fastBr
+// set, trace started, nothing pending (no message waiting for this
+// block's address, no sync or notification due, no FIFO overflow) and the
+// encoder open. It does what the general path does for it, in the same
+// order, with the common cases of the history (a bit added to the pattern
+// planner's buffer, or to a HIST register that does not become full)
+// inlined.
+func (e *Encoder) fastBranch(b *ingress.Block, bit uint64) error {
+	e.curTime = b.Time
+	if b.Time != 0 {
+		e.sawTime = true
+	}
+	e.priv, e.context = b.Priv, b.Context
+	n := uint64(b.IRetire)
+	e.icnt += n
+	e.st.Halfwords += n
+	e.sinceMsg += n
+	e.st.Blocks++
+	if e.cfg.HistPatterns && e.refPat == nil {
+		s := &e.pat
+		if i := s.buf.head + s.buf.n; !s.active && s.buf.n < patWindow-1 && i < patBufBits {
+			s.buf.w[i>>6] |= bit << (i & 63) // bitBuf.push without its compaction
+			s.buf.n++
+		} else if err := s.add(e, bit); err != nil {
+			return err
+		}
+	} else if !e.cfg.HistPatterns && e.histLen+1 < e.histFullAt {
+		e.hist = e.hist<<1 | bit
+		e.histLen++
+	} else if err := e.branch(bit != 0, b); err != nil {
+		return err
+	}
 	if e.pend == pendNone && e.icnt >= e.icntMax {
 		if e.cfg.ICNTFullSync {
 			e.icntSyncDue = true

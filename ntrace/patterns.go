@@ -76,6 +76,19 @@ func (b *bitBuf) drop(k int) {
 	}
 }
 
+// words copies the buffer's first 64*len(dst) bits to dst, the oldest
+// in bit 0 of dst[0] (the buffer holds at least that many).
+func (b *bitBuf) words(dst []uint64) {
+	q, r := b.head>>6, uint(b.head&63)
+	for j := range dst {
+		x := b.w[q+j] >> r
+		if r != 0 {
+			x |= b.w[q+j+1] << (64 - r)
+		}
+		dst[j] = x
+	}
+}
+
 // record returns the HIST value (stop bit above) of the n <= 31 bits at i:
 // the oldest is the most significant.
 func (b *bitBuf) record(i, n int) uint64 {
@@ -100,6 +113,10 @@ type patternState struct {
 	// dynamic programming scratch space, reused
 	cost   []int32
 	choice []step
+	path   []step // decide's records when not from the memo
+	// memo, allocated at the first full window, remembers the plans of
+	// full windows; reset keeps it (a plan depends on the bits alone).
+	memo *planMemo
 }
 
 func (s *patternState) reset() {
@@ -221,20 +238,30 @@ func histFieldBytes(k int) int { return (k + 1 + 5) / 6 }
 // most 31 bits for the message's HIST field; otherwise it waits for a full
 // window and commits the first half of the optimal parse, or switches to
 // run mode when a repeat reaches the end of the buffer.
+//
+// The records a full window commits depend on its bits alone, and a
+// program's loops bring the same windows back: those are taken from
+// s.memo instead of being planned again.
 func (s *patternState) decide(e *Encoder, final bool) error {
 	for !s.active && s.buf.n > 0 {
 		n := s.buf.n
 		if !final && n < patWindow || final && n <= patMaxBits {
 			return nil
 		}
-		plan := s.plan(e, final)
 		limit := n - patLookahead
 		if final {
 			limit = n
 		}
+		var path []step
+		if !final && n == patWindow {
+			path = s.memoPath(e, limit)
+		} else {
+			s.path = planPath(s.path[:0], s.plan(e, final), n, limit, final)
+			path = s.path
+		}
 		i := 0
-		for i < n && (i < limit || final) {
-			l, reps := plan[i].len(), plan[i].reps()
+		for _, st := range path {
+			l, reps := st.len(), st.reps()
 			if l == 0 {
 				break // the rest goes to the message's HIST field
 			}
@@ -254,6 +281,79 @@ func (s *patternState) decide(e *Encoder, final bool) error {
 		}
 	}
 	return nil
+}
+
+// planPath appends to path the records decide takes from a plan of n
+// outcomes, from the first on: those that start before limit (all with
+// final), the last one being where it stops (a record of length 0, or a
+// repeat that reaches the end of the buffer and may go on).
+func planPath(path []step, plan []step, n, limit int, final bool) []step {
+	for i := 0; i < n && (i < limit || final); {
+		st := plan[i]
+		path = append(path, st)
+		l, reps := st.len(), st.reps()
+		if l == 0 || reps > 1 && i+int(reps)*l+l > n && !final {
+			break
+		}
+		i += l * int(reps)
+	}
+	return path
+}
+
+// Plan memo: the paths of recently planned full windows, by their bits.
+// A 2-way set-associative cache of memoSets sets, the most recently used
+// way first. On coremark, 45% of the windows planned are found there.
+const (
+	memoSets  = 256
+	memoWords = patWindow / 64 // a full window's bits
+)
+
+// memoEntry is a full window (its bits, the oldest in bit 0 of key[0])
+// and the path decide takes through its plan.
+type memoEntry struct {
+	key   [memoWords]uint64
+	valid bool
+	path  []step
+}
+
+// planMemo holds the memo entries of an encoder.
+type planMemo struct {
+	sets    [memoSets][2]memoEntry
+	windows uint64 // full windows decided (tests and benchmarks)
+	hits    uint64 // those found in the memo
+}
+
+// memoPath returns the path decide takes through the plan of the full
+// window in the buffer (patWindow outcomes), from the memo or planned
+// and remembered. The memo is only ever read by the encoder that wrote it
+// (the paths depend on the HREPEAT maximum of its configuration).
+func (s *patternState) memoPath(e *Encoder, limit int) []step {
+	if s.memo == nil {
+		s.memo = new(planMemo)
+	}
+	s.memo.windows++
+	var key [memoWords]uint64
+	s.buf.words(key[:])
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, w := range key {
+		h = (h ^ w) * 0xff51afd7ed558ccd
+	}
+	set := &s.memo.sets[(h^h>>29)%memoSets]
+	if set[0].valid && set[0].key == key {
+		s.memo.hits++
+		return set[0].path
+	}
+	if set[1].valid && set[1].key == key {
+		s.memo.hits++
+		set[0], set[1] = set[1], set[0]
+		return set[0].path
+	}
+	// Evict the least recently used way; its path's storage is reused.
+	s.path = planPath(s.path[:0], s.plan(e, false), patWindow, limit, false)
+	old := set[1].path
+	set[1] = set[0]
+	set[0] = memoEntry{key: key, valid: true, path: append(old[:0], s.path...)}
+	return set[0].path
 }
 
 // step is one record of a parse, packed in 32 bits: its length in bits in

@@ -395,3 +395,78 @@ func TestBitBufWords(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanMemoMatchesReference encodes a branch outcome sequence that
+// comes back (a loop of irregular branches, entered at varying offsets,
+// with repeats of several periods between) so that full windows are
+// found in the plan memo, and compares the output bytes with the
+// reference planner's, which plans every window. The memo must be used
+// (hits counted) and must be bounded (every set holds two windows).
+func TestPlanMemoMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 3))
+	body := make([]bool, 5000) // one iteration: random outcomes and short loops
+	for j := 0; j < len(body); {
+		if r.IntN(3) == 0 {
+			p, k := 1+r.IntN(9), 8+r.IntN(60)
+			pat := r.Uint32()
+			for q := 0; q < k && j < len(body); q++ {
+				body[j] = pat>>(q%p)&1 != 0
+				j++
+			}
+			continue
+		}
+		body[j] = r.IntN(2) == 0
+		j++
+	}
+	for name, cfg := range plannerConfigs() {
+		tw := newTwin(t, cfg)
+		addr := uint64(0x1000)
+		put := func(it ingress.IType) {
+			b := ingress.Block{IAddr: addr, IRetire: 4, IType: it, ILastSize: 1, Priv: ingress.PrivM}
+			if err := tw.Block(&b); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			addr += 8
+		}
+		for iter := 0; iter < 60; iter++ {
+			if iter == 40 && name == "best" {
+				// Enough other windows to evict every remembered one;
+				// then the loop again.
+				for j := 0; j < 2*memoSets*2*patWindow; j++ {
+					put(ingress.ITypeNotTaken + ingress.IType(r.IntN(2)))
+				}
+			}
+			for _, taken := range body[r.IntN(3):] {
+				if taken {
+					put(ingress.ITypeTaken)
+				} else {
+					put(ingress.ITypeNotTaken)
+				}
+			}
+			if iter%13 == 12 {
+				put(ingress.ITypeIndirectJump) // a flow message: final plans
+			}
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tw.check("memo, " + name)
+		m := tw.fast.pat.memo
+		if cfg.SyncMode != SyncOff {
+			continue // syncs empty the buffer before it fills
+		}
+		if m == nil || m.hits == 0 {
+			t.Errorf("%s: no window was found in the plan memo", name)
+			continue
+		}
+		ways := 0
+		for i := range m.sets {
+			for w := range m.sets[i] {
+				if m.sets[i][w].valid {
+					ways++
+				}
+			}
+		}
+		t.Logf("%s: %d windows from the memo, %d remembered", name, m.hits, ways)
+	}
+}
