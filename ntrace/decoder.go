@@ -43,6 +43,11 @@ type DecoderConfig struct {
 	// instruction ends, in a block that began with it not full. 0 checks
 	// only the specification's maximum.
 	ICNTBits int
+	// NoICNTFullSync says the encoder reports a full I-CNT counter
+	// (ICNTBits) with ResourceFull RCODE=0 only, never with SYNC=4
+	// (Config.ICNTFullSync off): the end of a BTM trace is then checked
+	// against the counter as that of an HTM trace (checkEndFull).
+	NoICNTFullSync bool
 	// NoImplicitReturn and NoSequentialJump say the encoder has those
 	// optimizations off (trTeInstImplicitReturnMode=0,
 	// trTeInstEnSequentialJump=0): a return or a sequentially inferable
@@ -170,7 +175,7 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 		bt = 1
 	}
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
-		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
+		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoICNTFullSync: !c.ICNTFullSync, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
 		ShortestFields: true, NoIdle: true, NoContext: !c.Context, OwnEncoder: true,
 		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled, ITypeWidth: 4}
@@ -926,6 +931,12 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
+		if d.cfg.ICNTBits != 0 && (s.mode == HTM || s.mode == BTM && d.cfg.NoICNTFullSync) &&
+			m.Get(FieldICNT) >= d.icntLimit() {
+			if err := d.checkEndFull(s, m); err != nil {
+				return err
+			}
+		}
 		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
 			// BTM: once the message count reached the period, the next
 			// block starts with a sync; the end covers one block at most
@@ -1386,6 +1397,51 @@ func (d *Decoder) lastRange() *flow.Event {
 		d.revDep = true
 	}
 	return r
+}
+
+// checkEndFull checks a trace's end message (ProgTraceCorrelation) whose
+// I-CNT is at or past the full value of the encoder's counter
+// (DecoderConfig.ICNTBits), in HTM or in BTM without SYNC=4
+// (NoICNTFullSync). The encoder reports a full counter at the end of the
+// block that filled it (ResourceFull RCODE=0) unless that block leaves a
+// message pending, which then carries the count: an uninferable jump, a
+// trap, or in BTM a taken branch (or with AllJumps a direct jump) once a
+// periodic sync is due (its message becomes the sync, sent at the next
+// block); in HTM a branch only takes a HIST bit. At the end of the trace
+// the end message takes the pending message's place: its walk ends on
+// such a jump or branch, or on the last instruction of a block that ended
+// in a trap taken before its handler retired (the end message does not
+// say so; FuzzIntegrityNarrow's seed narrow_end_trap is such a trace). A
+// trap ends a block only after an instruction the ingress port reports
+// with itype 0: not a conditional branch, nor with a 4-bit itype
+// (DecoderConfig.ITypeWidth) or AllJumps a direct jump or call. A walk
+// that ends on one of those, with no branch message pending, is wrong.
+// (rvtrace's encoder: OwnEncoder says SyncMode is the encoder's, so that
+// SyncOff means no periodic sync.)
+func (d *Decoder) checkEndFull(s *srcState, m *Message) error {
+	r := d.w.LastRange()
+	if r.N == 0 || r.Offset != m.Offset || r.Src != s.id {
+		return nil // (no range of this message)
+	}
+	branchPend := s.mode == BTM && (d.cfg.SyncMode != SyncOff || !d.cfg.OwnEncoder)
+	switch r.End {
+	case ingress.ITypeTaken, ingress.ITypeNotTaken:
+		if branchPend {
+			return nil
+		}
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		if d.cfg.AllJumps && branchPend || !d.cfg.AllJumps && d.cfg.ITypeWidth != 4 {
+			return nil
+		}
+	default:
+		return nil
+	}
+	what := r.End.String()
+	if in := d.w.Img.InstPtr(r.Last); in != nil {
+		what = riscv.Disasm(in.Raw, r.Last, d.xlen) + " (" + what + ")"
+	}
+	return d.inconsistent("the trace ends with I-CNT %d, the %d-bit counter full, after the %s at %#x, which neither leaves a message pending nor may be followed by a trap in its block",
+		m.Get(FieldICNT), d.cfg.ICNTBits, what, r.Last)
 }
 
 // lastBlock bounds the size in halfwords of the last ingress block

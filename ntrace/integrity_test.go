@@ -279,16 +279,17 @@ func fullPointsOf(trace []byte, cfg WireConfig) []uint64 {
 // narrow_end_trap: HTM, 6-bit counter, final I-CNT 2 → 34). An exception
 // and an interrupt give the same bytes there (the end message has no
 // B-TYPE).
-func withEndTrap(img *image.Set, evs []flow.Event) []flow.Event {
+//
+// The trap may also come at the target of a jump, before anything there
+// retired: the message that gives the target (sent when the block there
+// comes, here the trap's) is followed by an end message with I-CNT=0. The
+// trap is then at the address the decoder reached at the end of the trace.
+func withEndTrap(rec *flowRecord) []flow.Event {
+	evs := rec.evs
 	if len(evs) == 0 || evs[len(evs)-1].Kind != flow.KindRange {
 		return nil
 	}
-	last := evs[len(evs)-1]
-	next := last.Last + uint64(mustLen(img, last.Last))
-	if last.HasTarget {
-		next = last.Target
-	}
-	return append(evs[:len(evs):len(evs)], flow.Event{Kind: flow.KindTrap, Addr: next})
+	return append(evs[:len(evs):len(evs)], flow.Event{Kind: flow.KindTrap, Addr: rec.end})
 }
 
 // itype0 reports whether an ingress port configured as cfg reports it
@@ -309,6 +310,7 @@ type flowRecord struct {
 	items []flowItem
 	pcs   int
 	evs   []flow.Event // ranges, traps and trace-disabled stops, for re-encoding
+	end   uint64       // the address the flow reached where the trace ends (its last stop)
 }
 
 type flowItem struct {
@@ -339,6 +341,7 @@ func (r *flowRecord) Event(e *flow.Event) error {
 		g := *e
 		r.items = append(r.items, flowItem{gap: &g})
 	case flow.KindStop:
+		r.end = e.Addr
 		if e.Reason == EVCodeDisabled {
 			r.evs = append(r.evs, *e) // tracing turned off there
 		}
@@ -492,6 +495,17 @@ func corrupt(trace []byte, ops []byte) ([]byte, string) {
 // the rule holds, else what broke it.
 func integrityCase(t testing.TB, img *image.Set, truth []uint64, cfg Config, trace []byte, ops []byte) (string, *flowRecord) {
 	bad, desc := corrupt(trace, ops)
+	why, rec := integrityOf(t, img, truth, cfg, bad, desc)
+	if why != "" {
+		why = fmt.Sprintf("%s (%d → %d bytes): %s", desc, len(trace), len(bad), why)
+	}
+	return why, rec
+}
+
+// integrityOf decodes bad, a corrupted trace of truth encoded with cfg
+// (desc says how), and checks the integrity rule. It returns "" when the
+// rule holds, else what broke it.
+func integrityOf(t testing.TB, img *image.Set, truth []uint64, cfg Config, bad []byte, desc string) (string, *flowRecord) {
 	rec := &flowRecord{img: img}
 	dc := DecoderConfigFrom(cfg)
 	dc.MaxInstructions = uint64(4*len(truth) + 1000)
@@ -506,7 +520,7 @@ func integrityCase(t testing.TB, img *image.Set, truth []uint64, cfg Config, tra
 		errors.Is(err, decode.ErrOutsideImage)):
 		// (no sync message, or none in the image: the decode fails)
 		if rec.pcs > 0 {
-			return fmt.Sprintf("%s: %d instructions decoded, then %v", desc, rec.pcs, err), rec
+			return fmt.Sprintf("%d instructions decoded, then %v", rec.pcs, err), rec
 		}
 		return "", rec
 	default:
@@ -536,13 +550,13 @@ func integrityCase(t testing.TB, img *image.Set, truth []uint64, cfg Config, tra
 		// A trap may end the trace before its handler retires: the end
 		// message counts the instructions of its block and says nothing
 		// of the trap (see withEndTrap).
-		if evs := withEndTrap(img, rec.evs); evs != nil {
+		if evs := withEndTrap(rec); evs != nil {
 			if again, err := encodeFlowSplit(img, evs, cfg, points); err == nil && bytes.Equal(again, bad) {
 				return "", rec
 			}
 		}
 	}
-	return fmt.Sprintf("%s (%d → %d bytes): %s", desc, len(trace), len(bad), why), rec
+	return why, rec
 }
 
 // FuzzIntegrity checks the integrity rule on small corrupted traces: a
@@ -667,4 +681,101 @@ func TestEncodeFlowRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The end of a trace with a narrow I-CNT counter (checkEndFull). A flow
+// whose last block fills the counter and ends in a trap taken before its
+// handler retired is traced as one ProgTraceCorrelation whose I-CNT is at
+// or past the full value (the trap leaves a message pending, which the
+// end message takes the place of): the decoder decodes it exactly, with
+// no gap. An end message whose I-CNT is corrupted keeps the integrity
+// rule: a gap, or a valid trace of the decoded flow, possibly followed by
+// a trap (withEndTrap: FuzzIntegrityNarrow's seed narrow_end_trap, I-CNT
+// 2 → 34 in HTM with a 6-bit counter, is one); in HTM, one that walks
+// onto a conditional branch, or with a 4-bit itype onto a direct jump or
+// call, at or past the full value is a gap, as no trap may end such a
+// block and neither leaves a message pending.
+func TestEndICNTCorruption(t *testing.T) {
+	img, err := integrityImage()
+	if err != nil {
+		t.Skip(err)
+	}
+	var trapEnds, tried, detected, byEndFull, hidden int
+	for ci, cfg := range narrowConfigs {
+		cfg.XLEN = img.XLEN()
+		lim := int64(cfg.icntLimit())
+		for seed := int64(1); seed <= 12; seed++ {
+			truth := synthFlow(img, seed, 300+int(seed)*37, true)
+			trace, err := encodePCs(img, truth, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the same flow with a trap at its end
+			rec := &flowRecord{img: img}
+			if err := mustDecoder(t, img, rec, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace)); err != nil {
+				t.Fatal(err)
+			}
+			trapped, err := encodeFlow(img, withEndTrap(rec), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, k := lastMessage(trapped, cfg.Wire())
+			if last.TCode != TCodeProgTraceCorrelation {
+				t.Fatalf("config %d seed %d: the trace ends with %s", ci, seed, last.TCode)
+			}
+			if int64(last.Get(FieldICNT)) >= lim {
+				trapEnds++
+			}
+			rec2 := &flowRecord{img: img}
+			if err := mustDecoder(t, img, rec2, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trapped)); err != nil {
+				t.Fatal(err)
+			}
+			if pcs, gaps := rec2.decodedPCs(); gaps || !equalPCs(pcs, truth) {
+				t.Errorf("config %d seed %d: the flow with a trap at its end (final I-CNT %d) decodes to %d of %d instructions, gaps %v",
+					ci, seed, last.Get(FieldICNT), len(pcs), len(truth), gaps)
+			}
+			// every final I-CNT up to past the full value
+			last, k = lastMessage(trace, cfg.Wire())
+			for v := int64(0); v <= lim+8; v++ {
+				if uint64(v) == last.Get(FieldICNT) {
+					continue
+				}
+				bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) { m.Set(FieldICNT, uint64(v)) })
+				tried++
+				what := fmt.Sprintf("config %d, seed %d, final I-CNT %d → %d", ci, seed, last.Get(FieldICNT), v)
+				why, rec := integrityOf(t, img, truth, cfg, bad, what)
+				if why != "" {
+					t.Errorf("%s: %s", what, why)
+					continue
+				}
+				if _, gaps := rec.decodedPCs(); !gaps {
+					hidden++
+					continue
+				}
+				detected++
+				for _, it := range rec.items {
+					if it.gap != nil && strings.Contains(it.gap.Err.Error(), "neither leaves a message pending") {
+						byEndFull++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d traces ending with a trap and a full counter; %d corruptions of the final I-CNT: %d detected (%d by the full counter at the end), %d valid traces of the decoded flow",
+		trapEnds, tried, detected, byEndFull, hidden)
+	if trapEnds == 0 || byEndFull == 0 || hidden == 0 || tried < 1000 {
+		t.Errorf("the test lost its cases")
+	}
+}
+
+// lastMessage returns the last message of trace and its index.
+func lastMessage(trace []byte, cfg WireConfig) (Message, int) {
+	r := NewReader(bytes.NewReader(trace), cfg)
+	var m, last Message
+	k := -1
+	for r.Next(&m) == nil {
+		last = m
+		k++
+	}
+	return last, k
 }
