@@ -719,7 +719,7 @@ func TestEndICNTCorruption(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			last, k := lastMessage(trapped, cfg.Wire())
+			last, _ := lastMessage(trapped, cfg.Wire())
 			if last.TCode != TCodeProgTraceCorrelation {
 				t.Fatalf("config %d seed %d: the trace ends with %s", ci, seed, last.TCode)
 			}
@@ -735,7 +735,7 @@ func TestEndICNTCorruption(t *testing.T) {
 					ci, seed, last.Get(FieldICNT), len(pcs), len(truth), gaps)
 			}
 			// every final I-CNT up to past the full value
-			last, k = lastMessage(trace, cfg.Wire())
+			last, k := lastMessage(trace, cfg.Wire())
 			for v := int64(0); v <= lim+8; v++ {
 				if uint64(v) == last.Get(FieldICNT) {
 					continue
