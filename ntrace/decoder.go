@@ -931,12 +931,6 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
 		}
-		if d.cfg.ICNTBits != 0 && (s.mode == HTM || s.mode == BTM && d.cfg.NoICNTFullSync) &&
-			m.Get(FieldICNT) >= d.icntLimit() {
-			if err := d.checkEndFull(s, m); err != nil {
-				return err
-			}
-		}
 		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
 			// BTM: once the message count reached the period, the next
 			// block starts with a sync; the end covers one block at most
@@ -1114,13 +1108,8 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 	if bt != BTypeIndirect {
 		kind = endTrap
 	}
-	if err := d.finishWalk(s, m.Get(FieldICNT), kind); err != nil {
+	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
-	}
-	if d.cfg.ICNTBits != 0 {
-		if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
-			return err
-		}
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
 	if !d.contains(target) {
@@ -1399,32 +1388,43 @@ func (d *Decoder) lastRange() *flow.Event {
 	return r
 }
 
-// checkEndFull checks a trace's end message (ProgTraceCorrelation) whose
-// I-CNT is at or past the full value of the encoder's counter
-// (DecoderConfig.ICNTBits), in HTM or in BTM without SYNC=4
-// (NoICNTFullSync). The encoder reports a full counter at the end of the
-// block that filled it (ResourceFull RCODE=0) unless that block leaves a
+// checkFullBlock checks a trap message or a trace's end message
+// (ProgTraceCorrelation) whose I-CNT is at or past the full value of the
+// encoder's counter (DecoderConfig.ICNTBits). The encoder reports a full
+// counter at the end of the block that filled it (ResourceFull RCODE=0,
+// or in BTM with SYNC=4 at the next block) unless that block leaves a
 // message pending, which then carries the count: an uninferable jump, a
 // trap, or in BTM a taken branch (or with AllJumps a direct jump) once a
 // periodic sync is due (its message becomes the sync, sent at the next
-// block); in HTM a branch only takes a HIST bit. At the end of the trace
-// the end message takes the pending message's place: its walk ends on
-// such a jump or branch, or on the last instruction of a block that ended
-// in a trap taken before its handler retired (the end message does not
-// say so; FuzzIntegrityNarrow's seed narrow_end_trap is such a trace). A
-// trap ends a block only after an instruction the ingress port reports
-// with itype 0: not a conditional branch, nor with a 4-bit itype
-// (DecoderConfig.ITypeWidth) or AllJumps a direct jump or call. A walk
-// that ends on one of those, with no branch message pending, is wrong.
-// (rvtrace's encoder: OwnEncoder says SyncMode is the encoder's, so that
-// SyncOff means no periodic sync.)
-func (d *Decoder) checkEndFull(s *srcState, m *Message) error {
+// block); in HTM a branch only takes a HIST bit. A trap message's I-CNT
+// is then that of the trap's own block: a trap ends a block only after
+// an instruction the ingress port reports with itype 0 (not a conditional
+// branch, nor an uninferable jump, nor with a 4-bit itype,
+// DecoderConfig.ITypeWidth, or with AllJumps a direct jump or call), and
+// a trap after any other instruction is a block of its own that retires
+// nothing, after a block whose full counter was reported (FuzzIntegrityNarrow's
+// seed 4693c1b523fd2cf6, a trap message's I-CNT 259 turned into 267,
+// onto a direct jump). At the end of the trace the end message takes the
+// pending message's place: its walk ends on such a jump or branch, or on
+// the last instruction of a block that ended in a trap taken before its
+// handler retired (the end message does not say so; FuzzIntegrityNarrow's
+// seed narrow_end_trap is such a trace); with SYNC=4 in BTM
+// (NoICNTFullSync not set), the sync due at the next block never came,
+// and the walk may end anywhere. (rvtrace's encoder: OwnEncoder says
+// SyncMode is the encoder's, so that SyncOff means no periodic sync.)
+func (d *Decoder) checkFullBlock(s *srcState, kind int) error {
 	r := d.w.LastRange()
-	if r.N == 0 || r.Offset != m.Offset || r.Src != s.id {
+	if r.N == 0 || r.Offset != d.cur.Offset || r.Src != s.id {
 		return nil // (no range of this message)
 	}
-	branchPend := s.mode == BTM && (d.cfg.SyncMode != SyncOff || !d.cfg.OwnEncoder)
+	stop := kind == endStop
+	if stop && s.mode == BTM && !d.cfg.NoICNTFullSync {
+		return nil
+	}
+	branchPend := stop && s.mode == BTM && (d.cfg.SyncMode != SyncOff || !d.cfg.OwnEncoder)
 	switch r.End {
+	case ingress.ITypeNone:
+		return nil
 	case ingress.ITypeTaken, ingress.ITypeNotTaken:
 		if branchPend {
 			return nil
@@ -1434,14 +1434,20 @@ func (d *Decoder) checkEndFull(s *srcState, m *Message) error {
 			return nil
 		}
 	default:
-		return nil
+		if stop {
+			return nil // an uninferable jump (or a trap after it: what the end cannot tell)
+		}
 	}
 	what := r.End.String()
 	if in := d.w.Img.InstPtr(r.Last); in != nil {
 		what = riscv.Disasm(in.Raw, r.Last, d.xlen) + " (" + what + ")"
 	}
-	return d.inconsistent("the trace ends with I-CNT %d, the %d-bit counter full, after the %s at %#x, which neither leaves a message pending nor may be followed by a trap in its block",
-		m.Get(FieldICNT), d.cfg.ICNTBits, what, r.Last)
+	if stop {
+		return d.inconsistent("the trace ends with the %d-bit I-CNT counter full after the %s at %#x, which neither leaves a message pending nor may be followed by a trap in its block",
+			d.cfg.ICNTBits, what, r.Last)
+	}
+	return d.inconsistent("trap with the %d-bit I-CNT counter full after the %s at %#x, which ends an ingress block: the encoder reports the full counter after that block and the trap with I-CNT=0",
+		d.cfg.ICNTBits, what, r.Last)
 }
 
 // lastBlock bounds the size in halfwords of the last ingress block
@@ -1836,7 +1842,13 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if d.cfg.ICNTBits == 0 {
 		return nil
 	}
-	return d.checkOvershoot(s, icnt)
+	if err := d.checkOvershoot(s, icnt); err != nil {
+		return err
+	}
+	if (kind == endStop || kind == endTrap) && icnt >= d.icntLimit() {
+		return d.checkFullBlock(s, kind)
+	}
+	return nil
 }
 
 // checkOvershoot checks an I-CNT against the width of the encoder's

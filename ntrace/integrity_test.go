@@ -683,24 +683,29 @@ func TestEncodeFlowRoundTrip(t *testing.T) {
 	}
 }
 
-// The end of a trace with a narrow I-CNT counter (checkEndFull). A flow
-// whose last block fills the counter and ends in a trap taken before its
-// handler retired is traced as one ProgTraceCorrelation whose I-CNT is at
-// or past the full value (the trap leaves a message pending, which the
-// end message takes the place of): the decoder decodes it exactly, with
-// no gap. An end message whose I-CNT is corrupted keeps the integrity
-// rule: a gap, or a valid trace of the decoded flow, possibly followed by
-// a trap (withEndTrap: FuzzIntegrityNarrow's seed narrow_end_trap, I-CNT
-// 2 → 34 in HTM with a 6-bit counter, is one); in HTM, one that walks
-// onto a conditional branch, or with a 4-bit itype onto a direct jump or
-// call, at or past the full value is a gap, as no trap may end such a
-// block and neither leaves a message pending.
-func TestEndICNTCorruption(t *testing.T) {
+// Trap and end messages with a narrow I-CNT counter (checkFullBlock). A
+// flow whose last block fills the counter and ends in a trap taken before
+// its handler retired is traced as one ProgTraceCorrelation whose I-CNT
+// is at or past the full value (the trap leaves a message pending, which
+// the end message takes the place of): the decoder decodes it exactly,
+// with no gap. The I-CNT of an end message or of a trap message set to
+// every value from 0 to past the full value keeps the integrity rule: a
+// gap, or a valid trace of the decoded flow, possibly followed by a trap
+// at its end (withEndTrap: FuzzIntegrityNarrow's seed narrow_end_trap,
+// the final I-CNT 2 → 34 in HTM with a 6-bit counter, is one). A trap
+// message whose walk ends, at or past the full value, on an instruction
+// that ends an ingress block (FuzzIntegrityNarrow's seed
+// 4693c1b523fd2cf6: I-CNT 259 → 267 onto a direct jump, 4-bit itype) is
+// a gap, and so is an end message whose walk ends so on a conditional
+// branch, or with a 4-bit itype on a direct jump or call, with no
+// message pending.
+func TestFullBlockICNTCorruption(t *testing.T) {
 	img, err := integrityImage()
 	if err != nil {
 		t.Skip(err)
 	}
-	var trapEnds, tried, detected, byEndFull, hidden int
+	var trapEnds, tried, detected, hidden int
+	byCheck := map[string]int{}
 	for ci, cfg := range narrowConfigs {
 		cfg.XLEN = img.XLEN()
 		lim := int64(cfg.icntLimit())
@@ -734,36 +739,55 @@ func TestEndICNTCorruption(t *testing.T) {
 				t.Errorf("config %d seed %d: the flow with a trap at its end (final I-CNT %d) decodes to %d of %d instructions, gaps %v",
 					ci, seed, last.Get(FieldICNT), len(pcs), len(truth), gaps)
 			}
-			// every final I-CNT up to past the full value
-			last, k := lastMessage(trace, cfg.Wire())
-			for v := int64(0); v <= lim+8; v++ {
-				if uint64(v) == last.Get(FieldICNT) {
-					continue
+			// the end message and the first trap messages, with every
+			// I-CNT up to past the full value
+			var targets []int
+			var orig []Message
+			r := NewReader(bytes.NewReader(trace), cfg.Wire())
+			var m Message
+			for k := 0; r.Next(&m) == nil; k++ {
+				if m.TCode == TCodeProgTraceCorrelation ||
+					m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect && len(targets) < 3 {
+					targets, orig = append(targets, k), append(orig, m)
 				}
-				bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) { m.Set(FieldICNT, uint64(v)) })
-				tried++
-				what := fmt.Sprintf("config %d, seed %d, final I-CNT %d → %d", ci, seed, last.Get(FieldICNT), v)
-				why, rec := integrityOf(t, img, truth, cfg, bad, what)
-				if why != "" {
-					t.Errorf("%s: %s", what, why)
-					continue
-				}
-				if _, gaps := rec.decodedPCs(); !gaps {
-					hidden++
-					continue
-				}
-				detected++
-				for _, it := range rec.items {
-					if it.gap != nil && strings.Contains(it.gap.Err.Error(), "neither leaves a message pending") {
-						byEndFull++
+			}
+			for j, k := range targets {
+				for v := int64(0); v <= lim+8; v++ {
+					if uint64(v) == orig[j].Get(FieldICNT) {
+						continue
+					}
+					bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) { m.Set(FieldICNT, uint64(v)) })
+					tried++
+					what := fmt.Sprintf("config %d, seed %d, %s (message %d) I-CNT %d → %d", ci, seed, orig[j].TCode, k,
+						orig[j].Get(FieldICNT), v)
+					why, rec := integrityOf(t, img, truth, cfg, bad, what)
+					if why != "" {
+						t.Errorf("%s: %s", what, why)
+						continue
+					}
+					if _, gaps := rec.decodedPCs(); !gaps {
+						hidden++
+						continue
+					}
+					detected++
+					for _, it := range rec.items {
+						if it.gap == nil {
+							continue
+						}
+						switch msg := it.gap.Err.Error(); {
+						case strings.Contains(msg, "the trace ends with the") && strings.Contains(msg, "I-CNT counter full after"):
+							byCheck["end"]++
+						case strings.Contains(msg, "trap with the") && strings.Contains(msg, "I-CNT counter full after"):
+							byCheck["trap"]++
+						}
 					}
 				}
 			}
 		}
 	}
-	t.Logf("%d traces ending with a trap and a full counter; %d corruptions of the final I-CNT: %d detected (%d by the full counter at the end), %d valid traces of the decoded flow",
-		trapEnds, tried, detected, byEndFull, hidden)
-	if trapEnds == 0 || byEndFull == 0 || hidden == 0 || tried < 1000 {
+	t.Logf("%d traces ending with a trap and a full counter; %d corruptions of the I-CNT of end and trap messages: %d detected (by the full counter: %d at the end, %d at a trap), %d valid traces of the decoded flow",
+		trapEnds, tried, detected, byCheck["end"], byCheck["trap"], hidden)
+	if trapEnds == 0 || byCheck["end"] == 0 || byCheck["trap"] == 0 || hidden == 0 || tried < 5000 {
 		t.Errorf("the test lost its cases")
 	}
 }
