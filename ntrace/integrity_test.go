@@ -688,8 +688,9 @@ func TestEncodeFlowRoundTrip(t *testing.T) {
 // its handler retired is traced as one ProgTraceCorrelation whose I-CNT
 // is at or past the full value (the trap leaves a message pending, which
 // the end message takes the place of): the decoder decodes it exactly,
-// with no gap. The I-CNT of an end message or of a trap message set to
-// every value from 0 to past the full value keeps the integrity rule: a
+// with no gap. The I-CNT of an end message, of a trap message or of a
+// periodic ProgTraceSync set to every value from 0 to past the full value
+// keeps the integrity rule: a
 // gap, or a valid trace of the decoded flow, possibly followed by a trap
 // at its end (withEndTrap: FuzzIntegrityNarrow's seed narrow_end_trap,
 // the final I-CNT 2 → 34 in HTM with a 6-bit counter, is one). A trap
@@ -739,17 +740,24 @@ func TestFullBlockICNTCorruption(t *testing.T) {
 				t.Errorf("config %d seed %d: the flow with a trap at its end (final I-CNT %d) decodes to %d of %d instructions, gaps %v",
 					ci, seed, last.Get(FieldICNT), len(pcs), len(truth), gaps)
 			}
-			// the end message and the first trap messages, with every
-			// I-CNT up to past the full value
+			// the end message and the first trap messages and periodic
+			// syncs, with every I-CNT up to past the full value
 			var targets []int
 			var orig []Message
 			r := NewReader(bytes.NewReader(trace), cfg.Wire())
 			var m Message
+			traps, syncs := 0, 0
 			for k := 0; r.Next(&m) == nil; k++ {
-				if m.TCode == TCodeProgTraceCorrelation ||
-					m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect && len(targets) < 3 {
-					targets, orig = append(targets, k), append(orig, m)
+				switch {
+				case m.TCode == TCodeProgTraceCorrelation:
+				case m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect && traps < 3:
+					traps++
+				case m.TCode == TCodeProgTraceSync && m.Get(FieldSYNC) == SyncPeriodic && syncs < 3:
+					syncs++
+				default:
+					continue
 				}
+				targets, orig = append(targets, k), append(orig, m)
 			}
 			for j, k := range targets {
 				for v := int64(0); v <= lim+8; v++ {
@@ -785,7 +793,7 @@ func TestFullBlockICNTCorruption(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d traces ending with a trap and a full counter; %d corruptions of the I-CNT of end and trap messages: %d detected (by the full counter: %d at the end, %d at a trap), %d valid traces of the decoded flow",
+	t.Logf("%d traces ending with a trap and a full counter; %d corruptions of the I-CNT of end, trap and periodic sync messages: %d detected (by the full counter: %d at the end, %d at a trap), %d valid traces of the decoded flow",
 		trapEnds, tried, detected, byCheck["end"], byCheck["trap"], hidden)
 	if trapEnds == 0 || byCheck["end"] == 0 || byCheck["trap"] == 0 || hidden == 0 || tried < 5000 {
 		t.Errorf("the test lost its cases")
