@@ -243,8 +243,9 @@ type Decoder struct {
 	// the return address the stack held for a return ending the walk
 	popped      uint64
 	poppedOK    bool
-	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
-	walkRanges  int  // ranges the I-CNT walk of the current message emitted
+	inferredEnd bool   // the walk ended on an uninferable jump the decoder inferred
+	walkRanges  int    // ranges the I-CNT walk of the current message emitted
+	ranges      uint64 // ranges emitted so far
 	// A decoder of a piece of the trace (parallel.go): revDep says that a
 	// check read the last range before this decoder emitted one
 	// (lastRange: it then depends on the range before the piece), openDep
@@ -262,39 +263,41 @@ type Decoder struct {
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id       uint32
-	context  uint64 // the source's context (Ownership)
-	synced   bool   // decoding: s.pc is known
-	seen     bool   // has synchronised at least once
-	ended    bool   // ended cleanly by ProgTraceCorrelation
-	lost     bool   // in a reported gap: skip to the next sync
-	mode     Mode   // trace mode, given or learned (0: not known yet)
-	btype    int    // trap B-TYPE style, given or learned (0: not known yet)
-	ts       bool   // messages carry TSTAMP (learned at each sync)
-	ctx      int8   // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg  TCode  // previous message of the source
-	prevMsg  TCode  // the one before the current message
-	lastBT   uint64
-	tally    decode.Tally // instructions emitted, and since the last point known good
-	hwSync   uint64       // halfwords reported since the last sync
-	msgSync  uint64       // messages since the last sync
-	fillSync uint64       // of which ResourceFull and Ownership messages
-	dueExact bool         // a branch message completed the sync period counting messages (checkDueWalk)
-	pc       uint64       // next instruction to execute
-	addr     uint64       // reference for U-ADDR
-	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used     int64        // halfwords walked since the last I-CNT field
-	stack    decode.ReturnStack
-	calls    uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
-	callsMax uint64
-	last     lastBranch // last branch message, for RepeatBranch
-	haveBr   bool
-	time     uint64
-	hasTime  bool
-	priv     ingress.Priv
-	prevIn   *riscv.Inst // last instruction walked (sequential jumps)
-	prevPC   uint64
-	prevOK   bool
+	id        uint32
+	context   uint64 // the source's context (Ownership)
+	synced    bool   // decoding: s.pc is known
+	seen      bool   // has synchronised at least once
+	ended     bool   // ended cleanly by ProgTraceCorrelation
+	lost      bool   // in a reported gap: skip to the next sync
+	mode      Mode   // trace mode, given or learned (0: not known yet)
+	btype     int    // trap B-TYPE style, given or learned (0: not known yet)
+	ts        bool   // messages carry TSTAMP (learned at each sync)
+	ctx       int8   // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg   TCode  // previous message of the source
+	prevMsg   TCode  // the one before the current message
+	lastBT    uint64
+	tally     decode.Tally // instructions emitted, and since the last point known good
+	hwSync    uint64       // halfwords reported since the last sync
+	msgSync   uint64       // messages since the last sync
+	fillSync  uint64       // of which ResourceFull and Ownership messages
+	dueExact  bool         // a branch message completed the sync period counting messages (checkDueWalk)
+	dueRanges uint64       // Decoder.ranges after that message (checkDueBlock)
+	dueHist   bool         // a HIST record (ResourceFull RCODE=1) completed the period (checkDueHist)
+	pc        uint64       // next instruction to execute
+	addr      uint64       // reference for U-ADDR
+	icntAcc   int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used      int64        // halfwords walked since the last I-CNT field
+	stack     decode.ReturnStack
+	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
+	callsMax  uint64
+	last      lastBranch // last branch message, for RepeatBranch
+	haveBr    bool
+	time      uint64
+	hasTime   bool
+	priv      ingress.Priv
+	prevIn    *riscv.Inst // last instruction walked (sequential jumps)
+	prevPC    uint64
+	prevOK    bool
 	// a FIFO overflow reported by an Error message, waiting for the sync
 	// that resumes the trace
 	ovPending bool
@@ -849,6 +852,9 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			if period := uint64(1) << uint(d.cfg.SyncMax+4); s.msgSync == period ||
 				s.msgSync == period+1 && prev == TCodeRepeatBranch {
 				s.dueExact = true
+				err := d.branchMsg(s, m)
+				s.dueRanges = d.ranges
+				return err
 			}
 		}
 		return d.branchMsg(s, m)
@@ -887,6 +893,10 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 			s.histRec = true
+			if d.cfg.SyncMode == SyncMessages && s.mode == HTM && d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory &&
+				s.msgSync == uint64(1)<<uint(d.cfg.SyncMax+4) {
+				s.dueHist = true
+			}
 		case RCodeHistRepeat:
 			if d.cfg.NoRepeatedHistory {
 				return d.inconsistent("ResourceFull RCODE=2 from an encoder without repeated history")
@@ -930,6 +940,15 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
+		}
+		if s.dueExact && s.mode == HTM {
+			if err := d.checkDueBlock(s); err != nil {
+				return err
+			}
+		} else if s.dueHist {
+			if err := d.checkDueHist(s, m); err != nil {
+				return err
+			}
 		}
 		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
 			// BTM: once the message count reached the period, the next
@@ -1240,7 +1259,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.icntAcc, s.used = 0, 0
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound = false, 0
-	s.hwSync, s.msgSync, s.fillSync, s.dueExact = 0, 0, 0, false
+	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist = 0, 0, 0, false, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1321,6 +1340,14 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	}
 	if s.prevMsg = s.lastMsg; d.msgsPastPeriod(s) && s.dueExact {
 		if err := d.checkDueWalk(s); err != nil {
+			return err
+		}
+	} else if s.dueExact && s.mode == HTM {
+		if err := d.checkDueBlock(s); err != nil {
+			return err
+		}
+	} else if s.dueHist {
+		if err := d.checkDueHist(s, m); err != nil {
 			return err
 		}
 	}
@@ -1491,6 +1518,47 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 	return nil
 }
 
+// checkDueBlock checks, in HTM, the walk of a sync message (or of the
+// end message) that came once a branch message completed the sync period
+// counting messages (s.dueExact). rvtrace's encoder sends a branch message
+// at the start of the ingress block after the jump it reports, and once
+// the period ran out the block after that one begins with a sync (the
+// pending jump's or trap's sync form, or one on linear code): the walk
+// since the branch message, through the HIST records sent meanwhile and
+// the sync's own, covers that one block. With a 4-bit ingress itype
+// (DecoderConfig.ITypeWidth) every range the decoder emits but the last
+// of a walk ends a block (a branch, a jump), so the walk emits one range
+// at most (FuzzIntegrityNarrow's seed 2fa0dd14b6cf55a9 grew a sync's
+// I-CNT by 4 halfwords past the block's taken branch to the next jump,
+// an extra call that re-encodes otherwise). With 3 bits a direct jump or
+// call does not end a block: nothing is checked.
+func (d *Decoder) checkDueBlock(s *srcState) error {
+	if d.cfg.ITypeWidth == 4 && d.ranges-s.dueRanges > 1 {
+		return d.inconsistent("%s walks %d blocks after the sync period (%d messages) ran out, where the encoder sends a sync after one",
+			d.cur.TCode, d.ranges-s.dueRanges, uint64(1)<<uint(d.cfg.SyncMax+4))
+	}
+	return nil
+}
+
+// checkDueHist checks, in HTM, the sync message (or the end message)
+// that came once a HIST record (ResourceFull RCODE=1) completed the sync
+// period counting messages (s.dueHist). rvtrace's encoder, without
+// repeated history and with LazyHistFull, sends a full HIST record when
+// the next branch needs room in the register: that branch's bit is the
+// first of the next register, and it ends the ingress block being
+// retired, after which the block that follows begins with a sync (on
+// linear code, carrying that bit). So the message's HIST holds exactly
+// one branch, on which its walk ends (TestCountReturnSync: a sync's I-CNT
+// grown by 4 halfwords past that branch to the next jump).
+func (d *Decoder) checkDueHist(s *srcState, m *Message) error {
+	r := d.w.LastRange()
+	if h := m.Get(FieldHIST); h >= 2 && h <= 3 && r.N != 0 && r.Offset == m.Offset && r.Src == s.id && r.End.IsBranch() {
+		return nil
+	}
+	return d.inconsistent("%s after the HIST record that completed the sync period (%d messages) does not end on the branch that record was sent at",
+		m.TCode, uint64(1)<<uint(d.cfg.SyncMax+4))
+}
+
 // checkTrapSync checks a trap reported by a sync message (the encoder's
 // first flow message once a periodic sync is due). Every conditional
 // branch and every uninferable jump (one the decoder infers: an implicit
@@ -1637,6 +1705,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	}
 	d.st.Instructions += uint64(n)
 	d.walkRanges++
+	d.ranges++
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		s.tally.Emit(uint64(n))
 		return ErrTooManyInstructions

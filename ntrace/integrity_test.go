@@ -811,3 +811,95 @@ func lastMessage(trace []byte, cfg WireConfig) (Message, int) {
 	}
 	return last, k
 }
+
+// A periodic sync in HTM counting messages, once the period ran out,
+// begins the ingress block after the one retired when it did: its walk
+// covers that one block (checkDueBlock, after a branch message; and
+// checkDueHist, after a HIST record sent at the branch that ends that
+// block). Every periodic sync's I-CNT grown by 1 to 4 halfwords, and its
+// F-ADDR moved by -8 to +8 bytes, on the HTM configurations counting
+// messages, keeps the integrity rule; before, a sync's I-CNT grown
+// by 4 halfwords past the block's last branch to the next jump (an extra
+// indirect call) went unseen (FuzzIntegrityNarrow's seed
+// 2fa0dd14b6cf55a9: a flipped U-ADDR bit moved the walk to such a sync
+// one halfword, onto a return). The syncs after a period completed by a
+// ResourceFull RCODE=0 are left out: the decoder does not check those
+// yet, as such a message may come at the start of a block (after a
+// predicted return) or at its end.
+func TestDueSyncWalk(t *testing.T) {
+	img, err := integrityImage()
+	if err != nil {
+		t.Skip(err)
+	}
+	var tried, detected, atSync, leftOut int
+	for _, cfg := range append(append([]Config(nil), integrityConfigs...), narrowConfigs...) {
+		if cfg.Mode != HTM || cfg.SyncMode != SyncMessages {
+			continue
+		}
+		cfg.XLEN = img.XLEN()
+		for seed := int64(1); seed <= 16; seed++ {
+			truth := synthFlow(img, seed, 2000, true)
+			trace, err := encodePCs(img, truth, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := NewReader(bytes.NewReader(trace), cfg.Wire())
+			var m Message
+			period, since, byICNTFull := 1<<(cfg.SyncMax+4), 0, false
+			for k := 0; r.Next(&m) == nil; k++ {
+				if !m.TCode.IsSync() {
+					if since++; since == period {
+						byICNTFull = m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT
+					}
+					continue
+				}
+				since = 0
+				skip := byICNTFull
+				byICNTFull = false
+				if m.Get(FieldSYNC) != SyncPeriodic || m.Get(FieldBTYPE) != BTypeIndirect {
+					continue
+				}
+				if skip {
+					// a ResourceFull RCODE=0 completed the period: not
+					// checked yet (PERFORMANCE.md, N-Trace integrity)
+					leftOut++
+					continue
+				}
+				type edit struct {
+					f Field
+					d int64
+				}
+				for _, e := range []edit{{FieldICNT, 1}, {FieldICNT, 2}, {FieldICNT, 3}, {FieldICNT, 4},
+					{FieldFADDR, -4}, {FieldFADDR, -3}, {FieldFADDR, -2}, {FieldFADDR, -1},
+					{FieldFADDR, 1}, {FieldFADDR, 2}, {FieldFADDR, 3}, {FieldFADDR, 4}} {
+					bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) {
+						m.Set(e.f, uint64(int64(m.Get(e.f))+e.d))
+					})
+					tried++
+					what := fmt.Sprintf("%+v seed %d, %s (message %d) %s %+d", cfg, seed, m.TCode, k, e.f, e.d)
+					why, rec := integrityOf(t, img, truth, cfg, bad, what)
+					if why != "" {
+						t.Errorf("%s: %s", what, why)
+						continue
+					}
+					for _, it := range rec.items {
+						if it.gap == nil {
+							continue
+						}
+						detected++
+						var de *decode.Error
+						if errors.As(it.gap.Err, &de) && de.Offset == m.Offset && errors.Is(de, decode.ErrCheckpoint) {
+							atSync++
+						}
+						break
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d corruptions of periodic syncs: %d detected, %d at the sync's checkpoint; %d syncs after a period completed by ResourceFull RCODE=0 left out",
+		tried, detected, atSync, leftOut)
+	if tried < 300 || atSync == 0 {
+		t.Errorf("the test lost its cases")
+	}
+}
