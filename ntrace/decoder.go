@@ -1914,6 +1914,17 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if err := d.checkOvershoot(s, icnt); err != nil {
 		return err
 	}
+	if s.lastFull != 0 && s.lastFull == s.hwSync && (kind == endIndirect || kind == endSync && !d.pcKnown && !d.inferredEnd) {
+		// The walk ends on an uninferable jump this message reports,
+		// where a ResourceFull RCODE=0 said the counter was full: the
+		// encoder reports a full counter at the end of a block only when
+		// no message is pending, and a jump's message carries the count
+		// (FuzzIntegrityNarrow's seed 969414b8ee2fd782: a flipped F-ADDR
+		// bit sent the walk to a return whose target the next sync gave)
+		r := d.w.LastRange()
+		return d.inconsistent("ResourceFull reports the I-CNT counter full at the uninferable jump at %#x, which %s reports: the encoder sends the count in the jump's message",
+			r.Last, d.cur.TCode)
+	}
 	if (kind == endStop || kind == endTrap) && icnt >= d.icntLimit() {
 		return d.checkFullBlock(s, kind)
 	}
