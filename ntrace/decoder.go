@@ -319,6 +319,12 @@ type srcState struct {
 	// after it said the counter was full.
 	histRec   bool
 	histBound int64
+	// LazyHistFull without repeated history: a HIST record came after a
+	// ResourceFull RCODE=0 saying the counter was full after histFloor
+	// halfwords (when not 0), so the branch after the record, where it was
+	// sent, ends after that point: had it ended there, at the end of the
+	// block that filled the counter, the record would have come first.
+	histFloor int64
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -893,6 +899,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 			s.histRec = true
+			if d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory && s.icntAcc > 0 {
+				// sent at the next branch, after the ResourceFull RCODE=0
+				// sent before it (histFloor)
+				s.histFloor = s.icntAcc
+			}
 			if d.cfg.SyncMode == SyncMessages && s.mode == HTM && d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory &&
 				s.msgSync == uint64(1)<<uint(d.cfg.SyncMax+4) {
 				s.dueHist = true
@@ -1258,7 +1269,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
-	s.histRec, s.histBound = false, 0
+	s.histRec, s.histBound, s.histFloor = false, 0, 0
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist = 0, 0, 0, false, false
 	s.stack.Reset()
 	s.calls = 0
@@ -1732,6 +1743,13 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 			}
 			s.histBound = 0
 		}
+		if s.histFloor != 0 {
+			if s.used <= s.histFloor {
+				return d.inconsistent("a HIST record was sent at the branch ending %d halfwords after the I-CNT counter was reset, before the ResourceFull sent ahead of it saying it was full after %d",
+					s.used, s.histFloor)
+			}
+			s.histFloor = 0
+		}
 	}
 	if s.used-s.icntAcc > maxICNT {
 		// (each bit's walk is bounded; this bounds a long repeat)
@@ -1936,7 +1954,7 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
-	s.histRec, s.histBound = false, 0
+	s.histRec, s.histBound, s.histFloor = false, 0, 0
 	if r, lim := d.lastRange(), d.icntLimit(); icnt >= lim+(r.Last-r.Start)/2+2 {
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
