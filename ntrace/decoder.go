@@ -77,6 +77,12 @@ type DecoderConfig struct {
 	// return reported to the very address the stack predicts is then an
 	// inconsistency.
 	ReturnStack bool
+	// ReturnPartialBits, when not 0, says the encoder predicts returns
+	// with a stack as deep as StackDepth and compares only that many low
+	// address bits (trTeInstImplicitReturnMode=2, Config.PartialBits): a
+	// return reported to an address whose low bits are those the stack
+	// predicts is then an inconsistency.
+	ReturnPartialBits int
 	// ShortestFields says the encoder writes every variable-length field
 	// in its shortest form, as rvtrace's does: a field with a redundant
 	// most significant chunk (an inserted byte, typically) is then
@@ -189,6 +195,12 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	if c.ImplicitReturn == ReturnFull || c.ImplicitReturn == ReturnPartial {
 		dc.StackDepth = c.stackDepth() // the same stack: a return it could not predict has a message
 		dc.ReturnStack = c.ImplicitReturn == ReturnFull
+		if c.ImplicitReturn == ReturnPartial {
+			dc.ReturnPartialBits = c.PartialBits
+			if dc.ReturnPartialBits <= 0 || dc.ReturnPartialBits > 63 {
+				dc.ReturnPartialBits = 16 // as the encoder
+			}
+		}
 	}
 	if c.ImplicitReturn == ReturnCount {
 		dc.CountBits = c.StackDepth
@@ -1150,7 +1162,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 			return err
 		}
 	}
-	if kind == endIndirect && d.cfg.ReturnStack && d.poppedOK && d.popped == target {
+	if kind == endIndirect && d.predicted(target) {
 		return d.inconsistent("a return to %#x reported, where the encoder's return stack predicts it", target)
 	}
 	s.addr = target
@@ -1376,7 +1388,7 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
 	}
 	if kind == endIndirect {
-		if d.cfg.ReturnStack && d.poppedOK && d.popped == faddr {
+		if d.predicted(faddr) {
 			// the encoder sends a sync on linear code after a return its
 			// stack predicts
 			return d.inconsistent("a return to %#x reported with %s, where the encoder's return stack predicts it",
@@ -1568,6 +1580,25 @@ func (d *Decoder) checkDueHist(s *srcState, m *Message) error {
 	}
 	return d.inconsistent("%s after the HIST record that completed the sync period (%d messages) does not end on the branch that record was sent at",
 		m.TCode, uint64(1)<<uint(d.cfg.SyncMax+4))
+}
+
+// predicted reports whether the encoder's return stack predicted a return
+// to target, the return the walk just passed (d.popped): the encoder then
+// sends no message for it (ReturnStack, ReturnPartialBits). The seed
+// 8a042b73c9f3997d of FuzzIntegrityNarrow: with partial addresses, an
+// I-CNT shortened onto a return its stack predicted, whose target the
+// message then seemed to give.
+func (d *Decoder) predicted(target uint64) bool {
+	if !d.poppedOK {
+		return false
+	}
+	if d.cfg.ReturnStack {
+		return d.popped == target
+	}
+	if b := d.cfg.ReturnPartialBits; b != 0 {
+		return (d.popped^target)&(1<<uint(b)-1) == 0
+	}
+	return false
 }
 
 // checkTrapSync checks a trap reported by a sync message (the encoder's
