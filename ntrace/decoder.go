@@ -1383,6 +1383,17 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		if err := d.checkPeriod(s); err != nil {
 			return err
 		}
+	} else if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
+		(reason == SyncICNTFull || reason == SyncTraceEvent) && s.hwSync >= period+d.lastBlock(s) {
+		// The encoder sends a sync at the first block that begins after
+		// the period ran out; a SYNC=4 or SYNC=6 due there takes the
+		// periodic one's place, but the period may not have run out
+		// before the last block (FuzzIntegrityNarrow's seed
+		// e7f592befb7352c7: a trap message's I-CNT grown by 32
+		// halfwords, the next sync a SYNC=4 123 halfwords after the
+		// last sync with a period of 64)
+		return d.inconsistent("SYNC=%d %d halfwords after the last sync, a sync period (%d) without one before the last block",
+			reason, s.hwSync, period)
 	}
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
