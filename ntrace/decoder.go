@@ -43,6 +43,11 @@ type DecoderConfig struct {
 	// instruction ends, in a block that began with it not full. 0 checks
 	// only the specification's maximum.
 	ICNTBits int
+	// NoICNTFullSync says the encoder reports a full I-CNT counter
+	// (ICNTBits) with ResourceFull RCODE=0 only, never with SYNC=4
+	// (Config.ICNTFullSync off): the end of a BTM trace is then checked
+	// against the counter as that of an HTM trace (checkEndFull).
+	NoICNTFullSync bool
 	// NoImplicitReturn and NoSequentialJump say the encoder has those
 	// optimizations off (trTeInstImplicitReturnMode=0,
 	// trTeInstEnSequentialJump=0): a return or a sequentially inferable
@@ -72,6 +77,12 @@ type DecoderConfig struct {
 	// return reported to the very address the stack predicts is then an
 	// inconsistency.
 	ReturnStack bool
+	// ReturnPartialBits, when not 0, says the encoder predicts returns
+	// with a stack as deep as StackDepth and compares only that many low
+	// address bits (trTeInstImplicitReturnMode=2, Config.PartialBits): a
+	// return reported to an address whose low bits are those the stack
+	// predicts is then an inconsistency.
+	ReturnPartialBits int
 	// ShortestFields says the encoder writes every variable-length field
 	// in its shortest form, as rvtrace's does: a field with a redundant
 	// most significant chunk (an inserted byte, typically) is then
@@ -170,7 +181,7 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 		bt = 1
 	}
 	dc := DecoderConfig{Wire: c.Wire(), AllJumps: c.AllJumps, Mode: c.Mode, TrapBType: bt, SyncMode: c.SyncMode,
-		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
+		SyncMax: c.SyncMax, ICNTBits: c.ICNTBits, NoICNTFullSync: !c.ICNTFullSync, NoImplicitReturn: c.ImplicitReturn == ReturnOff,
 		NoSequentialJump: !c.SequentialJump, NoRepeatBranch: !c.RepeatBranch, NoRepeatedHistory: !c.RepeatedHistory,
 		ShortestFields: true, NoIdle: true, NoContext: !c.Context, OwnEncoder: true,
 		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled, ITypeWidth: 4}
@@ -184,6 +195,12 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	if c.ImplicitReturn == ReturnFull || c.ImplicitReturn == ReturnPartial {
 		dc.StackDepth = c.stackDepth() // the same stack: a return it could not predict has a message
 		dc.ReturnStack = c.ImplicitReturn == ReturnFull
+		if c.ImplicitReturn == ReturnPartial {
+			dc.ReturnPartialBits = c.PartialBits
+			if dc.ReturnPartialBits <= 0 || dc.ReturnPartialBits > 63 {
+				dc.ReturnPartialBits = 16 // as the encoder
+			}
+		}
 	}
 	if c.ImplicitReturn == ReturnCount {
 		dc.CountBits = c.StackDepth
@@ -238,8 +255,9 @@ type Decoder struct {
 	// the return address the stack held for a return ending the walk
 	popped      uint64
 	poppedOK    bool
-	inferredEnd bool // the walk ended on an uninferable jump the decoder inferred
-	walkRanges  int  // ranges the I-CNT walk of the current message emitted
+	inferredEnd bool   // the walk ended on an uninferable jump the decoder inferred
+	walkRanges  int    // ranges the I-CNT walk of the current message emitted
+	ranges      uint64 // ranges emitted so far
 	// A decoder of a piece of the trace (parallel.go): revDep says that a
 	// check read the last range before this decoder emitted one
 	// (lastRange: it then depends on the range before the piece), openDep
@@ -263,39 +281,41 @@ type Decoder struct {
 
 // srcState is the decoding state of one trace source.
 type srcState struct {
-	id       uint32
-	context  uint64 // the source's context (Ownership)
-	synced   bool   // decoding: s.pc is known
-	seen     bool   // has synchronised at least once
-	ended    bool   // ended cleanly by ProgTraceCorrelation
-	lost     bool   // in a reported gap: skip to the next sync
-	mode     Mode   // trace mode, given or learned (0: not known yet)
-	btype    int    // trap B-TYPE style, given or learned (0: not known yet)
-	ts       bool   // messages carry TSTAMP (learned at each sync)
-	ctx      int8   // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
-	lastMsg  TCode  // previous message of the source
-	prevMsg  TCode  // the one before the current message
-	lastBT   uint64
-	tally    decode.Tally // instructions emitted, and since the last point known good
-	hwSync   uint64       // halfwords reported since the last sync
-	msgSync  uint64       // messages since the last sync
-	fillSync uint64       // of which ResourceFull and Ownership messages
-	dueExact bool         // a branch message completed the sync period counting messages (checkDueWalk)
-	pc       uint64       // next instruction to execute
-	addr     uint64       // reference for U-ADDR
-	icntAcc  int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
-	used     int64        // halfwords walked since the last I-CNT field
-	stack    decode.ReturnStack
-	calls    uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
-	callsMax uint64
-	last     lastBranch // last branch message, for RepeatBranch
-	haveBr   bool
-	time     uint64
-	hasTime  bool
-	priv     ingress.Priv
-	prevIn   *riscv.Inst // last instruction walked (sequential jumps)
-	prevPC   uint64
-	prevOK   bool
+	id        uint32
+	context   uint64 // the source's context (Ownership)
+	synced    bool   // decoding: s.pc is known
+	seen      bool   // has synchronised at least once
+	ended     bool   // ended cleanly by ProgTraceCorrelation
+	lost      bool   // in a reported gap: skip to the next sync
+	mode      Mode   // trace mode, given or learned (0: not known yet)
+	btype     int    // trap B-TYPE style, given or learned (0: not known yet)
+	ts        bool   // messages carry TSTAMP (learned at each sync)
+	ctx       int8   // Ownership messages follow syncs: 1 yes, 0 no, -1 not known yet
+	lastMsg   TCode  // previous message of the source
+	prevMsg   TCode  // the one before the current message
+	lastBT    uint64
+	tally     decode.Tally // instructions emitted, and since the last point known good
+	hwSync    uint64       // halfwords reported since the last sync
+	msgSync   uint64       // messages since the last sync
+	fillSync  uint64       // of which ResourceFull and Ownership messages
+	dueExact  bool         // a branch message completed the sync period counting messages (checkDueWalk)
+	dueRanges uint64       // Decoder.ranges after that message (checkDueBlock)
+	dueHist   bool         // a HIST record (ResourceFull RCODE=1) completed the period (checkDueHist)
+	pc        uint64       // next instruction to execute
+	addr      uint64       // reference for U-ADDR
+	icntAcc   int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
+	used      int64        // halfwords walked since the last I-CNT field
+	stack     decode.ReturnStack
+	calls     uint64 // the encoder's nesting counter (DecoderConfig.CountBits)
+	callsMax  uint64
+	last      lastBranch // last branch message, for RepeatBranch
+	haveBr    bool
+	time      uint64
+	hasTime   bool
+	priv      ingress.Priv
+	prevIn    *riscv.Inst // last instruction walked (sequential jumps)
+	prevPC    uint64
+	prevOK    bool
 	// a FIFO overflow reported by an Error message, waiting for the sync
 	// that resumes the trace
 	ovPending bool
@@ -317,6 +337,12 @@ type srcState struct {
 	// after it said the counter was full.
 	histRec   bool
 	histBound int64
+	// LazyHistFull without repeated history: a HIST record came after a
+	// ResourceFull RCODE=0 saying the counter was full after histFloor
+	// halfwords (when not 0), so the branch after the record, where it was
+	// sent, ends after that point: had it ended there, at the end of the
+	// block that filled the counter, the record would have come first.
+	histFloor int64
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -851,6 +877,9 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			if period := uint64(1) << uint(d.cfg.SyncMax+4); s.msgSync == period ||
 				s.msgSync == period+1 && prev == TCodeRepeatBranch {
 				s.dueExact = true
+				err := d.branchMsg(s, m)
+				s.dueRanges = d.ranges
+				return err
 			}
 		}
 		return d.branchMsg(s, m)
@@ -889,6 +918,15 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 			s.histRec = true
+			if d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory && s.icntAcc > 0 {
+				// sent at the next branch, after the ResourceFull RCODE=0
+				// sent before it (histFloor)
+				s.histFloor = s.icntAcc
+			}
+			if d.cfg.SyncMode == SyncMessages && s.mode == HTM && d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory &&
+				s.msgSync == uint64(1)<<uint(d.cfg.SyncMax+4) {
+				s.dueHist = true
+			}
 		case RCodeHistRepeat:
 			if d.cfg.NoRepeatedHistory {
 				return d.inconsistent("ResourceFull RCODE=2 from an encoder without repeated history")
@@ -932,6 +970,15 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
+		}
+		if s.dueExact && s.mode == HTM {
+			if err := d.checkDueBlock(s); err != nil {
+				return err
+			}
+		} else if s.dueHist {
+			if err := d.checkDueHist(s, m); err != nil {
+				return err
+			}
 		}
 		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
 			// BTM: once the message count reached the period, the next
@@ -1110,13 +1157,8 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 	if bt != BTypeIndirect {
 		kind = endTrap
 	}
-	if err := d.finishWalk(s, m.Get(FieldICNT), kind); err != nil {
+	if err := d.finish(s, m.Get(FieldICNT), kind); err != nil {
 		return err
-	}
-	if d.cfg.ICNTBits != 0 {
-		if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
-			return err
-		}
 	}
 	target := d.unxor(s.addr, m.Get(FieldUADDR))
 	if !d.contains(target) {
@@ -1127,7 +1169,7 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 			return err
 		}
 	}
-	if kind == endIndirect && d.cfg.ReturnStack && d.poppedOK && d.popped == target {
+	if kind == endIndirect && d.predicted(target) {
 		return d.inconsistent("a return to %#x reported, where the encoder's return stack predicts it", target)
 	}
 	s.addr = target
@@ -1246,8 +1288,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.pc, s.addr = faddr, faddr
 	s.icntAcc, s.used = 0, 0
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
-	s.histRec, s.histBound = false, 0
-	s.hwSync, s.msgSync, s.fillSync, s.dueExact = 0, 0, 0, false
+	s.histRec, s.histBound, s.histFloor = false, 0, 0
+	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist = 0, 0, 0, false, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1330,6 +1372,14 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		if err := d.checkDueWalk(s); err != nil {
 			return err
 		}
+	} else if s.dueExact && s.mode == HTM {
+		if err := d.checkDueBlock(s); err != nil {
+			return err
+		}
+	} else if s.dueHist {
+		if err := d.checkDueHist(s, m); err != nil {
+			return err
+		}
 	}
 	if kind == endTrap {
 		if err := d.checkTrapSync(s, m); err != nil {
@@ -1340,12 +1390,23 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		if err := d.checkPeriod(s); err != nil {
 			return err
 		}
+	} else if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
+		(reason == SyncICNTFull || reason == SyncTraceEvent) && s.hwSync >= period+d.lastBlock(s) {
+		// The encoder sends a sync at the first block that begins after
+		// the period ran out; a SYNC=4 or SYNC=6 due there takes the
+		// periodic one's place, but the period may not have run out
+		// before the last block (FuzzIntegrityNarrow's seed
+		// e7f592befb7352c7: a trap message's I-CNT grown by 32
+		// halfwords, the next sync a SYNC=4 123 halfwords after the
+		// last sync with a period of 64)
+		return d.inconsistent("SYNC=%d %d halfwords after the last sync, a sync period (%d) without one before the last block",
+			reason, s.hwSync, period)
 	}
 	if kind == endTrap {
 		return d.jumpTo(s, faddr, bt, m) // the handler: nothing to compare
 	}
 	if kind == endIndirect {
-		if d.cfg.ReturnStack && d.poppedOK && d.popped == faddr {
+		if d.predicted(faddr) {
 			// the encoder sends a sync on linear code after a return its
 			// stack predicts
 			return d.inconsistent("a return to %#x reported with %s, where the encoder's return stack predicts it",
@@ -1395,6 +1456,68 @@ func (d *Decoder) lastRange() *flow.Event {
 	return r
 }
 
+// checkFullBlock checks a trap message or a trace's end message
+// (ProgTraceCorrelation) whose I-CNT is at or past the full value of the
+// encoder's counter (DecoderConfig.ICNTBits). The encoder reports a full
+// counter at the end of the block that filled it (ResourceFull RCODE=0,
+// or in BTM with SYNC=4 at the next block) unless that block leaves a
+// message pending, which then carries the count: an uninferable jump, a
+// trap, or in BTM a taken branch (or with AllJumps a direct jump) once a
+// periodic sync is due (its message becomes the sync, sent at the next
+// block); in HTM a branch only takes a HIST bit. A trap message's I-CNT
+// is then that of the trap's own block: a trap ends a block only after
+// an instruction the ingress port reports with itype 0 (not a conditional
+// branch, nor an uninferable jump, nor with a 4-bit itype,
+// DecoderConfig.ITypeWidth, or with AllJumps a direct jump or call), and
+// a trap after any other instruction is a block of its own that retires
+// nothing, after a block whose full counter was reported (FuzzIntegrityNarrow's
+// seed 4693c1b523fd2cf6, a trap message's I-CNT 259 turned into 267,
+// onto a direct jump). At the end of the trace the end message takes the
+// pending message's place: its walk ends on such a jump or branch, or on
+// the last instruction of a block that ended in a trap taken before its
+// handler retired (the end message does not say so; FuzzIntegrityNarrow's
+// seed narrow_end_trap is such a trace); with SYNC=4 in BTM
+// (NoICNTFullSync not set), the sync due at the next block never came,
+// and the walk may end anywhere. (rvtrace's encoder: OwnEncoder says
+// SyncMode is the encoder's, so that SyncOff means no periodic sync.)
+func (d *Decoder) checkFullBlock(s *srcState, kind int) error {
+	r := d.w.LastRange()
+	if r.N == 0 || r.Offset != d.cur.Offset || r.Src != s.id {
+		return nil // (no range of this message)
+	}
+	stop := kind == endStop
+	if stop && s.mode == BTM && !d.cfg.NoICNTFullSync {
+		return nil
+	}
+	branchPend := stop && s.mode == BTM && (d.cfg.SyncMode != SyncOff || !d.cfg.OwnEncoder)
+	switch r.End {
+	case ingress.ITypeNone:
+		return nil
+	case ingress.ITypeTaken, ingress.ITypeNotTaken:
+		if branchPend {
+			return nil
+		}
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		if d.cfg.AllJumps && branchPend || !d.cfg.AllJumps && d.cfg.ITypeWidth != 4 {
+			return nil
+		}
+	default:
+		if stop {
+			return nil // an uninferable jump (or a trap after it: what the end cannot tell)
+		}
+	}
+	what := r.End.String()
+	if in := d.w.Img.InstPtr(r.Last); in != nil {
+		what = riscv.Disasm(in.Raw, r.Last, d.xlen) + " (" + what + ")"
+	}
+	if stop {
+		return d.inconsistent("the trace ends with the %d-bit I-CNT counter full after the %s at %#x, which neither leaves a message pending nor may be followed by a trap in its block",
+			d.cfg.ICNTBits, what, r.Last)
+	}
+	return d.inconsistent("trap with the %d-bit I-CNT counter full after the %s at %#x, which ends an ingress block: the encoder reports the full counter after that block and the trap with I-CNT=0",
+		d.cfg.ICNTBits, what, r.Last)
+}
+
 // lastBlock bounds the size in halfwords of the last ingress block
 // retired: within the last range emitted, and after the point where a
 // ResourceFull RCODE=0 said the counter was full, at the end of a block.
@@ -1434,6 +1557,66 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 			s.msgSync-1)
 	}
 	return nil
+}
+
+// checkDueBlock checks, in HTM, the walk of a sync message (or of the
+// end message) that came once a branch message completed the sync period
+// counting messages (s.dueExact). rvtrace's encoder sends a branch message
+// at the start of the ingress block after the jump it reports, and once
+// the period ran out the block after that one begins with a sync (the
+// pending jump's or trap's sync form, or one on linear code): the walk
+// since the branch message, through the HIST records sent meanwhile and
+// the sync's own, covers that one block. With a 4-bit ingress itype
+// (DecoderConfig.ITypeWidth) every range the decoder emits but the last
+// of a walk ends a block (a branch, a jump), so the walk emits one range
+// at most (FuzzIntegrityNarrow's seed 2fa0dd14b6cf55a9 grew a sync's
+// I-CNT by 4 halfwords past the block's taken branch to the next jump,
+// an extra call that re-encodes otherwise). With 3 bits a direct jump or
+// call does not end a block: nothing is checked.
+func (d *Decoder) checkDueBlock(s *srcState) error {
+	if d.cfg.ITypeWidth == 4 && d.ranges-s.dueRanges > 1 {
+		return d.inconsistent("%s walks %d blocks after the sync period (%d messages) ran out, where the encoder sends a sync after one",
+			d.cur.TCode, d.ranges-s.dueRanges, uint64(1)<<uint(d.cfg.SyncMax+4))
+	}
+	return nil
+}
+
+// checkDueHist checks, in HTM, the sync message (or the end message)
+// that came once a HIST record (ResourceFull RCODE=1) completed the sync
+// period counting messages (s.dueHist). rvtrace's encoder, without
+// repeated history and with LazyHistFull, sends a full HIST record when
+// the next branch needs room in the register: that branch's bit is the
+// first of the next register, and it ends the ingress block being
+// retired, after which the block that follows begins with a sync (on
+// linear code, carrying that bit). So the message's HIST holds exactly
+// one branch, on which its walk ends (TestCountReturnSync: a sync's I-CNT
+// grown by 4 halfwords past that branch to the next jump).
+func (d *Decoder) checkDueHist(s *srcState, m *Message) error {
+	r := d.w.LastRange()
+	if h := m.Get(FieldHIST); h >= 2 && h <= 3 && r.N != 0 && r.Offset == m.Offset && r.Src == s.id && r.End.IsBranch() {
+		return nil
+	}
+	return d.inconsistent("%s after the HIST record that completed the sync period (%d messages) does not end on the branch that record was sent at",
+		m.TCode, uint64(1)<<uint(d.cfg.SyncMax+4))
+}
+
+// predicted reports whether the encoder's return stack predicted a return
+// to target, the return the walk just passed (d.popped): the encoder then
+// sends no message for it (ReturnStack, ReturnPartialBits). The seed
+// 8a042b73c9f3997d of FuzzIntegrityNarrow: with partial addresses, an
+// I-CNT shortened onto a return its stack predicted, whose target the
+// message then seemed to give.
+func (d *Decoder) predicted(target uint64) bool {
+	if !d.poppedOK {
+		return false
+	}
+	if d.cfg.ReturnStack {
+		return d.popped == target
+	}
+	if b := d.cfg.ReturnPartialBits; b != 0 {
+		return (d.popped^target)&(1<<uint(b)-1) == 0
+	}
+	return false
 }
 
 // checkTrapSync checks a trap reported by a sync message (the encoder's
@@ -1582,6 +1765,7 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	}
 	d.st.Instructions += uint64(n)
 	d.walkRanges++
+	d.ranges++
 	if d.cfg.MaxInstructions > 0 && d.st.Instructions > d.cfg.MaxInstructions {
 		s.tally.Emit(uint64(n))
 		return ErrTooManyInstructions
@@ -1607,6 +1791,13 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 					s.used, s.histBound)
 			}
 			s.histBound = 0
+		}
+		if s.histFloor != 0 {
+			if s.used <= s.histFloor {
+				return d.inconsistent("a HIST record was sent at the branch ending %d halfwords after the I-CNT counter was reset, before the ResourceFull sent ahead of it saying it was full after %d",
+					s.used, s.histFloor)
+			}
+			s.histFloor = 0
 		}
 	}
 	if s.used-s.icntAcc > maxICNT {
@@ -1787,7 +1978,24 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 	if d.cfg.ICNTBits == 0 {
 		return nil
 	}
-	return d.checkOvershoot(s, icnt)
+	if err := d.checkOvershoot(s, icnt); err != nil {
+		return err
+	}
+	if s.lastFull != 0 && s.lastFull == s.hwSync && (kind == endIndirect || kind == endSync && !d.pcKnown && !d.inferredEnd) {
+		// The walk ends on an uninferable jump this message reports,
+		// where a ResourceFull RCODE=0 said the counter was full: the
+		// encoder reports a full counter at the end of a block only when
+		// no message is pending, and a jump's message carries the count
+		// (FuzzIntegrityNarrow's seed 969414b8ee2fd782: a flipped F-ADDR
+		// bit sent the walk to a return whose target the next sync gave)
+		r := d.w.LastRange()
+		return d.inconsistent("ResourceFull reports the I-CNT counter full at the uninferable jump at %#x, which %s reports: the encoder sends the count in the jump's message",
+			r.Last, d.cur.TCode)
+	}
+	if (kind == endStop || kind == endTrap) && icnt >= d.icntLimit() {
+		return d.checkFullBlock(s, kind)
+	}
+	return nil
 }
 
 // checkOvershoot checks an I-CNT against the width of the encoder's
@@ -1795,8 +2003,11 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
-	s.histRec, s.histBound = false, 0
-	if r, lim := d.lastRange(), d.icntLimit(); icnt >= lim+(r.Last-r.Start)/2+2 {
+	s.histRec, s.histBound, s.histFloor = false, 0, 0
+	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s) {
+		// (the counter was full before the last block began, which
+		// lies within the last range: FuzzIntegrityNarrow's seed
+		// 447abe05c9612854, where the last instruction was compressed)
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
