@@ -520,13 +520,31 @@ func (e *Encoder) push(s *step) {
 
 func (e *Encoder) process(c, n *step) {
 	depth := e.stack.Depth()
-	if c.kind == stTrap {
+	switch {
+	case c.kind == stTrap:
 		e.doTrap(c, n)
-	} else {
+	case e.quiet(c, n):
+		// what doInst does for such a step
+		e.prevRetMiss = false
+		e.advance(c, n, e.anchored)
+	default:
 		e.doInst(c, n)
 	}
 	e.pAddr, e.pDepth, e.pHere = c.addr, depth, e.here
 	e.here = false
+}
+
+// quiet reports whether doInst would send no packet for c and change no
+// state but the tail and prevRetMiss: c is the first instruction of a
+// block that goes on to n (so neither is a control-flow instruction, a
+// notification, a context report or a privilege change), and nothing is
+// due (no sync, trap report or target report pending, no resync period
+// reached, no full branch map or branch count).
+func (e *Encoder) quiet(c, n *step) bool {
+	return c.itype == ingress.ITypeNone && !c.notify && c.ctype == 0 &&
+		n.kind == stInst && !n.first && !n.notify && n.ctype == 0 && n.priv == c.priv &&
+		e.started && !e.prevTrap && !e.prevUpd && c.priv == e.prevPriv && !e.syncNext &&
+		(e.period == 0 || e.resyncCount < e.period) && e.mapN != 31 && e.pbc < 31+0xffffffff
 }
 
 // doTrap handles a trap: it is reported here only when the handler's
