@@ -131,6 +131,7 @@ type Encoder struct {
 	stack      decode.ReturnStack
 	pred       predictor
 	jtc        jumpCache
+	blocks     blockCache // what the walk through img found per block
 
 	// the last address packet, held until the next packet shows whether
 	// its updiscon bit must be set
@@ -284,11 +285,32 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		first := true
 		addr := b.IAddr
 		if e.img != nil {
-			if err := e.interior(b, &s, &first); err != nil {
-				return e.fail(err)
-			}
-			if in, ok := e.img.Inst(last); ok {
-				it = refineIType(it, in)
+			if c := e.blocks.lookup(e.img, addr, last); c != nil {
+				// the walk's result for this block, cached: its
+				// first step (as interior pushes it) and the count
+				e.st.Instructions += uint64(c.n)
+				if addr != last {
+					s.kind, s.addr, s.next, s.itype, s.ctype = stInst, addr, 0, ingress.ITypeNone, b.CType
+					s.first, s.end = true, last
+					e.push(&s)
+					s.first = false
+					first = false
+				}
+				it = refined(it, c.ref)
+			} else {
+				n := e.st.Instructions
+				run, err := e.interior(b, &s, &first)
+				if err != nil {
+					return e.fail(err)
+				}
+				ref := refineKeep
+				if in := e.img.InstPtr(last); in != nil {
+					ref = lastRefinement(in)
+				}
+				it = refined(it, ref)
+				if run {
+					e.blocks.store(e.img, addr, last, uint32(e.st.Instructions-n), ref)
+				}
 			}
 		} else {
 			e.st.Instructions += uint64(b.IRetire) / 2
@@ -336,16 +358,21 @@ func (e *Encoder) Block(b *ingress.Block) error {
 // interior pushes the steps for a block's instructions before its last one
 // (its first instruction and any control-flow instruction inside it, such
 // as the not-taken branches of an ntkn port), and counts instructions.
-func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
+// run reports that the block is one straight-line run of the image (no
+// control-flow instruction before its last one): what it pushed and
+// counted then depends on the block's first and last addresses alone, and
+// the encoder caches it (see blockCache).
+func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) (run bool, err error) {
 	last := b.LastAddr()
 	a := b.IAddr
+	inner := false // a control-flow instruction inside the block
 	for {
 		r, err := e.img.Run(a)
 		if err != nil {
-			return fmt.Errorf("etrace: block at %#x: %w", b.IAddr, err)
+			return false, fmt.Errorf("etrace: block at %#x: %w", b.IAddr, err)
 		}
 		if last < r.Start {
-			return fmt.Errorf("etrace: block at %#x: last instruction %#x not on the path", b.IAddr, last)
+			return false, fmt.Errorf("etrace: block at %#x: last instruction %#x not on the path", b.IAddr, last)
 		}
 		if last <= r.LastAddr {
 			n := uint64(r.N)
@@ -354,7 +381,7 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
 				for x := r.Start; x <= last; {
 					in, ok := e.img.Inst(x)
 					if !ok || in.Len == 0 {
-						return fmt.Errorf("etrace: block at %#x: no instruction at %#x", b.IAddr, x)
+						return false, fmt.Errorf("etrace: block at %#x: no instruction at %#x", b.IAddr, x)
 					}
 					n++
 					x += uint64(in.Len)
@@ -368,9 +395,10 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
 				s.first = false
 				*first = false
 			}
-			return nil
+			return !inner, nil
 		}
 		// A control-flow instruction inside the block.
+		inner = true
 		e.st.Instructions += uint64(r.N)
 		if *first && r.Start != r.LastAddr {
 			s.kind, s.addr, s.next, s.itype, s.ctype = stInst, a, 0, ingress.ITypeNone, b.CType
@@ -402,17 +430,33 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) error {
 // refineIType returns the 4-bit itype of instruction in, given the itype a
 // (possibly 3-bit) port reported for it.
 func refineIType(it ingress.IType, in riscv.Inst) ingress.IType {
-	if it.IsTrap() || it == ingress.ITypeTrapReturn || it.IsBranch() {
+	return refined(it, lastRefinement(&in))
+}
+
+// refineKeep is the lastRefinement of an instruction whose reported itype
+// stands (or of an address the image has no instruction at).
+const refineKeep = ingress.IType(0xff)
+
+// lastRefinement returns what refined makes of the itype reported for
+// instruction in: refineKeep, or the itype that replaces the port's.
+func lastRefinement(in *riscv.Inst) ingress.IType {
+	switch in.Class {
+	case riscv.ClassBranch:
+		return ingress.ITypeNotTaken
+	case riscv.ClassLinear, riscv.ClassECall, riscv.ClassEBreak, riscv.ClassIllegal:
+		return refineKeep
+	}
+	return itypeOf(in, true)
+}
+
+// refined returns the 4-bit itype of an instruction reported with itype
+// it, given its lastRefinement ref: traps, trap returns and branch
+// outcomes stand as reported.
+func refined(it, ref ingress.IType) ingress.IType {
+	if ref == refineKeep || it.IsTrap() || it == ingress.ITypeTrapReturn || it.IsBranch() {
 		return it
 	}
-	if in.Class == riscv.ClassBranch || in.Class == riscv.ClassLinear || in.Class == riscv.ClassECall ||
-		in.Class == riscv.ClassEBreak || in.Class == riscv.ClassIllegal {
-		if in.Class == riscv.ClassBranch {
-			return ingress.ITypeNotTaken
-		}
-		return it
-	}
-	return itypeOf(&in, true)
+	return ref
 }
 
 // Notify implements ingress.Gated: report the last instruction of the
@@ -476,13 +520,31 @@ func (e *Encoder) push(s *step) {
 
 func (e *Encoder) process(c, n *step) {
 	depth := e.stack.Depth()
-	if c.kind == stTrap {
+	switch {
+	case c.kind == stTrap:
 		e.doTrap(c, n)
-	} else {
+	case e.quiet(c, n):
+		// what doInst does for such a step
+		e.prevRetMiss = false
+		e.advance(c, n, e.anchored)
+	default:
 		e.doInst(c, n)
 	}
 	e.pAddr, e.pDepth, e.pHere = c.addr, depth, e.here
 	e.here = false
+}
+
+// quiet reports whether doInst would send no packet for c and change no
+// state but the tail and prevRetMiss: c is the first instruction of a
+// block that goes on to n (so neither is a control-flow instruction, a
+// notification, a context report or a privilege change), and nothing is
+// due (no sync, trap report or target report pending, no resync period
+// reached, no full branch map or branch count).
+func (e *Encoder) quiet(c, n *step) bool {
+	return c.itype == ingress.ITypeNone && !c.notify && c.ctype == 0 &&
+		n.kind == stInst && !n.first && !n.notify && n.ctype == 0 && n.priv == c.priv &&
+		e.started && !e.prevTrap && !e.prevUpd && c.priv == e.prevPriv && !e.syncNext &&
+		(e.period == 0 || e.resyncCount < e.period) && e.mapN != 31 && e.pbc < 31+0xffffffff
 }
 
 // doTrap handles a trap: it is reported here only when the handler's

@@ -66,6 +66,8 @@ type Set struct {
 	elves []*elfFile // the ELF files added, for Files and Frames
 
 	ctx *ctxImages // memory valid in one context only (context.go)
+
+	gen uint64 // bumped whenever the cached decodings are dropped (see Generation)
 }
 
 // source ranks what set a property of the Set (XLEN, entry point), so that
@@ -138,6 +140,14 @@ func (s *Set) setXLEN(xlen int, from source) {
 	s.zero = riscv.Decode(0, xlen)
 	s.resetCaches()
 }
+
+// Generation returns a number that changes whenever what [Set.Inst] and
+// [Set.Run] return may change: when an image is added or the XLEN
+// changes. A caller that caches what it derives from them (as the E-Trace
+// encoder does per ingress block) drops its cache when the number is not
+// the one it cached with. Like the other methods, it must not run
+// concurrently with the Add methods.
+func (s *Set) Generation() uint64 { return s.gen }
 
 // Entry returns the entry point: e_entry of the first RISC-V ELF file added
 // (or of the first ELF file, when none is RISC-V), else the load address of
@@ -405,6 +415,7 @@ func cutPages(pages []atomic.Pointer[instPage], lo, hi uint64, aligned bool) []a
 
 // resetCaches drops all decoded instructions and runs.
 func (s *Set) resetCaches() {
+	s.gen++
 	for i := range s.spans {
 		sp := &s.spans[i]
 		sp.pages = make([]atomic.Pointer[instPage], (len(sp.data)+pageBytes-1)/pageBytes)
