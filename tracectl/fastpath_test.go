@@ -1,0 +1,120 @@
+package tracectl
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/ntrace"
+)
+
+// TestBlockFastPathExact drives two encoder components with the same
+// blocks and the same register writes and triggers between them: one as
+// it runs (fast path whenever refresh chose it), the other forced through
+// the general path before every block. Their bytes, timestamp units and
+// registers must be equal, and the first must have taken both paths.
+func TestBlockFastPathExact(t *testing.T) {
+	img, pcData, _ := loadT1(t)
+	src := ingress.NewPCSource(bytes.NewReader(pcData), "pcs", img, ingress.PCOptions{})
+	var blks []ingress.Block
+	for {
+		b, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		blks = append(blks, *b)
+	}
+	if len(blks) < 200 {
+		t.Fatalf("t1 gives %d blocks, want at least 200", len(blks))
+	}
+	cfg := ntrace.Config{Mode: ntrace.HTM, ImplicitReturn: ntrace.ReturnFull, RepeatedHistory: true, Timestamps: true, XLEN: 64}
+	var outA, outB bytes.Buffer
+	a, ref := NewEncoder(img, &outA), NewEncoder(img, &outB)
+	for _, e := range []*Encoder{a, ref} {
+		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := func(active, count bool, mode, prescale uint32) uint32 {
+		v := mode<<4 | prescale<<8 | 1<<15
+		if active {
+			v |= 1
+		}
+		if count {
+			v |= 2
+		}
+		return v
+	}
+	// register writes and triggers before block i (i%period == at)
+	ops := []struct {
+		period, at int
+		do         func(e *Encoder) error
+	}{
+		{97, 10, func(e *Encoder) error { return e.WriteReg(TsControl, ts(true, true, TsModeInternalCore, 1)) }},
+		{97, 40, func(e *Encoder) error { return e.WriteReg(TsControl, ts(true, false, TsModeNone, 0)) }},
+		{97, 60, func(e *Encoder) error { return e.WriteReg(TsControl, ts(true, true, TsModeExternal, 0)) }},
+		{97, 80, func(e *Encoder) error { return e.WriteReg(TsControl, ts(false, false, TsModeInternalCore, 0)) }},
+		{131, 20, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^4) }}, // trTeInstTracing off
+		{131, 50, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|4) }},
+		{61, 30, func(e *Encoder) error { return e.DebugTrigger(4) }}, // notify
+		{173, 100, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^2) }}, // disable
+		{173, 120, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|2) }},
+	}
+	fast, slow := 0, 0
+	for i := range blks {
+		for _, op := range ops {
+			if i%op.period == op.at {
+				for _, e := range []*Encoder{a, ref} {
+					if err := op.do(e); err != nil {
+						t.Fatalf("block %d: %v", i, err)
+					}
+				}
+			}
+		}
+		if a.fast {
+			fast++
+		} else {
+			slow++
+		}
+		ref.fast = false
+		b := blks[i]
+		b.Time = uint64(i) * 13
+		if err := a.Block(&b); err != nil {
+			t.Fatalf("block %d: %v", i, err)
+		}
+		b = blks[i]
+		b.Time = uint64(i) * 13
+		if err := ref.Block(&b); err != nil {
+			t.Fatalf("block %d (general path): %v", i, err)
+		}
+		if a.tsRaw != ref.tsRaw || a.tsLast != ref.tsLast || a.tsSeen != ref.tsSeen || a.passed != ref.passed {
+			t.Fatalf("block %d: timestamp unit %d/%d/%v/%v, general path %d/%d/%v/%v", i,
+				a.tsRaw, a.tsLast, a.tsSeen, a.passed, ref.tsRaw, ref.tsLast, ref.tsSeen, ref.passed)
+		}
+	}
+	if fast == 0 || slow == 0 {
+		t.Fatalf("fast path taken for %d blocks, general path for %d: want both", fast, slow)
+	}
+	for _, e := range []*Encoder{a, ref} {
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(outA.Bytes(), outB.Bytes()) {
+		n := 0
+		for n < outA.Len() && n < outB.Len() && outA.Bytes()[n] == outB.Bytes()[n] {
+			n++
+		}
+		t.Fatalf("bytes differ at offset %d (%d and %d bytes)", n, outA.Len(), outB.Len())
+	}
+	for off := uint32(0); off < 0x1000; off += 4 {
+		if x, y := a.ReadReg(off), ref.ReadReg(off); x != y {
+			t.Errorf("register %#x: %#x, general path %#x", off, x, y)
+		}
+	}
+	t.Logf("%d blocks: %d on the fast path, %d bytes", len(blks), fast, outA.Len())
+}
