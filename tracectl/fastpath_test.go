@@ -60,7 +60,7 @@ func TestBlockFastPathExact(t *testing.T) {
 		{97, 80, func(e *Encoder) error { return e.WriteReg(TsControl, ts(false, false, TsModeInternalCore, 0)) }},
 		{131, 20, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^4) }}, // trTeInstTracing off
 		{131, 50, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|4) }},
-		{61, 30, func(e *Encoder) error { return e.DebugTrigger(4) }}, // notify
+		{61, 30, func(e *Encoder) error { return e.DebugTrigger(4) }},                                // notify
 		{173, 100, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^2) }}, // disable
 		{173, 120, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|2) }},
 	}
