@@ -81,8 +81,8 @@ type Encoder struct {
 	// when the registers or the running encoder change, not per block:
 	// active, enabled and tracing, an encoder running, no timestamp unit
 	// counting or rewriting the block's time, no funnel to tick. Block
-	// still checks the two conditions that change between register
-	// writes: trace lost (out.discard) and data accesses held.
+	// and no trace lost (out.discard) or data accesses held: those two
+	// change between register writes, and clear fast when they do.
 	fast bool
 }
 
@@ -95,6 +95,7 @@ type encOut struct {
 	sent    int64
 	lost    bool // bytes lost since the status was last read
 	discard bool
+	fast    *bool // the encoder's fast, cleared when bytes are lost
 }
 
 func (o *encOut) Write(p []byte) (int, error) {
@@ -105,6 +106,7 @@ func (o *encOut) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
 	if err != nil || n < len(p) {
 		o.lost, o.discard = true, true
+		*o.fast = false
 	}
 	return len(p), nil
 }
@@ -127,6 +129,7 @@ func NewEncoder(img *image.Set, out io.Writer) *Encoder {
 	}
 	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}, impl: DefaultImpl(xlen)}
 	e.tsIdx = e.b.reg(TsControl)
+	e.out.fast = &e.fast
 	return e
 }
 
@@ -499,7 +502,7 @@ func (e *Encoder) disable() error {
 // Block takes one block of the hart's ingress port. It is traced when the
 // encoder is active and enabled and trTeInstTracing is 1.
 func (e *Encoder) Block(b *ingress.Block) error {
-	if e.fast && !e.out.discard && len(e.dheld) == 0 {
+	if e.fast {
 		// what block below does in this state, in short
 		e.tsLast, e.tsSeen = b.Time, true
 		e.passed = true
@@ -508,6 +511,9 @@ func (e *Encoder) Block(b *ingress.Block) error {
 			return err
 		}
 		return nil
+	}
+	if len(e.dheld) > 0 {
+		defer e.refresh() // the accesses held go (or are dropped) now
 	}
 	return e.block(b)
 }
@@ -519,7 +525,8 @@ func (e *Encoder) refresh() {
 	ts := e.b.val[e.tsIdx]
 	m := ts >> 4 & 7
 	e.fast = e.b.val[0]&7 == 7 && e.run != nil && e.shared == nil &&
-		ts&3 != 3 && m != TsModeInternalCore && m != TsModeShared
+		ts&3 != 3 && m != TsModeInternalCore && m != TsModeShared &&
+		!e.out.discard && len(e.dheld) == 0
 }
 
 // block is Block in every state: the timestamp unit, data accesses held,

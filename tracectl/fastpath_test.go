@@ -13,7 +13,8 @@ import (
 // blocks and the same register writes and triggers between them: one as
 // it runs (fast path whenever refresh chose it), the other forced through
 // the general path before every block. Their bytes, timestamp units and
-// registers must be equal, and the first must have taken both paths.
+// registers must be equal, and the first must have taken both paths and
+// lost trace on the fast path (a sink failing), then restarted.
 func TestBlockFastPathExact(t *testing.T) {
 	img, pcData, _ := loadT1(t)
 	src := ingress.NewPCSource(bytes.NewReader(pcData), "pcs", img, ingress.PCOptions{})
@@ -32,8 +33,11 @@ func TestBlockFastPathExact(t *testing.T) {
 		t.Fatalf("t1 gives %d blocks, want at least 200", len(blks))
 	}
 	cfg := ntrace.Config{Mode: ntrace.HTM, ImplicitReturn: ntrace.ReturnFull, RepeatedHistory: true, Timestamps: true, XLEN: 64}
+	// writes fail while failing is set: trace lost, then the restart
+	// after it
 	var outA, outB bytes.Buffer
-	a, ref := NewEncoder(img, &outA), NewEncoder(img, &outB)
+	wa, wb := &lossyWriter{w: &outA}, &lossyWriter{w: &outB}
+	a, ref := NewEncoder(img, wa), NewEncoder(img, wb)
 	for _, e := range []*Encoder{a, ref} {
 		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
 			t.Fatal(err)
@@ -64,10 +68,13 @@ func TestBlockFastPathExact(t *testing.T) {
 		{173, 100, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^2) }}, // disable
 		{173, 120, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|2) }},
 	}
-	fast, slow := 0, 0
-	for i := range blks {
+	fast, slow, lostFast := 0, 0, 0
+	// t1's blocks with the writes and triggers, then 39 times without
+	// (all on the fast path), the writes of the first 38 failing
+	n := len(blks)
+	for i := 0; i < 40*n; i++ {
 		for _, op := range ops {
-			if i%op.period == op.at {
+			if i < n && i%op.period == op.at {
 				for _, e := range []*Encoder{a, ref} {
 					if err := op.do(e); err != nil {
 						t.Fatalf("block %d: %v", i, err)
@@ -75,29 +82,45 @@ func TestBlockFastPathExact(t *testing.T) {
 				}
 			}
 		}
-		if a.fast {
+		if i == n {
+			for _, e := range []*Encoder{a, ref} {
+				if err := e.WriteReg(TsControl, ts(true, false, TsModeNone, 0)); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.WriteReg(TeControl, e.ReadReg(TeControl)|6); err != nil { // enabled, tracing
+					t.Fatal(err)
+				}
+			}
+		}
+		wasFast := a.fast
+		if wasFast {
 			fast++
 		} else {
 			slow++
 		}
+		wa.failing = i >= n && i < 39*n
+		wb.failing = wa.failing
 		ref.fast = false
-		b := blks[i]
+		b := blks[i%n]
 		b.Time = uint64(i) * 13
 		if err := a.Block(&b); err != nil {
 			t.Fatalf("block %d: %v", i, err)
 		}
-		b = blks[i]
+		b = blks[i%n]
 		b.Time = uint64(i) * 13
 		if err := ref.Block(&b); err != nil {
 			t.Fatalf("block %d (general path): %v", i, err)
+		}
+		if wasFast && a.out.discard {
+			lostFast++
 		}
 		if a.tsRaw != ref.tsRaw || a.tsLast != ref.tsLast || a.tsSeen != ref.tsSeen || a.passed != ref.passed {
 			t.Fatalf("block %d: timestamp unit %d/%d/%v/%v, general path %d/%d/%v/%v", i,
 				a.tsRaw, a.tsLast, a.tsSeen, a.passed, ref.tsRaw, ref.tsLast, ref.tsSeen, ref.passed)
 		}
 	}
-	if fast == 0 || slow == 0 {
-		t.Fatalf("fast path taken for %d blocks, general path for %d: want both", fast, slow)
+	if fast == 0 || slow == 0 || lostFast == 0 {
+		t.Fatalf("fast path taken for %d blocks, general path for %d, trace lost on the fast path %d times (%d bytes): want all", fast, slow, lostFast, outA.Len())
 	}
 	for _, e := range []*Encoder{a, ref} {
 		if err := e.Close(); err != nil {
@@ -116,5 +139,19 @@ func TestBlockFastPathExact(t *testing.T) {
 			t.Errorf("register %#x: %#x, general path %#x", off, x, y)
 		}
 	}
-	t.Logf("%d blocks: %d on the fast path, %d bytes", len(blks), fast, outA.Len())
+	t.Logf("%d blocks: %d on the fast path, %d bytes", 40*n, fast, outA.Len())
+}
+
+// lossyWriter fails every write while failing is set, as a sink that
+// cannot take the bytes.
+type lossyWriter struct {
+	w       io.Writer
+	failing bool
+}
+
+func (l *lossyWriter) Write(p []byte) (int, error) {
+	if l.failing {
+		return 0, io.ErrShortWrite
+	}
+	return l.w.Write(p)
 }
