@@ -5,6 +5,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/ntrace"
 )
@@ -154,4 +156,62 @@ func (l *lossyWriter) Write(p []byte) (int, error) {
 		return 0, io.ErrShortWrite
 	}
 	return l.w.Write(p)
+}
+
+// TestBlockFastPathData: data accesses held for the next block take it
+// off the fast path (the accesses go before it), and the blocks after
+// it are back on the fast path; the bytes are those of the general path.
+func TestBlockFastPathData(t *testing.T) {
+	var outA, outB bytes.Buffer
+	a, ref := NewEncoder(image.NewSet(), &outA), NewEncoder(image.NewSet(), &outB)
+	for _, e := range []*Encoder{a, ref} {
+		im := DefaultImpl(64)
+		im.ETrace.Data = &etrace.DataConfig{SrcID: 1}
+		if err := e.SetImpl(im); err != nil {
+			t.Fatal(err)
+		}
+		c := etrace.DefaultConfig()
+		c.Encap, c.SrcBits = etrace.EncapUTDD, 1
+		c.Data = &etrace.DataConfig{}
+		if err := e.Configure(Settings{Format: FormatETrace, ETrace: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fast, held := 0, 0
+	for i := 0; i < 3000; i++ {
+		for _, e := range []*Encoder{a, ref} {
+			if i%3 == 0 {
+				acc := ingress.Access{IAddr: 0x1000, DAddr: 0x8000 + uint64(i)*8, DType: ingress.DTypeStore, DSize: 3, Data: uint64(i)}
+				if err := e.DataSink().Access(&acc); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if a.fast {
+			fast++
+		}
+		if len(a.dheld) > 0 {
+			held++
+		}
+		ref.fast = false
+		for _, e := range []*Encoder{a, ref} {
+			if err := e.Block(&ingress.Block{IAddr: 0x1000, IRetire: 2, ILastSize: 1}); err != nil {
+				t.Fatalf("block %d: %v", i, err)
+			}
+		}
+	}
+	for _, e := range []*Encoder{a, ref} {
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fast != 2000 || held != 1000 {
+		t.Errorf("%d blocks on the fast path, %d with accesses held: want 2000 and 1000", fast, held)
+	}
+	if st := a.DataStats(); st != ref.DataStats() {
+		t.Errorf("data stats %+v, general path %+v", st, ref.DataStats())
+	}
+	if !bytes.Equal(outA.Bytes(), outB.Bytes()) || outA.Len() == 0 {
+		t.Fatalf("bytes differ or none (%d and %d bytes)", outA.Len(), outB.Len())
+	}
 }
