@@ -121,7 +121,14 @@ func (t *tracer) retireCF(pc uint64, d *inst, npc uint64, it uint8) {
 		rd := t.constLoadAt(pc-uint64(t.h.prevSize), t.h.prevSize)
 		b.SIJump = rd != 0 && rd == d.rs1&31
 	}
-	t.emit(b, t.startRet)
+	// emit, without its call (once per jump or branch)
+	if t.err == nil {
+		t.emitRet = t.startRet
+		if err := t.sink.Block(b); err != nil {
+			t.err = err
+			t.h.fail(err)
+		}
+	}
 	t.afterBlock(npc)
 }
 

@@ -101,6 +101,7 @@ func (e *Encoder) holdData(ev dataEvent) error {
 		return err
 	}
 	e.dheld = append(e.dheld, ev)
+	e.fast = false // Block passes them on first
 	return nil
 }
 

@@ -76,6 +76,14 @@ type Encoder struct {
 	tsLast uint64 // time of the last block seen
 	tsSeen bool
 	blk    ingress.Block // block with the timestamp unit's time
+
+	// fast: every block goes straight to run (refresh). It is decided
+	// when the registers or the running encoder change, not per block:
+	// active, enabled and tracing, an encoder running, no timestamp unit
+	// counting or rewriting the block's time, no funnel to tick. Block
+	// and no trace lost (out.discard) or data accesses held: those two
+	// change between register writes, and clear fast when they do.
+	fast bool
 }
 
 // encOut forwards the encoder's bytes to a funnel input, counting them and
@@ -87,6 +95,7 @@ type encOut struct {
 	sent    int64
 	lost    bool // bytes lost since the status was last read
 	discard bool
+	fast    *bool // the encoder's fast, cleared when bytes are lost
 }
 
 func (o *encOut) Write(p []byte) (int, error) {
@@ -97,6 +106,7 @@ func (o *encOut) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
 	if err != nil || n < len(p) {
 		o.lost, o.discard = true, true
+		*o.fast = false
 	}
 	return len(p), nil
 }
@@ -119,6 +129,7 @@ func NewEncoder(img *image.Set, out io.Writer) *Encoder {
 	}
 	e := &Encoder{b: newBank(encoderRegs), img: img, xlen: xlen, out: &encOut{w: out}, impl: DefaultImpl(xlen)}
 	e.tsIdx = e.b.reg(TsControl)
+	e.out.fast = &e.fast
 	return e
 }
 
@@ -169,6 +180,7 @@ func (e *Encoder) ReadReg(off uint32) uint32 {
 // WriteReg writes the register at byte offset off. It returns the error of
 // flushing the encoder when the write disables it.
 func (e *Encoder) WriteReg(off, v uint32) error {
+	defer e.refresh()
 	if off != TeControl {
 		if !e.active() {
 			return nil
@@ -490,6 +502,36 @@ func (e *Encoder) disable() error {
 // Block takes one block of the hart's ingress port. It is traced when the
 // encoder is active and enabled and trTeInstTracing is 1.
 func (e *Encoder) Block(b *ingress.Block) error {
+	if e.fast {
+		// what block below does in this state, in short
+		e.tsLast, e.tsSeen = b.Time, true
+		e.passed = true
+		if err := e.run.Block(b); err != nil {
+			e.err = err
+			return err
+		}
+		return nil
+	}
+	if len(e.dheld) > 0 {
+		defer e.refresh() // the accesses held go (or are dropped) now
+	}
+	return e.block(b)
+}
+
+// refresh decides whether Block takes its fast path (fast); it is called
+// after every change of the registers, of the running encoder or of the
+// funnel link.
+func (e *Encoder) refresh() {
+	ts := e.b.val[e.tsIdx]
+	m := ts >> 4 & 7
+	e.fast = e.b.val[0]&7 == 7 && e.run != nil && e.shared == nil &&
+		ts&3 != 3 && m != TsModeInternalCore && m != TsModeShared &&
+		!e.out.discard && len(e.dheld) == 0
+}
+
+// block is Block in every state: the timestamp unit, data accesses held,
+// restart after lost trace.
+func (e *Encoder) block(b *ingress.Block) error {
 	ctl := e.b.val[0]
 	if ctl&1 == 0 { // trTeActive
 		return nil
@@ -507,11 +549,15 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	if ctl&6 != 6 { // trTeEnable, trTeInstTracing
 		return nil
 	}
-	if e.out.discard && !e.restartAfterLoss() {
-		if len(e.dheld) > 0 {
-			e.dheld = e.dheld[:0] // trace still lost; no encoder has their requests
+	if e.out.discard {
+		ok := e.restartAfterLoss()
+		e.refresh()
+		if !ok {
+			if len(e.dheld) > 0 {
+				e.dheld = e.dheld[:0] // trace still lost; no encoder has their requests
+			}
+			return nil // still lost
 		}
-		return nil // still lost
 	}
 	if e.run == nil {
 		e.dheld = e.dheld[:0]
@@ -538,6 +584,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 // Close flushes the encoder if it is enabled, as disabling it would,
 // without changing the registers.
 func (e *Encoder) Close() error {
+	defer e.refresh()
 	if e.run == nil {
 		return nil
 	}
@@ -570,6 +617,7 @@ func (e *Encoder) DebugTrigger(action int) error {
 }
 
 func (e *Encoder) trigger(action uint32) error {
+	defer e.refresh()
 	trig := e.b.field(TeControl, "trTeInstTrigEnable") == 1
 	switch action {
 	case 2:

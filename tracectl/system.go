@@ -49,6 +49,7 @@ func NewSystem(harts int, img *image.Set, sramBytes int, mem Memory) (*System, e
 		// enabled last (one stream holds one format)
 		e.onEnable = func(format int) { s.Sink.Pad = IdleByte(format) }
 		e.shared = s.Funnel
+		e.refresh()
 		s.Encoders = append(s.Encoders, e)
 	}
 	return s, nil
