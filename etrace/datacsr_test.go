@@ -294,32 +294,7 @@ func TestCSRDataRoundTrip(t *testing.T) {
 // specification's tables ("Packet format for Unified CSR ..."), packing
 // the fields independently of the writer, and reads them back.
 func TestCSRPacketLayout(t *testing.T) {
-	// pack writes fields LSB first, in table order, pads with the last
-	// bit and drops the upper bytes that sign extension restores.
-	pack := func(fields ...[2]uint64) []byte {
-		var bits []byte
-		for _, f := range fields {
-			for i := uint64(0); i < f[1]; i++ {
-				bits = append(bits, byte(f[0]>>i&1))
-			}
-		}
-		for len(bits)%8 != 0 {
-			bits = append(bits, bits[len(bits)-1])
-		}
-		out := make([]byte, len(bits)/8)
-		for i, b := range bits {
-			out[i/8] |= b << (i % 8)
-		}
-		for len(out) > 1 {
-			n := len(out)
-			if out[n-1] == 0 && out[n-2] < 0x80 || out[n-1] == 0xff && out[n-2] >= 0x80 {
-				out = out[:n-1]
-				continue
-			}
-			break
-		}
-		return out
-	}
+	pack := packFields
 	type field = [2]uint64
 	for _, tc := range []struct {
 		name   string
