@@ -3,25 +3,13 @@ package etrace
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"slices"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode/parallel"
+	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/image"
 )
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // checkSplitBound cuts trace as DecodeJobs does with pieces of size bytes
 // and fails when a piece holds more than parallel.HoldPieces pieces'
@@ -36,35 +24,13 @@ func checkSplitBound(t *testing.T, what string, img *image.Set, trace []byte, cf
 	if err != nil {
 		t.Fatal(err)
 	}
-	cr := &countingReader{r: bytes.NewReader(trace)}
-	bound := parallel.HoldPieces*size + 2*maxFrame
-	var end int64 // the end of the last piece's bytes
-	_, _, err = d.split(cr, size, func(p *parallel.Piece) error {
-		own := p.Offset + int64(p.Prime) // (where the piece's own bytes start)
-		if p.Cont && p.Prime != 0 || p.Seq == 0 && (p.Cont || p.Offset != 0) || own != end && p.Seq > 0 {
-			t.Errorf("%s: piece %d (cont %v) at byte %d, primer %d bytes, after a piece ending at byte %d", what, p.Seq,
-				p.Cont, p.Offset, p.Prime, end)
-		}
-		end = p.Offset + int64(len(p.Data))
-		if len(p.Data) > bound {
-			t.Errorf("%s: piece %d at byte %d holds %d bytes (bound %d)", what, p.Seq, p.Offset, len(p.Data), bound)
-		}
-		if ahead := cr.n - p.Offset; ahead > int64(bound+scanBufSize) {
-			t.Errorf("%s: piece %d at byte %d emitted after reading up to byte %d", what, p.Seq, p.Offset, cr.n)
-		}
-		pieces++
-		if p.Cont {
-			cont++
-		}
-		return nil
-	})
-	if err != nil {
+	b := &paralleltest.Bound{T: t, What: what, R: &paralleltest.CountingReader{R: bytes.NewReader(trace)},
+		Max: parallel.HoldPieces*size + 2*maxFrame, Ahead: scanBufSize}
+	if _, _, err := d.split(b.R, size, b.Emit); err != nil {
 		t.Fatalf("%s: split: %v", what, err)
 	}
-	if end != int64(len(trace)) {
-		t.Errorf("%s: the pieces end at byte %d of %d", what, end, len(trace))
-	}
-	return pieces, cont
+	b.End(len(trace))
+	return b.Pieces, b.Cont
 }
 
 // A trace with a single sync packet (no periodic resynchronisation, or

@@ -1,7 +1,9 @@
 // Package paralleltest holds what the tests of the protocols' parallel
 // decodes (package decode/parallel) share: Log, a sink that records
 // everything a decode produces as text in bounded memory, and Diff, which
-// compares a serial decode's log with a parallel one's.
+// compares a serial decode's log with a parallel one's; Timed, an image
+// whose code is reloaded at instruction counts; and Bound, which checks
+// that a split's pieces tile the trace within a bound of bytes.
 package paralleltest
 
 import (
