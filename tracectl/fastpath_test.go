@@ -44,6 +44,10 @@ func TestBlockFastPathExact(t *testing.T) {
 		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
 			t.Fatal(err)
 		}
+		// the debug triggers below turn tracing off and on
+		if err := e.setFields(TeControl, fv{"trTeInstTrigEnable", 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ts := func(active, count bool, mode, prescale uint32) uint32 {
 		v := mode<<4 | prescale<<8 | 1<<15
@@ -67,6 +71,8 @@ func TestBlockFastPathExact(t *testing.T) {
 		{131, 20, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^4) }}, // trTeInstTracing off
 		{131, 50, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|4) }},
 		{61, 30, func(e *Encoder) error { return e.DebugTrigger(4) }},                                // notify
+		{151, 70, func(e *Encoder) error { return e.DebugTrigger(3) }},                               // trace-off
+		{151, 90, func(e *Encoder) error { return e.DebugTrigger(2) }},                               // trace-on
 		{173, 100, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^2) }}, // disable
 		{173, 120, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|2) }},
 	}
