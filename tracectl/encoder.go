@@ -77,12 +77,13 @@ type Encoder struct {
 	tsSeen bool
 	blk    ingress.Block // block with the timestamp unit's time
 
-	// fast: every block goes straight to run (refresh). It is decided
-	// when the registers or the running encoder change, not per block:
-	// active, enabled and tracing, an encoder running, no timestamp unit
-	// counting or rewriting the block's time, no funnel to tick. Block
-	// and no trace lost (out.discard) or data accesses held: those two
-	// change between register writes, and clear fast when they do.
+	// fast: every block goes straight to run (refresh), ticking the
+	// funnel (if any) on the way. It is decided when the registers or
+	// the running encoder change, not per block: active, enabled and
+	// tracing, an encoder running, no timestamp unit of the encoder
+	// counting or rewriting the block's time, and no trace lost
+	// (out.discard) or data accesses held: those two change between
+	// register writes, and clear fast when they do.
 	fast bool
 }
 
@@ -503,7 +504,11 @@ func (e *Encoder) disable() error {
 // encoder is active and enabled and trTeInstTracing is 1.
 func (e *Encoder) Block(b *ingress.Block) error {
 	if e.fast {
-		// what block below does in this state, in short
+		// what block below does in this state, in short (tsTick when
+		// the encoder's unit does not count)
+		if e.shared != nil {
+			e.shared.tick(b.Time)
+		}
 		e.tsLast, e.tsSeen = b.Time, true
 		e.passed = true
 		if err := e.run.Block(b); err != nil {
@@ -524,7 +529,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 func (e *Encoder) refresh() {
 	ts := e.b.val[e.tsIdx]
 	m := ts >> 4 & 7
-	e.fast = e.b.val[0]&7 == 7 && e.run != nil && e.shared == nil &&
+	e.fast = e.b.val[0]&7 == 7 && e.run != nil &&
 		ts&3 != 3 && m != TsModeInternalCore && m != TsModeShared &&
 		!e.out.discard && len(e.dheld) == 0
 }

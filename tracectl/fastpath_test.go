@@ -16,8 +16,16 @@ import (
 // it runs (fast path whenever refresh chose it), the other forced through
 // the general path before every block. Their bytes, timestamp units and
 // registers must be equal, and the first must have taken both paths and
-// lost trace on the fast path (a sink failing), then restarted.
+// lost trace on the fast path (a sink failing), then restarted. With a
+// funnel (as in a System), each component is linked to its own funnel,
+// whose timestamp unit counts (Internal System) and which the component
+// ticks on both paths; the encoders also switch to its time (Shared).
 func TestBlockFastPathExact(t *testing.T) {
+	t.Run("alone", func(t *testing.T) { blockFastPathExact(t, false) })
+	t.Run("funnel", func(t *testing.T) { blockFastPathExact(t, true) })
+}
+
+func blockFastPathExact(t *testing.T, funnel bool) {
 	img, pcData, _ := loadT1(t)
 	src := ingress.NewPCSource(bytes.NewReader(pcData), "pcs", img, ingress.PCOptions{})
 	var blks []ingress.Block
@@ -40,15 +48,6 @@ func TestBlockFastPathExact(t *testing.T) {
 	var outA, outB bytes.Buffer
 	wa, wb := &lossyWriter{w: &outA}, &lossyWriter{w: &outB}
 	a, ref := NewEncoder(img, wa), NewEncoder(img, wb)
-	for _, e := range []*Encoder{a, ref} {
-		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
-			t.Fatal(err)
-		}
-		// the debug triggers below turn tracing off and on
-		if err := e.setFields(TeControl, fv{"trTeInstTrigEnable", 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ts := func(active, count bool, mode, prescale uint32) uint32 {
 		v := mode<<4 | prescale<<8 | 1<<15
 		if active {
@@ -58,6 +57,22 @@ func TestBlockFastPathExact(t *testing.T) {
 			v |= 2
 		}
 		return v
+	}
+	for _, e := range []*Encoder{a, ref} {
+		if funnel {
+			f := NewFunnel(1, io.Discard)
+			f.WriteReg(FunnelControl, 1) // trFunnelActive
+			f.WriteReg(TsControl, ts(true, true, TsModeInternalSystem, 0))
+			e.shared = f
+			e.refresh()
+		}
+		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
+			t.Fatal(err)
+		}
+		// the debug triggers below turn tracing off and on
+		if err := e.setFields(TeControl, fv{"trTeInstTrigEnable", 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// register writes and triggers before block i (i%period == at)
 	ops := []struct {
@@ -75,6 +90,12 @@ func TestBlockFastPathExact(t *testing.T) {
 		{151, 90, func(e *Encoder) error { return e.DebugTrigger(2) }},                               // trace-on
 		{173, 100, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)&^2) }}, // disable
 		{173, 120, func(e *Encoder) error { return e.WriteReg(TeControl, e.ReadReg(TeControl)|2) }},
+	}
+	if funnel {
+		ops = append(ops, struct {
+			period, at int
+			do         func(e *Encoder) error
+		}{97, 45, func(e *Encoder) error { return e.WriteReg(TsControl, ts(true, true, TsModeShared, 0)) }})
 	}
 	fast, slow, lostFast := 0, 0, 0
 	// t1's blocks with the writes and triggers, then 39 times without
@@ -125,6 +146,10 @@ func TestBlockFastPathExact(t *testing.T) {
 		if a.tsRaw != ref.tsRaw || a.tsLast != ref.tsLast || a.tsSeen != ref.tsSeen || a.passed != ref.passed {
 			t.Fatalf("block %d: timestamp unit %d/%d/%v/%v, general path %d/%d/%v/%v", i,
 				a.tsRaw, a.tsLast, a.tsSeen, a.passed, ref.tsRaw, ref.tsLast, ref.tsSeen, ref.passed)
+		}
+		if f, g := a.shared, ref.shared; funnel && (f.tsRaw != g.tsRaw || f.tsLast != g.tsLast || f.tsSeen != g.tsSeen) {
+			t.Fatalf("block %d: funnel's timestamp unit %d/%d/%v, general path %d/%d/%v", i,
+				f.tsRaw, f.tsLast, f.tsSeen, g.tsRaw, g.tsLast, g.tsSeen)
 		}
 	}
 	if fast == 0 || slow == 0 || lostFast == 0 {
