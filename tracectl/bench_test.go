@@ -10,7 +10,7 @@ import (
 )
 
 // loadBlocks returns t1's ingress blocks.
-func loadBlocks(b *testing.B) []ingress.Block {
+func loadBlocks(b testing.TB) []ingress.Block {
 	img, pcData, _ := loadT1(b)
 	src := ingress.NewPCSource(bytes.NewReader(pcData), "pcs", img, ingress.PCOptions{})
 	var blks []ingress.Block

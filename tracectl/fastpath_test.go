@@ -26,19 +26,8 @@ func TestBlockFastPathExact(t *testing.T) {
 }
 
 func blockFastPathExact(t *testing.T, funnel bool) {
-	img, pcData, _ := loadT1(t)
-	src := ingress.NewPCSource(bytes.NewReader(pcData), "pcs", img, ingress.PCOptions{})
-	var blks []ingress.Block
-	for {
-		b, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		blks = append(blks, *b)
-	}
+	img, _, _ := loadT1(t)
+	blks := loadBlocks(t)
 	if len(blks) < 200 {
 		t.Fatalf("t1 gives %d blocks, want at least 200", len(blks))
 	}
