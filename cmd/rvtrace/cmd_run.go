@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -807,8 +808,7 @@ func sameFileName(a, b string) bool {
 // options (before the program), or "".
 func dataTraceArg(fs *flag.FlagSet, args []string) string {
 	for _, f := range scanFlags(fs, args) {
-		switch f.name {
-		case "data-trace", "data-fields", "data-protocol", "data-compress", "data-src-id", "data-filter", "data-harts", "data-csr", "data-csr-width":
+		if f.name == "data-trace" || slices.Contains(dataFlags, f.name) {
 			return "--" + f.name
 		}
 	}

@@ -146,7 +146,8 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 				c.Data.Filter = &fc
 			}
 		} else if dataFlagSet(fs) {
-			return c, fmt.Errorf("--data-fields, --data-protocol, --data-compress, --data-filter, --data-src-id, --data-harts, --data-csr and --data-csr-width need --data-trace")
+			n := len(dataFlags) - 1
+			return c, fmt.Errorf("--%s and --%s need --data-trace", strings.Join(dataFlags[:n], ", --"), dataFlags[n])
 		}
 		return c, c.Check()
 	}
@@ -164,13 +165,16 @@ func etraceMultiHart(fs *flag.FlagSet) error {
 	return fs.Set("encap", "utdd")
 }
 
+// dataFlags are the data trace options etraceConfigFlags defines other
+// than --data-trace, which they need: the one list of dataFlagSet, run's
+// dataTraceArg and the error that names them.
+var dataFlags = []string{"data-fields", "data-protocol", "data-compress", "data-filter", "data-src-id", "data-harts", "data-csr", "data-csr-width"}
+
 // dataFlagSet reports whether a data trace option other than --data-trace
 // was given.
 func dataFlagSet(fs *flag.FlagSet) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) {
-		set = set || f.Name == "data-fields" || f.Name == "data-src-id" || f.Name == "data-protocol" || f.Name == "data-filter" || f.Name == "data-compress" || f.Name == "data-harts" || f.Name == "data-csr" || f.Name == "data-csr-width"
-	})
+	fs.Visit(func(f *flag.Flag) { set = set || slices.Contains(dataFlags, f.Name) })
 	return set
 }
 
