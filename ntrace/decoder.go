@@ -46,7 +46,7 @@ type DecoderConfig struct {
 	// NoICNTFullSync says the encoder reports a full I-CNT counter
 	// (ICNTBits) with ResourceFull RCODE=0 only, never with SYNC=4
 	// (Config.ICNTFullSync off): the end of a BTM trace is then checked
-	// against the counter as that of an HTM trace (checkEndFull).
+	// against the counter as that of an HTM trace (checkFullBlock).
 	NoICNTFullSync bool
 	// NoImplicitReturn and NoSequentialJump say the encoder has those
 	// optimizations off (trTeInstImplicitReturnMode=0,
