@@ -46,7 +46,7 @@ type DecoderConfig struct {
 	// NoICNTFullSync says the encoder reports a full I-CNT counter
 	// (ICNTBits) with ResourceFull RCODE=0 only, never with SYNC=4
 	// (Config.ICNTFullSync off): the end of a BTM trace is then checked
-	// against the counter as that of an HTM trace (checkEndFull).
+	// against the counter as that of an HTM trace (checkFullBlock).
 	NoICNTFullSync bool
 	// NoImplicitReturn and NoSequentialJump say the encoder has those
 	// optimizations off (trTeInstImplicitReturnMode=0,
@@ -980,11 +980,10 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 		}
-		if d.msgsPastPeriod(s) && s.dueExact && d.walkRanges > 1 {
-			// BTM: once the message count reached the period, the next
-			// block starts with a sync; the end covers one block at most
-			return d.inconsistent("the trace ends %d blocks after the sync period (%d messages) ran out",
-				d.walkRanges, s.msgSync-1)
+		if d.msgsPastPeriod(s) && s.dueExact {
+			if err := d.checkDueWalk(s); err != nil {
+				return err
+			}
 		}
 		if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
 			s.hwSync >= period+d.lastBlock(s) {
@@ -1544,16 +1543,20 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 	return n >= period+1 || n == period && s.prevMsg != TCodeRepeatBranch
 }
 
-// checkDueWalk checks the walk of a sync message that came once the sync
-// period had run out (BTM counting messages, msgsPastPeriod) at a branch
-// message (s.dueExact). The encoder then turns the first flow message
-// into a sync, or sends a ProgTraceSync at the start of the next ingress
-// block: the message covers one block at most. (When an Ownership or
-// ResourceFull message completed the period, the blocks retired before
-// it are in the walk too: nothing is checked.)
+// checkDueWalk checks the walk of a sync message (or of the end message)
+// that came once the sync period had run out (BTM counting messages,
+// msgsPastPeriod) at a branch message (s.dueExact). The encoder then
+// turns the first flow message into a sync, or sends a ProgTraceSync at
+// the start of the next ingress block: the message covers one block at
+// most. (When an Ownership or ResourceFull message completed the period,
+// the blocks retired before it are in the walk too: nothing is checked.)
+// As in checkDueBlock, the walk's ranges are blocks only with a 4-bit
+// ingress itype (DecoderConfig.ITypeWidth): a 3-bit port may go on with a
+// block past a direct jump or call, which ends a range (the check once
+// made a gap of such an intact trace: TestDueWalkThreeBitPort).
 func (d *Decoder) checkDueWalk(s *srcState) error {
-	if d.walkRanges > 1 {
-		return d.inconsistent("sync message %d blocks after the sync period (%d messages) ran out", d.walkRanges,
+	if d.cfg.ITypeWidth == 4 && d.walkRanges > 1 {
+		return d.inconsistent("%s %d blocks after the sync period (%d messages) ran out", d.cur.TCode, d.walkRanges,
 			s.msgSync-1)
 	}
 	return nil
