@@ -20,6 +20,12 @@
 #                                     (RVTRACE_BROWSER_TESTS=0 leaves it out)
 #   genhtml (lcov)                    renders rvtrace's lcov output
 #                                     (analysis TestLcovGenhtml)
+#   dtc (device-tree-compiler)        reads back the device trees the
+#                                     simulator writes (sim
+#                                     TestTraceDeviceTree,
+#                                     TestKernelDeviceTree)
+#   mke2fs (e2fsprogs)                the guest's virtio disk image (sim
+#                                     TestKernelDrive)
 #   xz, zstd                          scripts/linux-kit.sh (test.sh runs it)
 #                                     decompresses Debian's kernel modules
 #                                     and vmlinuz with them (a minimal
@@ -51,6 +57,10 @@ command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
 { command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
 [ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
 command -v genhtml >/dev/null 2>&1 || need+=(lcov)
+command -v dtc >/dev/null 2>&1 || need+=(device-tree-compiler)
+# mke2fs is in /sbin, which a user's PATH may lack (the tests look it up
+# on PATH)
+command -v mke2fs >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 command -v zstd >/dev/null 2>&1 || need+=(zstd)
 if [ "$BROWSER" = 1 ]; then
@@ -125,6 +135,20 @@ done
 for fw in fw_jump.elf fw_dynamic.elf; do
   [ -s "$OPENSBI/$fw" ] || fail "OpenSBI firmware $OPENSBI/$fw (opensbi)"
 done
+
+# dtc compiles a device tree source and reads the blob back.
+printf '/dts-v1/;\n/ { compatible = "rvtrace"; };\n' >"$work/t.dts"
+if ! dtc -q -I dts -O dtb -o "$work/t.dtb" "$work/t.dts" >"$work/dtc.log" 2>&1 ||
+  ! dtc -q -I dtb -O dts "$work/t.dtb" 2>/dev/null | grep -q 'compatible = "rvtrace"'; then
+  fail "dtc does not compile and decompile a device tree (device-tree-compiler): $(head -c 300 "$work/dtc.log" 2>/dev/null)"
+fi
+
+# mke2fs makes an ext2 image holding a directory's files, as
+# TestKernelDrive does.
+mkdir -p "$work/e2src" && echo rvtrace >"$work/e2src/f"
+if ! mke2fs -q -F -t ext2 -d "$work/e2src" "$work/e2.img" 1M >"$work/mke2fs.log" 2>&1; then
+  fail "mke2fs -d does not make an ext2 image (e2fsprogs, on PATH): $(head -c 300 "$work/mke2fs.log")"
+fi
 
 # the Linux kit's decompressors
 [ "$(printf rvtrace | xz -c 2>/dev/null | xz -dc 2>/dev/null)" = rvtrace ] || fail "xz does not compress and decompress (xz-utils)"
