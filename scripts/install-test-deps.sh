@@ -13,7 +13,7 @@
 #                                     reference disassembly and symbols
 #   llvm-objdump-19, llvm-mc-19       Zc* disassembly oracle (riscv)
 #   llvm-addr2line-19                 source-line oracle (analysis)
-#   qemu-riscv64                      second opinion for Linux user mode
+#   qemu-riscv64, qemu-riscv32        second opinion for Linux user mode
 #   qemu-system-riscv64/-riscv32      second opinion for virtual memory
 #   OpenSBI fw_jump.elf/fw_dynamic.elf the virt machine's firmware
 #   chromium --headless               the HTML report test
@@ -53,7 +53,7 @@ command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu
 [ -e /usr/riscv64-linux-gnu/include/stdio.h ] && [ -e /usr/riscv64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-riscv64-cross)
 command -v riscv64-linux-gnu-objdump >/dev/null 2>&1 || need+=(binutils-riscv64-linux-gnu)
 { command -v llvm-objdump-19 && command -v llvm-mc-19 && command -v llvm-addr2line-19; } >/dev/null 2>&1 || need+=(llvm-19)
-command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
+{ command -v qemu-riscv64 && command -v qemu-riscv32; } >/dev/null 2>&1 || need+=(qemu-user)
 { command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
 [ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
 command -v genhtml >/dev/null 2>&1 || need+=(lcov)
@@ -106,6 +106,9 @@ if ! riscv64-linux-gnu-gcc -static -O2 -o "$work/hello" "$work/hello.c" >"$work/
 else
   out=$(qemu-riscv64 "$work/hello" a b 2>&1 || true)
   [ "$out" = "hello from rv64 3" ] || fail "qemu-riscv64 does not run a static riscv64 program (qemu-user): got '$out'"
+  # the RV32 programs of the differential tests (internal/rvgen) run on
+  # qemu-riscv32
+  qemu-riscv32 --version 2>/dev/null | grep -q '^qemu-riscv32 version' || fail "qemu-riscv32 --version (qemu-user)"
   riscv64-linux-gnu-objdump -d "$work/hello" >"$work/hello.dis" 2>&1 || true
   grep -q '<main>:' "$work/hello.dis" ||
     fail "riscv64-linux-gnu-objdump -d does not disassemble (binutils-riscv64-linux-gnu)"
