@@ -13,13 +13,19 @@
 #                                     reference disassembly and symbols
 #   llvm-objdump-19, llvm-mc-19       Zc* disassembly oracle (riscv)
 #   llvm-addr2line-19                 source-line oracle (analysis)
-#   qemu-riscv64                      second opinion for Linux user mode
+#   qemu-riscv64, qemu-riscv32        second opinion for Linux user mode
 #   qemu-system-riscv64/-riscv32      second opinion for virtual memory
 #   OpenSBI fw_jump.elf/fw_dynamic.elf the virt machine's firmware
 #   chromium --headless               the HTML report test
 #                                     (RVTRACE_BROWSER_TESTS=0 leaves it out)
 #   genhtml (lcov)                    renders rvtrace's lcov output
 #                                     (analysis TestLcovGenhtml)
+#   dtc (device-tree-compiler)        reads back the device trees the
+#                                     simulator writes (sim
+#                                     TestTraceDeviceTree,
+#                                     TestKernelDeviceTree)
+#   mke2fs (e2fsprogs)                the guest's virtio disk image (sim
+#                                     TestKernelDrive)
 #   xz, zstd                          scripts/linux-kit.sh (test.sh runs it)
 #                                     decompresses Debian's kernel modules
 #                                     and vmlinuz with them (a minimal
@@ -47,10 +53,14 @@ command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu
 [ -e /usr/riscv64-linux-gnu/include/stdio.h ] && [ -e /usr/riscv64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-riscv64-cross)
 command -v riscv64-linux-gnu-objdump >/dev/null 2>&1 || need+=(binutils-riscv64-linux-gnu)
 { command -v llvm-objdump-19 && command -v llvm-mc-19 && command -v llvm-addr2line-19; } >/dev/null 2>&1 || need+=(llvm-19)
-command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
+{ command -v qemu-riscv64 && command -v qemu-riscv32; } >/dev/null 2>&1 || need+=(qemu-user)
 { command -v qemu-system-riscv64 && command -v qemu-system-riscv32; } >/dev/null 2>&1 || need+=(qemu-system-misc)
 [ -e "$OPENSBI/fw_jump.elf" ] && [ -e "$OPENSBI/fw_dynamic.elf" ] || need+=(opensbi)
 command -v genhtml >/dev/null 2>&1 || need+=(lcov)
+command -v dtc >/dev/null 2>&1 || need+=(device-tree-compiler)
+# mke2fs is in /sbin, which a user's PATH may lack (the tests look it up
+# on PATH)
+command -v mke2fs >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v xz >/dev/null 2>&1 || need+=(xz-utils)
 command -v zstd >/dev/null 2>&1 || need+=(zstd)
 if [ "$BROWSER" = 1 ]; then
@@ -96,6 +106,9 @@ if ! riscv64-linux-gnu-gcc -static -O2 -o "$work/hello" "$work/hello.c" >"$work/
 else
   out=$(qemu-riscv64 "$work/hello" a b 2>&1 || true)
   [ "$out" = "hello from rv64 3" ] || fail "qemu-riscv64 does not run a static riscv64 program (qemu-user): got '$out'"
+  # the RV32 programs of the differential tests (internal/rvgen) run on
+  # qemu-riscv32
+  qemu-riscv32 --version 2>/dev/null | grep -q '^qemu-riscv32 version' || fail "qemu-riscv32 --version (qemu-user)"
   riscv64-linux-gnu-objdump -d "$work/hello" >"$work/hello.dis" 2>&1 || true
   grep -q '<main>:' "$work/hello.dis" ||
     fail "riscv64-linux-gnu-objdump -d does not disassemble (binutils-riscv64-linux-gnu)"
@@ -125,6 +138,20 @@ done
 for fw in fw_jump.elf fw_dynamic.elf; do
   [ -s "$OPENSBI/$fw" ] || fail "OpenSBI firmware $OPENSBI/$fw (opensbi)"
 done
+
+# dtc compiles a device tree source and reads the blob back.
+printf '/dts-v1/;\n/ { compatible = "rvtrace"; };\n' >"$work/t.dts"
+if ! dtc -q -I dts -O dtb -o "$work/t.dtb" "$work/t.dts" >"$work/dtc.log" 2>&1 ||
+  ! dtc -q -I dtb -O dts "$work/t.dtb" 2>/dev/null | grep -q 'compatible = "rvtrace"'; then
+  fail "dtc does not compile and decompile a device tree (device-tree-compiler): $(head -c 300 "$work/dtc.log" 2>/dev/null)"
+fi
+
+# mke2fs makes an ext2 image holding a directory's files, as
+# TestKernelDrive does.
+mkdir -p "$work/e2src" && echo rvtrace >"$work/e2src/f"
+if ! mke2fs -q -F -t ext2 -d "$work/e2src" "$work/e2.img" 1M >"$work/mke2fs.log" 2>&1; then
+  fail "mke2fs -d does not make an ext2 image (e2fsprogs, on PATH): $(head -c 300 "$work/mke2fs.log")"
+fi
 
 # the Linux kit's decompressors
 [ "$(printf rvtrace | xz -c 2>/dev/null | xz -dc 2>/dev/null)" = rvtrace ] || fail "xz does not compress and decompress (xz-utils)"

@@ -61,7 +61,7 @@ type DataPort struct {
 	Late uint64
 	// Accesses counts the accesses sent.
 	Accesses uint64
-	// CSR makes the port report CSR accesses (CSR data trace).
+	// TraceCSR makes the port report CSR accesses (CSR data trace).
 	TraceCSR bool
 
 	m    *Machine
