@@ -12,16 +12,17 @@ import (
 	"github.com/rvtrace/rvtrace/sim"
 )
 
-// encodeBlocks encodes blocks with the block cache on or off; between
-// blocks, before(i) may change the image (it runs before block i).
-func encodeBlocks(t testing.TB, cfg Config, img *image.Set, blocks []ingress.Block, cacheOff bool, before func(i int)) ([]byte, *Stats, *Encoder) {
+// encodeBlocks encodes blocks with the encoder's per-block shortcuts (the
+// block cache and the quiet step) on, or off when slow; between blocks,
+// before(i) may change the image (it runs before block i).
+func encodeBlocks(t testing.TB, cfg Config, img *image.Set, blocks []ingress.Block, slow bool, before func(i int)) ([]byte, *Stats, *Encoder) {
 	t.Helper()
 	var buf bytes.Buffer
 	e, err := NewEncoder(&buf, cfg, img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.blocks.off = cacheOff
+	e.blocks.off, e.noQuiet = slow, slow
 	for i := range blocks {
 		if before != nil {
 			before(i)
@@ -71,8 +72,9 @@ func cachedBlocks(e *Encoder) int {
 }
 
 // TestBlockCacheSameBytes: the encoder writes the same bytes and counts
-// the same instructions with its block cache as when it walks the image
-// for every block, on the simulator's blocks of programs with traps,
+// the same instructions with its block cache and quiet steps as when it
+// walks the image for every block and takes doInst for every instruction
+// step (with an image, and without one for 4-bit itypes), on the simulator's blocks of programs with traps,
 // interrupts and trap returns (coalesced and one per instruction), on the
 // same blocks with 3-bit itypes (which the image refines), on the same
 // blocks merged across not-taken branches (blocks with branches inside,
@@ -111,13 +113,20 @@ func TestBlockCacheSameBytes(t *testing.T) {
 						got, gst, e := encodeBlocks(t, cfg, img, blocks, false, nil)
 						want, wst, _ := encodeBlocks(t, cfg, img, blocks, true, nil)
 						if !bytes.Equal(got, want) {
-							t.Errorf("%s: %d bytes with the block cache, %d without; they differ", name, len(got), len(want))
+							t.Errorf("%s: %d bytes with the block cache and quiet steps, %d without; they differ", name, len(got), len(want))
 						}
 						if *gst != *wst {
-							t.Errorf("%s: stats %+v with the block cache, %+v without", name, gst, wst)
+							t.Errorf("%s: stats %+v with the block cache and quiet steps, %+v without", name, gst, wst)
 						}
 						if c := cachedBlocks(e); c == 0 {
 							t.Errorf("%s: no block cached", name)
+						}
+						if k == 0 {
+							got, gst, _ := encodeBlocks(t, cfg, nil, blocks, false, nil)
+							want, wst, _ := encodeBlocks(t, cfg, nil, blocks, true, nil)
+							if !bytes.Equal(got, want) || *gst != *wst {
+								t.Errorf("%s, no image: %d bytes (stats %+v) with quiet steps, %d (%+v) without; they differ", name, len(got), gst, len(want), wst)
+							}
 						}
 					}
 				}

@@ -132,6 +132,7 @@ type Encoder struct {
 	pred       predictor
 	jtc        jumpCache
 	blocks     blockCache // what the walk through img found per block
+	noQuiet    bool       // tests: every instruction step takes doInst (see quiet)
 
 	// the last address packet, held until the next packet shows whether
 	// its updiscon bit must be set
@@ -523,7 +524,7 @@ func (e *Encoder) process(c, n *step) {
 	switch {
 	case c.kind == stTrap:
 		e.doTrap(c, n)
-	case e.quiet(c, n):
+	case !e.noQuiet && e.quiet(c, n):
 		// what doInst does for such a step
 		e.prevRetMiss = false
 		e.advance(c, n, e.anchored)

@@ -122,8 +122,9 @@ func (m *Demux) strayData(fr *Frame) error {
 }
 
 // ForeignSources returns, in increasing order, the source IDs of the
-// frames that belong to no source (at most the first 64): data frames of
-// no hart (DataConfig.Harts) and the sources refused past MaxSources.
+// frames that belong to no source: data frames of no hart
+// (DataConfig.Harts; the first 64 such IDs met) and the sources refused
+// past MaxSources (the lowest, up to 128 IDs in all).
 // Each such frame was a gap. A source that has frames but no sync packet
 // (Source(id).Stats().Sync) is another sign of a source ID that is not
 // what the configuration says (data packets decoded as instruction
