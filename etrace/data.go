@@ -100,11 +100,13 @@ import (
 //     (the address-only table's "conditional store failure") in the
 //     address-only layout (diff, address) when addresses are traced, and
 //     with nothing after size in data-only mode.
-//   - doptions in the support packet: bit 0 no data (trTeDataNoValue), bit
-//     1 no address (trTeDataNoAddr), bit 2 address compression
-//     (trTeDataAddrCompress), bit 3 split protocol (which the
+//   - doptions in the support packet, 5 bits: bit 0 no data
+//     (trTeDataNoValue), bit 1 no address (trTeDataNoAddr), bit 2 address
+//     compression (trTeDataAddrCompress), bit 3 split protocol (which the
 //     specification makes a discoverable parameter: the request packets
-//     share their format codes with unified loads); denable is 1.
+//     share their format codes with unified loads), bit 4 CSR accesses
+//     traced (datacsr.go says why it is a run-time option and what the
+//     fifth bit does to earlier traces); denable is 1.
 
 // DataFields selects what data packets carry (the trTeDataNoValue and
 // trTeDataNoAddr controls).
@@ -168,12 +170,17 @@ type DataConfig struct {
 	// packets (1..16; 0 means 3).
 	LRIDWidth int
 	// CSR traces CSR accesses (dtype 4..6, one per retired Zicsr
-	// instruction) in format 101 packets (datacsr.go). It is an
-	// implementation parameter: the support packet does not report it,
-	// and a decoder must be told.
+	// instruction) in format 101 packets (datacsr.go). An encoder
+	// announces it in the support packet (doptions bit 4), and a decoder
+	// (DataJoiner, Dump) follows what each support packet announces;
+	// set for a decoder, it makes it expect CSR packets whatever
+	// doptions say (an override, for traces whose support packet does
+	// not announce them).
 	CSR bool
 	// CSRWidth is the width of the hart's CSRs, 32 or 64 bits (data_len
-	// and op_len are 2 or 3 bits); 0 means DataWidth.
+	// and op_len are 2 or 3 bits); 0 means DataWidth. It is a hardware
+	// parameter: a decoder reads the CSR packets that doptions announce
+	// with it, whether CSR is set or not.
 	CSRWidth int
 	// Filter holds the data filters the trace was made with (its
 	// DataFilters; see filter.Config.ParseData). The encoder does not use
@@ -196,12 +203,14 @@ func ParseDataProtocol(s string) (split bool, err error) {
 	return false, fmt.Errorf("etrace: data protocol %q: want unified or split", s)
 }
 
-// doptions bits of the support packet.
+// doptions bits of the support packet, and the field's width.
 const (
 	doptNoValue  = 1 << 0
 	doptNoAddr   = 1 << 1
 	doptCompress = 1 << 2
 	doptSplit    = 1 << 3
+	doptCSR      = 1 << 4
+	doptionBits  = 5
 )
 
 // DOptions returns the doptions field of the support packet.
@@ -218,6 +227,9 @@ func (d *DataConfig) DOptions() uint8 {
 	}
 	if d.Split {
 		v |= doptSplit
+	}
+	if d.CSR {
+		v |= doptCSR
 	}
 	return v
 }
@@ -238,9 +250,14 @@ func doptString(v uint8) string {
 		s += ", no compression"
 	}
 	if v&doptSplit != 0 {
-		return s + ", split protocol"
+		s += ", split protocol"
+	} else {
+		s += ", unified protocol"
 	}
-	return s + ", unified protocol"
+	if v&doptCSR != 0 {
+		s += ", CSR accesses"
+	}
+	return s
 }
 
 // msgData is the raw framing's message type of data packets.
@@ -270,16 +287,14 @@ func (c *Config) checkData() error {
 	if d.Fields > DataValueOnly {
 		return fmt.Errorf("etrace: data fields %d", d.Fields)
 	}
-	if d.CSR {
-		if d.CSRWidth == 0 {
-			d.CSRWidth = d.DataWidth
-		}
-		if d.CSRWidth != 32 && d.CSRWidth != 64 {
-			return fmt.Errorf("etrace: CSR width %d: 32 or 64", d.CSRWidth)
-		}
-		if d.Fields == DataValueOnly {
-			return fmt.Errorf("etrace: CSR data trace without addresses: the specification defines no CSR packet without the CSR number (trTeDataNoAddr)")
-		}
+	if d.CSRWidth == 0 {
+		d.CSRWidth = d.DataWidth
+	}
+	if d.CSRWidth != 32 && d.CSRWidth != 64 {
+		return fmt.Errorf("etrace: CSR width %d: 32 or 64", d.CSRWidth)
+	}
+	if d.CSR && d.Fields == DataValueOnly {
+		return fmt.Errorf("etrace: CSR data trace without addresses: the specification defines no CSR packet without the CSR number (trTeDataNoAddr)")
 	}
 	if d.Split && d.LRIDWidth == 0 {
 		d.LRIDWidth = 3
@@ -350,9 +365,12 @@ type dataCodec struct {
 	heads   []fastHead // decodeFast's table, indexed by the first bits
 	hbits   uint
 	hmask   uint64 // 1<<hbits - 1
-	// CSR packets (DataConfig.CSR): their size (log2 of the CSR width
+	// CSR packets: whether they are traced (DataConfig.CSR for an
+	// encoder; for a decoder, what the last support packet announced, or
+	// DataConfig.CSR, csrForce, set), their size (log2 of the CSR width
 	// in bytes) and the width of data_len and op_len
 	csr        bool
+	csrForce   bool
 	csrSize    uint8
 	csrLenBits int
 }
@@ -376,11 +394,14 @@ func newDataCodec(d *DataConfig) *dataCodec {
 		fast:      d.Fields == DataAddrValue && !d.Split,
 		dawMask:   mask(d.DAddressWidth),
 		csr:       d.CSR,
+		csrForce:  d.CSR,
 	}
-	if d.CSR {
-		c.csrSize = uint8(clog2(d.CSRWidth / 8))
-		c.csrLenBits = int(c.csrSize)
+	w := d.CSRWidth
+	if w == 0 {
+		w = d.DataWidth
 	}
+	c.csrSize = uint8(clog2(w / 8))
+	c.csrLenBits = int(c.csrSize)
 	for f := uint8(0); f < 8; f++ {
 		c.lay[f] = c.makeLayout(f, 0)
 		c.lay[8+f] = c.makeLayout(DFmtAtomic, f)

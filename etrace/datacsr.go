@@ -57,13 +57,44 @@ import (
 //     full.
 //   - The specification defines no CSR packet without an address: CSR
 //     data trace with trTeDataNoAddr is refused (DataConfig check).
-//   - Whether CSR accesses are traced is an implementation parameter
-//     ("Support for both atomic and CSR accesses are independently
-//     optional"), not a run-time option: the support packet's doptions do
-//     not report it, and a decoder is told (DataConfig.CSR). A decoder not
-//     told reports each format 101 packet as malformed; a decoder told,
-//     on a trace without them, reports the first CSR instruction that has
-//     no packet.
+//   - Whether CSR accesses are traced is a run-time option, reported in
+//     the support packet's doptions (bit 4). The specification makes
+//     support for CSR accesses optional for an implementation ("Support
+//     for both atomic and CSR accesses are independently optional"): that
+//     is a parameter (the hart's interface has dtypes 4..6, the encoder
+//     has CSR packets), as is the CSR width (CSRWidth, the hart's XLEN).
+//     Whether an encoder that supports them traces them is chosen per
+//     trace (rvtrace --data-csr, as --data-fields chooses
+//     trTeDataNoValue), and the packets do not say it: a format 101
+//     packet reads the same with or without it, but a decoder that does
+//     not know it cannot tell a CSR instruction whose packet was lost
+//     from one that has none. That is what the support packet is for:
+//     "doptions: values of all data trace run-time configuration bits",
+//     placeholders for "an implementation specific set of individual bits
+//     - one for each of the optional modes supported by the encoder", and
+//     the support packet is resent "if doptions change". So a decoder
+//     learns it from each support packet (DataJoiner, Dump: a CSR packet
+//     where the last support packet announced none is malformed, a CSR
+//     instruction with no packet where it announced them is reported);
+//     DataConfig.CSR on a decoder is an override (CSR packets expected
+//     whatever doptions say), for traces whose support packet does not
+//     announce them.
+//   - doptions is 5 bits (data.go), the fifth the CSR bit; the width is
+//     fixed for this implementation, as ioptions' 6 bits are (the
+//     specification leaves both widths to the implementation and gives
+//     no field that states them), and a decoder reads it as 5 bits
+//     whatever it is told. doptions is the last field of the support
+//     packet, so the bit is appended after the split bit: the packet is
+//     21 bits, 3 bytes, as with 4. A trace without CSR of the unified
+//     protocol (split bit 0) has the very same bytes as with the 4-bit
+//     field: the appended 0 is what sign extension restores. With the
+//     split protocol the appended 0 differs from the sign (the split
+//     bit's 1), so those support packets change (the same length, the
+//     last byte's top bits cleared); any other placement would move an
+//     existing bit and change every data trace. A split trace of the
+//     4-bit layout reads, with 5 bits, as announcing CSR accesses (the
+//     sign extension of its split bit): decoded, its first CSR
+//     instruction is reported as having no packet, never joined wrongly.
 //   - The split protocol has no CSR packets of its own ("Unified CSR"
 //     only): with DataConfig.Split CSR accesses are unified packets, as
 //     stores are.
@@ -146,7 +177,7 @@ func (c *dataCodec) appendCSR(dst []byte, p *DataPacket) []byte {
 // past it).
 func (c *dataCodec) parseCSR(payload []byte, p *DataPacket) error {
 	if !c.csr {
-		return fmt.Errorf("CSR data packet (format 101) in a trace decoded without CSR data trace (--data-csr)")
+		return fmt.Errorf("CSR data packet (format 101) where the support packet announces no CSR data trace (doptions bit 4 clear; decode with --data-csr to expect them anyway)")
 	}
 	r := &c.dr
 	p.Subtype = uint8(r.get(2))
@@ -254,6 +285,16 @@ func (c *dataCodec) decodeCSR(s *dataState, p *DataPacket, a *ingress.Access) er
 	}
 	s.csrValid, s.csrVal = true, raw
 	return nil
+}
+
+// announce applies doptions dopt of a support packet: CSR accesses are
+// traced if it says so or the configuration forces it (a decoder's
+// DataConfig.CSR). It reports whether that changed.
+func (c *dataCodec) announce(dopt uint8) bool {
+	on := c.csrForce || dopt&doptCSR != 0
+	changed := on != c.csr
+	c.csr = on
+	return changed
 }
 
 // checkCSRAccess says why CSR access a cannot be traced with this

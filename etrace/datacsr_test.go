@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -448,7 +449,7 @@ func TestCSRRefused(t *testing.T) {
 	var q DataPacket
 	var out ingress.Access
 	var ds dataState
-	if err := off.decodeFrame(pl, &ds, &out, &q); err == nil || !strings.Contains(err.Error(), "without CSR data trace") {
+	if err := off.decodeFrame(pl, &ds, &out, &q); err == nil || !strings.Contains(err.Error(), "announces no CSR data trace") {
 		t.Errorf("CSR packet decoded without CSR trace: %v", err)
 	}
 }
@@ -743,6 +744,172 @@ func TestCSRJoinDrop(t *testing.T) {
 		}
 		if len(s.issues) == 0 || s.issues[0].Offset != int64(csrFrames[k+1][0]-f[1]) {
 			t.Errorf("drop %d: want a warning at byte %d (the next CSR packet): %v", k, csrFrames[k+1][0]-f[1], s.issues)
+		}
+	}
+}
+
+// TestCSRAnnounced checks that CSR data trace is announced in the support
+// packet (doptions bit 4, datacsr.go): the support packet's bytes are the
+// specification's fields packed independently with a 5-bit doptions, the
+// same bytes as the 4-bit field of earlier traces when the protocol is
+// unified and CSR accesses are not traced; a decoder not told of CSR
+// trace decodes the CSR trace to the same accesses as one told; and a
+// trace whose announcement is damaged is flagged (cleared: the first CSR
+// packet is a malformed one naming doptions; set on a trace without CSR
+// packets: the first CSR instruction has no packet), with every access
+// joined before the flag one the simulator traced.
+func TestCSRAnnounced(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		r, _ := runCSR(t, split)
+		want := csrAccesses(r.evs)
+		name := fmt.Sprintf("split=%v", split)
+
+		cfg := DefaultConfig()
+		cfg.Data = &DataConfig{Split: split, CSR: true}
+		trace := replay(t, r, cfg)
+
+		// the first frame is the support packet: its fields packed
+		// with doptions of 5 bits and, for the comparison with the
+		// earlier layout, of 4
+		sc := NewScanner(bytes.NewReader(trace), &cfg)
+		if !sc.Scan() || sc.Frame().Data {
+			t.Fatalf("%s: the trace does not start with an instruction trace packet", name)
+		}
+		sup := sc.Frame().Payload
+		split1 := uint64(0)
+		if split {
+			split1 = 1
+		}
+		pack := func(csr uint64, width uint64) []byte {
+			return packFields([2]uint64{3, 2}, [2]uint64{3, 2}, [2]uint64{1, 1}, [2]uint64{0, 1}, [2]uint64{0, 2},
+				[2]uint64{cfg.Options.Bits(), 6}, [2]uint64{1, 1}, [2]uint64{0, 1},
+				[2]uint64{doptCompress | split1<<3 | csr<<4, width})
+		}
+		if w := pack(1, 5); !bytes.Equal(sup, w) {
+			t.Errorf("%s: support packet % x, want % x", name, sup, w)
+		}
+		// the run without its CSR accesses, traced without CSR
+		off := cfg
+		d := *cfg.Data
+		d.CSR = false
+		off.Data = &d
+		nr := *r
+		nr.evs = nil
+		for _, e := range r.evs {
+			if !e.access || !e.acc.DType.IsCSR() {
+				nr.evs = append(nr.evs, e)
+			}
+		}
+		plainTrace := replay(t, &nr, off)
+		sc = NewScanner(bytes.NewReader(plainTrace), &off)
+		if !sc.Scan() || sc.Frame().Data {
+			t.Fatalf("%s: the trace does not start with an instruction trace packet", name)
+		}
+		pl := sc.Frame().Payload
+		if w := pack(0, 5); !bytes.Equal(pl, w) {
+			t.Errorf("%s: support packet without CSR % x, want % x", name, pl, w)
+		}
+		if old := pack(0, 4); bytes.Equal(pl, old) == split {
+			t.Errorf("%s: support packet without CSR % x, with 4-bit doptions % x: want them equal exactly when unified", name, pl, old)
+		}
+
+		// decoded without being told: the same accesses as told
+		told, err := decodeData(t, cfg, r.img, trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := decodeData(t, off, r.img, trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range append(told.issues, s.issues...) {
+			t.Errorf("%s: %v", name, &e)
+		}
+		if len(s.data) != len(told.data) {
+			t.Fatalf("%s: %d accesses decoded untold, %d told", name, len(s.data), len(told.data))
+		}
+		n := 0
+		for i := range s.data {
+			if s.data[i] != told.data[i] {
+				t.Errorf("%s: access %d: untold %v, told %v", name, i, &s.data[i].Access, &told.data[i].Access)
+			}
+			if s.data[i].Access.DType.IsCSR() {
+				n++
+			}
+		}
+		if n != len(want) || n == 0 {
+			t.Errorf("%s: %d CSR accesses decoded, %d traced", name, n, len(want))
+		}
+
+		// the announcement cleared: flagged at the first CSR packet
+		frames := dataFrames(t, cfg, trace)
+		first := -1
+		for _, f := range frames {
+			if trace[f[0]+1]&7 == DFmtCSR {
+				first = f[0]
+				break
+			}
+		}
+		// (payload bit 20, doptions bit 4, and the padding bits after
+		// it, which repeat it: flipping bit 20 alone is a malformed
+		// packet, a gap)
+		bad := slices.Clone(trace)
+		bad[1+2] ^= 1 << 4
+		if s, _ = decodeData(t, off, r.img, bad); len(s.issues) == 0 || s.issues[0].Kind != flow.KindGap || s.issues[0].Offset != 0 {
+			t.Errorf("%s: doptions bit 4 flipped alone: %v, want a gap at byte 0", name, s.issues)
+		}
+		bad[1+2] ^= 0xe0
+		s, err = decodeData(t, off, r.img, bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFlagged(t, name+"/cleared", s, r, first, "doptions bit 4")
+
+		// the announcement set on a trace without CSR packets: flagged
+		// at the first CSR instruction (the packet of the first store,
+		// which comes after it, is taken for its packet and does not fit)
+		if plainTrace[1+2]&(1<<4) != 0 {
+			t.Fatalf("%s: a trace without CSR accesses announces them", name)
+		}
+		bad = slices.Clone(plainTrace)
+		bad[1+2] ^= 0xf0
+		s, err = decodeData(t, off, r.img, bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFlagged(t, name+"/set", s, &nr, -1, "does not fit the csr-rw of CSR 0x340")
+	}
+}
+
+// checkFlagged checks that decoded s has a warning saying what, at byte
+// at (if not -1), and that the accesses joined before it are the first
+// ones of run r (CSR accesses included), in order.
+func checkFlagged(t *testing.T, name string, s *dataSink, r *dataRun, at int, what string) {
+	t.Helper()
+	var w *flow.Event
+	for i := range s.issues {
+		if strings.Contains(s.issues[i].Err.Error(), what) {
+			w = &s.issues[i]
+			break
+		}
+	}
+	if w == nil {
+		t.Errorf("%s: no warning saying %q: %v", name, what, s.issues)
+		return
+	}
+	if at >= 0 && w.Offset != int64(at) {
+		t.Errorf("%s: warning at byte %d, want %d: %v", name, w.Offset, at, w.Err)
+	}
+	var traced []ingress.Access
+	for _, e := range r.evs {
+		if e.access {
+			traced = append(traced, e.acc)
+		}
+	}
+	for i, e := range s.data {
+		if i >= len(traced) || e.Access.DType != traced[i].DType || e.Access.DAddr != traced[i].DAddr || e.Addr != traced[i].IAddr {
+			t.Errorf("%s: access %d joined (%v) is not the traced one", name, i, &e.Access)
+			return
 		}
 	}
 }

@@ -652,14 +652,23 @@ func (j *DataJoiner) InstPacket(p *Packet, off int64) error {
 		case SubStart, SubTrap:
 			j.st.reset()
 		case SubSupport:
-			if p.DEnable != 0 && p.DOptions != j.dopt {
+			if p.DEnable != 0 && p.DOptions&^doptCSR != j.dopt&^doptCSR {
 				// The packets are not what the joiner reads.
 				j.suspend(off)
 				if err := j.warn(off, -1, fmt.Errorf("%w: the support packet reports doptions %#x (%s), the decoder is configured for %#x (%s)",
-					decode.ErrInconsistent, p.DOptions, doptString(p.DOptions), j.dopt, doptString(j.dopt)), "data trace"); err != nil {
+					decode.ErrInconsistent, p.DOptions, doptString(p.DOptions), j.dopt&^doptCSR, doptString(j.dopt&^doptCSR)), "data trace"); err != nil {
 					return err
 				}
 				return nil
+			}
+			if p.DEnable != 0 && p.DOptions&doptCSR != 0 && j.fields == DataValueOnly {
+				// CSR packets without addresses do not exist
+				j.suspend(off)
+				return j.warn(off, -1, fmt.Errorf("%w: the support packet's doptions %#x announce CSR accesses without addresses (no address), for which the specification has no packet",
+					decode.ErrInconsistent, p.DOptions), "data trace")
+			}
+			if p.DEnable != 0 {
+				j.announce(p.DOptions)
 			}
 			if p.DLoss != 0 {
 				// Data packets were dropped: what follows cannot be
@@ -677,6 +686,18 @@ func (j *DataJoiner) InstPacket(p *Packet, off int64) error {
 		}
 	}
 	return nil
+}
+
+// announce follows the CSR bit of the doptions of a support packet
+// (datacsr.go): Zicsr instructions have packets when it is set (or
+// DataConfig.CSR forces it).
+func (j *DataJoiner) announce(dopt uint8) {
+	if j.dc.announce(dopt) {
+		// the runs list the Zicsr instructions or not
+		j.csr = j.dc.csr
+		clear(j.runs)
+		clear(j.cache[:])
+	}
 }
 
 // run returns the memory instructions of the run from start, scanned at
@@ -900,7 +921,7 @@ func (j *DataJoiner) misfit(m *memInst, q *queued) error {
 	qoff, qidx := q.off, q.idx
 	j.suspend(qoff)
 	if m.op.kind == mCSR {
-		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#010x)%s",
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#08x)%s",
 			decode.ErrInconsistent, a.DType, a.DAddr, a.Data, m.op.want, m.raw>>20, m.addr, m.raw, j.suspect()), "data packet")
 	}
 	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",

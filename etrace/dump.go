@@ -245,6 +245,9 @@ func DumpWith(r io.Reader, w io.Writer, cfg *Config, opt DumpOptions) (DumpStats
 		bw.WriteByte('\n')
 		if p.Format == FormatSync && p.Subformat == SubSupport && cfg.Version == V2 {
 			c.Options = OptionsFromBits(p.IOptions)
+			if dd != nil && p.DEnable != 0 {
+				dd.announce(fr.SrcID, p.DOptions)
+			}
 		}
 	}
 	data := ""

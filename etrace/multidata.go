@@ -192,6 +192,17 @@ func (s *dataDumpers) sync(src uint32) {
 	}
 }
 
+// announce applies doptions dopt of the support packet of instruction
+// source src to the lister of its data packets: whether CSR packets are
+// traced.
+func (s *dataDumpers) announce(src uint32, dopt uint8) {
+	if s.one != nil {
+		s.one.dc.announce(dopt)
+	} else {
+		s.get(s.harts + src).dc.announce(dopt)
+	}
+}
+
 // srcPrefix returns the source ID column of a data packet's line: only
 // for several harts (one source's lines stay as they were).
 func (s *dataDumpers) srcPrefix(fr *Frame) string {

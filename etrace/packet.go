@@ -331,7 +331,7 @@ func (c *Codec) width(f field, p *Packet) int {
 	case fIOptions:
 		return ioptionBits
 	case fDOptions:
-		return 4
+		return doptionBits
 	case fMsgType:
 		return 2
 	case fControlCode:

@@ -15,9 +15,12 @@ import (
 // records of the Zicsr instructions' rd (the value read from the CSR)
 // and its MR/MW records against the simulator's own full Tarmac; checks that the JSON lines carry the CSR accesses; encodes the
 // run again from its ingress and data ingress CSV files and checks the
-// trace is identical; and checks what is refused or reported: a decode
-// without --data-csr, --data-csr without --data-trace or with data-only
-// packets.
+// trace is identical; checks that the trace announces CSR data trace in
+// its support packet, so that a decode without --data-csr gives the same
+// Tarmac and JSON lines, and that a trace whose announcement is damaged
+// (cleared on a CSR trace, set on one without CSR packets) is flagged;
+// and checks what is refused: --data-csr without --data-trace or with
+// data-only packets.
 func TestCLIDataTraceCSR(t *testing.T) {
 	elf := filepath.Join("..", "..", "etrace", "testdata", "csrdata", "csrdata.elf")
 	dir := t.TempDir()
@@ -96,10 +99,62 @@ func TestCLIDataTraceCSR(t *testing.T) {
 	if len(w32) != 40*6 || o32 != 0 || strings.Join(g32, "\n") != strings.Join(w32, "\n") {
 		t.Errorf("RV32: %d R records of rd decoded (%d others), the simulator wrote %d (want 240), or they differ", len(g32), o32, len(w32))
 	}
-	// decoded without --data-csr: the CSR packets are reported
-	_, _, e = rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"))
-	if !strings.Contains(e, "--data-csr") {
-		t.Errorf("decode without --data-csr: no warning naming it: %s", e)
+	// decoded without --data-csr: the support packet announces the CSR
+	// accesses, and the outputs are the same
+	if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("t.te"), "--jsonl", p("g.jsonl"), "--tarmac", p("g.tarmac")); code != 0 || strings.Contains(e, "warning") {
+		t.Errorf("decode without --data-csr: exit %d: %s", code, e)
+	}
+	sameFile(t, p("f.jsonl"), p("g.jsonl"))
+	sameFile(t, p("dec.tarmac"), p("g.tarmac"))
+	if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-csr-width", "32", "--image", elf32, p("t32.te"), "--tarmac", p("g32.tarmac")); code != 0 || strings.Contains(e, "warning") {
+		t.Errorf("decode RV32 without --data-csr: exit %d: %s", code, e)
+	}
+	sameFile(t, p("dec32.tarmac"), p("g32.tarmac"))
+	code, out, e := rv(t, "dump", "--protocol", "etrace", "--data-trace", p("t.te"))
+	if code != 0 || strings.Contains(out, "error:") || !strings.Contains(out, "-> csr-rw csr 0x340") {
+		t.Errorf("dump without --data-csr: exit %d: %s", code, e)
+	}
+	// the byte offset of the first CSR packet, from the dump
+	firstCSR := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "data format=5 ") {
+			firstCSR, _, _ = strings.Cut(strings.TrimSpace(l), ":")
+			break
+		}
+	}
+	// the announcement damaged: the support packet (raw header byte 0x43,
+	// type 2 and length 3,
+	// then 3 bytes) has doptions in payload bits 16..20, the CSR bit
+	// 20, and bits 21..23 repeat it; a packet with those four bits
+	// flipped is well formed
+	damage := func(in, out string) {
+		b, err := os.ReadFile(p(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[0] != 0x43 || b[1] != 0x1f {
+			t.Fatalf("%s does not start with a support packet of 3 bytes: % x", in, b[:4])
+		}
+		b[3] ^= 0xf0
+		if err := os.WriteFile(p(out), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage("t.te", "bad.te")
+	if _, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("bad.te"), "--jsonl", p("bad.jsonl")); firstCSR == "" || !strings.Contains(e, "warning at byte "+firstCSR+" ") || !strings.Contains(e, "doptions bit 4 clear") {
+		t.Errorf("decode of a CSR trace whose support packet announces none: no warning naming the CSR packet and doptions: %s", e)
+	}
+	// with --data-csr the damaged announcement does not matter
+	if _, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-csr", "--image", elf, p("bad.te"), "--jsonl", p("bad2.jsonl")); strings.Contains(e, "warning") {
+		t.Errorf("decode --data-csr of a trace that does not announce its CSR accesses: %s", e)
+	}
+	sameFile(t, p("f.jsonl"), p("bad2.jsonl"))
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--max-instret", "100000", "-o", p("n.te"), elf); code != 0 {
+		t.Fatalf("run without --data-csr: exit %d: %s", code, e)
+	}
+	damage("n.te", "nbad.te")
+	if _, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, p("nbad.te"), "--jsonl", p("nbad.jsonl")); !strings.Contains(e, "does not fit the csr-rw of CSR 0x340") {
+		t.Errorf("decode of a trace without CSR packets that announces them: no warning naming the first CSR instruction: %s", e)
 	}
 	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-csr", "-o", p("x.te"), elf); code == 0 || !strings.Contains(e, "need --data-trace") {
 		t.Errorf("--data-csr without --data-trace: exit %d: %s", code, e)
@@ -149,4 +204,20 @@ func csrInstRecords(t *testing.T, path string) (recs []string, other int) {
 		}
 	}
 	return recs, other
+}
+
+// sameFile reports an error when files a and b differ or a is empty.
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	x, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x) == 0 || !bytes.Equal(x, y) {
+		t.Errorf("%s (%d bytes) and %s (%d bytes) differ, or are empty", filepath.Base(a), len(x), filepath.Base(b), len(y))
+	}
 }

@@ -59,8 +59,8 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	dataHarts := fs.Int("data-harts", 0, "utdd: data trace of N harts (run --harts N sets it): hart h's instruction packets carry source ID h, its data packets N+h; decode joins each hart's")
 	dataProto := fs.String("data-protocol", "unified", "data trace interface protocol: unified, or split (loads and atomics as a request and a later response, with split request and load data packets; lrid_width_p 3)")
 	dataCompress := fs.Bool("data-compress", true, "data trace: differential addresses and XOR or difference values after the first of each size (trTeDataAddrCompress 2); false sends every address and value in full (trTeDataAddrCompress 0). A decoder must be given the same")
-	dataCSR := fs.Bool("data-csr", false, "data trace: CSR accesses too, one format 101 packet per retired csrrw/csrrs/csrrc(i) with the CSR number, the value read (the CSR's value before, what rd receives) and the operand (rs1 or uimm); not with --data-fields data (no CSR packet without the CSR number). Not in the support packet: give it to decode as well. Decoded, a CSR access is a data object (value read, operand) in --jsonl and the R record of rd (not x0) in --tarmac; no R record of the CSR (the value written is legalised by the CSR, the trace does not give it exactly)")
-	dataCSRWidth := fs.Int("data-csr-width", 0, "data trace with --data-csr: width of the hart's CSRs, 32 or 64 (0: data_width_p, 64); an RV32 program needs 32")
+	dataCSR := fs.Bool("data-csr", false, "data trace: CSR accesses too, one format 101 packet per retired csrrw/csrrs/csrrc(i) with the CSR number, the value read (the CSR's value before, what rd receives) and the operand (rs1 or uimm); not with --data-fields data (no CSR packet without the CSR number). The support packet announces it (doptions bit 4), so decode needs no flag; given to decode or dump, it expects CSR packets whatever the support packet says (for traces that do not announce them). Decoded, a CSR access is a data object (value read, operand) in --jsonl and the R record of rd (not x0) in --tarmac; no R record of the CSR (the value written is legalised by the CSR, the trace does not give it exactly)")
+	dataCSRWidth := fs.Int("data-csr-width", 0, "data trace of CSR accesses: width of the hart's CSRs, 32 or 64 (0: data_width_p, 64); an RV32 program needs 32, to trace them (--data-csr) and to decode them (announced or not)")
 	dataFilter := filter.DataFlag(fs)
 	return func() (etrace.Config, error) {
 		c := etrace.DefaultConfig()
@@ -135,9 +135,6 @@ func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 			}
 			c.Data = &etrace.DataConfig{Fields: f, SrcID: id, Split: split, NoCompress: !*dataCompress, Harts: max(*dataHarts, 0),
 				CSR: *dataCSR, CSRWidth: *dataCSRWidth}
-			if !*dataCSR && *dataCSRWidth != 0 {
-				return c, fmt.Errorf("--data-csr-width needs --data-csr")
-			}
 			fc, err := dataFilter()
 			if err != nil {
 				return c, fmt.Errorf("--data-filter: %v", err)
