@@ -222,3 +222,104 @@ func (s instrAndData) Close() error {
 	}
 	return s.fan.Close()
 }
+
+// TestDataCSRBandwidth prints, with -datatable, what CSR data trace
+// (DataConfig.CSR) costs: the CSR test program and two corpus ELFs (pmp,
+// CSR-heavy; coremark), each run on the simulator once and traced live
+// by encoders with and without CSR accesses side by side (E-Trace 2.0,
+// delta addresses, raw framing), with address and data and with address
+// only. The CSR encoders' data packets are those of the others plus one
+// CSR packet per retired Zicsr instruction (CSR packets have a
+// compression state of their own, the te_inst packets and the support
+// packet's bytes are the same), so the bytes per CSR access are the
+// difference.
+//
+//	go test ./etrace -run TestDataCSRBandwidth -datatable -v
+func TestDataCSRBandwidth(t *testing.T) {
+	if !*dataTable {
+		t.Skip("give -datatable")
+	}
+	opts := []*DataConfig{
+		nil, // instruction trace only
+		{}, {CSR: true},
+		{Fields: DataAddrOnly}, {Fields: DataAddrOnly, CSR: true},
+	}
+	fmt.Print("| program | instructions | accesses (loads, stores, atomics) | CSR accesses | instruction trace bits/instr |" +
+		" addr,data: bytes/access, bits/instr | addr,data + CSR: bytes/access, bytes/CSR access, bits/instr |" +
+		" addr: bytes/access, bits/instr | addr + CSR: bytes/access, bytes/CSR access, bits/instr |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n")
+	for _, prog := range []string{csrProg, "pmp.riscv", "coremark.riscv"} {
+		path, _ := simProgram(t, prog)
+		img := image.NewSet()
+		if err := img.AddELF(path); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sim.New(sim.Config{Stdout: io.Discard, Stderr: io.Discard, MaxInstret: 40_000_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LoadELF(path); err != nil {
+			t.Fatal(err)
+		}
+		cws := make([]*countWriter, len(opts))
+		des := make([]*DataEncoder, len(opts))
+		var plain *Encoder
+		var fan, cfan dataFan // without and with CSR accesses
+		for i, d := range opts {
+			cws[i] = &countWriter{}
+			cfg := DefaultConfig()
+			cfg.Data = d
+			enc, err := NewEncoder(cws[i], cfg, img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d == nil {
+				plain = enc
+				continue
+			}
+			des[i], _ = NewDataEncoder(enc)
+			if d.CSR {
+				cfan = append(cfan, des[i])
+			} else {
+				fan = append(fan, des[i])
+			}
+		}
+		// one data port each, the CSR one chained after the other: both
+		// see every access
+		port := sim.NewDataPort(m, fan)
+		cport := sim.NewDataPort(m, cfan)
+		cport.TraceCSR = true
+		port.Next = cport
+		if err := m.SetObserver(0, port); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetIngress(0, port.Ingress(cport.Ingress(instrAndData{plain, append(fan, cfan...)}))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(); err != nil && !errors.Is(err, sim.ErrInstructionLimit) {
+			var ge *sim.GuestError
+			if !errors.As(err, &ge) {
+				t.Fatalf("%s: %v", prog, err)
+			}
+		}
+		if err := port.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cport.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		n := plain.Stats().Instructions
+		acc, csrs := port.Accesses, cport.Accesses-port.Accesses
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".riscv"), ".elf")
+		fmt.Printf("| %s | %d | %d | %d | %.3f |", name, n, acc, csrs, float64(cws[0].n*8)/float64(n))
+		for i := 1; i < len(opts); i += 2 {
+			b0, b1 := des[i].Stats().Bytes, des[i+1].Stats().Bytes
+			fmt.Printf(" %.2f, %.2f | %.2f, %.2f, %.2f |", float64(b0)/float64(max(acc, 1)), float64(cws[i].n*8)/float64(n),
+				float64(b1)/float64(max(acc+csrs, 1)), float64(b1-b0)/float64(max(csrs, 1)), float64(cws[i+1].n*8)/float64(n))
+			if cws[i+1].n-int64(b1) != cws[i].n-int64(b0) {
+				t.Errorf("%s: the instruction trace with CSR accesses is %d bytes, without %d", name, cws[i+1].n-int64(b1), cws[i].n-int64(b0))
+			}
+		}
+		fmt.Println()
+	}
+}
