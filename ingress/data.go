@@ -126,10 +126,15 @@ const (
 // LoadResponse is the response phase of a split load or atomic (E-Trace
 // 2.0 "Data Trace Interface", signals lresp, lid and ldata): the data of
 // the request whose lrid is LID.
+//
+// Time is the cycle in which it is signalled, on the clock of
+// Block.Time (not an interface signal: what places the response among
+// the instructions; 0 if unknown).
 type LoadResponse struct {
 	LID  uint32 // lid: the lrid of the request answered
 	Resp uint8  // lresp: LRespOkay or LRespError
 	Data uint64 // ldata, zero-extended from the request's size
+	Time uint64 // the cycle it is signalled in
 }
 
 // SplitDataSink consumes the split protocol's interface: requests (as
@@ -173,20 +178,107 @@ type DataSink interface {
 // (as the interface's data signal does), and for a CSR access the value
 // read from the CSR in its low 2^dsize bytes and the operand above; a failed
 // store-conditional has data 0.
+//
+// The split protocol's CSV (DataCSVWriter.SetSplit) has the columns lrid,
+// lresp, lid, ldata and time too, and a line per request, per unified
+// access (stores, failed store-conditionals, CSR accesses) and per
+// response, in the order the interface signals them:
+//
+//   - a request (a load or an atomic) has lrid (decimal) and no lresp,
+//     lid, ldata or time; data is empty for a load and holds the store
+//     data for an atomic (sdata: the load data comes in the response);
+//   - a unified access has lrid, lresp, lid, ldata and time empty;
+//   - a response has iaddr, dtype, daddr, dsize, data and lrid empty,
+//     lresp 2 (okay) or 3 (error), lid (decimal), ldata (hexadecimal,
+//     empty with lresp 3) and time (hexadecimal, as the ingress CSV's
+//     time column): the cycle it is signalled
+//     in, on the clock of the ingress blocks' time (the ingress CSV's time
+//     column), which is what says which instructions it comes between:
+//     a DataMerger delivers it before the first block of that time or
+//     later.
 
-// dataCols are the columns of the data ingress CSV, in the order written.
+// dataCols are the columns of the data ingress CSV, in the order written
+// (the split protocol's after the first five).
 var dataCols = [...]struct {
 	name string
 	hex  bool
-}{{"iaddr", true}, {"dtype", false}, {"daddr", true}, {"dsize", false}, {"data", true}}
+}{{"iaddr", true}, {"dtype", false}, {"daddr", true}, {"dsize", false}, {"data", true},
+	{"lrid", false}, {"lresp", false}, {"lid", false}, {"ldata", true}, {"time", true}}
+
+// numUnifiedCols is the number of columns of the unified protocol's CSV.
+const numUnifiedCols = 5
+
+// Column indexes in dataCols.
+const (
+	colIAddr = iota
+	colDType
+	colDAddr
+	colDSize
+	colData
+	colLRID
+	colLResp
+	colLID
+	colLData
+	colTime
+)
 
 // DataCSVWriter writes accesses as a data ingress CSV. It implements
-// DataSink.
+// DataSink, and SplitDataSink (after SetSplit).
 type DataCSVWriter struct {
 	w      *bufio.Writer
 	buf    []byte
 	header bool
+	split  bool
 	n      uint64
+}
+
+// SetSplit makes the writer write the split protocol's CSV (requests and
+// responses); call it before the first access.
+func (c *DataCSVWriter) SetSplit() { c.split = true }
+
+// writeHeader writes the header line, once.
+func (c *DataCSVWriter) writeHeader() {
+	if c.header {
+		return
+	}
+	c.header = true
+	n := numUnifiedCols
+	if c.split {
+		n = len(dataCols)
+	}
+	for i, col := range dataCols[:n] {
+		if i > 0 {
+			c.w.WriteByte(',')
+		}
+		c.w.WriteString(col.name)
+	}
+	c.w.WriteByte('\n')
+}
+
+// Response writes the line of a split load response (SetSplit).
+func (c *DataCSVWriter) Response(r *LoadResponse) error {
+	c.writeHeader()
+	if !c.split {
+		return fmt.Errorf("ingress: load response (lid %d) to the unified protocol's data ingress CSV", r.LID)
+	}
+	if r.Resp != LRespOkay && r.Resp != LRespError {
+		return fmt.Errorf("ingress: load response (lid %d): lresp %d", r.LID, r.Resp)
+	}
+	b := append(c.buf[:0], ",,,,,,"...)
+	b = strconv.AppendUint(b, uint64(r.Resp), 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(r.LID), 10)
+	b = append(b, ',')
+	if r.Resp == LRespOkay {
+		b = append(b, "0x"...)
+		b = strconv.AppendUint(b, r.Data, 16)
+	}
+	b = append(b, ",0x"...)
+	b = strconv.AppendUint(b, r.Time, 16)
+	b = append(b, '\n')
+	c.buf = b
+	_, err := c.w.Write(b)
+	return err
 }
 
 // NewDataCSVWriter returns a writer of the data ingress CSV to w.
@@ -196,21 +288,15 @@ func NewDataCSVWriter(w io.Writer) *DataCSVWriter {
 
 // Access writes one line.
 func (c *DataCSVWriter) Access(a *Access) error {
-	if !c.header {
-		c.header = true
-		for i, col := range dataCols {
-			if i > 0 {
-				c.w.WriteByte(',')
-			}
-			c.w.WriteString(col.name)
-		}
-		c.w.WriteByte('\n')
-	}
+	c.writeHeader()
 	if !a.DType.Valid() || a.DSize > 3 {
 		return fmt.Errorf("ingress: data access %d: invalid dtype %d or dsize %d", c.n, a.DType, a.DSize)
 	}
-	if a.Split {
-		return fmt.Errorf("ingress: data access %d: a split-protocol request; the data ingress CSV holds the unified protocol only", c.n)
+	if a.Split && !c.split {
+		return fmt.Errorf("ingress: data access %d: a split-protocol request to the unified protocol's data ingress CSV", c.n)
+	}
+	if a.Split && !a.DType.Reads() {
+		return fmt.Errorf("ingress: data access %d: a split request of a %s (only loads and atomics are split)", c.n, a.DType)
 	}
 	c.n++
 	b := c.buf[:0]
@@ -222,8 +308,16 @@ func (c *DataCSVWriter) Access(a *Access) error {
 	b = strconv.AppendUint(b, a.DAddr, 16)
 	b = append(b, ',')
 	b = strconv.AppendUint(b, uint64(a.DSize), 10)
-	b = append(b, ",0x"...)
+	b = append(b, ',')
+	if !a.Split || a.DType.IsAtomic() {
+		b = append(b, "0x"...)
+	}
 	switch {
+	case a.Split && a.DType.IsAtomic():
+		// the store data; the load data comes in the response
+		b = strconv.AppendUint(b, a.SData, 16)
+	case a.Split:
+		// a load request: no data
 	case a.DType.IsAtomic() || a.DType.IsCSR():
 		// load data (CSR: operand) above the store data (CSR: value
 		// read), each 2^dsize bytes
@@ -239,6 +333,13 @@ func (c *DataCSVWriter) Access(a *Access) error {
 	default:
 		b = strconv.AppendUint(b, a.Data, 16)
 	}
+	if c.split {
+		b = append(b, ',')
+		if a.Split {
+			b = strconv.AppendUint(b, uint64(a.LRID), 10)
+		}
+		b = append(b, ",,,,"...)
+	}
 	b = append(b, '\n')
 	c.buf = b
 	_, err := c.w.Write(b)
@@ -247,16 +348,7 @@ func (c *DataCSVWriter) Access(a *Access) error {
 
 // Close flushes the output (an empty trace still gets its header).
 func (c *DataCSVWriter) Close() error {
-	if !c.header {
-		c.header = true
-		for i, col := range dataCols {
-			if i > 0 {
-				c.w.WriteByte(',')
-			}
-			c.w.WriteString(col.name)
-		}
-		c.w.WriteByte('\n')
-	}
+	c.writeHeader()
 	return c.w.Flush()
 }
 
@@ -271,12 +363,15 @@ func sizeMask(dsize uint8) uint64 {
 // DataCSVSource reads accesses from a data ingress CSV. Parsing is strict:
 // a malformed line is a *LineError naming the file and line.
 type DataCSVSource struct {
-	sc   *bufio.Scanner
-	name string
-	line int
-	idx  [len(dataCols)]int // field index of each column
-	nf   int
-	a    Access
+	sc    *bufio.Scanner
+	name  string
+	line  int
+	idx   [len(dataCols)]int // field index of each column
+	nf    int
+	split bool // the split protocol's columns
+	a     Access
+	r     LoadResponse
+	resp  bool // the line read last is a response (r)
 }
 
 // NewDataCSVSource reads a data ingress CSV from r (named name in errors);
@@ -309,23 +404,46 @@ func NewDataCSVSource(r io.Reader, name string) (*DataCSVSource, error) {
 			}
 		}
 		if !found {
-			return nil, &LineError{File: name, Line: 1, Reason: fmt.Sprintf("unknown column %q (want iaddr, dtype, daddr, dsize, data)", h)}
+			return nil, &LineError{File: name, Line: 1, Reason: fmt.Sprintf("unknown column %q (want iaddr, dtype, daddr, dsize, data, and for the split protocol lrid, lresp, lid, ldata, time)", h)}
 		}
 	}
-	for j, c := range dataCols {
+	for j, c := range dataCols[:numUnifiedCols] {
 		if s.idx[j] < 0 {
 			return nil, &LineError{File: name, Line: 1, Reason: fmt.Sprintf("no %s column", c.name)}
+		}
+	}
+	for j, c := range dataCols[numUnifiedCols:] {
+		has := s.idx[numUnifiedCols+j] >= 0
+		if j == 0 {
+			s.split = has
+		} else if has != s.split {
+			return nil, &LineError{File: name, Line: 1, Reason: fmt.Sprintf("the split protocol's columns are lrid, lresp, lid, ldata and time together: %s is %s", c.name, map[bool]string{true: "there without lrid", false: "missing"}[has])}
 		}
 	}
 	return s, nil
 }
 
+// Split reports whether the file has the split protocol's columns.
+func (s *DataCSVSource) Split() bool { return s.split }
+
 // Line returns the line number of the access returned last.
 func (s *DataCSVSource) Line() int { return s.line }
 
 // Next returns the next access, or io.EOF at the end of the file. The
-// access is valid until the next call.
+// access is valid until the next call. A file of the split protocol is
+// read with NextEvent.
 func (s *DataCSVSource) Next() (*Access, error) {
+	a, r, err := s.NextEvent()
+	if err == nil && r != nil {
+		return nil, &LineError{File: s.name, Line: s.line, Reason: "a load response: read with NextEvent"}
+	}
+	return a, err
+}
+
+// NextEvent returns the next access or (split protocol) load response,
+// or io.EOF at the end of the file. What it returns is valid until the
+// next call.
+func (s *DataCSVSource) NextEvent() (*Access, *LoadResponse, error) {
 	for s.sc.Scan() {
 		s.line++
 		t := strings.TrimSpace(s.sc.Text())
@@ -333,14 +451,53 @@ func (s *DataCSVSource) Next() (*Access, error) {
 			continue
 		}
 		if reason := s.parse(t); reason != "" {
-			return nil, &LineError{File: s.name, Line: s.line, Reason: reason}
+			return nil, nil, &LineError{File: s.name, Line: s.line, Reason: reason}
 		}
-		return &s.a, nil
+		if s.resp {
+			return nil, &s.r, nil
+		}
+		return &s.a, nil, nil
 	}
 	if err := s.sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", s.name, s.line+1, err)
+		return nil, nil, fmt.Errorf("%s:%d: %w", s.name, s.line+1, err)
 	}
-	return nil, io.EOF
+	return nil, nil, io.EOF
+}
+
+// parseResponse reads the fields of a response line (f, a line of the
+// split protocol's CSV whose lresp is not empty) into s.r.
+func (s *DataCSVSource) parseResponse(f []string) string {
+	for j := range colLRID + 1 {
+		if x := strings.TrimSpace(f[s.idx[j]]); x != "" {
+			return fmt.Sprintf("a load response (lresp given) with %s %q: a response has no %s", dataCols[j].name, x, dataCols[j].name)
+		}
+	}
+	var v [len(dataCols)]uint64
+	for _, j := range []int{colLResp, colLID, colLData, colTime} {
+		x := strings.TrimSpace(f[s.idx[j]])
+		if x == "" {
+			if j == colLData {
+				continue
+			}
+			return fmt.Sprintf("a load response with no %s", dataCols[j].name)
+		}
+		n, err := parseNum(x, dataCols[j].hex)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", dataCols[j].name, err)
+		}
+		v[j] = n
+	}
+	s.r = LoadResponse{Resp: uint8(v[colLResp]), LID: uint32(v[colLID]), Data: v[colLData], Time: v[colTime]}
+	hasData := strings.TrimSpace(f[s.idx[colLData]]) != ""
+	switch {
+	case v[colLResp] != LRespOkay && v[colLResp] != LRespError:
+		return fmt.Sprintf("lresp %d: want 2 (okay) or 3 (error)", v[colLResp])
+	case v[colLID] > 0xffff:
+		return fmt.Sprintf("lid %d wider than lrid_width_p's 16 bits", v[colLID])
+	case hasData != (v[colLResp] == LRespOkay):
+		return fmt.Sprintf("lresp %d with ldata %q: ldata is given exactly when lresp is 2", v[colLResp], strings.TrimSpace(f[s.idx[colLData]]))
+	}
+	return ""
 }
 
 func (s *DataCSVSource) parse(t string) string {
@@ -348,9 +505,23 @@ func (s *DataCSVSource) parse(t string) string {
 	if len(f) != s.nf {
 		return fmt.Sprintf("%d fields, the header has %d", len(f), s.nf)
 	}
+	s.resp = false
+	req := false // a split request
+	if s.split {
+		if strings.TrimSpace(f[s.idx[colLResp]]) != "" {
+			s.resp = true
+			return s.parseResponse(f)
+		}
+		for _, j := range []int{colLID, colLData, colTime} {
+			if x := strings.TrimSpace(f[s.idx[j]]); x != "" {
+				return fmt.Sprintf("%s %q on an access line (only a load response, with lresp, has %s)", dataCols[j].name, x, dataCols[j].name)
+			}
+		}
+		req = strings.TrimSpace(f[s.idx[colLRID]]) != ""
+	}
 	var v [len(dataCols)]uint64
 	var big string // the data field, parsed below
-	for j, c := range dataCols {
+	for j, c := range dataCols[:numUnifiedCols] {
 		x := strings.TrimSpace(f[s.idx[j]])
 		if c.name == "data" {
 			big = x
@@ -361,6 +532,9 @@ func (s *DataCSVSource) parse(t string) string {
 			return fmt.Sprintf("%s: %v", c.name, err)
 		}
 		v[j] = n
+	}
+	if req {
+		return s.parseRequest(v, f, big)
 	}
 	a := &s.a
 	*a = Access{IAddr: v[0], DAddr: v[2]}
@@ -423,6 +597,45 @@ func (s *DataCSVSource) parse(t string) string {
 	return ""
 }
 
+// parseRequest reads a split request line (lrid given): v holds the
+// unified columns but data (big).
+func (s *DataCSVSource) parseRequest(v [len(dataCols)]uint64, f []string, big string) string {
+	lrid, err := parseNum(strings.TrimSpace(f[s.idx[colLRID]]), false)
+	if err != nil {
+		return fmt.Sprintf("lrid: %v", err)
+	}
+	a := &s.a
+	*a = Access{IAddr: v[colIAddr], DAddr: v[colDAddr], Split: true}
+	switch {
+	case v[colDType] >= numDTypes || !DType(v[colDType]).Reads():
+		return fmt.Sprintf("a split request (lrid given) of dtype %d: only loads (0) and atomics (8..14) are split", v[colDType])
+	case v[colDSize] > 3:
+		return fmt.Sprintf("dsize %d out of range 0..3", v[colDSize])
+	case lrid > 0xffff:
+		return fmt.Sprintf("lrid %d wider than lrid_width_p's 16 bits", lrid)
+	}
+	a.DType, a.DSize, a.LRID = DType(v[colDType]), uint8(v[colDSize]), uint32(lrid)
+	if a.DType == DTypeLoad {
+		if big != "" {
+			return fmt.Sprintf("a split load request with data %q: its data comes in the response (ldata)", big)
+		}
+		return ""
+	}
+	// an atomic: the store data
+	d, err := parseNum(big, true)
+	if err != nil {
+		return fmt.Sprintf("data (the store data of a split atomic request): %v", err)
+	}
+	if d&^sizeMask(a.DSize) != 0 {
+		return fmt.Sprintf("data %#x wider than the access (%d bytes)", d, a.Bytes())
+	}
+	a.SData = d
+	if a.DAddr&(uint64(a.Bytes())-1) != 0 {
+		return fmt.Sprintf("atomic at %#x not aligned to its size", a.DAddr)
+	}
+	return ""
+}
+
 // DataMerger feeds an encoder that takes both ingress blocks and data
 // accesses (Next is both an ingress.Sink and a DataSink) from a block
 // stream and a data ingress CSV read side by side: before each block it
@@ -433,15 +646,25 @@ func (s *DataCSVSource) parse(t string) string {
 // before it in the same block (a block executes each of its instructions
 // once). An access left over, that precedes the block it should go with,
 // is an error naming its line.
+//
+// A split protocol CSV's load responses (Next must then be a
+// SplitDataSink) are delivered in their place among the accesses, each
+// before the first block whose time is its time or later (the blocks'
+// times must then be given and never decrease: an ingress CSV with its
+// time column);
+// those after the last block at Close.
 type DataMerger struct {
 	next interface {
 		Sink
 		DataSink
 	}
-	src   *DataCSVSource
-	a     *Access // the next access, not yet delivered
-	eof   bool
-	count uint64
+	src      *DataCSVSource
+	a        *Access       // the next access, not yet delivered
+	r        *LoadResponse // or the next response
+	eof      bool
+	count    uint64
+	lastTime uint64 // time of the block before (split protocol)
+	blocks   uint64
 }
 
 // NewDataMerger returns a merger feeding next from the data CSV src.
@@ -456,10 +679,10 @@ func NewDataMerger(next interface {
 func (m *DataMerger) Accesses() uint64 { return m.count }
 
 func (m *DataMerger) peek() error {
-	if m.a != nil || m.eof {
+	if m.a != nil || m.r != nil || m.eof {
 		return nil
 	}
-	a, err := m.src.Next()
+	a, r, err := m.src.NextEvent()
 	if err == io.EOF {
 		m.eof = true
 		return nil
@@ -467,13 +690,35 @@ func (m *DataMerger) peek() error {
 	if err != nil {
 		return err
 	}
-	m.a = a
+	m.a, m.r = a, r
+	return nil
+}
+
+// response delivers the response peeked.
+func (m *DataMerger) response() error {
+	s, ok := m.next.(SplitDataSink)
+	if !ok {
+		return &LineError{File: m.src.name, Line: m.src.line, Reason: "a load response (split protocol) for an encoder of the unified protocol"}
+	}
+	r := m.r
+	m.r = nil
+	if err := s.Response(r); err != nil {
+		return fmt.Errorf("%s:%d: %w", m.src.name, m.src.line, err)
+	}
 	return nil
 }
 
 // Block delivers the accesses of b, then b.
 func (m *DataMerger) Block(b *Block) error {
-	if b.IRetire > 0 {
+	if m.src.split {
+		if m.blocks > 0 && (b.Time < m.lastTime || b.Time == 0) {
+			return fmt.Errorf("%s: ingress block %d has time %d, the block before %d: the split protocol's load responses are placed by the blocks' time, which must increase (the ingress CSV's time column)",
+				m.src.name, m.blocks, b.Time, m.lastTime)
+		}
+		m.lastTime = b.Time
+	}
+	m.blocks++
+	if b.IRetire > 0 || m.src.split {
 		lo, hi := b.IAddr, b.LastAddr()
 		first := true
 		var last uint64
@@ -481,7 +726,16 @@ func (m *DataMerger) Block(b *Block) error {
 			if err := m.peek(); err != nil {
 				return err
 			}
-			if m.a == nil || m.a.IAddr < lo || m.a.IAddr > hi || (!first && m.a.IAddr <= last) {
+			if m.r != nil {
+				if m.r.Time > b.Time {
+					break
+				}
+				if err := m.response(); err != nil {
+					return err
+				}
+				continue
+			}
+			if m.a == nil || b.IRetire == 0 || m.a.IAddr < lo || m.a.IAddr > hi || (!first && m.a.IAddr <= last) {
 				break
 			}
 			first, last = false, m.a.IAddr
@@ -495,10 +749,19 @@ func (m *DataMerger) Block(b *Block) error {
 	return m.next.Block(b)
 }
 
-// Close checks that every access was delivered and closes the next sink.
+// Close delivers the responses after the last block, checks that every
+// access was delivered and closes the next sink.
 func (m *DataMerger) Close() error {
-	if err := m.peek(); err != nil {
-		return err
+	for {
+		if err := m.peek(); err != nil {
+			return err
+		}
+		if m.r == nil {
+			break
+		}
+		if err := m.response(); err != nil {
+			return err
+		}
 	}
 	if m.a != nil {
 		return &LineError{File: m.src.name, Line: m.src.line,

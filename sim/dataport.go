@@ -49,7 +49,9 @@ import (
 // delay of each response is a fixed pseudo-random function of the
 // request's number (0 to 7 instructions), so responses come out of order;
 // when every lrid is in flight the response due first is sent before the
-// new request. Stores and failed store-conditionals stay unified.
+// new request. Stores and failed store-conditionals stay unified. A
+// response's Time is the time of the instruction it comes with (those
+// Flush sends: one more than the last).
 type DataPort struct {
 	// Next, if not nil, also receives every observer call.
 	Next Observer
@@ -85,6 +87,7 @@ type DataPort struct {
 	ninst uint64 // instructions seen
 	nreq  uint64 // requests sent
 	resp  ingress.LoadResponse
+	now   uint64 // the time of the instruction last seen (responses' Time)
 }
 
 // pendLoad is a split request waiting for its response.
@@ -149,7 +152,7 @@ func (p *DataPort) respond(now uint64, max int) error {
 		q := &p.pend[best]
 		q.busy = false
 		p.npend--
-		p.resp = ingress.LoadResponse{LID: uint32(best), Resp: ingress.LRespOkay, Data: q.data}
+		p.resp = ingress.LoadResponse{LID: uint32(best), Resp: ingress.LRespOkay, Data: q.data, Time: p.now}
 		if err := p.split.Response(&p.resp); err != nil {
 			return err
 		}
@@ -199,6 +202,7 @@ func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingre
 		return err
 	}
 	p.ninst++
+	p.now = time
 	if p.npend > 0 {
 		if err := p.respond(p.ninst, len(p.pend)); err != nil {
 			return err
@@ -399,5 +403,6 @@ func (p *DataPort) Flush() error {
 	if err := p.flush(); err != nil {
 		return err
 	}
+	p.now++ // (the responses come after the last instruction)
 	return p.respond(^uint64(0), len(p.pend))
 }

@@ -178,8 +178,12 @@ func TestCLIDataTraceSplit(t *testing.T) {
 	if !strings.Contains(string(js)+out+e, "split protocol") {
 		t.Errorf("split trace decoded as unified: exit %d, no warning naming the protocol: %s", code, e)
 	}
-	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "split", "--data-ingress", p("d.csv"), "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-ingress") {
+	// --data-ingress writes the split protocol's CSV
+	// (TestCLIDataIngressSplitBytes encodes it back)
+	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "split", "--data-ingress", p("d.csv"), "-o", p("z.te"), elf); code != 0 {
 		t.Errorf("--data-ingress with split: exit %d: %s", code, e)
+	} else if d, _ := os.ReadFile(p("d.csv")); !strings.HasPrefix(string(d), "iaddr,dtype,daddr,dsize,data,lrid,lresp,lid,ldata,time\n") {
+		t.Errorf("--data-ingress with split: not the split protocol's CSV: %.80q", d)
 	}
 	if code, _, e := rv(t, "run", "--trace", "etrace", "--data-trace", "--data-protocol", "both", "-o", p("z.te"), elf); code == 0 || !strings.Contains(e, "--data-protocol") {
 		t.Errorf("--data-protocol both: exit %d: %s", code, e)

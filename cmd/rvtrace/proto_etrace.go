@@ -190,7 +190,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 	var dataIn *string
 	if fs.Lookup("ingress-in") != nil {
 		// encode (not run): the accesses come from a file
-		dataIn = fs.String("data-ingress-in", "", "data ingress CSV `file` (one access per line: iaddr,dtype,daddr,dsize,data, in retirement order) to encode with --data-trace")
+		dataIn = fs.String("data-ingress-in", "", "data ingress CSV `file` (one access per line: iaddr,dtype,daddr,dsize,data, in retirement order; with --data-protocol split also lrid,lresp,lid,ldata,time: a line per request and per response, the responses placed by the ingress CSV's time column) to encode with --data-trace")
 	}
 	return func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error) {
 		cfg, err := cfgf()
@@ -216,9 +216,6 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		}
 		if cfg.Data != nil && *csvOut != "" {
 			return nil, fmt.Errorf("--te-inst-csv does not take data trace packets: leave out --data-trace")
-		}
-		if dataIn != nil && *dataIn != "" && cfg.Data.Split {
-			return nil, fmt.Errorf("--data-ingress-in: the data ingress CSV holds the unified protocol's accesses; --data-protocol split needs the simulator's interface (rvtrace run)")
 		}
 		if comp != nil && cfg.Encap != etrace.EncapUTDD {
 			return nil, fmt.Errorf("--encap %s: the RAM sink stores 32-bit words, and pads the last one with the null packet of the UTDD encapsulation: E-Trace through the trace system needs --encap utdd", cfg.Encap)
@@ -295,6 +292,10 @@ type componentData struct {
 
 // Access passes an access to the component's data trace interface.
 func (c componentData) Access(a *ingress.Access) error { return c.data.Access(a) }
+
+// Response passes a split load response to the component's data trace
+// interface.
+func (c componentData) Response(r *ingress.LoadResponse) error { return c.data.Response(r) }
 
 // dataMergeSink closes the data ingress file with the encoder.
 type dataMergeSink struct {

@@ -47,8 +47,9 @@ func dataPorts(m *sim.Machine, dsinks []dataFanout, tw *tarmac.Writer, lridWidth
 		}
 		if lridWidth > 0 {
 			for _, s := range ds {
-				if _, ok := s.(ingress.SplitDataSink); !ok {
-					return nil, fmt.Errorf("--data-ingress writes the unified protocol's accesses: it does not go with --data-protocol split")
+				if w, ok := s.(*ingress.DataCSVWriter); ok {
+					// --data-ingress: the split protocol's CSV
+					w.SetSplit()
 				}
 			}
 			if err := p.SetSplit(lridWidth); err != nil {
