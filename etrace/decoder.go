@@ -882,6 +882,7 @@ func (d *Decoder) trapPacket(p *Packet) error {
 		}
 		addr := p.Address << d.lsb & d.amask
 		epc := addr
+		end := ingress.ITypeNone
 		if !d.trapPending {
 			if err := d.checkEPC(p, addr); err != nil {
 				return err
@@ -894,10 +895,15 @@ func (d *Decoder) trapPacket(p *Packet) error {
 			// inferred as for thaddr=1.
 			if in := d.w.Img.InstPtr(d.pc); in != nil && !decode.Uninferable(in.Class) {
 				epc = d.epc(p)
+			} else if in != nil {
+				// the range ends at that discontinuity (an mret, a
+				// jalr...), which retired: its range ends as it
+				// does, with the itype of a taken jump
+				end = itypeOf(in, true)
 			}
 		}
 		d.lastAddr = addr
-		if err := d.closeRange(ingress.ITypeNone, 0, false); err != nil {
+		if err := d.closeRange(end, 0, false); err != nil {
 			return err
 		}
 		// The packet states the privilege (and context) the trap was

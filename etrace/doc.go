@@ -98,8 +98,10 @@
 // taken from (the one a trap return returned to, when the trap is at its
 // target): a context event precedes its trap event. Its address is the
 // EPC only at the target of an uninferable discontinuity, as the
-// specification's exception_address has it; elsewhere the EPC is
-// inferred from the program, as after a thaddr=1 packet. A trap packet
+// specification's exception_address has it, and the range before it
+// then ends at that discontinuity, which retired, with its itype (an
+// mret's range ends as a trap return, as N-Trace's does); elsewhere the
+// EPC is inferred from the program, as after a thaddr=1 packet. A trap packet
 // right after a thaddr=0 one reports a trap taken before the earlier
 // trap's handler ran: its EPC is that handler's first instruction, which
 // the decoder gives when the trace determines it (an instruction fetch

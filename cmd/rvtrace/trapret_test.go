@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +75,61 @@ func TestETraceTrapAtTrapReturnTarget(t *testing.T) {
 			t.Errorf("%s: decoded %d bytes of PCs, executed %d", mode, len(g), len(w))
 		}
 	}
+}
+
+// TestETraceTrapReturnRangeEnd checks the kinds of the decoded ranges'
+// ends against N-Trace's on the same program: a range that ends at an
+// mret whose target traps (an E-Trace trap packet with thaddr=0) ends as
+// a trap return, as N-Trace's does, not with "none". N-Trace also ends a
+// range at each not-taken branch, which E-Trace's ranges run through:
+// those are left out of the comparison.
+func TestETraceTrapReturnRangeEnd(t *testing.T) {
+	elf := buildGuest(t, trapRetProg)
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	if code, _, e := rv(t, "run", "-q", "--max-instret", "100000", "--trace", "ntrace", "-o", p("t.nex"), elf); code != 0 {
+		t.Fatalf("run ntrace: exit %d: %s", code, e)
+	}
+	if code, _, e := rv(t, "decode", "--image", elf, p("t.nex"), "--jsonl", p("n.jsonl")); code != 0 {
+		t.Fatalf("decode ntrace: exit %d: %s", code, e)
+	}
+	want := rangeEnds(t, p("n.jsonl"))
+	if n := strings.Count(strings.Join(want, "\n"), "trap-return"); n != 20 {
+		t.Fatalf("N-Trace: %d ranges end with a trap return, want 20 (the mret to user and 19 from the handler)", n)
+	}
+	for _, mode := range []string{"--implicit-exception=false", "--all-modes"} {
+		if code, _, e := rv(t, "run", "-q", "--max-instret", "100000", "--trace", "etrace", mode, "--context", "-o", p("t.te"), elf); code != 0 {
+			t.Fatalf("%s: run: exit %d: %s", mode, code, e)
+		}
+		if code, _, e := rv(t, "decode", "--protocol", "etrace", mode, "--context", "--image", elf, p("t.te"), "--jsonl", p("e.jsonl")); code != 0 {
+			t.Fatalf("%s: decode: exit %d: %s", mode, code, e)
+		}
+		if got := rangeEnds(t, p("e.jsonl")); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: E-Trace range ends\n%s\nN-Trace's\n%s", mode, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// rangeEnds returns the last instruction and end kind of each range of
+// JSON lines file path, but those ending at a not-taken branch.
+func rangeEnds(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		var e struct{ Kind, Last, End string }
+		if l == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%s: %q: %v", path, l, err)
+		}
+		if e.Kind == "range" && e.End != "not-taken" {
+			out = append(out, e.Last+" "+e.End)
+		}
+	}
+	return out
 }
