@@ -320,12 +320,19 @@ func runRun(args []string) error {
 	// (data trace of several harts: run_data.go)
 	dsinks := make([]dataFanout, m.NumHarts())
 	dataHarts := 0
+	framingNote := "" // E-Trace framing chosen for the trace system (etraceSystemFraming)
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
 		var err error
 		if dataHarts, err = runDataHarts(fs, m.NumHarts()); err != nil {
 			return err
+		}
+		if *trace == "etrace" && sysTrace {
+			// the trace system's funnel and RAM sink take UTDD frames
+			if framingNote, err = etraceSystemFraming(fs, m.NumHarts()); err != nil {
+				return err
+			}
 		}
 		if *trace == "etrace" && m.NumHarts() > 1 {
 			// E-Trace: one source ID per hart, which only the UTDD
@@ -714,6 +721,9 @@ func runRun(args []string) error {
 			line += fmt.Sprintf(", exit code %d", res.ExitCode)
 		}
 		fmt.Fprintln(stderr, line)
+		if framingNote != "" {
+			fmt.Fprintf(stderr, "rvtrace run: %s\n", framingNote)
+		}
 		if m.NumHarts() > 1 {
 			for _, f := range []struct {
 				what  string

@@ -391,6 +391,11 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 		if c.Encap == etrace.EncapUTDD && d.Harts > 1 {
 			a = append(a, "--data-harts", strconv.Itoa(d.Harts))
 		} else if c.Encap == etrace.EncapUTDD {
+			// one source of instruction packets and one of data
+			// packets, which the decoder takes by their IDs
+			if c.SrcID != 0 {
+				a = append(a, "--src-id", strconv.FormatUint(uint64(c.SrcID), 10))
+			}
 			a = append(a, "--data-src-id", strconv.FormatUint(uint64(d.SrcID), 10))
 		}
 		if d.Filter.HasData() {
@@ -437,4 +442,51 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// etraceSystemFraming sets the framing of E-Trace through the trace
+// system (--trace etrace with --trace-capture) when the options leave it
+// out, and returns what the run summary says of it ("" when the options
+// gave it). The funnel merges the encoders' output into one stream that
+// the RAM sink stores in 32-bit words: the packets are framed in the
+// Unformatted Trace & Diagnostic Data encapsulation, whose source ID
+// tells the sources apart and whose null packet pads the sink's last
+// word. A data trace of one hart then needs a source ID field of 1 bit
+// for its data packets (source 1; --src-bits 1); several harts' widths
+// are set by run for every trace of several harts. Another framing
+// given is an error.
+func etraceSystemFraming(fs *flag.FlagSet, harts int) (string, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	e := fs.Lookup("encap")
+	if e == nil {
+		return "", nil
+	}
+	if set["encap"] && e.Value.String() != "utdd" {
+		return "", fmt.Errorf("--encap %s: E-Trace through the trace system is framed in the UTDD encapsulation: "+
+			"with --trace-capture the funnel's stream carries every encoder's packets, told apart by their source IDs, and the RAM sink pads its last 32-bit word "+
+			"with the UTDD null packet, which the raw framing has no equivalent of; leave out --encap (utdd is the default there), "+
+			"or write the encoder's own output with -o instead of --trace-capture", e.Value)
+	}
+	var said []string
+	why := ""
+	if !set["encap"] {
+		if err := fs.Set("encap", "utdd"); err != nil {
+			return "", err
+		}
+		said = append(said, "--encap utdd")
+	}
+	if dt := fs.Lookup("data-trace"); harts == 1 && !set["src-bits"] && dt != nil && dt.Value.String() == "true" {
+		// the data packets need a source ID of their own
+		if err := fs.Set("src-bits", "1"); err != nil {
+			return "", err
+		}
+		said = append(said, "--src-bits 1")
+		why = "; instruction packets carry source ID 0, data packets 1"
+	}
+	if len(said) == 0 {
+		return "", nil
+	}
+	return "E-Trace through the trace system: " + strings.Join(said, " ") +
+		" (the funnel and the RAM sink take packets framed in the UTDD encapsulation" + why + "): decode with the same options", nil
 }

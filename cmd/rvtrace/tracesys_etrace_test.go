@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// smemScript switches the trace RAM sink to SMEM mode before the first
+// instruction, with a 1 MiB circular buffer in system memory at
+// 0x80400000 (above the test programs' images and stacks): the sink
+// disabled, the mode and the buffer's bounds written, the write pointer
+// set to the start, the sink enabled again and checked.
+const smemScript = `write ram.trRamControl trRamActive=1
+write ram.trRamControl trRamActive=1,trRamMode=1
+write ram.trRamStartHigh 0
+write ram.trRamStartLow 0x80400000
+write ram.trRamLimitHigh 0
+write ram.trRamLimitLow 0x804ffffc
+write ram.trRamWPHigh 0
+write ram.trRamWPLow 0x80400000
+write ram.trRamControl trRamActive=1,trRamEnable=1,trRamMode=1
+expect ram.trRamControl trRamActive=1,trRamEnable=1,trRamMode=1 mask trRamActive=1,trRamEnable=1,trRamMode=1
+at end
+read ram.trRamWPLow
+`
+
+// TestETraceSystemFraming: E-Trace through the trace system (--trace
+// etrace --trace-capture, the register path) without --encap is framed in
+// the UTDD encapsulation, with a source ID field for the data packets of
+// one hart, and the run says so; the capture, decoded with the command the
+// run prints, gives exactly the PCs the simulator retired (run --pcs),
+// hart by hart (--src), for one hart and two, with and without data
+// trace, from the RAM sink in SRAM mode and in SMEM mode (a probe script
+// moving the buffer to system memory, its write pointer there at the
+// end). An explicit --encap raw is refused, naming the framing the trace
+// system needs.
+func TestETraceSystemFraming(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	mt := filepath.Join("..", "..", "examples", "mt-shared", "mt-shared.elf")
+	dir := t.TempDir()
+	smem := filepath.Join(dir, "smem.txt")
+	if err := os.WriteFile(smem, []byte(smemScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		prog  string
+		harts int
+		args  []string
+		note  string // in the framing line of the run summary
+	}{
+		{"one-hart", demo, 1, []string{"--max-instret", "200000"}, "--encap utdd ("},
+		{"one-hart-data", demo, 1, []string{"--max-instret", "40000", "--data-trace"}, "--encap utdd --src-bits 1 ("},
+		// source IDs of the options: the decode hint gives them
+		{"one-hart-data-ids", demo, 1, []string{"--max-instret", "40000", "--data-trace", "--src-bits", "2", "--src-id", "1", "--data-src-id", "3"}, "--encap utdd ("},
+		{"two-harts", mt, 2, nil, "--encap utdd ("},
+		{"two-harts-data", mt, 2, []string{"--data-trace", "--data-protocol", "split"}, "--encap utdd ("},
+	} {
+		for _, sink := range []string{"sram", "smem"} {
+			t.Run(c.name+"-"+sink, func(t *testing.T) {
+				p := func(n string) string { return filepath.Join(dir, c.name+"-"+sink+"-"+n) }
+				run := []string{"run", "--harts", strconv.Itoa(c.harts), "--trace", "etrace", "--trace-capture", p("cap"), "--pcs", p("run.{hart}.pcs")}
+				if sink == "smem" {
+					run = append(run, "--trace-script", smem)
+				}
+				run = append(append(run, c.args...), c.prog)
+				code, _, e := rv(t, run...)
+				if want := 0; len(c.args) > 0 && c.args[0] == "--max-instret" {
+					want = 1 // the instruction limit
+					if code != want {
+						t.Fatalf("run: exit %d: %s", code, e)
+					}
+				} else if code != 0 {
+					t.Fatalf("run: exit %d: %s", code, e)
+				}
+				if sink == "smem" && !strings.Contains(e, "ram.trRamWPLow (0x3019020) = 0x804") {
+					t.Errorf("the SMEM buffer's write pointer is not in system memory at the end: %s", e)
+				}
+				if strings.Contains(e, "wrapped") {
+					t.Fatalf("the RAM sink wrapped: %s", e)
+				}
+				if !strings.Contains(e, "rvtrace run: E-Trace through the trace system: "+c.note) {
+					t.Errorf("the run summary does not say which framing it chose (%q): %s", c.note, e)
+				}
+				_, hint, ok := strings.Cut(e, "decode with: rvtrace ")
+				if !ok {
+					t.Fatalf("no decode hint: %s", e)
+				}
+				hint, _, _ = strings.Cut(hint, "\n")
+				hint, _, _ = strings.Cut(hint, " (")
+				if !strings.Contains(hint, "--encap utdd") {
+					t.Errorf("the decode hint does not give the framing: %s", hint)
+				}
+				for h := 0; h < c.harts; h++ {
+					want := readLines(t, p(fmt.Sprintf("run.%d.pcs", h)))
+					out := p(fmt.Sprintf("dec.%d.pcs", h))
+					args := append(strings.Fields(hint), "--pcs", out)
+					if c.harts > 1 {
+						args = append(args, "--src", strconv.Itoa(h))
+					}
+					code, _, de := rv(t, args...)
+					if code != 0 || !strings.Contains(de, " 0 gaps") {
+						t.Fatalf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, de)
+					}
+					got := readLines(t, out)
+					if len(want) < 2000 || !equalStrings(got, want) {
+						t.Errorf("hart %d: %d PCs decoded from the capture, %d retired, or they differ", h, len(got), len(want))
+					}
+				}
+			})
+		}
+	}
+	// an explicit framing other than UTDD is refused before the run, and
+	// so is a raw framing with several harts
+	for _, args := range [][]string{
+		{"--encap", "raw"},
+		{"--encap", "raw", "--harts", "2"},
+		{"--encap", "raw", "--data-trace"},
+	} {
+		run := append([]string{"run", "--max-instret", "1000", "--trace", "etrace", "--trace-capture", filepath.Join(dir, "raw.cap")}, args...)
+		code, _, e := rv(t, append(run, demo)...)
+		if code == 0 || !strings.Contains(e, "--encap raw: E-Trace through the trace system") || !strings.Contains(e, "UTDD") {
+			t.Errorf("%v: exit %d, want the framing refused: %s", args, code, e)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "raw.cap")); err == nil {
+			t.Errorf("%v: the capture was written", args)
+		}
+	}
+	// given explicitly, --encap utdd is no news: the summary says nothing
+	code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "etrace", "--encap", "utdd", "--trace-capture", filepath.Join(dir, "u.cap"), demo)
+	if code != 1 || strings.Contains(e, "E-Trace through the trace system:") {
+		t.Errorf("--encap utdd: exit %d: %s", code, e)
+	}
+}
