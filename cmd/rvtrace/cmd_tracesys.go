@@ -174,6 +174,17 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 	if t.probe != nil {
 		keep(t.probe.End())
 	}
+	for h, e := range t.sys.Encoders {
+		// Said even with -q: the trace lacks what these would have
+		// traced.
+		if n, err := e.RefusedEnables(); n > 0 {
+			times := "a write"
+			if n > 1 {
+				times = fmt.Sprintf("%d writes", n)
+			}
+			fmt.Fprintf(stderr, "rvtrace run: warning: trace encoder of hart %d: %s of trTeEnable = 1 did not enable it (trTeEnable read back 0); the last because: %v\n", h, times, err)
+		}
+	}
 	if *t.capture == "" {
 		return firstErr
 	}

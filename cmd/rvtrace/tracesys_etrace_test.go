@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
 // smemScript switches the trace RAM sink to SMEM mode before the first
@@ -134,5 +136,92 @@ func TestETraceSystemFraming(t *testing.T) {
 	code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "etrace", "--encap", "utdd", "--trace-capture", filepath.Join(dir, "u.cap"), demo)
 	if code != 1 || strings.Contains(e, "E-Trace through the trace system:") {
 		t.Errorf("--encap utdd: exit %d: %s", code, e)
+	}
+}
+
+// swapScript is a debug probe's program for two harts tracing through the
+// trace system: after instruction 7000 of hart 0 (hart 1 has run its
+// first quantum of 5000) both encoders are
+// disabled (flushing their trace), their source IDs swapped (trTeSrcID
+// of hart 0 1, of hart 1 0) and enabled again; read back, both are
+// enabled.
+const swapScript = `at 7000
+write enc0.trTeControl trTeActive=1,trTeInstTracing=1,trTeFormat=0
+write enc1.trTeControl trTeActive=1,trTeInstTracing=1,trTeFormat=0
+write enc0.trTeInstFeatures trTeSrcBits=2,trTeSrcID=1
+write enc1.trTeInstFeatures trTeSrcBits=2,trTeSrcID=0
+write enc0.trTeControl trTeActive=1,trTeEnable=1,trTeInstTracing=1,trTeFormat=0
+write enc1.trTeControl trTeActive=1,trTeEnable=1,trTeInstTracing=1,trTeFormat=0
+expect enc0.trTeControl trTeEnable=1 mask trTeEnable=1
+expect enc1.trTeControl trTeEnable=1 mask trTeEnable=1
+`
+
+// TestETraceDataSrcIDReprogram: a host script that rewrites trTeSrcID
+// during a two-hart data trace (E-Trace, --data-trace, through the trace
+// system): each hart's data packets follow its instruction packets'
+// source ID (data source 2 + trTeSrcID), so the capture decodes with the
+// options the run printed (--data-trace --data-harts 2) without a gap,
+// and source 0 gives hart 0's first 7000 instructions then hart 1's from
+// where the swap found it, source 1 the other way round, exactly as the
+// simulator retired them. A trTeSrcID of 2 or 3 (a data source's ID) is
+// refused when trTeEnable is written 1: trTeEnable reads back 0 and the
+// run warns, saying why.
+func TestETraceDataSrcIDReprogram(t *testing.T) {
+	// (examples/mt-shared's hart 1 ends in its first quantum)
+	mt := corpus.Path(t, "ntrace-refcode/elf/mt-vvadd.riscv")
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	if err := os.WriteFile(p("swap.txt"), []byte(swapScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []string{"unified", "split"} {
+		code, _, e := rv(t, "run", "--harts", "2", "--trace", "etrace", "--data-trace", "--data-protocol", proto, "--trace-capture", p("swap.cap"),
+			"--trace-capture-all", "--trace-script", p("swap.txt"), "--pcs", p("run.{hart}.pcs"), mt)
+		if code != 0 || strings.Contains(e, "warning") {
+			t.Fatalf("%s: run: exit %d: %s", proto, code, e)
+		}
+		_, hint, ok := strings.Cut(e, "decode with: rvtrace ")
+		if !ok {
+			t.Fatalf("%s: no decode hint: %s", proto, e)
+		}
+		hint, _, _ = strings.Cut(hint, " (")
+		if !strings.Contains(hint, "--data-harts 2") {
+			t.Errorf("%s: decode hint %q", proto, hint)
+		}
+		var dec [2][]string
+		for s := 0; s < 2; s++ {
+			out := p(fmt.Sprintf("dec.%d.pcs", s))
+			args := append(strings.Fields(hint), "--src", strconv.Itoa(s), "--pcs", out)
+			code, _, de := rv(t, args...)
+			if code != 0 || !strings.Contains(de, " 0 gaps") {
+				t.Fatalf("%s: rvtrace %s: exit %d: %s", proto, strings.Join(args, " "), code, de)
+			}
+			dec[s] = readLines(t, out)
+		}
+		r0, r1 := readLines(t, p("run.0.pcs")), readLines(t, p("run.1.pcs"))
+		const a = 7000                   // hart 0's instructions before the swap
+		b := len(dec[1]) - (len(r0) - a) // hart 1's
+		if b < 100 || b > len(r1)-100 {
+			t.Fatalf("%s: hart 1 had retired %d of its %d instructions at the swap: the test proves little", proto, b, len(r1))
+		}
+		want0 := append(append([]string(nil), r0[:a]...), r1[b:]...)
+		want1 := append(append([]string(nil), r1[:b]...), r0[a:]...)
+		if !equalStrings(dec[0], want0) || !equalStrings(dec[1], want1) {
+			t.Errorf("%s: source 0 decodes to %d PCs, source 1 to %d: not hart 0's first %d then hart 1's from its %dth, and the other way round",
+				proto, len(dec[0]), len(dec[1]), a, b)
+		}
+	}
+	// a data source's ID is refused for instruction packets
+	bad := strings.Replace(swapScript, "trTeSrcID=1", "trTeSrcID=3", 1)
+	bad = strings.Replace(bad, "expect enc0.trTeControl trTeEnable=1", "expect enc0.trTeControl trTeEnable=0", 1)
+	if err := os.WriteFile(p("bad.txt"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, e := rv(t, "run", "-q", "--harts", "2", "--trace", "etrace", "--data-trace", "--trace-capture", p("bad.cap"),
+		"--trace-capture-all", "--trace-script", p("bad.txt"), mt)
+	want := "rvtrace run: warning: trace encoder of hart 0: a write of trTeEnable = 1 did not enable it (trTeEnable read back 0); the last because: " +
+		"trTeSrcID 3 with data trace of 2 harts: hart h's data packets carry source ID 2 + its trTeSrcID"
+	if code != 0 || !strings.Contains(e, want) || !strings.Contains(e, "must be below 2") {
+		t.Errorf("trTeSrcID 3: exit %d, want the refused enable said: %s", code, e)
 	}
 }
