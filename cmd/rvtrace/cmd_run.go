@@ -72,7 +72,7 @@ Examples:
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
-  rvtrace run --trace etrace --data-trace --encap utdd --src-bits 1 --trace-capture d.te -o whole.te prog.elf
+  rvtrace run --trace etrace --data-trace --trace-capture d.te -o whole.te prog.elf
   rvtrace run --harts 2 --trace etrace --data-trace -o mt.te examples/mt-shared/mt-shared.elf
   rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --harts 2 --trace ntrace --preset best --trace-capture mt.nex --pcs 'mt.{hart}.pcs' mt-vvadd.riscv
