@@ -275,6 +275,14 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 			}
 		}
 		lib, err := tproto.Detect(in, img, &merged)
+		if (err != nil || lib.Name() != "etrace" && lib.Sniff(in.Prefix, &merged) < 0.99) && !merged.ETraceCSV {
+			// no protocol fits, or not much like the one chosen:
+			// perhaps a capture of the trace system decoded without
+			// its framing
+			if h := etraceFramingHint(in.Prefix, merged.ETrace); h != "" {
+				return fmt.Errorf("%s: %s", name, h)
+			}
+		}
 		if err != nil {
 			return mismatchError(name, err)
 		}
@@ -288,6 +296,12 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		}
 	} else if err := tproto.Check(p.lib, in, img, cfg); err != nil {
 		return mismatchError(name, err)
+	}
+	if p.name == "etrace" && !cfg.ETraceCSV {
+		// a capture of the trace system decoded without its framing
+		if h := etraceFramingHint(in.Prefix, cfg.ETrace); h != "" {
+			return fmt.Errorf("%s: %s", name, h)
+		}
 	}
 	d, err := p.lib.NewDecoder(img, sink, cfg)
 	if err != nil {

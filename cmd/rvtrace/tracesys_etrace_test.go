@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +39,9 @@ read ram.trRamWPLow
 // hart by hart (--src), for one hart and two, with and without data
 // trace, from the RAM sink in SRAM mode and in SMEM mode (a probe script
 // moving the buffer to system memory, its write pointer there at the
-// end). An explicit --encap raw is refused, naming the framing the trace
+// end). Decoded without the framing options, a capture is an error that
+// names them (decode --protocol etrace and auto), and those options decode
+// it. An explicit --encap raw is refused, naming the framing the trace
 // system needs.
 func TestETraceSystemFraming(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
@@ -97,8 +100,50 @@ func TestETraceSystemFraming(t *testing.T) {
 				if !strings.Contains(hint, "--encap utdd") {
 					t.Errorf("the decode hint does not give the framing: %s", hint)
 				}
+				// decoded without the framing options (rvtrace decode
+				// takes the raw framing by default), the capture is an
+				// error naming them (the data trace options its data
+				// packets parse with too); with them, it decodes as with
+				// the printed command
+				var framing []string
+				for _, proto := range []string{"etrace", "auto"} {
+					code, _, de := rv(t, "decode", "--protocol", proto, "--image", c.prog, p("cap"))
+					_, opts, ok := strings.Cut(de, "decode with --protocol etrace ")
+					if code == 0 || !ok || !strings.Contains(de, "framed in the UTDD encapsulation") {
+						t.Fatalf("decode --protocol %s without --encap: exit %d, want the framing named: %s", proto, code, de)
+					}
+					opts, _, _ = strings.Cut(opts, "\n")
+					opts, least, _ := strings.Cut(opts, " (")
+					least = strings.TrimPrefix(least, "N: the run's number of harts, ")
+					framing = strings.Fields(opts)
+					if i := slices.Index(framing, "--data-harts"); i >= 0 {
+						// N, which the sources do not tell for certain
+						if n, _ := strconv.Atoi(strings.Fields(least + " x")[0]); c.name != "one-hart-data-ids" && (framing[i+1] != "N" || n < 2 || n > c.harts) {
+							t.Errorf("decode without --encap: %s", de)
+						}
+						framing[i+1] = strconv.Itoa(c.harts)
+					}
+				}
+				if slices.Contains(c.args, "split") && !strings.Contains(strings.Join(framing, " "), "--data-protocol split") {
+					t.Errorf("decode without --encap: the hint does not give the data protocol: %v", framing)
+				}
+				if c.name == "one-hart-data-ids" {
+					framing = nil // IDs 1 and 3: the hint reads them as hart 1 of two
+				}
 				for h := 0; h < c.harts; h++ {
 					want := readLines(t, p(fmt.Sprintf("run.%d.pcs", h)))
+					if framing != nil {
+						out := p(fmt.Sprintf("hinted.%d.pcs", h))
+						args := append(append([]string{"decode", "--protocol", "etrace"}, framing...), "--image", c.prog, "--pcs", out, p("cap"))
+						if c.harts > 1 {
+							args = append(args, "--src", strconv.Itoa(h))
+						}
+						if code, _, de := rv(t, args...); code != 0 || !strings.Contains(de, " 0 gaps") {
+							t.Errorf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, de)
+						} else if got := readLines(t, out); !equalStrings(got, want) {
+							t.Errorf("hart %d: %d PCs decoded with the framing the decode error gave, %d retired, or they differ", h, len(got), len(want))
+						}
+					}
 					out := p(fmt.Sprintf("dec.%d.pcs", h))
 					args := append(strings.Fields(hint), "--pcs", out)
 					if c.harts > 1 {
