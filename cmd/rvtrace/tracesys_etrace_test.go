@@ -41,8 +41,10 @@ read ram.trRamWPLow
 // moving the buffer to system memory, its write pointer there at the
 // end). Decoded without the framing options, a capture is an error that
 // names them (decode --protocol etrace and auto), and those options decode
-// it. An explicit --encap raw is refused, naming the framing the trace
-// system needs.
+// it. Without --trace, a host script selecting E-Trace with trTeFormat
+// on two harts gives a UTDD-framed capture that decodes the same way. An
+// explicit --encap raw is refused, naming the framing the trace system
+// needs.
 func TestETraceSystemFraming(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
 	mt := filepath.Join("..", "..", "examples", "mt-shared", "mt-shared.elf")
@@ -161,6 +163,44 @@ func TestETraceSystemFraming(t *testing.T) {
 			})
 		}
 	}
+	// no --trace: a host script selects E-Trace with trTeFormat = 0 on
+	// both harts' encoders (a 1-bit source ID each), the sink in SMEM
+	// mode; the capture is UTDD-framed (the trace system's encoders frame
+	// E-Trace so) and decodes per hart with the printed command
+	t.Run("script", func(t *testing.T) {
+		// (funnelScript's encoder lines, after its three of the sink's)
+		encs := strings.SplitN(funnelScript, "\n", 4)[3]
+		encs = strings.NewReplacer("trTeFormat=1", "trTeFormat=0", "trTeInstMode=6,", "").Replace(encs)
+		script := strings.Replace(smemScript, "at end\n", encs+"at end\n", 1)
+		if err := os.WriteFile(filepath.Join(dir, "etrace.txt"), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := func(n string) string { return filepath.Join(dir, "script-"+n) }
+		code, _, e := rv(t, "run", "--harts", "2", "--trace-system", "--trace-script", filepath.Join(dir, "etrace.txt"),
+			"--trace-capture", p("cap"), "--pcs", p("run.{hart}.pcs"), mt)
+		if code != 0 || !strings.Contains(e, "ram.trRamWPLow (0x3019020) = 0x804") {
+			t.Fatalf("run: exit %d: %s", code, e)
+		}
+		_, hint, ok := strings.Cut(e, "decode with: rvtrace ")
+		if !ok {
+			t.Fatalf("no decode hint: %s", e)
+		}
+		hint, _, _ = strings.Cut(hint, " (")
+		if !strings.Contains(hint, "--protocol etrace --encap utdd") || !strings.Contains(hint, "--src-bits 1") {
+			t.Errorf("decode hint %q", hint)
+		}
+		for h := 0; h < 2; h++ {
+			out := p(fmt.Sprintf("dec.%d.pcs", h))
+			args := append(strings.Fields(hint), "--pcs", out, "--src", strconv.Itoa(h))
+			if code, _, de := rv(t, args...); code != 0 || !strings.Contains(de, " 0 gaps") {
+				t.Fatalf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, de)
+			}
+			want, got := readLines(t, p(fmt.Sprintf("run.%d.pcs", h))), readLines(t, out)
+			if len(want) < 2000 || !equalStrings(got, want) {
+				t.Errorf("hart %d: %d PCs decoded, %d retired, or they differ", h, len(got), len(want))
+			}
+		}
+	})
 	// an explicit framing other than UTDD is refused before the run, and
 	// so is a raw framing with several harts
 	for _, args := range [][]string{
