@@ -217,6 +217,19 @@ func TestETraceSystemFraming(t *testing.T) {
 			t.Errorf("%v: the capture was written", args)
 		}
 	}
+	// the encoder's own output (-o, raw framing), and N-Trace, decode as
+	// before: the framing hint is for traces the raw framing does not read
+	for _, proto := range []string{"etrace", "ntrace"} {
+		f := filepath.Join(dir, "own."+proto)
+		if code, _, e := rv(t, "run", "-q", "--max-instret", "20000", "--trace", proto, "-o", f, demo); code != 1 {
+			t.Fatalf("run --trace %s -o: exit %d: %s", proto, code, e)
+		}
+		for _, as := range []string{proto, "auto"} {
+			if code, _, e := rv(t, "decode", "--protocol", as, "--image", demo, f); code != 0 || strings.Contains(e, "UTDD") {
+				t.Errorf("decode --protocol %s of run --trace %s -o: exit %d: %s", as, proto, code, e)
+			}
+		}
+	}
 	// given explicitly, --encap utdd is no news: the summary says nothing
 	code, _, e := rv(t, "run", "--max-instret", "1000", "--trace", "etrace", "--encap", "utdd", "--trace-capture", filepath.Join(dir, "u.cap"), demo)
 	if code != 1 || strings.Contains(e, "E-Trace through the trace system:") {
