@@ -204,3 +204,56 @@ func TestDemuxJobsTally(t *testing.T) {
 		}
 	}
 }
+
+// A trace of several harts cut anywhere (after a sync packet of any
+// source: a piece then holds only its primer; inside a frame), a
+// circular-buffer capture of one, the empty trace and one whose sources
+// outnumber Demux.MaxSources give with jobs what they give serially.
+func TestDemuxJobsEdges(t *testing.T) {
+	cfg := multiJobsConfigs(3)["implicit return"]
+	r := runMultiHart(t, "mt-vvadd.riscv", 3, 300, cfg)
+	trace := r.log.all.Bytes()
+	size := len(trace) / 30
+	demuxSameWithJobs(t, "empty", r.img, nil, cfg, 3, size, false)
+	var ends []int
+	sc := NewScanner(bytes.NewReader(trace), &cfg)
+	for sc.Scan() {
+		if pl := sc.Frame().Payload; !sc.Frame().Support && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubStart {
+			ends = append(ends, int(sc.Offset()))
+		}
+	}
+	rng := rand.New(rand.NewSource(12))
+	for k := 0; k < 12; k++ {
+		end := ends[len(ends)/2+rng.Intn(len(ends)/2)]
+		if k%3 == 2 {
+			end -= 1 + rng.Intn(3) // inside a frame
+		}
+		demuxSameWithJobs(t, fmt.Sprintf("cut at byte %d", end), r.img, trace[:end], cfg, 3, size, false)
+	}
+	trunc := cfg
+	trunc.Decode.AllowTruncated = true
+	for _, cut := range []int{1, 17, len(trace) / 3} {
+		p := demuxSameWithJobs(t, fmt.Sprintf("circular buffer from byte %d", cut), r.img, trace[cut:len(trace)-cut], trunc,
+			3, size, true)
+		if p.pieces < 5 {
+			t.Errorf("circular buffer from byte %d: %d pieces", cut, p.pieces)
+		}
+	}
+	// one source too many: serially from the first refused frame on
+	for _, max := range []int{1, 2} {
+		var res [2]string
+		for i, jobs := range []int{1, 3} {
+			l := &paralleltest.Log{}
+			m, err := NewDemux(r.img, l, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.MaxSources = max
+			err = m.decodeJobs(bytes.NewReader(trace), jobs, size)
+			res[i] = fmt.Sprintf("%v %+v %v %q", err, *m.Stats(), m.ForeignSources(), l.Lines)
+		}
+		if res[0] != res[1] {
+			t.Errorf("MaxSources %d: serially\n%s\nwith jobs\n%s", max, res[0], res[1])
+		}
+	}
+}
