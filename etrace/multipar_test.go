@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/decode/parallel"
 	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
@@ -254,6 +255,41 @@ func TestDemuxJobsEdges(t *testing.T) {
 		}
 		if res[0] != res[1] {
 			t.Errorf("MaxSources %d: serially\n%s\nwith jobs\n%s", max, res[0], res[1])
+		}
+	}
+}
+
+// The split of a trace of several harts holds a bounded number of bytes
+// (parallel.HoldPieces pieces' worth and two frames) and its pieces tile
+// the trace, with periodic resynchronisation and with one sync packet per
+// hart (cut without a sync: parallel.Piece.Cont), intact and with a run of
+// UTDD null packets longer than the bound; each decodes with 2 jobs as
+// serially.
+func TestDemuxJobsBounded(t *testing.T) {
+	for _, resync := range []int{12, 0} {
+		cfg := multiJobsConfigs(3)["implicit return"]
+		cfg.ResyncPeriod = resync
+		r := runMultiHart(t, "mt-vvadd.riscv", 3, 300, cfg)
+		trace := r.log.all.Bytes()
+		size := len(trace) / 40
+		offs := frameOffsets(t, cfg, trace)
+		null := slices.Insert(slices.Clone(trace), int(offs[len(offs)/2]), make([]byte, 5*size+7)...)
+		for k, tr := range [][]byte{trace, null} {
+			what := fmt.Sprintf("resync %d, trace %d (%d bytes, pieces of %d)", resync, k, len(tr), size)
+			m, err := NewDemux(r.img, &paralleltest.Log{}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &paralleltest.Bound{T: t, What: what, R: &paralleltest.CountingReader{R: bytes.NewReader(tr)},
+				Max: parallel.HoldPieces*size + 2*maxFrame, Ahead: scanBufSize}
+			if _, _, err := m.split(b.R, size, b.Emit); err != nil {
+				t.Fatalf("%s: split: %v", what, err)
+			}
+			b.End(len(tr))
+			if resync == 0 && b.Cont < len(tr)/(parallel.HoldPieces*size)-2 || resync > 0 && b.Pieces-b.Cont < 10 {
+				t.Errorf("%s: %d pieces, %d cut without a sync", what, b.Pieces, b.Cont)
+			}
+			demuxSameWithJobs(t, what, r.img, tr, cfg, 2, size, false)
 		}
 	}
 }
