@@ -166,12 +166,14 @@ func TestDecodeJobsETraceCLI(t *testing.T) {
 // shortest periodic resynchronisation, pieces of a few frames) gives
 // exactly what a serial decode gives, every output, the summary and the
 // exit status, intact and corrupt (with --strict too), without a note
-// that it decodes serially; decoded with --jobs 3 and --src K, each
-// hart's PCs are those the simulator retired on it.
+// that it decodes serially; the summary without --jobs (one job per
+// CPU, 3 here) is that of --jobs 1; decoded with --jobs 3 and --src K,
+// each hart's PCs are those the simulator retired on it.
 func TestDecodeJobsHartsCLI(t *testing.T) {
 	dir := t.TempDir()
-	old := etrace.PieceBytes
-	defer func() { etrace.PieceBytes = old }()
+	old, oldCPU := etrace.PieceBytes, numCPU
+	numCPU = func() int { return 3 }
+	defer func() { etrace.PieceBytes, numCPU = old, oldCPU }()
 	p := func(n string) string { return filepath.Join(dir, n) }
 	for _, tc := range []struct {
 		elf   string
@@ -205,6 +207,13 @@ func TestDecodeJobsHartsCLI(t *testing.T) {
 					t.Errorf("%s: decoded serially: %s", what, e)
 				}
 			}
+		}
+		// the summary alone, without --jobs: one job per CPU
+		code1, _, e1 := rv(t, append(append([]string{"decode", "--jobs", "1"}, args...), trace)...)
+		code, _, e := rv(t, append([]string{"decode"}, append(args, trace)...)...)
+		if code1 != 0 || code != code1 || e != e1 {
+			t.Errorf("%d harts %v, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d,\n%s", tc.harts, tc.opts,
+				code, e, code1, e1)
 		}
 		for h := 0; h < tc.harts; h++ {
 			out := p("dec.pcs")
