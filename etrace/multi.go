@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/decode/walk"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 )
@@ -64,6 +65,13 @@ type Demux struct {
 	refused    []uint64        // bit set of the source IDs refused (MaxSources)
 	stray      map[uint32]bool // data frames' source IDs of no hart (the first 64)
 	ev         flow.Event
+
+	// a parallel decode (multipar.go): spec, when not nil, marks the
+	// decoder of a piece started afresh; share holds the blocks built
+	// by the decoders of an earlier piece, by source
+	spec  *demuxSpec
+	share map[uint32]*walk.Walker
+	jobs  jobsState
 }
 
 // DefaultMaxSources is the default Demux.MaxSources.
@@ -77,6 +85,10 @@ type source struct {
 	firstIdx int64 // and its index
 
 	join *DataJoiner // data trace (multidata.go)
+
+	// wait: the decoder of a piece of a parallel decode has not seen
+	// the source's sync packet in the piece (multipar.go)
+	wait bool
 }
 
 // srcSink tags the events of one source with its ID.
@@ -159,6 +171,9 @@ func (m *Demux) get(id uint32, off int64) (*source, error) {
 		return nil, err
 	}
 	d.MaxSteps, d.MaxWalk = m.MaxSteps, m.MaxWalk
+	if w := m.share[id]; w != nil {
+		d.w.Share(w)
+	}
 	s.d = d
 	m.decs[id] = s
 	m.order = append(m.order, id)
@@ -183,67 +198,81 @@ func (m *Demux) get(id uint32, off int64) (*source, error) {
 func (m *Demux) Decode(r io.Reader) error {
 	sc := NewScanner(r, &m.cfg)
 	obs, _ := m.sink.(flow.MessageObserver)
-	var readErr error
-	for readErr == nil {
+	readErr, err := m.scan(sc, obs)
+	if err != nil {
+		return err
+	}
+	return m.end(sc.Offset(), readErr)
+}
+
+// scan decodes the frames sc reads, sending the packets to obs when it
+// is not nil. It returns the read error that ended the stream (nil at
+// its end), or the error that stops decoding.
+func (m *Demux) scan(sc *Scanner, obs flow.MessageObserver) (readErr, err error) {
+	for {
 		if !sc.Scan() {
 			err := sc.Err()
 			if err == nil {
-				break
+				return nil, nil
 			}
 			fe, ok := err.(*FramingError)
 			if !ok {
-				readErr = err // end the trace here
-				break
+				return err, nil // end the trace here
 			}
 			// Whose frame it was is unknown: every source may have lost it.
 			if gerr := m.lost(fe); gerr != nil {
-				return gerr
+				return nil, gerr
 			}
 			if sc.Done() {
-				break
+				return nil, nil
 			}
 			continue
 		}
-		fr := sc.Frame()
-		id, ok := m.sourceOf(fr)
-		if !ok {
-			if err := m.strayData(fr); err != nil {
-				return err
-			}
-			continue
-		}
-		s, err := m.get(id, fr.Offset)
-		if err != nil {
-			return err
-		}
-		if s == nil {
-			if err := m.refuse(fr); err != nil {
-				return err
-			}
-			continue
-		}
-		idx := m.idx
-		s.d.nextIdx = idx
-		if err := s.d.frame(fr, sc.Offset(), obs); err != nil {
-			return err
-		}
-		m.idx = s.d.nextIdx
-		if s.d.malformed {
-			// The frame's length byte may be what is damaged: the frame
-			// may hold frames of other sources.
-			if err := m.malformed(fr, idx); err != nil {
-				return err
-			}
-		} else if p := &s.d.pkt; !s.d.sawSync && !m.cfg.Decode.AllowTruncated && !fr.Data &&
-			!(p.Format == FormatSync && p.Subformat == SubSupport) {
-			// A source's trace starts with a sync packet: this frame's
-			// source ID may be damaged, and another source lost it.
-			if err := m.foreign(fr, idx); err != nil {
-				return err
-			}
+		if err := m.frame(sc.Frame(), sc.Offset(), obs); err != nil {
+			return nil, err
 		}
 	}
-	end := sc.Offset()
+}
+
+// frame decodes the frame fr, which ends at byte end.
+func (m *Demux) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
+	id, ok := m.sourceOf(fr)
+	if !ok {
+		return m.strayData(fr)
+	}
+	s, err := m.get(id, fr.Offset)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return m.refuse(fr)
+	}
+	if s.wait {
+		return m.waitFrame(s, fr, end, obs)
+	}
+	idx := m.idx
+	s.d.nextIdx = idx
+	if err := s.d.frame(fr, end, obs); err != nil {
+		return err
+	}
+	m.idx = s.d.nextIdx
+	if s.d.malformed {
+		// The frame's length byte may be what is damaged: the frame
+		// may hold frames of other sources.
+		return m.malformed(fr, idx)
+	}
+	if p := &s.d.pkt; !s.d.sawSync && !m.cfg.Decode.AllowTruncated && !fr.Data &&
+		!(p.Format == FormatSync && p.Subformat == SubSupport) {
+		// A source's trace starts with a sync packet: this frame's
+		// source ID may be damaged, and another source lost it.
+		return m.foreign(fr, idx)
+	}
+	return nil
+}
+
+// end ends the trace, end bytes long, whose reading ended with readErr
+// (nil at its end): every source's decoder and data join is flushed.
+func (m *Demux) end(end int64, readErr error) error {
 	if readErr == nil && end == 0 {
 		return &decode.Error{Offset: 0, Index: 0, Err: decode.ErrEmpty}
 	}
@@ -279,6 +308,9 @@ func (m *Demux) Decode(r io.Reader) error {
 // lost handles a frame that may have belonged to any source (its header
 // or source ID is damaged): a gap in every source following its program.
 func (m *Demux) lost(fe *FramingError) error {
+	if m.spec != nil {
+		return errSpecLost
+	}
 	idx := m.idx
 	m.idx++
 	for _, id := range m.order {
@@ -294,6 +326,9 @@ func (m *Demux) lost(fe *FramingError) error {
 // refuse reports, once per source ID, a frame of a source past
 // MaxSources as a gap of that source.
 func (m *Demux) refuse(fr *Frame) error {
+	if m.spec != nil {
+		return errSpecLost
+	}
 	idx := m.idx
 	m.idx++
 	if m.refused == nil {
@@ -331,6 +366,9 @@ func (m *Demux) foreign(fr *Frame, idx int64) error {
 // another source's, as cause says, as a gap in every other source that
 // is following its program.
 func (m *Demux) othersLost(fr *Frame, idx int64, cause error) error {
+	if m.spec != nil {
+		return errSpecLost
+	}
 	for _, id := range m.order {
 		d := m.decs[id].d
 		if id == fr.SrcID || d.phase != phaseSynced {

@@ -47,6 +47,9 @@ import (
 // the checks of a gap depend on the instructions before the piece), as is
 // one whose start state differs: the decoder that decoded the pieces
 // before goes on through it.
+//
+// A trace of several sources (a Demux) is split the same way, with a
+// primer that runs to a sync packet of every source: multipar.go.
 
 // PieceBytes is the trace size of a piece of a parallel decode (a
 // variable for tests, which cut small traces into many pieces).

@@ -18,7 +18,13 @@ import (
 // (data_width_p, daddress_width_p, the split protocol and lrid_width_p,
 // the UTDD source ID of the data packets) no register holds. Then
 // trTeDataImplemented reads 1 and the fields map onto etrace.DataConfig
-// and the data filters of filter.Config:
+// and the data filters of filter.Config. The data packets of one of N
+// harts (DataConfig.Harts = N > 1) carry source ID N + trTeSrcID, the
+// layout a decoder of the harts' data trace reads (etrace's Demux,
+// rvtrace decode --data-harts N): they follow a reprogrammed trTeSrcID,
+// which must then be below N (IDs N to 2N-1 are the data packets'; a
+// write of trTeEnable = 1 with another is refused, see
+// Encoder.RefusedEnables). One hart's data source ID is the parameter's.
 //
 //	trTeDataTracing        data packets are written (sampled when trTeEnable
 //	                       goes to 1: writes while the encoder is enabled are
@@ -251,6 +257,11 @@ func (e *Encoder) dataConfig() *etrace.DataConfig {
 		return nil
 	}
 	d := *e.impl.ETrace.Data // the hardware parameters
+	if d.Harts > 1 {
+		// one of several harts: its data packets carry source ID
+		// Harts + trTeSrcID, following its instruction packets' ID
+		d.SrcID = uint32(d.Harts) + e.b.field(TeInstFeatures, "trTeSrcID")
+	}
 	switch {
 	case e.b.field(TeDataControl, "trTeDataNoValue") != 0:
 		d.Fields = etrace.DataAddrOnly

@@ -391,3 +391,54 @@ func TestConfigureDataNotImplemented(t *testing.T) {
 		t.Errorf("an encoder without a data trace interface has a data sink")
 	}
 }
+
+// TestDataSrcIDOfHarts: the encoder of one of several harts with data
+// trace (DataConfig.Harts = 2: hart h's data packets carry source ID
+// 2 + h, the layout a decoder of the harts' data trace, etrace's Demux,
+// reads) gives its data packets source ID 2 + trTeSrcID, following a
+// reprogrammed trTeSrcID; a trTeSrcID of 2 or more (a data source's ID)
+// does not enable it (trTeEnable reads 0), and RefusedEnables says why,
+// until a legal one does.
+func TestDataSrcIDOfHarts(t *testing.T) {
+	e := NewEncoder(image.NewSet(), &bytes.Buffer{})
+	im := DefaultImpl(64)
+	im.ETrace.Data = &etrace.DataConfig{SrcID: 3, Harts: 2} // hart 1's
+	if err := e.SetImpl(im); err != nil {
+		t.Fatal(err)
+	}
+	e.WriteReg(TeControl, 0)
+	e.WriteReg(TeControl, 1)
+	e.WriteReg(TeControl, 1|FormatETrace<<24)
+	e.WriteReg(TeDataControl, dcTracing|2<<dcCompressShift)
+	const enable = 1 | 2 | 4 | FormatETrace<<24 // active, enabled, tracing
+	for _, c := range []struct {
+		id, data uint32
+		ok       bool
+	}{{1, 3, true}, {0, 2, true}, {2, 0, false}, {3, 0, false}, {1, 3, true}} {
+		e.WriteReg(TeControl, 1|4|FormatETrace<<24) // disabled
+		e.WriteReg(TeInstFeatures, 2<<28|c.id<<16)  // trTeSrcBits 2
+		e.WriteReg(TeControl, enable)
+		n0, _ := e.RefusedEnables()
+		on := e.ReadReg(TeControl)&2 != 0
+		if on != c.ok {
+			t.Fatalf("trTeSrcID %d: trTeEnable reads %v, want %v (%v)", c.id, on, c.ok, e.Err())
+		}
+		if !c.ok {
+			n, err := e.RefusedEnables()
+			if n == 0 || err == nil || !strings.Contains(err.Error(), "must be below 2") {
+				t.Errorf("trTeSrcID %d: refused enables %d (%v), want the reason", c.id, n, err)
+			}
+			continue
+		}
+		s, ok := e.LastSettings()
+		if !ok || s.ETrace.SrcID != c.id || s.ETrace.Data == nil || s.ETrace.Data.SrcID != c.data {
+			t.Errorf("trTeSrcID %d: the encoder runs with instruction source %d, data %+v; want data source %d", c.id, s.ETrace.SrcID, s.ETrace.Data, c.data)
+		}
+		if n, _ := e.RefusedEnables(); n != n0 {
+			t.Errorf("trTeSrcID %d: enabled, yet counted as refused", c.id)
+		}
+	}
+	if n, _ := e.RefusedEnables(); n != 2 {
+		t.Errorf("%d refused enables counted, want 2", n)
+	}
+}

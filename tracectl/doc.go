@@ -109,7 +109,8 @@
 //	E --te-inst-csv           Impl.OnPacket (an observation of the packets)         -
 //	E --data-trace            Impl.ETrace.Data (the hart's data trace interface:    E Data Trace Interface
 //	                          data_width_p, daddress_width_p, --data-protocol,
-//	                          lrid_width_p, --data-src-id); trTeDataTracing 1
+//	                          lrid_width_p, --data-src-id; of N harts the data
+//	                          packets' ID is N + trTeSrcID); trTeDataTracing 1
 //	E --data-fields addr|data trTeDataControl.trTeDataNoValue | trTeDataNoAddr    TCI trTeDataControl
 //	E --data-compress=false   trTeDataControl.trTeDataAddrCompress 0 (else 2)     E Data Trace Encoder Output Packets
 //	E --data-filter           trTeDataFilters, trTeFilter<i>* (MatchDtype),        TCI Trace Encoder Filter Registers

@@ -64,6 +64,9 @@ type Encoder struct {
 	last     Settings // of the last encoder started
 	haveLast bool
 
+	refused     int   // writes of trTeEnable = 1 that did not enable the encoder
+	lastRefused error // why the last one did not
+
 	// data trace (data.go)
 	dheld    []dataEvent         // accesses and responses held for the next block
 	reqRun   []bool              // by lrid: the split request was passed to run
@@ -137,6 +140,13 @@ func NewEncoder(img *image.Set, out io.Writer) *Encoder {
 // Err returns why the last write of trTeEnable = 1 did not enable the
 // encoder, or the error the encoder stopped with.
 func (e *Encoder) Err() error { return e.err }
+
+// RefusedEnables returns how many writes of trTeEnable = 1 did not enable
+// the encoder (trTeEnable read back 0: the registers select no
+// configuration the encoder can run), and why the last one did not. A
+// guest sees it by reading trTeEnable back; a host tool says it, since
+// the trace then lacks what the encoder would have traced.
+func (e *Encoder) RefusedEnables() (n int, last error) { return e.refused, e.lastRefused }
 
 // Dump writes every register, as mapped at base.
 func (e *Encoder) Dump(w io.Writer, base uint64) error { e.sync(); return e.b.dump(w, base) }
@@ -302,6 +312,7 @@ func (e *Encoder) writeControl(v uint32) error {
 		e.out.lost = false
 		if err := e.enable(); err != nil {
 			e.err = err
+			e.refused, e.lastRefused = e.refused+1, err
 			e.b.setField(TeControl, "trTeEnable", 0)
 		}
 	case wasEnabled && wasTracing && !tracing:
@@ -738,6 +749,11 @@ func (e *Encoder) Settings() (Settings, error) {
 			c.ResyncPeriod = 1 << (syncMax + 4)
 		}
 		c.Data = e.dataConfig()
+		if d := c.Data; d != nil && d.Harts > 1 && srcBits > 0 && srcID >= uint32(d.Harts) {
+			n := d.Harts
+			return s, fmt.Errorf("trTeSrcID %d with data trace of %d harts: hart h's data packets carry source ID %d + its trTeSrcID, and a decoder of the %d harts (--data-harts %d) takes source IDs %d to %d as data packets: an encoder's trTeSrcID must be below %d",
+				srcID, n, n, n, n, n, 2*n-1, n)
+		}
 		if err := c.Check(); err != nil {
 			return s, err
 		}

@@ -29,8 +29,9 @@ type Impl struct {
 	// hart's data trace interface, which gives the encoder data trace
 	// (trTeDataImplemented = 1 with the E-Trace format): its hardware
 	// parameters DataWidth, DAddressWidth, Split, LRIDWidth and the UTDD
-	// source ID of the data packets (SrcID); Fields, NoCompress and
-	// Filter come from the registers (data.go).
+	// source ID of the data packets (SrcID; with Harts > 1, Harts +
+	// trTeSrcID instead); Fields, NoCompress and Filter come from the
+	// registers (data.go).
 	ETrace etrace.Config
 	// Triggers holds the trace actions of the hart's debug triggers
 	// (Sdtrig mcontrol action 2 trace-on, 3 trace-off, 4 trace-notify, at

@@ -72,7 +72,7 @@ Examples:
   rvtrace run --pmu-pprof pmu.pb.gz prog.elf   # then go tool pprof -top -sample_index=l1d_miss pmu.pb.gz
   rvtrace run --tarmac-full prog.tarmac prog.elf
   rvtrace run --trace-capture self.nex examples/trace-self/trace-self.elf
-  rvtrace run --trace etrace --data-trace --encap utdd --src-bits 1 --trace-capture d.te -o whole.te prog.elf
+  rvtrace run --trace etrace --data-trace --trace-capture d.te -o whole.te prog.elf
   rvtrace run --harts 2 --trace etrace --data-trace -o mt.te examples/mt-shared/mt-shared.elf
   rvtrace run --trace-script examples/trace-self/probe.txt --trace-capture fib.nex examples/demo/demo.elf
   rvtrace run --harts 2 --trace ntrace --preset best --trace-capture mt.nex --pcs 'mt.{hart}.pcs' mt-vvadd.riscv
@@ -320,12 +320,19 @@ func runRun(args []string) error {
 	// (data trace of several harts: run_data.go)
 	dsinks := make([]dataFanout, m.NumHarts())
 	dataHarts := 0
+	framingNote := "" // E-Trace framing chosen for the trace system (etraceSystemFraming)
 	if *trace != "" {
 		srcBitsSet := false
 		fs.Visit(func(f *flag.Flag) { srcBitsSet = srcBitsSet || f.Name == "src-bits" })
 		var err error
 		if dataHarts, err = runDataHarts(fs, m.NumHarts()); err != nil {
 			return err
+		}
+		if *trace == "etrace" && sysTrace {
+			// the trace system's funnel and RAM sink take UTDD frames
+			if framingNote, err = etraceSystemFraming(fs, m.NumHarts()); err != nil {
+				return err
+			}
 		}
 		if *trace == "etrace" && m.NumHarts() > 1 {
 			// E-Trace: one source ID per hart, which only the UTDD
@@ -714,6 +721,9 @@ func runRun(args []string) error {
 			line += fmt.Sprintf(", exit code %d", res.ExitCode)
 		}
 		fmt.Fprintln(stderr, line)
+		if framingNote != "" {
+			fmt.Fprintf(stderr, "rvtrace run: %s\n", framingNote)
+		}
 		if m.NumHarts() > 1 {
 			for _, f := range []struct {
 				what  string

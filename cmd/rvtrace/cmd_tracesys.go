@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -173,6 +174,17 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 	}
 	if t.probe != nil {
 		keep(t.probe.End())
+	}
+	for h, e := range t.sys.Encoders {
+		// Said even with -q: the trace lacks what these would have
+		// traced.
+		if n, err := e.RefusedEnables(); n > 0 {
+			times := "a write"
+			if n > 1 {
+				times = fmt.Sprintf("%d writes", n)
+			}
+			fmt.Fprintf(stderr, "rvtrace run: warning: trace encoder of hart %d: %s of trTeEnable = 1 did not enable it (trTeEnable read back 0); the last because: %v\n", h, times, err)
+		}
 	}
 	if *t.capture == "" {
 		return firstErr
@@ -391,6 +403,11 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 		if c.Encap == etrace.EncapUTDD && d.Harts > 1 {
 			a = append(a, "--data-harts", strconv.Itoa(d.Harts))
 		} else if c.Encap == etrace.EncapUTDD {
+			// one source of instruction packets and one of data
+			// packets, which the decoder takes by their IDs
+			if c.SrcID != 0 {
+				a = append(a, "--src-id", strconv.FormatUint(uint64(c.SrcID), 10))
+			}
 			a = append(a, "--data-src-id", strconv.FormatUint(uint64(d.SrcID), 10))
 		}
 		if d.Filter.HasData() {
@@ -437,4 +454,163 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// etraceSystemFraming sets the framing of E-Trace through the trace
+// system (--trace etrace with --trace-capture) when the options leave it
+// out, and returns what the run summary says of it ("" when the options
+// gave it). The funnel merges the encoders' output into one stream that
+// the RAM sink stores in 32-bit words: the packets are framed in the
+// Unformatted Trace & Diagnostic Data encapsulation, whose source ID
+// tells the sources apart and whose null packet pads the sink's last
+// word. A data trace of one hart then needs a source ID field of 1 bit
+// for its data packets (source 1; --src-bits 1); several harts' widths
+// are set by run for every trace of several harts. Another framing
+// given is an error.
+func etraceSystemFraming(fs *flag.FlagSet, harts int) (string, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	e := fs.Lookup("encap")
+	if e == nil {
+		return "", nil
+	}
+	if set["encap"] && e.Value.String() != "utdd" {
+		return "", fmt.Errorf("--encap %s: E-Trace through the trace system is framed in the UTDD encapsulation: "+
+			"with --trace-capture the funnel's stream carries every encoder's packets, told apart by their source IDs, and the RAM sink pads its last 32-bit word "+
+			"with the UTDD null packet, which the raw framing has no equivalent of; leave out --encap (utdd is the default there), "+
+			"or write the encoder's own output with -o instead of --trace-capture", e.Value)
+	}
+	var said []string
+	why := ""
+	if !set["encap"] {
+		if err := fs.Set("encap", "utdd"); err != nil {
+			return "", err
+		}
+		said = append(said, "--encap utdd")
+	}
+	if dt := fs.Lookup("data-trace"); harts == 1 && !set["src-bits"] && dt != nil && dt.Value.String() == "true" {
+		// the data packets need a source ID of their own
+		if err := fs.Set("src-bits", "1"); err != nil {
+			return "", err
+		}
+		said = append(said, "--src-bits 1")
+		why = "; instruction packets carry source ID 0, data packets 1"
+	}
+	if len(said) == 0 {
+		return "", nil
+	}
+	return "E-Trace through the trace system: " + strings.Join(said, " ") +
+		" (the funnel and the RAM sink take packets framed in the UTDD encapsulation" + why + "): decode with the same options", nil
+}
+
+// framingHintBytes is how much of a trace's start etraceFramingHint
+// parses: several hundred packets.
+const framingHintBytes = 4 << 10
+
+// etraceFramingHint says how to decode a trace whose first bytes
+// (prefix) do not read as E-Trace packets in cfg's raw framing but read
+// as packets in the UTDD encapsulation, as the trace system's RAM sink
+// stores them (a capture of rvtrace run --trace etrace --trace-capture,
+// or of a guest's or a script's programming): it returns the options that
+// decode them, or "" when the raw framing is not what fails or no UTDD
+// layout reads the bytes. The source ID field is the narrowest (0 to 12
+// bits, trTeSrcBits) whose frames all have a legal header; then the
+// packets of every source must parse as instruction trace, or the
+// sources must be those of a data trace (one hart's: instruction packets
+// source 0, data 1; or N harts': hart h's instruction packets h, data
+// packets N + h) whose data packets parse with one of the data trace
+// options (protocol, fields, compression), which the hint then names.
+// N is not certain (a hart that made no access has no data source, and a
+// data packet parses with few checks): the hint asks for the run's
+// number of harts, saying the least the sources seen allow.
+func etraceFramingHint(prefix []byte, cfg etrace.Config) string {
+	if cfg.Encap != etrace.EncapRaw {
+		return ""
+	}
+	if len(prefix) > framingHintBytes {
+		prefix = prefix[:framingHintBytes]
+	}
+	if etrace.Sniff(prefix, &cfg).Score() >= 0.5 {
+		return ""
+	}
+	perfect := func(c *etrace.Config) bool {
+		r := etrace.Sniff(prefix, c)
+		return r.Errors == 0 && r.Syncs > 0 && r.Packets >= 4 && r.Good == r.Bytes
+	}
+	for bits := 0; bits <= 12; bits++ {
+		c := cfg
+		c.Encap, c.SrcBits, c.SrcID, c.Data = etrace.EncapUTDD, bits, 0, nil
+		// the frames: every header legal, and their source IDs
+		sc := etrace.NewScanner(bytes.NewReader(prefix), &c)
+		frames, top, bad := 0, uint32(0), false
+		for sc.Scan() {
+			frames++
+			top = max(top, sc.Frame().SrcID)
+		}
+		if _, ok := sc.Err().(*etrace.FramingError); ok && !(sc.Offset() >= int64(len(prefix)) && sc.Done()) {
+			bad = true // (not a frame cut by the end of the prefix)
+		}
+		if bad || frames < 4 {
+			continue
+		}
+		opts := "--encap utdd"
+		if bits > 0 {
+			opts += fmt.Sprintf(" --src-bits %d", bits)
+		}
+		say := func(opts string) string {
+			return "the trace's packets are framed in the UTDD encapsulation, not raw, as the trace system's RAM sink stores them " +
+				"(rvtrace run --trace-capture, which printed the whole decode command): decode with --protocol etrace " + opts
+		}
+		if perfect(&c) {
+			return say(opts)
+		}
+		// a data trace: one hart's, or N harts' (the sources' IDs up to
+		// 2N-1), with the options its data packets parse with
+		harts := []int{int(top)/2 + 1}
+		if top <= 1 {
+			harts = []int{1}
+		}
+		for _, n := range harts {
+			for _, split := range []bool{true, false} { // (a split trace parses as unified too)
+				for _, fields := range []etrace.DataFields{etrace.DataAddrValue, etrace.DataAddrOnly, etrace.DataValueOnly} {
+					for _, noCompress := range []bool{false, true} {
+						d := etrace.DataConfig{DataWidth: 64, DAddressWidth: cfg.Params.IAddressWidth, CSR: fields != etrace.DataValueOnly, CSRWidth: 64,
+							SrcID: 1, Fields: fields, Split: split, NoCompress: noCompress}
+						if split {
+							d.LRIDWidth = 3 // lrid_width_p: run's
+						}
+						if n > 1 {
+							d.SrcID, d.Harts = uint32(n), n
+						}
+						c.Data = &d
+						if !perfect(&c) {
+							continue
+						}
+						opts += " --data-trace"
+						note := ""
+						if n > 1 {
+							// the sources seen are those of the harts
+							// that traced; parked harts may have no data
+							// source
+							opts += " --data-harts N"
+							note = fmt.Sprintf("N: the run's number of harts, %d or more here; ", n)
+						}
+						if split {
+							opts += " --data-protocol split"
+						}
+						if fields != etrace.DataAddrValue {
+							opts += " --data-fields " + fields.String()
+						}
+						if noCompress {
+							opts += " --data-compress=false"
+						}
+						return say(opts + " (" + note + "and the run's --data-csr, --data-filter if it had them)")
+					}
+				}
+			}
+		}
+		// a wider field may read them: a narrower one reads the
+		// source ID byte as the payload's first
+	}
+	return ""
 }

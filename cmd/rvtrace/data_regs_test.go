@@ -291,8 +291,10 @@ func TestTraceCaptureWithOutput(t *testing.T) {
 	}
 }
 
-// TestDataTraceRefused: data trace options with N-Trace, and data trace
-// of several harts, are refused before the run with a message saying why.
+// TestDataTraceRefused: data trace options with N-Trace, data trace of
+// several harts with too narrow a source ID field, and framings that
+// cannot carry the data packets are refused before the run with a
+// message saying why.
 func TestDataTraceRefused(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
 	dir := t.TempDir()
@@ -304,8 +306,12 @@ func TestDataTraceRefused(t *testing.T) {
 		{[]string{"--trace", "ntrace", "--data-filter", "kind=load", "--trace-capture", filepath.Join(dir, "b")}, "--data-filter: ntrace has no data trace"},
 		// two harts' instruction and data sources need 2 bits of source ID
 		{[]string{"--trace", "etrace", "--data-trace", "--harts", "2", "--encap", "utdd", "--src-bits", "1", "--trace-capture", filepath.Join(dir, "c")}, "too narrow"},
-		{[]string{"--trace", "etrace", "--data-trace", "--trace-capture", filepath.Join(dir, "d")}, "--encap utdd"},
-		{[]string{"--trace", "etrace", "--data-trace", "--encap", "utdd", "--trace-capture", filepath.Join(dir, "e")}, "source ID"},
+		// the trace system's funnel and RAM sink take UTDD frames (the
+		// default there: TestETraceSystemFraming)
+		{[]string{"--trace", "etrace", "--data-trace", "--encap", "raw", "--trace-capture", filepath.Join(dir, "d")}, "--encap raw: E-Trace through the trace system is framed in the UTDD encapsulation"},
+		// the encoder's own output (-o) in UTDD frames: the data packets
+		// need a source ID field (the trace system sets --src-bits 1)
+		{[]string{"--trace", "etrace", "--data-trace", "--encap", "utdd", "-o", filepath.Join(dir, "e")}, "source ID"},
 	} {
 		code, _, e := rv(t, append(append([]string{"run", "--max-instret", "10000"}, tc.args...), demo)...)
 		if code == 0 || !strings.Contains(e, tc.want) {

@@ -120,8 +120,8 @@ func TestDecodeJobsCLI(t *testing.T) {
 // decode --jobs N on E-Trace (raw and UTDD framing, several optional
 // modes, periodic resynchronisation) gives exactly what a serial decode
 // gives, with every output, the summary and the exit status, intact and
-// corrupt (with --strict too), without a note that it decodes serially;
-// a trace of several UTDD sources says that it decodes serially.
+// corrupt (with --strict too), without a note that it decodes serially,
+// as does a trace with a UTDD source ID field (decoded by source).
 func TestDecodeJobsETraceCLI(t *testing.T) {
 	elf := corpus.Path(t, "ntrace-refcode/t1/test.elf")
 	pcs := corpus.Path(t, "ntrace-refcode/t1/test-PCONLY.txt")
@@ -147,20 +147,86 @@ func TestDecodeJobsETraceCLI(t *testing.T) {
 			}
 		}
 	}
-	// several sources
+	// a UTDD source ID field: decoded by source (a Demux), in pieces
+	// too
 	trace := filepath.Join(dir, "src.te")
 	opts := []string{"--encap", "utdd", "--src-bits", "2"}
 	if code, _, e := rv(t, append([]string{"encode", "--protocol", "etrace", "--image", elf, "--pcs-in", pcs, "-o", trace}, opts...)...); code != 0 {
 		t.Fatalf("encode: exit %d: %s", code, e)
 	}
-	args := append([]string{"--protocol", "etrace", "--image", elf, trace}, opts...)
-	code1, _, o1 := decodeOutputs(t, dir, "1", args...)
-	code2, e2, o2 := decodeOutputs(t, dir, "2", args...)
-	if code1 != 0 || code2 != 0 || o1["pcs"] != o2["pcs"] {
-		t.Fatalf("several sources: exit %d and %d, PC lists equal %v", code1, code2, o1["pcs"] == o2["pcs"])
+	_, e := sameWithJobs(t, dir, "source IDs", "2", jobsCase{code: 0}, append([]string{"--protocol", "etrace", "--image", elf, trace}, opts...)...)
+	if strings.Contains(e, "serially") {
+		t.Errorf("source IDs: decoded serially: %s", e)
 	}
-	if want := "decoding serially (--jobs 2): a trace of several sources"; !strings.Contains(e2, want) {
-		t.Errorf("several sources, stderr with --jobs 2: %q, want %q", e2, want)
+}
+
+// decode --jobs N on E-Trace traces of several harts (mt-shared on 2
+// harts, mt-matmul on 3 (two sets of modes) and mt-vvadd on 4, one encoder per hart with its
+// own UTDD source ID into the funnel, several optional modes, the
+// shortest periodic resynchronisation, pieces of a few frames) gives
+// exactly what a serial decode gives, every output, the summary and the
+// exit status, intact and corrupt (with --strict too), without a note
+// that it decodes serially; the summary without --jobs (one job per
+// CPU, 3 here) is that of --jobs 1; decoded with --jobs 3 and --src K,
+// each hart's PCs are those the simulator retired on it.
+func TestDecodeJobsHartsCLI(t *testing.T) {
+	dir := t.TempDir()
+	old, oldCPU := etrace.PieceBytes, numCPU
+	numCPU = func() int { return 3 }
+	defer func() { etrace.PieceBytes, numCPU = old, oldCPU }()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, tc := range []struct {
+		elf   string
+		harts int
+		opts  []string
+		piece int // (a hart runs 5000 instructions a turn: pieces of a few of the turns)
+	}{
+		{filepath.Join("..", "..", "examples", "mt-shared", "mt-shared.elf"), 2, nil, 48},
+		{corpus.Path(t, "ntrace-refcode/elf/mt-matmul.riscv"), 3, []string{"--all-modes"}, 24},
+		{corpus.Path(t, "ntrace-refcode/elf/mt-matmul.riscv"), 3, []string{"--implicit-return", "stack"}, 300},
+		{corpus.Path(t, "ntrace-refcode/elf/mt-vvadd.riscv"), 4, []string{"--implicit-return", "stack", "--full-address"}, 500},
+	} {
+		elf := tc.elf
+		etrace.PieceBytes = tc.piece
+		trace := p(fmt.Sprintf("mt%d.te", tc.harts))
+		run := append([]string{"run", "--harts", fmt.Sprint(tc.harts), "--max-instret", "2000000", "--trace", "etrace",
+			"--resync", "16", "-o", trace, "--pcs", p("run{hart}.pcs")}, tc.opts...)
+		if code, _, e := rv(t, append(run, elf)...); code != 0 {
+			t.Fatalf("%d harts %v: run: exit %d: %s", tc.harts, tc.opts, code, e)
+		}
+		args := append([]string{"--protocol", "etrace", "--encap", "utdd", "--src-bits", "2", "--image", elf}, tc.opts...)
+		for _, c := range corruptCases(t, trace, p("bad.te"), 0x08, []int{5, 12}, 2) {
+			jobs := []string{"3"}
+			if c.code == 0 {
+				jobs = []string{"2", "3", "8"}
+			}
+			for _, j := range jobs {
+				what := fmt.Sprintf("%d harts %v %s, --jobs %s", tc.harts, tc.opts, c.name, j)
+				_, e := sameWithJobs(t, dir, what, j, c, append(args, c.file)...)
+				if strings.Contains(e, "serially") {
+					t.Errorf("%s: decoded serially: %s", what, e)
+				}
+			}
+		}
+		// the summary alone, without --jobs: one job per CPU
+		code1, _, e1 := rv(t, append(append([]string{"decode", "--jobs", "1"}, args...), trace)...)
+		code, _, e := rv(t, append([]string{"decode"}, append(args, trace)...)...)
+		if code1 != 0 || code != code1 || e != e1 {
+			t.Errorf("%d harts %v, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d,\n%s", tc.harts, tc.opts,
+				code, e, code1, e1)
+		}
+		for h := 0; h < tc.harts; h++ {
+			out := p("dec.pcs")
+			if code, _, e := rv(t, append(append([]string{"decode", "--jobs", "3", "--src", fmt.Sprint(h)}, args...), trace, "--pcs", out)...); code != 0 {
+				t.Fatalf("%d harts: decode --src %d: exit %d: %s", tc.harts, h, code, e)
+			}
+			want, _ := os.ReadFile(p(fmt.Sprintf("run%d.pcs", h)))
+			got, _ := os.ReadFile(out)
+			if len(want) == 0 || string(got) != string(want) {
+				t.Errorf("%d harts %v: hart %d: the PCs decoded with --jobs 3 (%d bytes) are not those the simulator retired (%d bytes)",
+					tc.harts, tc.opts, h, len(got), len(want))
+			}
+		}
 	}
 }
 

@@ -275,6 +275,14 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 			}
 		}
 		lib, err := tproto.Detect(in, img, &merged)
+		if (err != nil || lib.Name() != "etrace" && lib.Sniff(in.Prefix, &merged) < 0.99) && !merged.ETraceCSV {
+			// no protocol fits, or not much like the one chosen:
+			// perhaps a capture of the trace system decoded without
+			// its framing
+			if h := etraceFramingHint(in.Prefix, merged.ETrace); h != "" {
+				return fmt.Errorf("%s: %s", name, h)
+			}
+		}
 		if err != nil {
 			return mismatchError(name, err)
 		}
@@ -288,6 +296,12 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		}
 	} else if err := tproto.Check(p.lib, in, img, cfg); err != nil {
 		return mismatchError(name, err)
+	}
+	if p.name == "etrace" && !cfg.ETraceCSV {
+		// a capture of the trace system decoded without its framing
+		if h := etraceFramingHint(in.Prefix, cfg.ETrace); h != "" {
+			return fmt.Errorf("%s: %s", name, h)
+		}
 	}
 	d, err := p.lib.NewDecoder(img, sink, cfg)
 	if err != nil {
@@ -305,7 +319,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 
 // jobsFlag adds decode's --jobs.
 func (df *decodeFlags) jobsFlag(fs *flag.FlagSet) {
-	df.jobs = fs.Int("jobs", 0, "decode up to `N` pieces of the trace at once, split at sync messages or packets (N-Trace, E-Trace of one source), with the serial decode's result; 0: one per CPU. "+
+	df.jobs = fs.Int("jobs", 0, "decode up to `N` pieces of the trace at once, split at sync messages or packets (N-Trace, E-Trace of one source or several: UTDD source IDs), with the serial decode's result; 0: one per CPU. "+
 		"Not given: one per CPU when the decode writes no per-instruction output (the summary), else 1 (the outputs take the events in order on one core: see PERFORMANCE.md)")
 }
 
@@ -337,7 +351,7 @@ func runDecoder(d tproto.Decoder, r io.Reader, df *decodeFlags, name string, sin
 		DecodeJobs(r io.Reader, jobs int) error
 		SerialReason() string
 	})
-	why := "a trace of several sources (E-Trace UTDD source IDs) is decoded serially"
+	why := "the decoder cannot split a trace"
 	if ok {
 		why = pd.SerialReason()
 	}

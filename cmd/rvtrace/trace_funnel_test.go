@@ -94,7 +94,7 @@ func checkFunnelRun(t *testing.T, dir, elf string, opts ...string) {
 // the capture is the very bytes --trace -o writes (the encoder's output
 // through the funnel), then the padding of the sink's last 32-bit word
 // (N-Trace idle bytes 0xFF, E-Trace UTDD null packets 0x00). E-Trace's raw
-// framing, which has no padding, is refused.
+// framing, which has no padding, is refused when asked for.
 func TestTraceOptionsThroughSink(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
 	dir := t.TempDir()
@@ -134,8 +134,8 @@ func TestTraceOptionsThroughSink(t *testing.T) {
 			}
 		}
 	}
-	code, _, e := rv(t, "run", "-q", "--max-instret", "1000", "--trace", "etrace", "--trace-capture", filepath.Join(dir, "raw"), demo)
-	if code == 0 || !strings.Contains(e, "--encap utdd") {
+	code, _, e := rv(t, "run", "-q", "--max-instret", "1000", "--trace", "etrace", "--encap", "raw", "--trace-capture", filepath.Join(dir, "raw"), demo)
+	if code == 0 || !strings.Contains(e, "--encap raw: E-Trace through the trace system is framed in the UTDD encapsulation") {
 		t.Errorf("E-Trace raw framing into the RAM sink: exit %d: %s", code, e)
 	}
 }

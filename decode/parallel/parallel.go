@@ -79,6 +79,10 @@ type Piece struct {
 	// encoding: a decoder starting on the piece starts with it (0 for a
 	// Cont piece).
 	Seed uint64
+	// State is more such state, when a uint64 cannot hold it (the
+	// sources of a multi-source trace and what the split learned of
+	// each), in the protocol's own type (nil for a Cont piece).
+	State any
 }
 
 // A Counter is a Part that counts the instructions decoded from the start
@@ -587,6 +591,20 @@ func EpochsAgree(epochs []uint64, t, s, n uint64) bool {
 // Tally, the n instructions go to the first tally. It reports false when
 // no range was recorded.
 func (r *Recorder) ExtendFirstRange(start, n uint64) bool {
+	return r.extendFirst(start, n, false, 0)
+}
+
+// ExtendFirstRangeOf is ExtendFirstRange for the first range event of
+// source src (flow.Event.Src) in a trace of several sources, each with
+// its own range running across the syncs. With Tally (which does not
+// keep the sources), the n instructions go to the first tally: the
+// tallies only count.
+func (r *Recorder) ExtendFirstRangeOf(src uint32, start, n uint64) bool {
+	return r.extendFirst(start, n, true, src)
+}
+
+// extendFirst extends the first range recorded (of source src when bySrc).
+func (r *Recorder) extendFirst(start, n uint64, bySrc bool, src uint32) bool {
 	r.flush()
 	for i := range r.rec {
 		c := &r.rec[i]
@@ -596,11 +614,11 @@ func (r *Recorder) ExtendFirstRange(start, n uint64) bool {
 			return true
 		case c.full:
 			e := &r.full[c.start]
-			if e.Kind == flow.KindRange {
+			if e.Kind == flow.KindRange && (!bySrc || e.Src == src) {
 				e.Start, e.N = start, e.N+n
 				return true
 			}
-		default:
+		case !bySrc || c.src == src:
 			c.start, c.n = start, c.n+n
 			return true
 		}

@@ -332,3 +332,37 @@ func TestRunGuessesBase(t *testing.T) {
 		}
 	}
 }
+
+// ExtendFirstRangeOf extends the first range event of the source named
+// (a plain record or a full event: one with a trap cause), not another
+// source's; it reports false for a source with no range; with Tally the
+// instructions go to the first tally.
+func TestExtendFirstRangeOf(t *testing.T) {
+	r := &Recorder{}
+	r.Event(&flow.Event{Kind: flow.KindRange, Src: 1, Start: 100, N: 2})
+	r.Event(&flow.Event{Kind: flow.KindRange, Src: 2, Start: 200, N: 3, HasCause: true, Cause: 5})
+	r.Event(&flow.Event{Kind: flow.KindRange, Src: 1, Start: 300, N: 4})
+	if !r.ExtendFirstRangeOf(2, 190, 5) || !r.ExtendFirstRangeOf(1, 90, 7) || r.ExtendFirstRangeOf(3, 0, 1) {
+		t.Fatal("ExtendFirstRangeOf reported wrongly")
+	}
+	var o obsLog
+	if err := r.Replay(&o, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(o), "[range 90 9 0 range 190 8 0 range 300 4 0]"; got != want {
+		t.Errorf("replay %s, want %s", got, want)
+	}
+	var c flow.Counter
+	r = &Recorder{Tally: true}
+	r.Event(&flow.Event{Kind: flow.KindRange, Src: 1, N: 2})
+	r.Event(&flow.Event{Kind: flow.KindRange, Src: 2, N: 3})
+	if !r.ExtendFirstRangeOf(2, 0, 10) {
+		t.Fatal("ExtendFirstRangeOf: no tally")
+	}
+	if err := r.Replay(&c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.Ranges != 2 || c.Instructions != 15 {
+		t.Errorf("tally: %+v, want 2 ranges of 15 instructions", c)
+	}
+}

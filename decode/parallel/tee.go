@@ -72,6 +72,7 @@ type Cutter struct {
 	prime        int64 // the end of its primer
 	cont         bool
 	seed         uint64
+	state        any
 }
 
 // AtSync reports whether a sync message or packet at offset at starts a
@@ -82,10 +83,16 @@ func (c *Cutter) AtSync(at int64) bool { return at-c.start >= int64(c.Size) }
 // and starts the next at the sync at offset at, message index idx, its
 // primer ending at end, with seed (Piece.Seed).
 func (c *Cutter) Sync(at, idx, end int64, seed uint64) error {
+	return c.SyncState(at, idx, end, seed, nil)
+}
+
+// SyncState is Sync for a protocol that starts the next piece with more
+// state than a seed (Piece.State).
+func (c *Cutter) SyncState(at, idx, end int64, seed uint64, state any) error {
 	if err := c.emit(end); err != nil {
 		return err
 	}
-	c.start, c.index, c.prime, c.cont, c.seed = at, idx, end, false, seed
+	c.start, c.index, c.prime, c.cont, c.seed, c.state = at, idx, end, false, seed, state
 	c.Tee.Drop(at)
 	return nil
 }
@@ -105,7 +112,7 @@ func (c *Cutter) Force(off, idx int64) error {
 	if err := c.emit(off); err != nil {
 		return err
 	}
-	c.start, c.index, c.prime, c.cont, c.seed = off, idx, off, true, 0
+	c.start, c.index, c.prime, c.cont, c.seed, c.state = off, idx, off, true, 0, nil
 	c.Tee.Drop(off)
 	return nil
 }
@@ -116,7 +123,7 @@ func (c *Cutter) End() error { return c.emit(c.Tee.End()) }
 // emit emits the piece up to end.
 func (c *Cutter) emit(end int64) error {
 	p := &Piece{Seq: c.seq, Offset: c.start, Index: c.index, Prime: int(c.prime - c.start), Cont: c.cont,
-		Data: c.Tee.Bytes(c.start, end), Seed: c.seed}
+		Data: c.Tee.Bytes(c.start, end), Seed: c.seed, State: c.state}
 	c.seq++
 	return c.Emit(p)
 }

@@ -171,3 +171,29 @@ func (d *contToy) Speculate(p *Piece, sink flow.Sink) error {
 func (d *contToy) Follows(prev Part) (func(uint32) uint64, bool, bool) {
 	return d.toy.Follows(&prev.(*contToy).toy)
 }
+
+// SyncState gives the piece it starts its State (Piece.State); a piece
+// cut with no sync (Force) has none.
+func TestCutterState(t *testing.T) {
+	data := make([]byte, 100)
+	tee := &Tee{R: bytes.NewReader(data)}
+	var got []*Piece
+	c := &Cutter{Tee: tee, Size: 10, Max: 40, Emit: func(p *Piece) error { got = append(got, p); return nil }}
+	if _, err := io.ReadFull(tee, make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	st := &struct{ n int }{7}
+	if err := c.SyncState(20, 3, 25, 9, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Force(60, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.End(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].State != nil || got[1].State != st || got[1].Seed != 9 || got[1].Prime != 5 ||
+		got[2].State != nil || !got[2].Cont {
+		t.Errorf("pieces %+v %+v %+v", got[0], got[1], got[2])
+	}
+}
