@@ -148,6 +148,12 @@ func (s *Set) setXLEN(xlen int, from source) {
 	s.resetCaches()
 }
 
+// Ext returns the extensions instructions are decoded with:
+// riscv.DefaultExt(XLEN), with Zcd or Zcmp/Zcmt (which share encodings)
+// as the Tag_RISCV_arch attribute of the first ELF file naming one of them
+// has them.
+func (s *Set) Ext() riscv.Ext { return s.ext }
+
 // zcGroup is the extensions that share the encodings of c.fsdsp.
 const zcGroup = riscv.ExtZcd | riscv.ExtZcmp | riscv.ExtZcmt
 
