@@ -40,8 +40,17 @@ import (
 //     read" is not observable), so the value read is always the CSR's
 //     value before the instruction (etrace/datacsr.go).
 //
-// The hart has no Zcmp push/pop, so no instruction makes several
-// accesses other than an AMO (one access carrying both values).
+//   - A Zcmp push or pop (cm.push, cm.pop, cm.popret, cm.popretz) is
+//     one access per register of its list, all with the instruction's
+//     address, in the specification's order (from s11 down to ra, from
+//     the highest address down); none of an attempt that trapped. The
+//     instruction trace interface still reports the instruction once:
+//     E-Trace's rule for data trace (the instruction reported once per
+//     access, itype 0 but for the last) is not implemented, so the
+//     E-Trace encoder refuses the accesses of cm.popret and cm.popretz
+//     (they come after the block their return ends) and the decoder's
+//     joiner pairs only one access with each push or pop (it warns that
+//     the others have no instruction).
 //
 // With SetSplit the port drives the split protocol instead: a load (lr
 // included) or an AMO is a request (Split set, with an lrid, no load
