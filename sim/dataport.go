@@ -28,6 +28,18 @@ import (
 //     instruction comes reports it then; Late counts those.
 //   - A misaligned access that the hart splits into bytes is one access
 //     (the hart reports it whole).
+//   - A Zcmp push or pop (cm.push, cm.pop, cm.popret, cm.popretz) is
+//     one access per register of its list, all with the instruction's
+//     address, in the specification's order (from s11 down to ra, from
+//     the highest address down); none of an attempt that trapped. The
+//     instruction trace interface still reports the instruction once:
+//     E-Trace's rule for data trace (the instruction reported once per
+//     access, itype 0 but for the last) is not implemented, so the
+//     E-Trace encoder refuses the accesses of cm.popret and cm.popretz
+//     (they come after the block their return ends), and the decoder's
+//     data joiner does not know push and pop as memory instructions: it
+//     pairs their accesses with the loads and stores after them or
+//     leaves them unpaired, and warns that the pairing may be wrong.
 //   - With TraceCSR set, each retired csrrw, csrrs, csrrc, csrrwi, csrrsi and
 //     csrrci is one access of dtype 4, 5 or 6 (CSR read-write, read-set,
 //     read-clear) to the CSR number, of the hart's XLEN, with the value
@@ -39,18 +51,6 @@ import (
 //     included (its CSR reads have no side effects, so Zicsr's "shall not
 //     read" is not observable), so the value read is always the CSR's
 //     value before the instruction (etrace/datacsr.go).
-//
-//   - A Zcmp push or pop (cm.push, cm.pop, cm.popret, cm.popretz) is
-//     one access per register of its list, all with the instruction's
-//     address, in the specification's order (from s11 down to ra, from
-//     the highest address down); none of an attempt that trapped. The
-//     instruction trace interface still reports the instruction once:
-//     E-Trace's rule for data trace (the instruction reported once per
-//     access, itype 0 but for the last) is not implemented, so the
-//     E-Trace encoder refuses the accesses of cm.popret and cm.popretz
-//     (they come after the block their return ends) and the decoder's
-//     joiner pairs only one access with each push or pop (it warns that
-//     the others have no instruction).
 //
 // With SetSplit the port drives the split protocol instead: a load (lr
 // included) or an AMO is a request (Split set, with an lrid, no load
