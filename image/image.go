@@ -294,9 +294,10 @@ func loadELF(name string, r io.ReaderAt) (*loaded, error) {
 	if f.Machine != elf.EM_RISCV {
 		img.from = fromForeignELF
 	} else if arch, err := riscv.ELFArch(f); err == nil && arch != "" {
-		// which of Zcd and Zcmp/Zcmt the program has (a malformed
-		// attribute section leaves riscv.DefaultExt's choice)
-		if _, ext, err := riscv.ParseArch(arch); err == nil {
+		// which of Zcd and Zcmp/Zcmt the program has, when it names
+		// one (a malformed attribute section, or one naming neither,
+		// leaves riscv.DefaultExt's choice)
+		if _, ext, err := riscv.ParseArch(arch); err == nil && ext&zcGroup != 0 {
 			img.zc, img.hasZc = ext&zcGroup, true
 		}
 	}
