@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -462,6 +463,77 @@ func TestZcmpTrace(t *testing.T) {
 			if got.gaps != 0 || !equal(got.pcs, pcs) {
 				t.Errorf("RV%d E-Trace (implicit return %v): decoded %d PCs with %d gaps, want the %d executed", xlen, ir, len(got.pcs), got.gaps, len(pcs))
 			}
+		}
+	}
+}
+
+// blockList collects ingress blocks.
+type blockList struct{ b []ingress.Block }
+
+func (l *blockList) Block(b *ingress.Block) error { l.b = append(l.b, *b); return nil }
+func (l *blockList) Close() error                 { return nil }
+
+// TestZcmpIngress: the hart's ingress blocks for the program are the ones
+// the PC-list ingress source (ingress.PCSource: riscv's decoding and
+// ingress.ITypeOf) makes from the PCs it retired and its image: the same
+// block boundaries and itypes (cm.popret 13, cm.jt 11, cm.jalt 9), but at
+// the traps, whose blocks the PC list cannot tell apart from jumps.
+func TestZcmpIngress(t *testing.T) {
+	for _, xlen := range []int{32, 64} {
+		img := image.NewSet()
+		if err := img.AddELF(zcmpELF(xlen)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(Config{MaxInstret: 1e5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LoadELF(zcmpELF(xlen)); err != nil {
+			t.Fatal(err)
+		}
+		var list strings.Builder
+		if err := m.SetPCHook(0, func(pc uint64) { fmt.Fprintf(&list, "%#x\n", pc) }); err != nil {
+			t.Fatal(err)
+		}
+		hart := &blockList{}
+		if err := m.SetIngress(0, hart); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := m.Run(); err != nil || res.ExitCode != 0 {
+			t.Fatalf("RV%d: exit code %d, %v", xlen, res.ExitCode, err)
+		}
+		src := ingress.NewPCSource(strings.NewReader(list.String()), "zcmp.pcs", img, ingress.PCOptions{})
+		var fromPCs []ingress.Block
+		for {
+			b, err := src.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromPCs = append(fromPCs, *b)
+		}
+		key := func(bs []ingress.Block) []string {
+			var k []string
+			for _, b := range bs {
+				if b.IType.IsTrap() || b.IRetire == 0 {
+					continue
+				}
+				k = append(k, fmt.Sprintf("%#x+%d:%d", b.IAddr, b.IRetire, b.IType))
+			}
+			return k
+		}
+		got, want := key(hart.b), key(fromPCs)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("RV%d: the hart's blocks\n%v\ndiffer from the PC list's\n%v", xlen, got, want)
+		}
+		its := map[ingress.IType]int{}
+		for _, b := range hart.b {
+			its[b.IType]++
+		}
+		if its[ingress.ITypeReturn] < 2 || its[ingress.ITypeDirectJump] < 3 || its[ingress.ITypeDirectCall] < 2 {
+			t.Errorf("RV%d: itypes %v: want the returns of cm.popret(z), the jumps of cm.jt, the calls of cm.jalt", xlen, its)
 		}
 	}
 }
