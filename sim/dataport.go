@@ -32,14 +32,13 @@ import (
 //     one access per register of its list, all with the instruction's
 //     address, in the specification's order (from s11 down to ra, from
 //     the highest address down); none of an attempt that trapped. The
-//     instruction trace interface still reports the instruction once:
-//     E-Trace's rule for data trace (the instruction reported once per
-//     access, itype 0 but for the last) is not implemented, so the
-//     E-Trace encoder refuses the accesses of cm.popret and cm.popretz
-//     (they come after the block their return ends), and the decoder's
-//     data joiner does not know push and pop as memory instructions: it
-//     pairs their accesses with the loads and stores after them or
-//     leaves them unpaired, and warns that the pairing may be wrong.
+//     instruction trace interface reports the instruction once, as it
+//     does a cbo.zero's eight stores: E-Trace's rule for data trace (a
+//     multi-access instruction reported once per access, itype 0 but
+//     for the last, "Data Trace Interface requirements") is not
+//     followed; the E-Trace data joiner instead gives a push or pop one
+//     access per register of the list its encoding names. (N-Trace
+//     defines no data trace, so the rule does not concern it.)
 //   - With TraceCSR set, each retired csrrw, csrrs, csrrc, csrrwi, csrrsi and
 //     csrrci is one access of dtype 4, 5 or 6 (CSR read-write, read-set,
 //     read-clear) to the CSR number, of the hart's XLEN, with the value
