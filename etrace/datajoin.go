@@ -139,6 +139,22 @@ func (c *opCache) get(op riscv.Op) memOp {
 	return m
 }
 
+// DataAccesses returns how many data accesses one execution of in makes
+// as the data joiner pairs them with it: 1 for a load, a store, an
+// atomic or a CSR instruction, 8 for cbo.zero (the simulator stores its
+// block as 8 doublewords), one per register for a Zcmp push or pop, 0
+// for an instruction that accesses no data.
+func DataAccesses(in *riscv.Inst) int {
+	m := memOps[(in.Op &^ 0x8000).String()]
+	if m.kind == mNone {
+		var ok bool
+		if m, ok = pushPopOp(in); !ok {
+			return 0
+		}
+	}
+	return 1 + int(m.more)
+}
+
 // pushPopRegs is the number of registers of each Zcmp push/pop register
 // list (rlist 4 to 15: {ra}, {ra, s0}, ... {ra, s0-s9}, {ra, s0-s11}).
 var pushPopRegs = [16]uint8{4: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13}

@@ -431,9 +431,15 @@ func (s *DataCSVSource) parse(t string) string {
 // instruction address, so an access belongs to a block when its iaddr is
 // one of the block's instructions and later than the iaddr of the access
 // before it in the same block (a block executes each of its instructions
-// once). An access left over, that precedes the block it should go with,
-// is an error naming its line.
+// once), or the same as long as the instruction makes more accesses
+// (PerInst). An access left over, that precedes the block it should go
+// with, is an error naming its line.
 type DataMerger struct {
+	// PerInst, if not nil, returns how many accesses one execution of
+	// the instruction at iaddr makes (a Zcmp push or pop: one per
+	// register of its list); nil, or less than 1, means one.
+	PerInst func(iaddr uint64) int
+
 	next interface {
 		Sink
 		DataSink
@@ -477,13 +483,22 @@ func (m *DataMerger) Block(b *Block) error {
 		lo, hi := b.IAddr, b.LastAddr()
 		first := true
 		var last uint64
+		n, max := 0, 1 // accesses taken for the instruction at last, and how many it makes
 		for {
 			if err := m.peek(); err != nil {
 				return err
 			}
-			if m.a == nil || m.a.IAddr < lo || m.a.IAddr > hi || (!first && m.a.IAddr <= last) {
+			if m.a == nil || m.a.IAddr < lo || m.a.IAddr > hi ||
+				!first && (m.a.IAddr < last || m.a.IAddr == last && n >= max) {
 				break
 			}
+			if first || m.a.IAddr != last {
+				n, max = 0, 1
+				if m.PerInst != nil {
+					max = m.PerInst(m.a.IAddr)
+				}
+			}
+			n++
 			first, last = false, m.a.IAddr
 			if err := m.next.Access(m.a); err != nil {
 				return fmt.Errorf("%s:%d: %w", m.src.name, m.src.line, err)

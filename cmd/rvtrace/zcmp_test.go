@@ -37,7 +37,8 @@ func instMemRecords(t *testing.T, path string) []string {
 // retired (the jump table found by its __jvt_base$ symbol), and with
 // E-Trace data trace (unified and split protocols) the decoded MR/MW
 // records, one per register a push or pop moves, are the simulator's,
-// tied to the same instructions.
+// tied to the same instructions; encoding again from the run's ingress
+// and data ingress CSV files gives the same trace.
 func TestCLIZcmp(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -59,9 +60,27 @@ func TestCLIZcmp(t *testing.T) {
 		}
 		for _, dp := range []string{"unified", "split"} {
 			n := func(s string) string { return p(fmt.Sprintf("%d.%s.%s", xlen, dp, s)) }
-			if code, _, e := rv(t, "run", "--max-instret", "100000", "--trace", "etrace", "--data-trace", "--data-protocol", dp,
-				"-o", n("te"), "--tarmac-full", n("sim.tarmac"), elf); code != 0 {
+			run := []string{"run", "--max-instret", "100000", "--trace", "etrace", "--data-trace", "--data-protocol", dp,
+				"-o", n("te"), "--tarmac-full", n("sim.tarmac"), elf}
+			if dp == "unified" {
+				run = append(run[:len(run)-1], "--ingress", n("csv"), "--data-ingress", n("dcsv"), elf)
+			}
+			if code, _, e := rv(t, run...); code != 0 {
 				t.Fatalf("RV%d %s: run: exit %d: %s", xlen, dp, code, e)
+			}
+			if dp == "unified" {
+				// the same trace from the ingress CSV files: the data CSV's
+				// accesses with one instruction address go with one
+				// retirement, as many as the push or pop makes
+				if code, _, e := rv(t, "encode", "--protocol", "etrace", "--data-trace", "--image", elf,
+					"--ingress-in", n("csv"), "--data-ingress-in", n("dcsv"), "-o", n("2.te")); code != 0 {
+					t.Fatalf("RV%d: encode: exit %d: %s", xlen, code, e)
+				}
+				a, _ := os.ReadFile(n("te"))
+				b, _ := os.ReadFile(n("2.te"))
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("RV%d: the trace encoded from the ingress CSV files differs from the run's", xlen)
+				}
 			}
 			if code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--data-protocol", dp, "--image", elf, n("te"),
 				"--tarmac", n("dec.tarmac")); code != 0 || e != "" && strings.Contains(e, "warning") {
