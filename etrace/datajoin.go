@@ -139,6 +139,53 @@ func (c *opCache) get(op riscv.Op) memOp {
 	return m
 }
 
+// DataAccesses returns how many data accesses one execution of in makes
+// as the data joiner pairs them with it: 1 for a load, a store, an
+// atomic or a CSR instruction, 8 for cbo.zero (the simulator stores its
+// block as 8 doublewords), one per register for a Zcmp push or pop, 0
+// for an instruction that accesses no data.
+func DataAccesses(in *riscv.Inst) int {
+	m := memOps[(in.Op &^ 0x8000).String()]
+	if m.kind == mNone {
+		var ok bool
+		if m, ok = pushPopOp(in); !ok {
+			return 0
+		}
+	}
+	return 1 + int(m.more)
+}
+
+// pushPopRegs is the number of registers of each Zcmp push/pop register
+// list (rlist 4 to 15: {ra}, {ra, s0}, ... {ra, s0-s9}, {ra, s0-s11}).
+var pushPopRegs = [16]uint8{4: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13}
+
+// pushPopOp returns the memOp of a Zcmp push or pop (cm.push, cm.pop,
+// cm.popret, cm.popretz): one XLEN-bit store or load per register of its
+// list, in the order the hart makes them (the simulator's data port
+// sends them all with the instruction's address: see sim.DataPort).
+func pushPopOp(in *riscv.Inst) (memOp, bool) {
+	if in.Raw&0xe003 != 0xa002 || in.Len != 2 { // quadrant 2, funct3 101
+		return memOp{}, false
+	}
+	kind := uint8(mLoad)
+	switch in.Op.String() {
+	case "cm.push":
+		kind = mStore
+	case "cm.pop", "cm.popret", "cm.popretz":
+	default:
+		return memOp{}, false
+	}
+	n := pushPopRegs[in.Raw>>4&15]
+	if n == 0 {
+		return memOp{}, false
+	}
+	size := uint8(3)
+	if in.XLen() == 32 {
+		size = 2
+	}
+	return memOp{kind: kind, size: size, more: n - 1, want: kindDTypes[kind][0], alt: kindDTypes[kind][1]}, true
+}
+
 // memInst is a memory instruction of a run.
 type memInst struct {
 	addr uint64
@@ -719,6 +766,8 @@ func (j *DataJoiner) run(start, last uint64) *memRun {
 			break
 		}
 		if m := j.ops.get(in.Op &^ 0x8000); m.kind != mNone && (m.kind != mCSR || j.csr) {
+			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, raw: in.Raw, len: in.Len, op: m})
+		} else if m, ok := pushPopOp(in); ok {
 			r.mems = append(r.mems, memInst{addr: r.next, idx: r.n, raw: in.Raw, len: in.Len, op: m})
 		}
 		r.n++

@@ -191,7 +191,7 @@ func (s *Set) View(ctx, n uint64) *Set {
 			}
 		}
 	}
-	v := &Set{xlen: s.xlen, xlenFrom: s.xlenFrom, entry: s.entry, entryOK: s.entryOK, zero: s.zero,
+	v := &Set{xlen: s.xlen, xlenFrom: s.xlenFrom, zc: s.zc, hasZc: s.hasZc, ext: s.ext, entry: s.entry, entryOK: s.entryOK, zero: s.zero,
 		syms: s.syms, byName: s.byName, symRanges: s.symRanges, lines: s.lines, files: s.files, elves: s.elves}
 	v.segs = append(v.segs, base.segs...)
 	// The spans keep their page caches (shared with base) where the

@@ -47,8 +47,15 @@ import (
 type Set struct {
 	xlen     int
 	xlenFrom source // what decided xlen
-	entry    uint64
-	entryOK  source // what decided entry
+	// zc is the choice between Zcd and Zcmp/Zcmt (they share encodings)
+	// of the first ELF file whose Tag_RISCV_arch attribute names one
+	// (hasZc), which replaces riscv.DefaultExt's; ext is what
+	// instructions are decoded with then.
+	zc      riscv.Ext
+	hasZc   bool
+	ext     riscv.Ext
+	entry   uint64
+	entryOK source // what decided entry
 
 	segs  []Segment // in the order they were added
 	spans []span    // visible memory: sorted, non-overlapping
@@ -107,7 +114,7 @@ type span struct {
 // NewSet returns an empty Set with XLEN 64.
 func NewSet() *Set {
 	s := &Set{xlen: 64, byName: map[string]int{}}
-	s.zero = riscv.Decode(0, s.xlen)
+	s.setExt()
 	return s
 }
 
@@ -137,8 +144,27 @@ func (s *Set) setXLEN(xlen int, from source) {
 		return
 	}
 	s.xlen = xlen
-	s.zero = riscv.Decode(0, xlen)
+	s.setExt()
 	s.resetCaches()
+}
+
+// Ext returns the extensions instructions are decoded with:
+// riscv.DefaultExt(XLEN), with Zcd or Zcmp/Zcmt (which share encodings)
+// as the Tag_RISCV_arch attribute of the first ELF file naming one of them
+// has them.
+func (s *Set) Ext() riscv.Ext { return s.ext }
+
+// zcGroup is the extensions that share the encodings of c.fsdsp.
+const zcGroup = riscv.ExtZcd | riscv.ExtZcmp | riscv.ExtZcmt
+
+// setExt sets what instructions are decoded with: riscv.DefaultExt,
+// with the compressed extensions of an ELF file's Tag_RISCV_arch.
+func (s *Set) setExt() {
+	s.ext = riscv.DefaultExt(s.xlen)
+	if s.hasZc {
+		s.ext = s.ext&^zcGroup | s.zc
+	}
+	s.zero = riscv.DecodeExt(0, s.xlen, s.ext)
 }
 
 // Generation returns a number that changes whenever what [Set.Inst] and
@@ -241,6 +267,8 @@ type loaded struct {
 	name  string
 	from  source
 	xlen  int
+	zc    riscv.Ext // Zcd, Zcmp, Zcmt of Tag_RISCV_arch (hasZc)
+	hasZc bool
 	entry uint64
 	segs  []loadedSeg
 	syms  []symEntry
@@ -265,6 +293,13 @@ func loadELF(name string, r io.ReaderAt) (*loaded, error) {
 	img := &loaded{name: name, entry: f.Entry, from: fromELF}
 	if f.Machine != elf.EM_RISCV {
 		img.from = fromForeignELF
+	} else if arch, err := riscv.ELFArch(f); err == nil && arch != "" {
+		// which of Zcd and Zcmp/Zcmt the program has, when it names
+		// one (a malformed attribute section, or one naming neither,
+		// leaves riscv.DefaultExt's choice)
+		if _, ext, err := riscv.ParseArch(arch); err == nil && ext&zcGroup != 0 {
+			img.zc, img.hasZc = ext&zcGroup, true
+		}
 	}
 	switch f.Class {
 	case elf.ELFCLASS32:
@@ -340,6 +375,10 @@ func (s *Set) commit(img *loaded) {
 	}
 	if img.xlen != 0 {
 		s.setXLEN(img.xlen, img.from)
+	}
+	if img.hasZc && !s.hasZc {
+		s.zc, s.hasZc = img.zc, true
+		s.setExt()
 	}
 	s.resetCaches()
 	if len(img.syms) > 0 {

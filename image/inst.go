@@ -85,12 +85,12 @@ func (s *Set) decode(b []byte) (riscv.Inst, bool) {
 	n := riscv.Length(lo)
 	switch {
 	case n == 2 || n == 0: // 0: reserved long encoding, decoded as illegal
-		return riscv.Decode(uint32(lo), s.xlen), true
+		return riscv.DecodeExt(uint32(lo), s.xlen, s.ext), true
 	case len(b) < n:
 		return riscv.Inst{}, false
 	}
 	raw := uint32(lo) | uint32(b[2])<<16 | uint32(b[3])<<24
-	return riscv.Decode(raw, s.xlen), true
+	return riscv.DecodeExt(raw, s.xlen, s.ext), true
 }
 
 // Inst returns the decoded instruction at addr (riscv.Decode of the bits

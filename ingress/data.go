@@ -644,8 +644,9 @@ func (s *DataCSVSource) parseRequest(v [len(dataCols)]uint64, f []string, big st
 // instruction address, so an access belongs to a block when its iaddr is
 // one of the block's instructions and later than the iaddr of the access
 // before it in the same block (a block executes each of its instructions
-// once). An access left over, that precedes the block it should go with,
-// is an error naming its line.
+// once), or the same as long as the instruction makes more accesses
+// (PerInst). An access left over, that precedes the block it should go
+// with, is an error naming its line.
 //
 // A split protocol CSV's load responses (Next must then be a
 // SplitDataSink) are delivered in their place among the accesses, each
@@ -654,6 +655,11 @@ func (s *DataCSVSource) parseRequest(v [len(dataCols)]uint64, f []string, big st
 // time column);
 // those after the last block at Close.
 type DataMerger struct {
+	// PerInst, if not nil, returns how many accesses one execution of
+	// the instruction at iaddr makes (a Zcmp push or pop: one per
+	// register of its list); nil, or less than 1, means one.
+	PerInst func(iaddr uint64) int
+
 	next interface {
 		Sink
 		DataSink
@@ -722,6 +728,7 @@ func (m *DataMerger) Block(b *Block) error {
 		lo, hi := b.IAddr, b.LastAddr()
 		first := true
 		var last uint64
+		n, max := 0, 1 // accesses taken for the instruction at last, and how many it makes
 		for {
 			if err := m.peek(); err != nil {
 				return err
@@ -735,9 +742,17 @@ func (m *DataMerger) Block(b *Block) error {
 				}
 				continue
 			}
-			if m.a == nil || b.IRetire == 0 || m.a.IAddr < lo || m.a.IAddr > hi || (!first && m.a.IAddr <= last) {
+			if m.a == nil || b.IRetire == 0 || m.a.IAddr < lo || m.a.IAddr > hi ||
+				!first && (m.a.IAddr < last || m.a.IAddr == last && n >= max) {
 				break
 			}
+			if first || m.a.IAddr != last {
+				n, max = 0, 1
+				if m.PerInst != nil {
+					max = m.PerInst(m.a.IAddr)
+				}
+			}
+			n++
 			first, last = false, m.a.IAddr
 			if err := m.next.Access(m.a); err != nil {
 				return fmt.Errorf("%s:%d: %w", m.src.name, m.src.line, err)

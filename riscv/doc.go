@@ -18,7 +18,8 @@
 // manual requires. Which extensions are present can be chosen with [Ext] and
 // [DecodeExt]; [Decode] uses [DefaultExt], which for RV32 favours Zcmp/Zcmt
 // over Zcd because those two share encodings (see [ExtZcmp]). [ParseArch]
-// turns an ISA string, such as an ELF file's Tag_RISCV_arch, into an [Ext].
+// turns an ISA string, such as an ELF file's Tag_RISCV_arch (which
+// [ELFArch] reads), into an [Ext].
 //
 // Link classification ([Inst.Link]) follows the N-Trace 1.0 table
 // "Generating itype for different instructions" (4-bit itype), which matches

@@ -265,6 +265,8 @@ func (h *Hart) csrRead(n uint32) (uint64, bool) {
 		return 1, true // no trigger types supported at any index
 	case csrMcontext:
 		return c.mcontext, true
+	case csrJvt:
+		return c.jvt, h.m.zc&zcZcmt != 0
 	}
 	return 0, false
 }
@@ -423,6 +425,11 @@ func (h *Hart) csrWrite(n uint32, v uint64) bool {
 		c.tselect = 0
 	case csrMcontext:
 		c.mcontext = v
+	case csrJvt:
+		if h.m.zc&zcZcmt == 0 {
+			return false
+		}
+		c.jvt = v &^ 63 // WARL: mode 0 (jump table mode) is the only one
 	default:
 		return false
 	}

@@ -28,6 +28,17 @@ import (
 //     instruction comes reports it then; Late counts those.
 //   - A misaligned access that the hart splits into bytes is one access
 //     (the hart reports it whole).
+//   - A Zcmp push or pop (cm.push, cm.pop, cm.popret, cm.popretz) is
+//     one access per register of its list, all with the instruction's
+//     address, in the specification's order (from s11 down to ra, from
+//     the highest address down); none of an attempt that trapped. The
+//     instruction trace interface reports the instruction once, as it
+//     does a cbo.zero's eight stores: E-Trace's rule for data trace (a
+//     multi-access instruction reported once per access, itype 0 but
+//     for the last, "Data Trace Interface requirements") is not
+//     followed; the E-Trace data joiner instead gives a push or pop one
+//     access per register of the list its encoding names. (N-Trace
+//     defines no data trace, so the rule does not concern it.)
 //   - With TraceCSR set, each retired csrrw, csrrs, csrrc, csrrwi, csrrsi and
 //     csrrci is one access of dtype 4, 5 or 6 (CSR read-write, read-set,
 //     read-clear) to the CSR number, of the hart's XLEN, with the value
@@ -39,9 +50,6 @@ import (
 //     included (its CSR reads have no side effects, so Zicsr's "shall not
 //     read" is not observable), so the value read is always the CSR's
 //     value before the instruction (etrace/datacsr.go).
-//
-// The hart has no Zcmp push/pop, so no instruction makes several
-// accesses other than an AMO (one access carrying both values).
 //
 // With SetSplit the port drives the split protocol instead: a load (lr
 // included) or an AMO is a request (Split set, with an lrid, no load
@@ -88,6 +96,12 @@ type DataPort struct {
 	nreq  uint64 // requests sent
 	resp  ingress.LoadResponse
 	now   uint64 // the time of the instruction last seen (responses' Time)
+
+	// a block ending in a return, held until the accesses of its last
+	// instruction (a Zcmp pop-return's loads) were sent: see Ingress
+	held    ingress.Block
+	heldTo  ingress.Sink
+	holding bool
 }
 
 // pendLoad is a split request waiting for its response.
@@ -198,6 +212,11 @@ func (p *DataPort) flush() error {
 
 // Inst implements Observer.
 func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingress.Priv) error {
+	if p.holding && pc != p.heldLast() {
+		if err := p.release(); err != nil {
+			return err
+		}
+	}
 	if err := p.flush(); err != nil {
 		return err
 	}
@@ -365,6 +384,9 @@ func (p *DataPort) Mem(hart int, write bool, addr uint64, size int, value uint64
 
 // Trap implements Observer.
 func (p *DataPort) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool, cause, epc, tval uint64) error {
+	if err := p.release(); err != nil {
+		return err
+	}
 	if err := p.flush(); err != nil {
 		return err
 	}
@@ -379,12 +401,56 @@ func (p *DataPort) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool
 // so that closing it first sends what the port still holds (Flush): the
 // simulator closes its ingress sink when the run ends, and the last
 // responses of split requests must reach the encoder before.
+//
+// The wrapper also keeps an instruction's accesses before the block that
+// retires it: the hart ends a block at a control transfer before it
+// reports the instruction's accesses, which only matters for the one
+// control transfer that accesses memory, a Zcmp pop-return (cm.popret,
+// cm.popretz). A block ending in a return is therefore held until the
+// next block, the next instruction or trap, or the end.
 func (p *DataPort) Ingress(next ingress.Sink) ingress.Sink { return &portIngress{next, p} }
 
 // portIngress is the ingress sink Ingress returns.
 type portIngress struct {
 	ingress.Sink
 	p *DataPort
+}
+
+// Block implements ingress.Sink.
+func (s *portIngress) Block(b *ingress.Block) error {
+	p := s.p
+	if err := p.release(); err != nil {
+		return err
+	}
+	if b.IType == ingress.ITypeReturn {
+		p.held, p.heldTo, p.holding = *b, s.Sink, true
+		return nil
+	}
+	return s.Sink.Block(b)
+}
+
+// heldLast returns the address of the last instruction of the held
+// block.
+func (p *DataPort) heldLast() uint64 {
+	b := &p.held
+	size := uint64(2)
+	if b.ILastSize != 0 {
+		size = 4
+	}
+	last := b.IAddr + 2*uint64(b.IRetire) - size
+	if p.m.xlen == 32 {
+		last &= 1<<32 - 1
+	}
+	return last
+}
+
+// release sends the held block.
+func (p *DataPort) release() error {
+	if !p.holding {
+		return nil
+	}
+	p.holding = false
+	return p.heldTo.Block(&p.held)
 }
 
 // Close flushes the data port, then closes the sink.
@@ -400,6 +466,9 @@ func (s *portIngress) Close() error {
 // was the last instruction, the responses of split requests); call it
 // when the run ends.
 func (p *DataPort) Flush() error {
+	if err := p.release(); err != nil {
+		return err
+	}
 	if err := p.flush(); err != nil {
 		return err
 	}

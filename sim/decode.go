@@ -191,6 +191,19 @@ const (
 	// Svinval's sfence.w.inval and sfence.inval.ir (its sinval.vma is
 	// opSFENCEVMA)
 	opSFENCEINVAL
+
+	// Zcmp and Zcmt (zcmp.go), from opCMPUSH to opCMJALT: push and pop
+	// (the register list in rm, stack_adj in imm), the double moves (the
+	// two s registers in rs1 and rs2) and the table jumps (the index in
+	// imm).
+	opCMPUSH
+	opCMPOP
+	opCMPOPRETZ
+	opCMPOPRET
+	opCMMVSA01
+	opCMMVA01S
+	opCMJT
+	opCMJALT
 )
 
 // Floating-point sub-operations (inst.fop).
@@ -290,11 +303,20 @@ func sext(v uint64, bits uint) int64 {
 	return int64(v<<s) >> s
 }
 
-// decode decodes one instruction. raw holds 16 (compressed) or 32 bits.
-func decode(raw uint32, xlen int) inst {
+// decode decodes one instruction with the compressed extensions of a
+// hart that has Zcd (the default; decodeZc chooses). raw holds 16
+// (compressed) or 32 bits.
+func decode(raw uint32, xlen int) inst { return decodeZc(raw, xlen, 0) }
+
+// decode decodes one instruction with the hart's compressed extensions.
+func (h *Hart) decode(raw uint32) inst { return decodeZc(raw, h.xlen, h.m.zc) }
+
+// decodeZc decodes one instruction with the compressed extensions zc.
+// raw holds 16 (compressed) or 32 bits.
+func decodeZc(raw uint32, xlen int, zc zcSet) inst {
 	var d inst
 	if raw&3 != 3 {
-		d = decodeC(uint16(raw), xlen)
+		d = decodeC(uint16(raw), xlen, zc)
 		d.raw = raw & 0xffff
 		d.size = 2
 	} else {
@@ -1003,8 +1025,10 @@ func decodeFP(d inst, w, f3, f7 uint32) inst {
 	return d
 }
 
-// decodeC expands a compressed instruction.
-func decodeC(c uint16, xlen int) inst {
+// decodeC expands a compressed instruction. zc says whether the
+// encodings of c.fld, c.fsd, c.fldsp and c.fsdsp are Zcd's or Zcmp's and
+// Zcmt's.
+func decodeC(c uint16, xlen int, zc zcSet) inst {
 	w := uint32(c)
 	ill := inst{op: opIllegal}
 	rdp := uint8(w>>2)&7 + 8  // rd'/rs2'
@@ -1024,6 +1048,9 @@ func decodeC(c uint16, xlen int) inst {
 			}
 			d = inst{op: opADDI, rd: rdp, rs1: 2, imm: int64(nz)}
 		case 1: // c.fld
+			if zc&zcNoZcd != 0 {
+				return ill
+			}
 			d = inst{op: opFLD, rd: rdp, rs1: rs1p, imm: int64((w>>7)&0x38 | (w<<1)&0xc0)}
 		case 2: // c.lw
 			d = inst{op: opLW, rd: rdp, rs1: rs1p, imm: int64((w>>7)&0x38 | (w>>4)&4 | (w<<1)&0x40)}
@@ -1034,6 +1061,9 @@ func decodeC(c uint16, xlen int) inst {
 				d = inst{op: opLD, rd: rdp, rs1: rs1p, imm: int64((w>>7)&0x38 | (w<<1)&0xc0)}
 			}
 		case 5: // c.fsd
+			if zc&zcNoZcd != 0 {
+				return ill
+			}
 			d = inst{op: opFSD, rs2: rdp, rs1: rs1p, imm: int64((w>>7)&0x38 | (w<<1)&0xc0)}
 		case 6: // c.sw
 			d = inst{op: opSW, rs2: rdp, rs1: rs1p, imm: int64((w>>7)&0x38 | (w>>4)&4 | (w<<1)&0x40)}
@@ -1120,6 +1150,9 @@ func decodeC(c uint16, xlen int) inst {
 			}
 			d = inst{op: opSLLI, rd: rd, rs1: rd, imm: sh}
 		case 1: // c.fldsp
+			if zc&zcNoZcd != 0 {
+				return ill
+			}
 			d = inst{op: opFLD, rd: rd, rs1: 2, imm: int64((w>>7)&0x20 | (w>>2)&0x18 | (w<<4)&0x1c0)}
 		case 2: // c.lwsp
 			if rd == 0 {
@@ -1155,7 +1188,14 @@ func decodeC(c uint16, xlen int) inst {
 					d = inst{op: opADD, rd: rd, rs1: rd, rs2: rs2}
 				}
 			}
-		case 5: // c.fsdsp
+		case 5:
+			if zc&(zcZcmp|zcZcmt) != 0 {
+				return decodeZcm(w, xlen, zc)
+			}
+			if zc&zcNoZcd != 0 {
+				return ill
+			}
+			// c.fsdsp
 			d = inst{op: opFSD, rs1: 2, rs2: rs2, imm: int64((w>>7)&0x38 | (w>>1)&0x1c0)}
 		case 6: // c.swsp
 			d = inst{op: opSW, rs1: 2, rs2: rs2, imm: int64((w>>7)&0x3c | (w>>1)&0xc0)}

@@ -7,7 +7,9 @@
 // plus Zba, Zbb, Zbs, Zbc, Zbkb, Zbkx, Zicond, Zfh and Zfhmin, Zicbom and
 // Zicboz (64-byte blocks, enabled by menvcfg/senvcfg; memory is coherent,
 // so cbo.clean/flush/inval only check access), Zicbop, Zihintpause, Zimop
-// and Zcmop (ext.go, zfh.go), little endian, with M, S and U privilege:
+// and Zcmop (ext.go, zfh.go), Zcmp and Zcmt with the jvt CSR in place of
+// Zcd when the program's ISA names them (Config.Arch, else the ELF
+// file's Tag_RISCV_arch: zcmp.go), little endian, with M, S and U privilege:
 // mstatus/sstatus, medeleg/mideleg delegation, direct and vectored
 // mtvec/stvec, mret/sret, wfi, exceptions with Spike's causes and tvals
 // (misaligned, access fault, illegal instruction with tval = the
@@ -138,7 +140,8 @@
 //
 // # Limits
 //
-// No vector, hypervisor, Zcb or other Zc* extensions beyond C; the PLIC,
+// No vector, hypervisor or Zcb; Zcmp and Zcmt are never in the device
+// tree's ISA string (the machines that have one run rv64gc kernels); the PLIC,
 // the UART's interrupt and input, the virtio-blk disk and Sstc exist on
 // the virt machine with a kernel only (LoadKernel: Sstc with the built-in
 // SBI; elsewhere external interrupts come only through the writable

@@ -777,7 +777,7 @@ func orcb(a uint64) uint64 {
 // cache slot.
 func (h *Hart) fill(d *inst, off uint64) {
 	raw := binary.LittleEndian.Uint32(h.fpage.mem[off:])
-	*d = decode(raw, h.xlen)
+	*d = h.decode(raw)
 	d.cost = h.m.timing.cost(d)
 }
 
@@ -819,7 +819,7 @@ func (h *Hart) fetchSlow(pc uint64) *inst {
 		d := &dp.insts[off>>1]
 		if d.op == opInvalid {
 			raw := binary.LittleEndian.Uint32(dp.mem[off:])
-			*d = decode(raw, h.xlen)
+			*d = h.decode(raw)
 			d.cost = h.m.timing.cost(d)
 		}
 		return d
@@ -828,7 +828,7 @@ func (h *Hart) fetchSlow(pc uint64) *inst {
 	if lo&3 != 3 {
 		d := &dp.insts[off>>1]
 		if d.op == opInvalid {
-			*d = decode(lo, h.xlen)
+			*d = h.decode(lo)
 			d.cost = h.m.timing.cost(d)
 		}
 		return d
@@ -844,7 +844,7 @@ func (h *Hart) fetchSlow(pc uint64) *inst {
 		return nil
 	}
 	hi := uint32(r2.mem[pa2-r2.base]) | uint32(r2.mem[pa2-r2.base+1])<<8
-	h.xinst = decode(lo|hi<<16, h.xlen)
+	h.xinst = h.decode(lo | hi<<16)
 	h.xinst.cost = h.m.timing.cost(&h.xinst)
 	return &h.xinst
 }

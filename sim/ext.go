@@ -73,6 +73,9 @@ func init() {
 // returns the next pc, the itype (always 0) and false when an exception
 // was recorded.
 func (h *Hart) execExt(d *inst, npc uint64) (uint64, uint8, bool) {
+	if d.op >= opCMPUSH {
+		return h.execZcm(d, npc) // zcmp.go
+	}
 	x := &h.x
 	a, b := x[d.rs1&31], x[d.rs2&31]
 	rv32 := h.xlen == 32
@@ -280,6 +283,9 @@ func (h *Hart) execCBO(d *inst) bool {
 // extClassOf is the timing class of the operations of this file and
 // zfh.go (classOf's default).
 func extClassOf(d *inst) uint8 {
+	if d.op >= opCMPUSH {
+		return zcmClassOf(d) // zcmp.go
+	}
 	switch d.op {
 	case opCLMUL, opCLMULH, opCLMULR:
 		return clMul

@@ -134,6 +134,7 @@ type csrState struct {
 	satp          uint64
 	scontext      uint64
 	mcontext      uint64
+	jvt           uint64 // Zcmt jump table base (mode 0: jump table mode)
 	tselect       uint64
 	fflags        uint64
 	frm           uint64

@@ -101,6 +101,13 @@ type Config struct {
 	// ContextSource selects what the ingress blocks' Context carries:
 	// scontext writes (the default) or the ASID of satp.
 	ContextSource ContextSource
+	// Arch is the program's ISA string (riscv.ParseArch, such as
+	// "rv32imac_zcmp_zcmt"); empty takes the ELF file's Tag_RISCV_arch
+	// attribute. It chooses what the encodings Zcd shares with Zcmp and
+	// Zcmt mean: Zcd's c.fld, c.fsd, c.fldsp, c.fsdsp unless the ISA has
+	// Zcmp or Zcmt (then cm.push, cm.pop, ..., cm.jt, cm.jalt and the
+	// jvt CSR). Without either, the hart has Zcd.
+	Arch string
 }
 
 // Machine is a RISC-V system: harts, memory, CLINT, UART and HTIF.
@@ -146,6 +153,7 @@ type Machine struct {
 	entry uint64
 	xlen  int
 	path  string
+	zc    zcSet // what c.fsdsp's encodings are (zcmp.go)
 
 	unsupported []uint64   // Linux system calls answered ENOSYS, in order
 	codeWrites  CodeWrites // stores into executed instructions
@@ -369,6 +377,9 @@ func (m *Machine) loadSegments(f *elf.File, path string, physical bool) error {
 		return fmt.Errorf("sim: %s is RV%d, machine configured RV%d", path, xlen, m.cfg.XLEN)
 	}
 	m.createHarts(xlen)
+	if err := m.setArch(f, path); err != nil {
+		return err
+	}
 	m.path = path
 	if m.mem.regions == nil {
 		banks := m.cfg.Banks
@@ -646,7 +657,7 @@ func (m *Machine) skipSpin(h *Hart) {
 		return
 	}
 	left := m.cfg.MaxInstret - total
-	d := decode(raw, h.xlen)
+	d := h.decode(raw)
 	cyc := uint64(m.timing.cost(&d))
 	if d.itype != 0 && d.itype != 4 && d.itype < itEnd {
 		cyc += h.takenPenalty

@@ -338,6 +338,8 @@ func (h *Hart) traceRetire(o *observer, pc uint64, d *inst) {
 	if err == nil {
 		rd := d.rd & 31
 		switch {
+		case d.op >= opCMPUSH:
+			err = h.traceZcm(t, d) // zcmp.go: several registers
 		case writesX(d):
 			if rd != 0 {
 				err = t.IntReg(h.id, int(rd), h.Reg(int(rd)))

@@ -26,9 +26,10 @@ const (
 	ctlTrap                     // raises an exception (ecall, svc)
 )
 
-// classifyRISCV classifies a RISC-V instruction from its bits.
-func classifyRISCV(raw uint32, xlen int) ctl {
-	in := riscv.Decode(raw, xlen)
+// classifyRISCV classifies a RISC-V instruction from its bits, decoded
+// with the extensions ext.
+func classifyRISCV(raw uint32, xlen int, ext riscv.Ext) ctl {
+	in := riscv.DecodeExt(raw, xlen, ext)
 	switch in.Class {
 	case riscv.ClassBranch:
 		return ctlBranch

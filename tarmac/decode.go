@@ -8,6 +8,7 @@ import (
 
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
 )
 
 // Options configure a Decoder.
@@ -293,7 +294,7 @@ func (d *Decoder) inst(rec *Record) {
 		case "RV64":
 			xlen = 64
 		}
-		k = classifyRISCV(rec.Opcode, xlen)
+		k = classifyRISCV(rec.Opcode, xlen, riscv.DefaultExt(xlen))
 		priv = riscvPriv(rec.Mode)
 	}
 	info := instInfo{

@@ -78,7 +78,7 @@ func simBlocks(t testing.TB, img *image.Set, pcs []uint64) []ingress.Block {
 		if hasNext {
 			next = pcs[i+1]
 		}
-		it := itypeOf(classifyRISCV(in.Raw, 64), true, pc, int(in.Len), next, hasNext)
+		it := itypeOf(classifyRISCV(in.Raw, 64, riscv.ExtRV64Default), true, pc, int(in.Len), next, hasNext)
 		switch {
 		case it != ingress.ITypeNone:
 			flush(it)

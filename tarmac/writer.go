@@ -99,6 +99,7 @@ type Writer struct {
 	w     *bufio.Writer
 	img   *image.Set
 	xlen  int
+	ext   riscv.Ext // what instructions are decoded with: the image's (Zcd or Zcmp/Zcmt)
 	scale string
 	noDis bool
 	buf   []byte
@@ -140,7 +141,11 @@ func NewWriter(w io.Writer, img *image.Set, opt WriterOptions) *Writer {
 	if scale == "" {
 		scale = "clk"
 	}
-	return &Writer{w: bufio.NewWriterSize(w, 256<<10), img: img, xlen: xlen, scale: scale, noDis: opt.NoDisasm}
+	ext := riscv.DefaultExt(xlen)
+	if img != nil && img.XLEN() == xlen {
+		ext = img.Ext()
+	}
+	return &Writer{w: bufio.NewWriterSize(w, 256<<10), img: img, xlen: xlen, ext: ext, scale: scale, noDis: opt.NoDisasm}
 }
 
 // SetCloser makes Close also close c (the file the Writer writes to).
@@ -222,7 +227,7 @@ func (w *Writer) writeInst(h int, ho *hartOut, pc uint64, raw uint32, size uint8
 		w.buf = append(w.buf, w.disasm(raw, pc)...)
 	}
 	ho.havePrev, ho.prevPC, ho.prevLen, ho.prevID, ho.prevTime = true, pc, size, ho.id, ho.time
-	ho.prevCtl = classifyRISCV(raw, w.xlen)
+	ho.prevCtl = classifyRISCV(raw, w.xlen, w.ext)
 	if !ho.privOK {
 		ho.priv = priv
 	}
@@ -238,7 +243,7 @@ func (w *Writer) disasm(raw uint32, pc uint64) string {
 	if w.dis == nil || len(w.dis) >= 1<<20 {
 		w.dis = make(map[uint64]disEntry)
 	}
-	t := riscv.Disasm(raw, pc, w.xlen)
+	t := riscv.DisasmExt(raw, pc, w.xlen, w.ext)
 	w.dis[pc] = disEntry{raw, t}
 	return t
 }

@@ -256,7 +256,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 		}
 		if cfg.Data != nil && dataIn != nil && *dataIn != "" {
 			// encode: the accesses come from the data ingress CSV
-			return etraceDataMerge(enc, *dataIn)
+			return etraceDataMerge(enc, *dataIn, img)
 		}
 		if sink == nil {
 			return enc, nil
@@ -268,7 +268,7 @@ func etraceEncoderFlags(fs *flag.FlagSet) encoderFn {
 
 // etraceDataMerge feeds the data trace interface of the encoder
 // component enc from the data ingress CSV file name.
-func etraceDataMerge(enc *tracectl.Encoder, name string) (ingress.Sink, error) {
+func etraceDataMerge(enc *tracectl.Encoder, name string, img *image.Set) (ingress.Sink, error) {
 	if err := noteInput(name); err != nil {
 		return nil, err
 	}
@@ -281,7 +281,14 @@ func etraceDataMerge(enc *tracectl.Encoder, name string) (ingress.Sink, error) {
 		f.Close()
 		return nil, err
 	}
-	return &dataMergeSink{ingress.NewDataMerger(componentData{enc, enc.DataSink()}, ds), f}, nil
+	m := ingress.NewDataMerger(componentData{enc, enc.DataSink()}, ds)
+	m.PerInst = func(iaddr uint64) int {
+		if in := img.InstPtr(iaddr); in != nil {
+			return etrace.DataAccesses(in)
+		}
+		return 1
+	}
+	return &dataMergeSink{m, f}, nil
 }
 
 // componentData is an encoder component with its data trace interface.
