@@ -258,6 +258,15 @@ type Decoder struct {
 	inferredEnd bool   // the walk ended on an uninferable jump the decoder inferred
 	walkRanges  int    // ranges the I-CNT walk of the current message emitted
 	ranges      uint64 // ranges emitted so far
+	// of those, the ranges ending on a direct jump or call that a block
+	// may go on past (joinJumps): the others each end a block
+	walkJoins int
+	joins     uint64
+	// joinJumps says the ingress port may go on with a block past a
+	// direct jump or call (an itype of 3 bits, or not known, without
+	// AllJumps): the ranges the walk ends there are then not blocks
+	// (srcState.chain).
+	joinJumps bool
 	// A decoder of a piece of the trace (parallel.go): revDep says that a
 	// check read the last range before this decoder emitted one
 	// (lastRange: it then depends on the range before the piece), openDep
@@ -299,7 +308,7 @@ type srcState struct {
 	msgSync   uint64       // messages since the last sync
 	fillSync  uint64       // of which ResourceFull and Ownership messages
 	dueExact  bool         // a branch message completed the sync period counting messages (checkDueWalk)
-	dueRanges uint64       // Decoder.ranges after that message (checkDueBlock)
+	dueRanges uint64       // Decoder.ranges-Decoder.joins after that message (checkDueBlock)
 	dueHist   bool         // a HIST record (ResourceFull RCODE=1) completed the period (checkDueHist)
 	pc        uint64       // next instruction to execute
 	addr      uint64       // reference for U-ADDR
@@ -343,6 +352,13 @@ type srcState struct {
 	// sent, ends after that point: had it ended there, at the end of the
 	// block that filled the counter, the record would have come first.
 	histFloor int64
+	// With Decoder.joinJumps: the halfwords of the ranges the walk of the
+	// current message emitted last that each end on a direct jump or call
+	// (0 after any other range; a message's walk begins a block), which
+	// the block that goes on in the next range may hold too (chain), and
+	// the same before the last range emitted (chainLast): the last block
+	// retired began that much before that range at the earliest.
+	chain, chainLast uint64
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -416,6 +432,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		cfg.StackDepth = 1024
 	}
 	d := &Decoder{cfg: cfg, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d.joinJumps = cfg.ITypeWidth != 4 && !cfg.AllJumps
 	d.w.Init(img, sink)
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
@@ -878,7 +895,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				s.msgSync == period+1 && prev == TCodeRepeatBranch {
 				s.dueExact = true
 				err := d.branchMsg(s, m)
-				s.dueRanges = d.ranges
+				s.dueRanges = d.ranges - d.joins
 				return err
 			}
 		}
@@ -1288,6 +1305,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.icntAcc, s.used = 0, 0
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
+	s.chain, s.chainLast = 0, 0
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist = 0, 0, 0, false, false
 	s.stack.Reset()
 	s.calls = 0
@@ -1518,10 +1536,12 @@ func (d *Decoder) checkFullBlock(s *srcState, kind int) error {
 }
 
 // lastBlock bounds the size in halfwords of the last ingress block
-// retired: within the last range emitted, and after the point where a
-// ResourceFull RCODE=0 said the counter was full, at the end of a block.
+// retired: within the last range emitted (and, when the port may go on
+// with a block past a direct jump or call, the ranges before it that
+// ended on one: s.chainLast), and after the point where a ResourceFull
+// RCODE=0 said the counter was full, at the end of a block.
 func (d *Decoder) lastBlock(s *srcState) uint64 {
-	n := d.lastHalfwords(s)
+	n := d.lastHalfwords(s) + s.chainLast
 	if s.lastFull != 0 && s.hwSync > s.lastFull && s.hwSync-s.lastFull < n {
 		// (when the walk ends at that point, the last block is the one
 		// that ends there)
@@ -1550,13 +1570,14 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 // the start of the next ingress block: the message covers one block at
 // most. (When an Ownership or ResourceFull message completed the period,
 // the blocks retired before it are in the walk too: nothing is checked.)
-// As in checkDueBlock, the walk's ranges are blocks only with a 4-bit
-// ingress itype (DecoderConfig.ITypeWidth): a 3-bit port may go on with a
-// block past a direct jump or call, which ends a range (the check once
-// made a gap of such an intact trace: TestDueWalkThreeBitPort).
+// As in checkDueBlock, the walk's ranges are blocks with a 4-bit ingress
+// itype (DecoderConfig.ITypeWidth); a 3-bit port may go on with a block
+// past a direct jump or call, which ends a range (counting those made a
+// gap of such an intact trace: TestDueWalkThreeBitPort), so then only
+// the ranges that end otherwise count (Decoder.walkJoins).
 func (d *Decoder) checkDueWalk(s *srcState) error {
-	if d.cfg.ITypeWidth == 4 && d.walkRanges > 1 {
-		return d.inconsistent("%s %d blocks after the sync period (%d messages) ran out", d.cur.TCode, d.walkRanges,
+	if n := d.walkRanges - d.walkJoins; (d.cfg.ITypeWidth == 4 || d.joinJumps) && n > 1 {
+		return d.inconsistent("%s %d blocks after the sync period (%d messages) ran out", d.cur.TCode, n,
 			s.msgSync-1)
 	}
 	return nil
@@ -1575,11 +1596,12 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // at most (FuzzIntegrityNarrow's seed 2fa0dd14b6cf55a9 grew a sync's
 // I-CNT by 4 halfwords past the block's taken branch to the next jump,
 // an extra call that re-encodes otherwise). With 3 bits a direct jump or
-// call does not end a block: nothing is checked.
+// call may not end a block: only the ranges that end otherwise count
+// (Decoder.joins; TestThreeBitIntegrity).
 func (d *Decoder) checkDueBlock(s *srcState) error {
-	if d.cfg.ITypeWidth == 4 && d.ranges-s.dueRanges > 1 {
+	if n := d.ranges - d.joins - s.dueRanges; (d.cfg.ITypeWidth == 4 || d.joinJumps) && n > 1 {
 		return d.inconsistent("%s walks %d blocks after the sync period (%d messages) ran out, where the encoder sends a sync after one",
-			d.cur.TCode, d.ranges-s.dueRanges, uint64(1)<<uint(d.cfg.SyncMax+4))
+			d.cur.TCode, n, uint64(1)<<uint(d.cfg.SyncMax+4))
 	}
 	return nil
 }
@@ -1766,6 +1788,20 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 			return err
 		}
 	}
+	if d.joinJumps {
+		s.chainLast = s.chain
+		switch end {
+		case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+			s.chain += (last - start) / 2
+			if in := d.w.Img.InstPtr(last); in != nil {
+				s.chain += uint64(in.Len / 2)
+			}
+			d.walkJoins++
+			d.joins++
+		default:
+			s.chain = 0
+		}
+	}
 	d.st.Instructions += uint64(n)
 	d.walkRanges++
 	d.ranges++
@@ -1784,6 +1820,7 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 	if h == 0 {
 		return d.inconsistent("HIST field without stop bit")
 	}
+	s.chain = 0 // (the message's walk begins a block)
 	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
 			return err
@@ -2007,10 +2044,12 @@ func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
-	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s) {
+	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s)+s.chainLast {
 		// (the counter was full before the last block began, which
-		// lies within the last range: FuzzIntegrityNarrow's seed
-		// 447abe05c9612854, where the last instruction was compressed)
+		// lies within the last range, or the ranges before it that
+		// ended on a direct jump a block may go on past (chainLast):
+		// FuzzIntegrityNarrow's seed 447abe05c9612854, where the last
+		// instruction was compressed)
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
@@ -2046,8 +2085,12 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 	if s.rfHead == len(s.rfPts) {
 		s.rfPts, s.rfHead, s.rfPos = s.rfPts[:0], 0, s.used
 		if p == s.used {
-			// (the walk is there: the last range ends at the point)
-			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id && s.used-int64(d.lastHalfwords(s))-s.rfBase >= int64(d.icntLimit()) {
+			// (the walk is there: the last range ends at the point, and
+			// the block that ends there began in it, or in the ranges
+			// before it that ended on a direct jump a block may go on
+			// past: chainLast)
+			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id &&
+				s.used-int64(d.lastHalfwords(s)+s.chainLast)-s.rfBase >= int64(d.icntLimit()) {
 				return d.fullTooLate(s, p, r.Start)
 			}
 			s.rfBase = p
@@ -2063,7 +2106,9 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 // emits next, from start to last. The range starts where an ingress
 // block does (after a control-flow instruction, or at an address a
 // message gave), so the block that filled the counter started in it at
-// the earliest.
+// the earliest, or in the ranges before it that ended on a direct jump
+// or call when the port may go on with a block past one (s.chain: with a
+// 3-bit itype, TestPeriodThreeBitPort).
 func (d *Decoder) checkFullPoints(s *srcState, start, last uint64) error {
 	in := d.w.Img.InstPtr(last)
 	if in == nil || in.Len == 0 {
@@ -2073,7 +2118,7 @@ func (d *Decoder) checkFullPoints(s *srcState, start, last uint64) error {
 	s.rfPos += int64((last-start)/2) + int64(in.Len/2)
 	for s.rfHead < len(s.rfPts) && s.rfPts[s.rfHead] <= s.rfPos {
 		p := s.rfPts[s.rfHead]
-		if from-s.rfBase >= int64(d.icntLimit()) {
+		if from-int64(s.chain)-s.rfBase >= int64(d.icntLimit()) {
 			return d.fullTooLate(s, p, start)
 		}
 		if p < s.rfPos {
@@ -2120,7 +2165,9 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
 	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
-	d.walkRanges = 0
+	d.walkRanges, d.walkJoins = 0, 0
+	// (the message's walk begins a block; one of HIST bits ended on a branch)
+	s.chain = 0
 	if uint64(rem) > maxICNT { // (one test for both bounds)
 		if rem < 0 {
 			return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
