@@ -59,6 +59,11 @@ type DecoderConfig struct {
 	// (trTeInstEnRepeatedHistory=0): such a message is then an
 	// inconsistency (a corrupt TCODE or RCODE).
 	NoRepeatBranch, NoRepeatedHistory bool
+	// BCntMax is the largest B-CNT the encoder's RepeatBranch counts
+	// (Config.BCntBits), when known: with OwnEncoder, a branch message
+	// equal to the last one is sent only after a RepeatBranch of that
+	// count (checkRepeat). 0: not known.
+	BCntMax uint64
 	// NoContext says the encoder sends no Ownership messages
 	// (trTeContext=0): one is then an inconsistency. By default the
 	// decoder learns it at each sync (Ownership follows every sync when
@@ -187,6 +192,9 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 		StopCodes: 1<<c.EndEVCode | 1<<EVCodeDisabled, ITypeWidth: 4}
 	if c.ITypeWidth == 3 {
 		dc.ITypeWidth = 3
+	}
+	if c.RepeatBranch {
+		dc.BCntMax = c.bcntMax()
 	}
 	dc.LazyHistFull = c.Mode == HTM && !c.EagerHistFull && !c.HistPatterns
 	if !c.HistPatterns && c.Mode == HTM {
@@ -319,6 +327,7 @@ type srcState struct {
 	callsMax  uint64
 	last      lastBranch // last branch message, for RepeatBranch
 	haveBr    bool
+	lastBCnt  uint64 // B-CNT of the last RepeatBranch (checkRepeat)
 	time      uint64
 	hasTime   bool
 	priv      ingress.Priv
@@ -378,6 +387,31 @@ func (b *lastBranch) set(m *Message) {
 	if b.has&^(1<<FieldICNT) != 0 {
 		b.btype, b.uaddr, b.hist = m.V[FieldBTYPE], m.V[FieldUADDR], m.V[FieldHIST]
 	}
+}
+
+// checkRepeat checks a branch message m of rvtrace's encoder with
+// RepeatBranch on against the last one (prev is the TCODE of the message
+// before m): the encoder counts a message equal to the last branch message
+// it sent (a DirectBranch, or one whose U-ADDR is 0) in a RepeatBranch,
+// and sends it again only once that count reached its maximum
+// (DecoderConfig.BCntMax), right after the RepeatBranch of that count.
+// (TestThreeBitIntegrity: DirectBranch I-CNT=47, RepeatBranch B-CNT=1,
+// DirectBranch I-CNT=53, RepeatBranch B-CNT=1, the first I-CNT turned
+// into 53.)
+func (d *Decoder) checkRepeat(s *srcState, m *Message, prev TCode) error {
+	l := &s.last
+	if m.TCode != l.tcode || m.Has&lastBranchFields != l.has || m.V[FieldICNT] != l.icnt ||
+		m.TCode != TCodeDirectBranch && m.V[FieldUADDR] != 0 {
+		return nil
+	}
+	if l.has&^(1<<FieldICNT) != 0 && (m.V[FieldBTYPE] != l.btype || m.V[FieldUADDR] != l.uaddr || m.V[FieldHIST] != l.hist) {
+		return nil
+	}
+	if prev == TCodeRepeatBranch && (d.cfg.BCntMax == 0 || s.lastBCnt == d.cfg.BCntMax) {
+		return nil
+	}
+	return d.inconsistent("%s equal to the branch message at byte %d, which the encoder would count in a RepeatBranch",
+		m.TCode, l.offset)
 }
 
 // lastBranchFields are the fields lastBranch keeps.
@@ -886,6 +920,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.ownership(s, m)
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
+		if s.haveBr && !d.cfg.NoRepeatBranch && d.cfg.OwnEncoder {
+			if err := d.checkRepeat(s, m, prev); err != nil {
+				return err
+			}
+		}
 		s.last.set(m)
 		s.haveBr = true
 		if d.cfg.SyncMode == SyncMessages {
@@ -908,6 +947,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
 		n := m.Get(FieldBCNT)
+		s.lastBCnt = n
 		var rep Message
 		s.last.message(&rep) // the repeat's own TSTAMP applies once
 		work := rep.Get(FieldICNT) + uint64(bits.Len64(rep.Get(FieldHIST)))
@@ -1157,6 +1197,9 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 			if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
 				return err
 			}
+			if err := d.checkFullTaken(s); err != nil {
+				return err
+			}
 		}
 		if d.cfg.SyncMode != SyncOff {
 			if err := d.checkNotDue(s); err != nil {
@@ -1340,6 +1383,12 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		// verifies what was decoded up to it.
 		return d.inconsistent("SYNC=%d (%s) while the trace runs: the flow before it cannot be checked", reason,
 			syncNames[reason])
+	case SyncExternalTrigger:
+		if d.cfg.OwnEncoder {
+			// (TestThreeBitIntegrity: a deleted byte turned a trap's
+			// periodic sync into one with SYNC=0 and a shorter I-CNT)
+			return d.inconsistent("SYNC=0 (external trigger) from rvtrace's encoder, which sends none")
+		}
 	}
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's previous sync message",
@@ -2032,10 +2081,31 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		return d.inconsistent("ResourceFull reports the I-CNT counter full at the uninferable jump at %#x, which %s reports: the encoder sends the count in the jump's message",
 			r.Last, d.cur.TCode)
 	}
+	if kind == endTaken {
+		if err := d.checkFullTaken(s); err != nil {
+			return err
+		}
+	}
 	if (kind == endStop || kind == endTrap) && icnt >= d.icntLimit() {
 		return d.checkFullBlock(s, kind)
 	}
 	return nil
+}
+
+// checkFullTaken checks the walk of a message reporting a taken branch
+// (DirectBranch, DirectBranchSync) against a ResourceFull RCODE=0 saying
+// the I-CNT counter was full exactly where it ends: the encoder sends the
+// branch's message, which carries the count, at the branch (or, once a
+// sync is due, at the next block), and reports a full counter only when
+// no message is pending. (TestThreeBitIntegrity: a DirectBranch's I-CNT
+// 6 turned into 0, after a ResourceFull whose RDATA of 47 ended on a
+// taken branch, in BTM with a 6-bit counter.)
+func (d *Decoder) checkFullTaken(s *srcState) error {
+	if s.lastFull == 0 || s.lastFull != s.hwSync {
+		return nil
+	}
+	return d.inconsistent("ResourceFull reports the I-CNT counter full at the taken branch at %#x, which %s reports: the encoder sends the count in the branch's message",
+		d.w.LastRange().Last, d.cur.TCode)
 }
 
 // checkOvershoot checks an I-CNT against the width of the encoder's
