@@ -287,7 +287,10 @@ func fullPointsOf(trace []byte, cfg WireConfig) []uint64 {
 // at the end of an ingress block, or a sync at the start of one, so a
 // block ends at each. With a 3-bit itype these are where the blocks of a
 // flow that trace describes do not go on past a direct jump or call
-// (encodeFlowSplit). (Not across a FIFO overflow.)
+// (encodeFlowSplit). Not the points of trap messages and of the end
+// message: a trap (one at the end, withEndTrap) may end the block there,
+// while a trap at a point of encodeFlowSplit is a block of its own. (Not
+// across a FIFO overflow.)
 func blockEndsOf(trace []byte, cfg WireConfig) []uint64 {
 	r := NewReader(bytes.NewReader(trace), cfg)
 	var m Message
@@ -299,6 +302,9 @@ func blockEndsOf(trace []byte, cfg WireConfig) []uint64 {
 			at += m.Get(FieldRDATA)
 		case m.Present(FieldICNT):
 			at += m.Get(FieldICNT)
+			if m.TCode == TCodeProgTraceCorrelation || m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect {
+				continue
+			}
 		default:
 			continue
 		}
