@@ -318,6 +318,7 @@ type srcState struct {
 	dueExact  bool         // a branch message completed the sync period counting messages (checkDueWalk)
 	dueRanges uint64       // Decoder.ranges-Decoder.joins after that message (checkDueBlock)
 	dueHist   bool         // a HIST record (ResourceFull RCODE=1) completed the period (checkDueHist)
+	dueFull   bool         // a ResourceFull RCODE=0 completed the period (checkDueFull)
 	pc        uint64       // next instruction to execute
 	addr      uint64       // reference for U-ADDR
 	icntAcc   int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -970,6 +971,10 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				}
 			}
 			s.icntAcc += int64(m.Get(FieldRDATA))
+			if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncMessages && d.cfg.ICNTBits != 0 &&
+				(s.msgSync == period || s.msgSync == period+1 && prev == TCodeRepeatBranch) {
+				s.dueFull = true
+			}
 		case RCodeHist:
 			if err := d.hist(s, m.Get(FieldRDATA)); err != nil {
 				return err
@@ -1349,7 +1354,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
 	s.chain, s.chainLast = 0, 0
-	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist = 0, 0, 0, false, false
+	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist, s.dueFull = 0, 0, 0, false, false, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1449,6 +1454,11 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	}
 	if kind == endTrap {
 		if err := d.checkTrapSync(s, m); err != nil {
+			return err
+		}
+	}
+	if s.dueFull && reason == SyncPeriodic {
+		if err := d.checkDueFull(s); err != nil {
 			return err
 		}
 	}
@@ -1650,6 +1660,29 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 func (d *Decoder) checkDueBlock(s *srcState) error {
 	if n := d.ranges - d.joins - s.dueRanges; (d.cfg.ITypeWidth == 4 || d.joinJumps) && n > 1 {
 		return d.inconsistent("%s walks %d blocks after the sync period (%d messages) ran out, where the encoder sends a sync after one",
+			d.cur.TCode, n, uint64(1)<<uint(d.cfg.SyncMax+4))
+	}
+	return nil
+}
+
+// checkDueFull checks a periodic sync that came once a ResourceFull
+// RCODE=0 completed the sync period counting messages (s.dueFull; with
+// DecoderConfig.ICNTBits known, so that s.lastFull is kept). rvtrace's
+// encoder sends that message at the end of the ingress block that filled
+// the counter, or after a return its stack predicted at the start of the
+// next block, before it counts; either way no message is pending, and the
+// sync comes at the start of the next block after it: the walk from the
+// point where the counter was full (or from a later such point) to the
+// sync covers one block at most, which lies within the last range (and,
+// with a 3-bit itype, the ranges before it that ended on a direct jump or
+// call: s.chainLast). (TestDueSyncWalk: those syncs were left out
+// before.)
+func (d *Decoder) checkDueFull(s *srcState) error {
+	if s.lastFull == 0 || s.hwSync < s.lastFull {
+		return nil
+	}
+	if n := s.hwSync - s.lastFull; n > d.lastHalfwords(s)+s.chainLast {
+		return d.inconsistent("%s walks %d halfwords after the ResourceFull that completed the sync period (%d messages), more than the block after it",
 			d.cur.TCode, n, uint64(1)<<uint(d.cfg.SyncMax+4))
 	}
 	return nil
