@@ -921,7 +921,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.ownership(s, m)
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
-		if s.haveBr && !d.cfg.NoRepeatBranch && d.cfg.OwnEncoder {
+		if !d.cfg.NoRepeatBranch && s.haveBr && d.cfg.OwnEncoder {
 			if err := d.checkRepeat(s, m, prev); err != nil {
 				return err
 			}
@@ -1870,20 +1870,6 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 			return err
 		}
 	}
-	if d.joinJumps {
-		s.chainLast = s.chain
-		switch end {
-		case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
-			s.chain += (last - start) / 2
-			if in := d.w.Img.InstPtr(last); in != nil {
-				s.chain += uint64(in.Len / 2)
-			}
-			d.walkJoins++
-			d.joins++
-		default:
-			s.chain = 0
-		}
-	}
 	d.st.Instructions += uint64(n)
 	d.walkRanges++
 	d.ranges++
@@ -1894,7 +1880,28 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev := d.w.Range()
 	ev.Src, ev.Start, ev.Last, ev.N, ev.End = s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
+	if d.joinJumps {
+		d.join(s, ev)
+	}
 	return d.w.Send(&s.tally)
+}
+
+// join keeps, when the ingress port may go on with a block past a direct
+// jump or call (Decoder.joinJumps), the ranges the walk emits that end on
+// one (srcState.chain, Decoder.joins) as emitRange emits the range r.
+func (d *Decoder) join(s *srcState, r *flow.Event) {
+	s.chainLast = s.chain
+	switch r.End {
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		s.chain += (r.Last - r.Start) / 2
+		if in := d.w.Img.InstPtr(r.Last); in != nil {
+			s.chain += uint64(in.Len / 2)
+		}
+		d.walkJoins++
+		d.joins++
+	default:
+		s.chain = 0
+	}
 }
 
 // hist consumes the branch outcomes of a HIST value (stop bit first).
