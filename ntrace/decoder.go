@@ -318,7 +318,8 @@ type srcState struct {
 	dueExact  bool         // a branch message completed the sync period counting messages (checkDueWalk)
 	dueRanges uint64       // Decoder.ranges-Decoder.joins after that message (checkDueBlock)
 	dueHist   bool         // a HIST record (ResourceFull RCODE=1) completed the period (checkDueHist)
-	dueFull   bool         // a ResourceFull RCODE=0 completed the period (checkDueFull)
+	dueFull   bool         // a ResourceFull RCODE=0 completed the period, or came after dueExact (checkDueFull)
+	fullLast  bool         // the latter: the sync follows the block that filled the counter
 	pc        uint64       // next instruction to execute
 	addr      uint64       // reference for U-ADDR
 	icntAcc   int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -971,9 +972,12 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				}
 			}
 			s.icntAcc += int64(m.Get(FieldRDATA))
-			if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncMessages && d.cfg.ICNTBits != 0 &&
-				(s.msgSync == period || s.msgSync == period+1 && prev == TCodeRepeatBranch) {
-				s.dueFull = true
+			if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncMessages && d.cfg.ICNTBits != 0 {
+				if s.dueExact {
+					s.dueFull, s.fullLast = true, true
+				} else if s.msgSync == period || s.msgSync == period+1 && prev == TCodeRepeatBranch {
+					s.dueFull = true
+				}
 			}
 		case RCodeHist:
 			if err := d.hist(s, m.Get(FieldRDATA)); err != nil {
@@ -1032,6 +1036,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
+		}
+		if s.dueFull {
+			if err := d.checkDueFull(s); err != nil {
+				return err
+			}
 		}
 		if s.dueExact && s.mode == HTM {
 			if err := d.checkDueBlock(s); err != nil {
@@ -1354,7 +1363,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
 	s.chain, s.chainLast = 0, 0
-	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist, s.dueFull = 0, 0, 0, false, false, false
+	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist, s.dueFull, s.fullLast = 0, 0, 0, false, false, false, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1665,24 +1674,34 @@ func (d *Decoder) checkDueBlock(s *srcState) error {
 	return nil
 }
 
-// checkDueFull checks a periodic sync that came once a ResourceFull
-// RCODE=0 completed the sync period counting messages (s.dueFull; with
-// DecoderConfig.ICNTBits known, so that s.lastFull is kept). rvtrace's
-// encoder sends that message at the end of the ingress block that filled
-// the counter, or after a return its stack predicted at the start of the
-// next block, before it counts; either way no message is pending, and the
-// sync comes at the start of the next block after it: the walk from the
-// point where the counter was full (or from a later such point) to the
-// sync covers one block at most, which lies within the last range (and,
-// with a 3-bit itype, the ranges before it that ended on a direct jump or
-// call: s.chainLast). (TestDueSyncWalk: those syncs were left out
-// before.)
+// checkDueFull checks a periodic sync, or the end message, that came
+// once a ResourceFull RCODE=0 completed the sync period counting messages
+// (s.dueFull; with DecoderConfig.ICNTBits known, so that s.lastFull is
+// kept), or after a branch message completed it (s.dueExact,
+// s.fullLast). rvtrace's encoder sends that message at the end of the
+// ingress block that filled the counter, or after a return its stack
+// predicted at the start of the next block, before it counts (not once a
+// sync is due: it then syncs there); either way no message is pending,
+// and the sync comes at the start of the next block after it: the walk
+// from the point where the counter was full (or from a later such point)
+// to the sync or the end covers nothing, or when the message completed
+// the period after a predicted return, one block at most, which lies
+// within the last range (and, with a 3-bit itype, the ranges before it
+// that ended on a direct jump or call: s.chainLast). (TestDueSyncWalk:
+// those syncs were left out before; a 3-bit BTM trace's end message
+// I-CNT 0 turned into 3 after a ResourceFull sent once a trap message
+// completed the period, in a loop of direct jumps, decoded 3 instructions
+// too many.)
 func (d *Decoder) checkDueFull(s *srcState) error {
 	if s.lastFull == 0 || s.hwSync < s.lastFull {
 		return nil
 	}
-	if n := s.hwSync - s.lastFull; n > d.lastHalfwords(s)+s.chainLast {
-		return d.inconsistent("%s walks %d halfwords after the ResourceFull that completed the sync period (%d messages), more than the block after it",
+	n, most := s.hwSync-s.lastFull, uint64(0)
+	if !d.cfg.NoImplicitReturn && !s.fullLast {
+		most = d.lastHalfwords(s) + s.chainLast
+	}
+	if n > most {
+		return d.inconsistent("%s walks %d halfwords after the ResourceFull that completed the sync period (%d messages), more than the encoder retires before its sync",
 			d.cur.TCode, n, uint64(1)<<uint(d.cfg.SyncMax+4))
 	}
 	return nil

@@ -956,7 +956,7 @@ func TestDueSyncWalk(t *testing.T) {
 						}
 						if skip && errors.As(it.gap.Err, &de) && de.Offset == m.Offset {
 							fullAtSync++
-							if strings.Contains(it.gap.Err.Error(), "more than the block after it") {
+							if strings.Contains(it.gap.Err.Error(), "more than the encoder retires before its sync") {
 								byFull++
 							}
 						}

@@ -310,3 +310,36 @@ func TestThreeBitIntegrity(t *testing.T) {
 		t.Errorf("the test lost its cases")
 	}
 }
+
+// A ResourceFull RCODE=0 sent once a branch message completed the sync
+// period counting messages ends the block the encoder syncs after: the
+// sync, or the end message, walks nothing past it (checkDueFull). A 3-bit
+// BTM trace of qsort (5-bit counter, a sync every 16 messages) ends in a
+// loop of `j .` merged into one block of 1,264 halfwords reported full
+// after a trap message completed the period; its end message's I-CNT 0
+// grown by 1 to 6 walked that many more jumps without a gap before, as
+// the block may go on past each.
+func TestDueFullEnd(t *testing.T) {
+	img := threeBitImages(t)["elf/qsort.riscv"]
+	cfg := threeBitConfigs[11]
+	cfg.XLEN = img.XLEN()
+	truth := synthFlow(img, 7, 1500, true)
+	trace, _, err := encodeMerged(img, truth, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, k := lastMessage(trace, cfg.Wire())
+	if last.TCode != TCodeProgTraceCorrelation || last.Get(FieldICNT) != 0 {
+		t.Fatalf("the trace ends with %v: the test lost its case", &last)
+	}
+	for v := uint64(1); v <= 6; v++ {
+		bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) { m.Set(FieldICNT, v) })
+		why, rec := integrityOf(t, img, truth, cfg, bad, fmt.Sprintf("end I-CNT 0 → %d", v))
+		if why != "" {
+			t.Errorf("end I-CNT 0 → %d: %s", v, why)
+		}
+		if _, gaps := rec.decodedPCs(); !gaps {
+			t.Errorf("end I-CNT 0 → %d: no gap", v)
+		}
+	}
+}
