@@ -1882,8 +1882,8 @@ func (s *srcState) push(a uint64) {
 
 func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
-// emitRange reports n instructions from start to last.
-func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
+// emitRange reports n instructions from start to last, hw halfwords.
+func (d *Decoder) emitRange(s *srcState, start, last uint64, n, hw uint32, end ingress.IType, next uint64, hasNext bool) error {
 	if s.rfHead < len(s.rfPts) {
 		if err := d.checkFullPoints(s, start, last); err != nil {
 			return err
@@ -1900,22 +1900,20 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev.Src, ev.Start, ev.Last, ev.N, ev.End = s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
 	if d.joinJumps {
-		d.join(s, ev)
+		d.join(s, end, hw)
 	}
 	return d.w.Send(&s.tally)
 }
 
 // join keeps, when the ingress port may go on with a block past a direct
 // jump or call (Decoder.joinJumps), the ranges the walk emits that end on
-// one (srcState.chain, Decoder.joins) as emitRange emits the range r.
-func (d *Decoder) join(s *srcState, r *flow.Event) {
+// one (srcState.chain, Decoder.joins) as emitRange emits a range of hw
+// halfwords that ends as end says.
+func (d *Decoder) join(s *srcState, end ingress.IType, hw uint32) {
 	s.chainLast = s.chain
-	switch r.End {
+	switch end {
 	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
-		s.chain += (r.Last - r.Start) / 2
-		if in := d.w.Img.InstPtr(r.Last); in != nil {
-			s.chain += uint64(in.Len / 2)
-		}
+		s.chain += uint64(hw)
 		d.walkJoins++
 		d.joins++
 	default:
@@ -1992,7 +1990,7 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 // leave emits run r, which execution leaves for next as it says, and
 // moves the PC there.
 func (d *Decoder) leave(s *srcState, r *decode.Block, it ingress.IType, next uint64) error {
-	if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+	if err := d.emitRange(s, r.Start, r.Last, r.N, r.Halfwords, it, next, true); err != nil {
 		return err
 	}
 	s.setPrev(&r.Inst, r.Last)
@@ -2346,7 +2344,7 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	if d.w.Due(d.st.Instructions) {
 		d.nextEpoch()
 	}
-	start := s.pc
+	start, hw := s.pc, uint32(rem)
 	pc := s.pc
 	var n uint32
 	var last *riscv.Inst
@@ -2393,7 +2391,7 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 		}
 	}
 	s.pc = pc
-	return d.emitRange(s, start, lastPC, n, ingress.ITypeNone, pc, kind != endIndirect)
+	return d.emitRange(s, start, lastPC, n, hw, ingress.ITypeNone, pc, kind != endIndirect)
 }
 
 // noHist reports the branch ending run r, passed in an I-CNT walk of an
@@ -2438,7 +2436,7 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		}
 		s.setPrev(last, pc)
 		// The target comes from the message: the caller sets s.pc.
-		return d.emitRange(s, r.Start, pc, r.N, it, 0, false)
+		return d.emitRange(s, r.Start, pc, r.N, r.Halfwords, it, 0, false)
 	}
 	// endTrap, endSync, endStop: the last instruction's effect is inferred
 	// when it can be; an uninferable one at a sync is resolved by F-ADDR.
@@ -2450,7 +2448,7 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		// sync or stop: the next address comes from the message (or the
 		// trace ends); report the range without a target
 		d.pcKnown = false
-		if err := d.emitRange(s, r.Start, pc, r.N, ingress.ITypeOf(*last, false), 0, false); err != nil {
+		if err := d.emitRange(s, r.Start, pc, r.N, r.Halfwords, ingress.ITypeOf(*last, false), 0, false); err != nil {
 			return err
 		}
 		s.setPrev(last, pc)
