@@ -1095,3 +1095,39 @@ func TestHistRecordAfterFullPoint(t *testing.T) {
 		t.Errorf("the test lost its cases")
 	}
 }
+
+// Intact traces with periodic sync counting messages and a narrow I-CNT
+// counter, where ResourceFull RCODE=0 messages complete the sync period
+// or follow the branch message that did (checkDueFull, which runs about
+// 10,000 times here), decode exactly with no gap: BTM and HTM, 5-, 6- and
+// 8-bit counters, every implicit-return mode, a sync every 16 or 32
+// messages, in BTM with and without RepeatBranch (checkRepeat), on two
+// random flows through t1 (merged and per-instruction blocks) and qsort
+// run by the simulator.
+func TestDueFullRoundTrip(t *testing.T) {
+	t1, _ := loadT1(t)
+	pcs := synthFlow(t1, 9, 20000, true)
+	blocks := synthBlocks(t, t1, pcs, false, 9)
+	pcs2 := synthFlow(t1, 5, 20000, true)
+	blocks2 := synthBlocks(t, t1, pcs2, true, 5)
+	img, qb, qp := simWorkload(t, "qsort.riscv", 100000)
+	for _, mode := range []Mode{BTM, HTM} {
+		for _, icnt := range []int{5, 6, 8} {
+			for _, ir := range []int{ReturnOff, ReturnFull, ReturnCount, ReturnPartial} {
+				for _, sm := range []int{0, 1} {
+					for _, rb := range []bool{false, true} {
+						if rb && mode == HTM {
+							continue
+						}
+						cfg := withSync(Config{Mode: mode, ICNTBits: icnt, ImplicitReturn: ir, StackDepth: 3,
+							PartialBits: 12, RepeatBranch: rb}, SyncMessages, sm)
+						name := fmt.Sprintf("%v-icnt%d-ir%d-sync%d-repeat%v", mode, icnt, ir, sm, rb)
+						t.Run(name+"/t1", func(t *testing.T) { roundTrip(t, t1, blocks, pcs, cfg) })
+						t.Run(name+"/t1-per", func(t *testing.T) { roundTrip(t, t1, blocks2, pcs2, cfg) })
+						t.Run(name+"/qsort", func(t *testing.T) { roundTrip(t, img, qb, qp, cfg) })
+					}
+				}
+			}
+		}
+	}
+}
