@@ -53,8 +53,10 @@ func mergeDirect(blocks []ingress.Block, keep func(i int) bool) (out []ingress.B
 // call, where the decoder's walk ends a range: the check that a sync due
 // after the sync period ran out (counting messages) covers one block
 // counted ranges, and made a gap of such an intact BTM trace (the first
-// config) before it was limited to 4-bit ports as its HTM counterpart
-// (checkDueBlock) is. The trace decodes to every PC, with no gap.
+// config); it was then limited to 4-bit ports, and now counts, with 3
+// bits, the ranges that do not end on a direct jump or call
+// (checkDueWalk, checkDueBlock). The trace decodes to every PC, with no
+// gap.
 func TestDueWalkThreeBitPort(t *testing.T) {
 	img := image.NewSet()
 	if err := img.AddELF(corpus.Path(t, "ntrace-refcode/elf/coremark.riscv")); err != nil {
