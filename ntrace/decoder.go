@@ -1309,6 +1309,18 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		// A reserved or vendor SYNC: the message is suspect, F-ADDR too.
 		return d.gap(s, d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason))
 	}
+	if s.ended && d.cfg.OwnEncoder && reason != SyncTraceEnable {
+		// rvtrace's encoder ends a trace for good, or stops it (EVCODE=4)
+		// and starts it again with SYNC=5: the end message before is
+		// suspect (TestSyncAfterEnd: a ResourceFull RCODE=0 turned into
+		// one ending the flow 48 halfwords early), and decoding starts
+		// again here
+		e := d.errAt(decode.ErrInconsistent, "SYNC=%d (%s) after the end message: rvtrace's encoder starts a trace again with SYNC=5 (trace enable)",
+			reason, syncNames[reason])
+		if err := d.gapWith(s, e, d.suspect(s)); err != nil {
+			return err
+		}
+	}
 	switch {
 	case s.synced:
 		if err := d.syncFlow(s, m, faddr, reason); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/image"
@@ -343,5 +344,54 @@ func TestDueFullEnd(t *testing.T) {
 		if _, gaps := rec.decodedPCs(); !gaps {
 			t.Errorf("end I-CNT 0 → %d: no gap", v)
 		}
+	}
+}
+
+// rvtrace's encoder starts a trace again after an end message
+// (ProgTraceCorrelation, EVCODE=4 when tracing was turned off) with
+// SYNC=5 (trace enable), and ends it for good otherwise: another sync
+// after an end message is a gap that holds the instructions since the
+// last checkpoint suspect, and decoding starts again there. A 3-bit BTM
+// trace of t1 (6-bit counter, a sync every 64 halfwords), byte 194 made
+// 0x84: a ResourceFull RCODE=0 RDATA=64 becomes a ProgTraceCorrelation
+// with I-CNT=16, followed by a periodic ProgTraceSync; the flow ended 48
+// halfwords early and went on at the sync without a gap before.
+func TestSyncAfterEnd(t *testing.T) {
+	img := threeBitImages(t)["t1/test.elf"]
+	cfg := threeBitConfigs[7]
+	cfg.XLEN = img.XLEN()
+	truth := synthFlow(img, 10, 1500, true)
+	trace, _, err := encodeMerged(img, truth, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), trace...)
+	bad[194] = 0x84
+	r := NewReader(bytes.NewReader(bad), cfg.Wire())
+	var m Message
+	var seq []TCode
+	for r.Next(&m) == nil {
+		if m.Offset >= 194 && len(seq) < 2 {
+			seq = append(seq, m.TCode)
+		}
+	}
+	if len(seq) != 2 || seq[0] != TCodeProgTraceCorrelation || seq[1] != TCodeProgTraceSync {
+		t.Fatalf("the corrupted trace has %v at byte 194: the test lost its case", seq)
+	}
+	why, rec := integrityOf(t, img, truth, cfg, bad, "byte 194 = 0x84")
+	if why != "" {
+		t.Fatal(why)
+	}
+	gaps := 0
+	for _, it := range rec.items {
+		if it.gap != nil {
+			gaps++
+			if !strings.Contains(it.gap.Err.Error(), "after the end message") {
+				t.Errorf("gap %v", it.gap.Err)
+			}
+		}
+	}
+	if pcs, _ := rec.decodedPCs(); gaps != 1 || len(pcs) < len(truth)-100 {
+		t.Errorf("%d gaps, %d of %d instructions decoded", gaps, len(pcs), len(truth))
 	}
 }
