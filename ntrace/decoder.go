@@ -59,6 +59,11 @@ type DecoderConfig struct {
 	// (trTeInstEnRepeatedHistory=0): such a message is then an
 	// inconsistency (a corrupt TCODE or RCODE).
 	NoRepeatBranch, NoRepeatedHistory bool
+	// BCntMax is the largest B-CNT the encoder's RepeatBranch counts
+	// (Config.BCntBits), when known: with OwnEncoder, a branch message
+	// equal to the last one is sent only after a RepeatBranch of that
+	// count (checkRepeat). 0: not known.
+	BCntMax uint64
 	// NoContext says the encoder sends no Ownership messages
 	// (trTeContext=0): one is then an inconsistency. By default the
 	// decoder learns it at each sync (Ownership follows every sync when
@@ -188,6 +193,9 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	if c.ITypeWidth == 3 {
 		dc.ITypeWidth = 3
 	}
+	if c.RepeatBranch {
+		dc.BCntMax = c.bcntMax()
+	}
 	dc.LazyHistFull = c.Mode == HTM && !c.EagerHistFull && !c.HistPatterns
 	if !c.HistPatterns && c.Mode == HTM {
 		dc.HistBits = c.histBits()
@@ -258,6 +266,15 @@ type Decoder struct {
 	inferredEnd bool   // the walk ended on an uninferable jump the decoder inferred
 	walkRanges  int    // ranges the I-CNT walk of the current message emitted
 	ranges      uint64 // ranges emitted so far
+	// of those, the ranges ending on a direct jump or call that a block
+	// may go on past (joinJumps): the others each end a block
+	walkJoins int
+	joins     uint64
+	// joinJumps says the ingress port may go on with a block past a
+	// direct jump or call (an itype of 3 bits, or not known, without
+	// AllJumps): the ranges the walk ends there are then not blocks
+	// (srcState.chain).
+	joinJumps bool
 	// A decoder of a piece of the trace (parallel.go): revDep says that a
 	// check read the last range before this decoder emitted one
 	// (lastRange: it then depends on the range before the piece), openDep
@@ -299,8 +316,10 @@ type srcState struct {
 	msgSync   uint64       // messages since the last sync
 	fillSync  uint64       // of which ResourceFull and Ownership messages
 	dueExact  bool         // a branch message completed the sync period counting messages (checkDueWalk)
-	dueRanges uint64       // Decoder.ranges after that message (checkDueBlock)
+	dueRanges uint64       // Decoder.ranges-Decoder.joins after that message (checkDueBlock)
 	dueHist   bool         // a HIST record (ResourceFull RCODE=1) completed the period (checkDueHist)
+	dueFull   bool         // a ResourceFull RCODE=0 completed the period, or came after dueExact (checkDueFull)
+	fullLast  bool         // the latter: the sync follows the block that filled the counter
 	pc        uint64       // next instruction to execute
 	addr      uint64       // reference for U-ADDR
 	icntAcc   int64        // I-CNT reported by ResourceFull RCODE=0 since the last I-CNT field
@@ -310,6 +329,7 @@ type srcState struct {
 	callsMax  uint64
 	last      lastBranch // last branch message, for RepeatBranch
 	haveBr    bool
+	lastBCnt  uint64 // B-CNT of the last RepeatBranch (checkRepeat)
 	time      uint64
 	hasTime   bool
 	priv      ingress.Priv
@@ -343,6 +363,13 @@ type srcState struct {
 	// sent, ends after that point: had it ended there, at the end of the
 	// block that filled the counter, the record would have come first.
 	histFloor int64
+	// With Decoder.joinJumps: the halfwords of the ranges the walk of the
+	// current message emitted last that each end on a direct jump or call
+	// (0 after any other range; a message's walk begins a block), which
+	// the block that goes on in the next range may hold too (chain), and
+	// the same before the last range emitted (chainLast): the last block
+	// retired began that much before that range at the earliest.
+	chain, chainLast uint64
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -362,6 +389,31 @@ func (b *lastBranch) set(m *Message) {
 	if b.has&^(1<<FieldICNT) != 0 {
 		b.btype, b.uaddr, b.hist = m.V[FieldBTYPE], m.V[FieldUADDR], m.V[FieldHIST]
 	}
+}
+
+// checkRepeat checks a branch message m of rvtrace's encoder with
+// RepeatBranch on against the last one (prev is the TCODE of the message
+// before m): the encoder counts a message equal to the last branch message
+// it sent (a DirectBranch, or one whose U-ADDR is 0) in a RepeatBranch,
+// and sends it again only once that count reached its maximum
+// (DecoderConfig.BCntMax), right after the RepeatBranch of that count.
+// (TestThreeBitIntegrity: DirectBranch I-CNT=47, RepeatBranch B-CNT=1,
+// DirectBranch I-CNT=53, RepeatBranch B-CNT=1, the first I-CNT turned
+// into 53.)
+func (d *Decoder) checkRepeat(s *srcState, m *Message, prev TCode) error {
+	l := &s.last
+	if m.TCode != l.tcode || m.Has&lastBranchFields != l.has || m.V[FieldICNT] != l.icnt ||
+		m.TCode != TCodeDirectBranch && m.V[FieldUADDR] != 0 {
+		return nil
+	}
+	if l.has&^(1<<FieldICNT) != 0 && (m.V[FieldBTYPE] != l.btype || m.V[FieldUADDR] != l.uaddr || m.V[FieldHIST] != l.hist) {
+		return nil
+	}
+	if prev == TCodeRepeatBranch && (d.cfg.BCntMax == 0 || s.lastBCnt == d.cfg.BCntMax) {
+		return nil
+	}
+	return d.inconsistent("%s equal to the branch message at byte %d, which the encoder would count in a RepeatBranch",
+		m.TCode, l.offset)
 }
 
 // lastBranchFields are the fields lastBranch keeps.
@@ -416,6 +468,7 @@ func NewDecoder(img *image.Set, sink flow.Sink, cfg DecoderConfig) (*Decoder, er
 		cfg.StackDepth = 1024
 	}
 	d := &Decoder{cfg: cfg, xlen: cfg.Wire.XLEN, srcs: map[uint64]*srcState{}}
+	d.joinJumps = cfg.ITypeWidth != 4 && !cfg.AllJumps
 	d.w.Init(img, sink)
 	d.obs, _ = sink.(flow.MessageObserver)
 	return d, nil
@@ -869,6 +922,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		return d.ownership(s, m)
 	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
+		if !d.cfg.NoRepeatBranch && s.haveBr && d.cfg.OwnEncoder {
+			if err := d.checkRepeat(s, m, prev); err != nil {
+				return err
+			}
+		}
 		s.last.set(m)
 		s.haveBr = true
 		if d.cfg.SyncMode == SyncMessages {
@@ -878,7 +936,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				s.msgSync == period+1 && prev == TCodeRepeatBranch {
 				s.dueExact = true
 				err := d.branchMsg(s, m)
-				s.dueRanges = d.ranges
+				s.dueRanges = d.ranges - d.joins
 				return err
 			}
 		}
@@ -891,6 +949,7 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 			return d.inconsistent("RepeatBranch without a previous branch message since the last sync")
 		}
 		n := m.Get(FieldBCNT)
+		s.lastBCnt = n
 		var rep Message
 		s.last.message(&rep) // the repeat's own TSTAMP applies once
 		work := rep.Get(FieldICNT) + uint64(bits.Len64(rep.Get(FieldHIST)))
@@ -913,6 +972,13 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				}
 			}
 			s.icntAcc += int64(m.Get(FieldRDATA))
+			if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncMessages && d.cfg.ICNTBits != 0 {
+				if s.dueExact {
+					s.dueFull, s.fullLast = true, true
+				} else if s.msgSync == period || s.msgSync == period+1 && prev == TCodeRepeatBranch {
+					s.dueFull = true
+				}
+			}
 		case RCodeHist:
 			if err := d.hist(s, m.Get(FieldRDATA)); err != nil {
 				return err
@@ -970,6 +1036,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 		}
 		if err := d.finish(s, m.Get(FieldICNT), endStop); err != nil {
 			return err
+		}
+		if s.dueFull {
+			if err := d.checkDueFull(s); err != nil {
+				return err
+			}
 		}
 		if s.dueExact && s.mode == HTM {
 			if err := d.checkDueBlock(s); err != nil {
@@ -1140,6 +1211,9 @@ func (d *Decoder) branchMsg(s *srcState, m *Message) error {
 			if err := d.checkOvershoot(s, m.Get(FieldICNT)); err != nil {
 				return err
 			}
+			if err := d.checkFullTaken(s); err != nil {
+				return err
+			}
 		}
 		if d.cfg.SyncMode != SyncOff {
 			if err := d.checkNotDue(s); err != nil {
@@ -1235,6 +1309,18 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		// A reserved or vendor SYNC: the message is suspect, F-ADDR too.
 		return d.gap(s, d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason))
 	}
+	if s.ended && d.cfg.OwnEncoder && reason != SyncTraceEnable {
+		// rvtrace's encoder ends a trace for good, or stops it (EVCODE=4)
+		// and starts it again with SYNC=5: the end message before is
+		// suspect (TestSyncAfterEnd: a ResourceFull RCODE=0 turned into
+		// one ending the flow 48 halfwords early), and decoding starts
+		// again here
+		e := d.errAt(decode.ErrInconsistent, "SYNC=%d (%s) after the end message: rvtrace's encoder starts a trace again with SYNC=5 (trace enable)",
+			reason, syncNames[reason])
+		if err := d.gapWith(s, e, d.suspect(s)); err != nil {
+			return err
+		}
+	}
 	switch {
 	case s.synced:
 		if err := d.syncFlow(s, m, faddr, reason); err != nil {
@@ -1288,7 +1374,8 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.icntAcc, s.used = 0, 0
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
-	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist = 0, 0, 0, false, false
+	s.chain, s.chainLast = 0, 0
+	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist, s.dueFull, s.fullLast = 0, 0, 0, false, false, false, false
 	s.stack.Reset()
 	s.calls = 0
 	s.haveBr = false
@@ -1322,6 +1409,12 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		// verifies what was decoded up to it.
 		return d.inconsistent("SYNC=%d (%s) while the trace runs: the flow before it cannot be checked", reason,
 			syncNames[reason])
+	case SyncExternalTrigger:
+		if d.cfg.OwnEncoder {
+			// (TestThreeBitIntegrity: a deleted byte turned a trap's
+			// periodic sync into one with SYNC=0 and a shorter I-CNT)
+			return d.inconsistent("SYNC=0 (external trigger) from rvtrace's encoder, which sends none")
+		}
 	}
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's previous sync message",
@@ -1382,6 +1475,11 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	}
 	if kind == endTrap {
 		if err := d.checkTrapSync(s, m); err != nil {
+			return err
+		}
+	}
+	if s.dueFull && reason == SyncPeriodic {
+		if err := d.checkDueFull(s); err != nil {
 			return err
 		}
 	}
@@ -1518,10 +1616,12 @@ func (d *Decoder) checkFullBlock(s *srcState, kind int) error {
 }
 
 // lastBlock bounds the size in halfwords of the last ingress block
-// retired: within the last range emitted, and after the point where a
-// ResourceFull RCODE=0 said the counter was full, at the end of a block.
+// retired: within the last range emitted (and, when the port may go on
+// with a block past a direct jump or call, the ranges before it that
+// ended on one: s.chainLast), and after the point where a ResourceFull
+// RCODE=0 said the counter was full, at the end of a block.
 func (d *Decoder) lastBlock(s *srcState) uint64 {
-	n := d.lastHalfwords(s)
+	n := d.lastHalfwords(s) + s.chainLast
 	if s.lastFull != 0 && s.hwSync > s.lastFull && s.hwSync-s.lastFull < n {
 		// (when the walk ends at that point, the last block is the one
 		// that ends there)
@@ -1550,13 +1650,14 @@ func (d *Decoder) msgsPastPeriod(s *srcState) bool {
 // the start of the next ingress block: the message covers one block at
 // most. (When an Ownership or ResourceFull message completed the period,
 // the blocks retired before it are in the walk too: nothing is checked.)
-// As in checkDueBlock, the walk's ranges are blocks only with a 4-bit
-// ingress itype (DecoderConfig.ITypeWidth): a 3-bit port may go on with a
-// block past a direct jump or call, which ends a range (the check once
-// made a gap of such an intact trace: TestDueWalkThreeBitPort).
+// As in checkDueBlock, the walk's ranges are blocks with a 4-bit ingress
+// itype (DecoderConfig.ITypeWidth); a 3-bit port may go on with a block
+// past a direct jump or call, which ends a range (counting those made a
+// gap of such an intact trace: TestDueWalkThreeBitPort), so then only
+// the ranges that end otherwise count (Decoder.walkJoins).
 func (d *Decoder) checkDueWalk(s *srcState) error {
-	if d.cfg.ITypeWidth == 4 && d.walkRanges > 1 {
-		return d.inconsistent("%s %d blocks after the sync period (%d messages) ran out", d.cur.TCode, d.walkRanges,
+	if n := d.walkRanges - d.walkJoins; (d.cfg.ITypeWidth == 4 || d.joinJumps) && n > 1 {
+		return d.inconsistent("%s %d blocks after the sync period (%d messages) ran out", d.cur.TCode, n,
 			s.msgSync-1)
 	}
 	return nil
@@ -1575,11 +1676,45 @@ func (d *Decoder) checkDueWalk(s *srcState) error {
 // at most (FuzzIntegrityNarrow's seed 2fa0dd14b6cf55a9 grew a sync's
 // I-CNT by 4 halfwords past the block's taken branch to the next jump,
 // an extra call that re-encodes otherwise). With 3 bits a direct jump or
-// call does not end a block: nothing is checked.
+// call may not end a block: only the ranges that end otherwise count
+// (Decoder.joins; TestThreeBitIntegrity).
 func (d *Decoder) checkDueBlock(s *srcState) error {
-	if d.cfg.ITypeWidth == 4 && d.ranges-s.dueRanges > 1 {
+	if n := d.ranges - d.joins - s.dueRanges; (d.cfg.ITypeWidth == 4 || d.joinJumps) && n > 1 {
 		return d.inconsistent("%s walks %d blocks after the sync period (%d messages) ran out, where the encoder sends a sync after one",
-			d.cur.TCode, d.ranges-s.dueRanges, uint64(1)<<uint(d.cfg.SyncMax+4))
+			d.cur.TCode, n, uint64(1)<<uint(d.cfg.SyncMax+4))
+	}
+	return nil
+}
+
+// checkDueFull checks a periodic sync, or the end message, that came
+// once a ResourceFull RCODE=0 completed the sync period counting messages
+// (s.dueFull; with DecoderConfig.ICNTBits known, so that s.lastFull is
+// kept), or after a branch message completed it (s.dueExact,
+// s.fullLast). rvtrace's encoder sends that message at the end of the
+// ingress block that filled the counter, or after a return its stack
+// predicted at the start of the next block, before it counts (not once a
+// sync is due: it then syncs there); either way no message is pending,
+// and the sync comes at the start of the next block after it: the walk
+// from the point where the counter was full (or from a later such point)
+// to the sync or the end covers nothing, or when the message completed
+// the period after a predicted return, one block at most, which lies
+// within the last range (and, with a 3-bit itype, the ranges before it
+// that ended on a direct jump or call: s.chainLast). (TestDueSyncWalk:
+// those syncs were left out before; a 3-bit BTM trace's end message
+// I-CNT 0 turned into 3 after a ResourceFull sent once a trap message
+// completed the period, in a loop of direct jumps, decoded 3 instructions
+// too many.)
+func (d *Decoder) checkDueFull(s *srcState) error {
+	if s.lastFull == 0 || s.hwSync < s.lastFull {
+		return nil
+	}
+	n, most := s.hwSync-s.lastFull, uint64(0)
+	if !d.cfg.NoImplicitReturn && !s.fullLast {
+		most = d.lastHalfwords(s) + s.chainLast
+	}
+	if n > most {
+		return d.inconsistent("%s walks %d halfwords after the ResourceFull that completed the sync period (%d messages), more than the encoder retires before its sync",
+			d.cur.TCode, n, uint64(1)<<uint(d.cfg.SyncMax+4))
 	}
 	return nil
 }
@@ -1759,8 +1894,8 @@ func (s *srcState) push(a uint64) {
 
 func (s *srcState) pop() (uint64, bool) { return s.stack.Pop() }
 
-// emitRange reports n instructions from start to last.
-func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingress.IType, next uint64, hasNext bool) error {
+// emitRange reports n instructions from start to last, hw halfwords.
+func (d *Decoder) emitRange(s *srcState, start, last uint64, n, hw uint32, end ingress.IType, next uint64, hasNext bool) error {
 	if s.rfHead < len(s.rfPts) {
 		if err := d.checkFullPoints(s, start, last); err != nil {
 			return err
@@ -1776,7 +1911,26 @@ func (d *Decoder) emitRange(s *srcState, start, last uint64, n uint32, end ingre
 	ev := d.w.Range()
 	ev.Src, ev.Start, ev.Last, ev.N, ev.End = s.id, start, last, uint64(n), end
 	ev.Target, ev.HasTarget, ev.Priv, ev.Offset = next, hasNext, s.priv, d.cur.Offset
+	if d.joinJumps {
+		d.join(s, end, hw)
+	}
 	return d.w.Send(&s.tally)
+}
+
+// join keeps, when the ingress port may go on with a block past a direct
+// jump or call (Decoder.joinJumps), the ranges the walk emits that end on
+// one (srcState.chain, Decoder.joins) as emitRange emits a range of hw
+// halfwords that ends as end says.
+func (d *Decoder) join(s *srcState, end ingress.IType, hw uint32) {
+	s.chainLast = s.chain
+	switch end {
+	case ingress.ITypeDirectJump, ingress.ITypeDirectCall, ingress.ITypeOtherDirect:
+		s.chain += uint64(hw)
+		d.walkJoins++
+		d.joins++
+	default:
+		s.chain = 0
+	}
 }
 
 // hist consumes the branch outcomes of a HIST value (stop bit first).
@@ -1784,6 +1938,7 @@ func (d *Decoder) hist(s *srcState, h uint64) error {
 	if h == 0 {
 		return d.inconsistent("HIST field without stop bit")
 	}
+	s.chain = 0 // (the message's walk begins a block)
 	for bit := 62 - bits.LeadingZeros64(h); bit >= 0; bit-- {
 		if err := d.walkToBranch(s, h>>uint(bit)&1 == 1); err != nil {
 			return err
@@ -1847,7 +2002,7 @@ func (d *Decoder) walkToBranch(s *srcState, taken bool) error {
 // leave emits run r, which execution leaves for next as it says, and
 // moves the PC there.
 func (d *Decoder) leave(s *srcState, r *decode.Block, it ingress.IType, next uint64) error {
-	if err := d.emitRange(s, r.Start, r.Last, r.N, it, next, true); err != nil {
+	if err := d.emitRange(s, r.Start, r.Last, r.N, r.Halfwords, it, next, true); err != nil {
 		return err
 	}
 	s.setPrev(&r.Inst, r.Last)
@@ -1995,10 +2150,31 @@ func (d *Decoder) finish(s *srcState, icnt uint64, kind int) error {
 		return d.inconsistent("ResourceFull reports the I-CNT counter full at the uninferable jump at %#x, which %s reports: the encoder sends the count in the jump's message",
 			r.Last, d.cur.TCode)
 	}
+	if kind == endTaken {
+		if err := d.checkFullTaken(s); err != nil {
+			return err
+		}
+	}
 	if (kind == endStop || kind == endTrap) && icnt >= d.icntLimit() {
 		return d.checkFullBlock(s, kind)
 	}
 	return nil
+}
+
+// checkFullTaken checks the walk of a message reporting a taken branch
+// (DirectBranch, DirectBranchSync) against a ResourceFull RCODE=0 saying
+// the I-CNT counter was full exactly where it ends: the encoder sends the
+// branch's message, which carries the count, at the branch (or, once a
+// sync is due, at the next block), and reports a full counter only when
+// no message is pending. (TestThreeBitIntegrity: a DirectBranch's I-CNT
+// 6 turned into 0, after a ResourceFull whose RDATA of 47 ended on a
+// taken branch, in BTM with a 6-bit counter.)
+func (d *Decoder) checkFullTaken(s *srcState) error {
+	if s.lastFull == 0 || s.lastFull != s.hwSync {
+		return nil
+	}
+	return d.inconsistent("ResourceFull reports the I-CNT counter full at the taken branch at %#x, which %s reports: the encoder sends the count in the branch's message",
+		d.w.LastRange().Last, d.cur.TCode)
 }
 
 // checkOvershoot checks an I-CNT against the width of the encoder's
@@ -2007,10 +2183,12 @@ func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
-	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s) {
+	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s)+s.chainLast {
 		// (the counter was full before the last block began, which
-		// lies within the last range: FuzzIntegrityNarrow's seed
-		// 447abe05c9612854, where the last instruction was compressed)
+		// lies within the last range, or the ranges before it that
+		// ended on a direct jump a block may go on past (chainLast):
+		// FuzzIntegrityNarrow's seed 447abe05c9612854, where the last
+		// instruction was compressed)
 		return d.inconsistent("I-CNT %d overshoots the %d-bit counter (full at %d) by more than the last block",
 			icnt, d.cfg.ICNTBits, lim)
 	}
@@ -2046,8 +2224,12 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 	if s.rfHead == len(s.rfPts) {
 		s.rfPts, s.rfHead, s.rfPos = s.rfPts[:0], 0, s.used
 		if p == s.used {
-			// (the walk is there: the last range ends at the point)
-			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id && s.used-int64(d.lastHalfwords(s))-s.rfBase >= int64(d.icntLimit()) {
+			// (the walk is there: the last range ends at the point, and
+			// the block that ends there began in it, or in the ranges
+			// before it that ended on a direct jump a block may go on
+			// past: chainLast)
+			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id &&
+				s.used-int64(d.lastHalfwords(s)+s.chainLast)-s.rfBase >= int64(d.icntLimit()) {
 				return d.fullTooLate(s, p, r.Start)
 			}
 			s.rfBase = p
@@ -2063,7 +2245,9 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 // emits next, from start to last. The range starts where an ingress
 // block does (after a control-flow instruction, or at an address a
 // message gave), so the block that filled the counter started in it at
-// the earliest.
+// the earliest, or in the ranges before it that ended on a direct jump
+// or call when the port may go on with a block past one (s.chain: with a
+// 3-bit itype, TestPeriodThreeBitPort).
 func (d *Decoder) checkFullPoints(s *srcState, start, last uint64) error {
 	in := d.w.Img.InstPtr(last)
 	if in == nil || in.Len == 0 {
@@ -2073,7 +2257,7 @@ func (d *Decoder) checkFullPoints(s *srcState, start, last uint64) error {
 	s.rfPos += int64((last-start)/2) + int64(in.Len/2)
 	for s.rfHead < len(s.rfPts) && s.rfPts[s.rfHead] <= s.rfPos {
 		p := s.rfPts[s.rfHead]
-		if from-s.rfBase >= int64(d.icntLimit()) {
+		if from-int64(s.chain)-s.rfBase >= int64(d.icntLimit()) {
 			return d.fullTooLate(s, p, start)
 		}
 		if p < s.rfPos {
@@ -2120,7 +2304,9 @@ func (d *Decoder) finishWalk(s *srcState, icnt uint64, kind int) error {
 	rem := s.icntAcc + int64(icnt) - s.used
 	s.icntAcc, s.used = 0, 0
 	d.pcKnown, d.poppedOK, d.inferredEnd = true, false, false
-	d.walkRanges = 0
+	d.walkRanges, d.walkJoins = 0, 0
+	// (the message's walk begins a block; one of HIST bits ended on a branch)
+	s.chain = 0
 	if uint64(rem) > maxICNT { // (one test for both bounds)
 		if rem < 0 {
 			return d.inconsistent("I-CNT %d is smaller than the %d halfwords its history covers (HIST bits left over)",
@@ -2170,7 +2356,7 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 	if d.w.Due(d.st.Instructions) {
 		d.nextEpoch()
 	}
-	start := s.pc
+	start, hw := s.pc, uint32(rem)
 	pc := s.pc
 	var n uint32
 	var last *riscv.Inst
@@ -2217,7 +2403,7 @@ func (d *Decoder) finishPartial(s *srcState, rem int64, kind int) error {
 		}
 	}
 	s.pc = pc
-	return d.emitRange(s, start, lastPC, n, ingress.ITypeNone, pc, kind != endIndirect)
+	return d.emitRange(s, start, lastPC, n, hw, ingress.ITypeNone, pc, kind != endIndirect)
 }
 
 // noHist reports the branch ending run r, passed in an I-CNT walk of an
@@ -2262,7 +2448,7 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		}
 		s.setPrev(last, pc)
 		// The target comes from the message: the caller sets s.pc.
-		return d.emitRange(s, r.Start, pc, r.N, it, 0, false)
+		return d.emitRange(s, r.Start, pc, r.N, r.Halfwords, it, 0, false)
 	}
 	// endTrap, endSync, endStop: the last instruction's effect is inferred
 	// when it can be; an uninferable one at a sync is resolved by F-ADDR.
@@ -2274,7 +2460,7 @@ func (d *Decoder) lastInst(s *srcState, r *decode.Block, last *riscv.Inst, kind 
 		// sync or stop: the next address comes from the message (or the
 		// trace ends); report the range without a target
 		d.pcKnown = false
-		if err := d.emitRange(s, r.Start, pc, r.N, ingress.ITypeOf(*last, false), 0, false); err != nil {
+		if err := d.emitRange(s, r.Start, pc, r.N, r.Halfwords, ingress.ITypeOf(*last, false), 0, false); err != nil {
 			return err
 		}
 		s.setPrev(last, pc)
