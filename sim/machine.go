@@ -303,6 +303,7 @@ func (h *Hart) updateTraceFlags() {
 	h.cf = h.tr.sink != nil && !h.tr.per || h.pcl != nil
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
+	h.brBatch = h.cf && !h.perInst && h.pcl == nil && h.tr.sink != nil && !h.tr.per
 	h.updateFast()
 }
 

@@ -57,6 +57,53 @@ type tracer struct {
 	constRd   uint8
 	constNext uint64
 	err       error
+
+	// the jumps and branches the interpreter loop retired without
+	// leaving (Hart.brBatch), reported by drain when it returns
+	brs [brRing]brRec
+	nbr int
+}
+
+// brRing is the number of jumps and branches the interpreter loop records
+// before it leaves to report them.
+const brRing = 128
+
+// brRec is a jump or branch the interpreter loop retired and recorded
+// (loopBatch): its address, the next pc, the hart's cycle count after it,
+// the loop's count of instructions left then (its instret follows), its
+// size and itype.
+type brRec struct {
+	pc, npc, cycle, left uint64
+	size, it             uint8
+}
+
+// drain reports the jumps and branches the interpreter loop recorded, in
+// order, as retireCF would have when each retired: the hart's cycle and
+// instret counts are theirs while the sink takes each block (base less a
+// record's left is its instret), then back to the hart's.
+func (t *tracer) drain(base uint64) {
+	h := t.h
+	cycle, instret := h.cycle, h.instret
+	b := &t.blk
+	for i := range t.brs[:t.nbr] {
+		r := &t.brs[i]
+		h.cycle, h.instret = r.cycle, base-r.left
+		t.fill(b)
+		b.IAddr = t.start
+		b.IRetire = uint32(((r.pc + uint64(r.size) - t.start) & h.amask) / 2)
+		b.IType = ingress.IType(r.it)
+		b.ILastSize = lastSizeCode(r.size)
+		if t.err == nil {
+			t.emitRet = t.startRet
+			if err := t.sink.Block(b); err != nil {
+				t.err = err
+				h.fail(err)
+			}
+		}
+		t.afterBlock(r.npc)
+	}
+	t.nbr = 0
+	h.cycle, h.instret = cycle, instret
 }
 
 // emit sends a block to the sink; ret is the instret before its first
