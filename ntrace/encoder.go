@@ -464,6 +464,116 @@ func (e *Encoder) fastBranch(b *ingress.Block, bit uint64) error {
 	return nil
 }
 
+// Branches encodes the blocks at the front of bs that Block would take
+// without sending a message in a quiet state (started, nothing pending or
+// due), as Block would one by one, and returns how many it took: the
+// conditional branches of fastBranch and, without AllJumps, the
+// inferable jumps and calls. It stops before the first block that is
+// not one (0: bs[0] is not) and after the first that did more than count
+// its instructions, add its outcome to the history or push its return
+// address (a message may have been sent, the state changed): the caller
+// gives the next block to Block or to Branches again. The common case
+// (the outcome added to the planner's buffer or to a HIST register that
+// does not become full, the I-CNT counter not full) takes a few
+// instructions per block.
+func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
+	if len(bs) == 0 || !(e.fastBr && e.started && e.pend == pendNone && !e.closed && !e.lost &&
+		!e.icntSyncDue && !e.notify && !e.syncDue) {
+		return 0, nil
+	}
+	// itypes of the jumps that only count (jumps) and those that push
+	// their return address (calls), by bit
+	var jumps, calls uint32
+	if !e.cfg.AllJumps {
+		jumps = 1<<ingress.ITypeDirectJump | 1<<ingress.ITypeOtherDirect
+		if e.cfg.ITypeWidth == 3 {
+			jumps |= 1 << ingress.ITypeDirectCall // (folded to 0)
+		} else {
+			calls = 1 << ingress.ITypeDirectCall
+		}
+	}
+	icnt, icntMax := e.icnt, e.icntMax
+	var times uint64 // the blocks' times ORed: sawTime
+	i := 0
+	switch {
+	case e.cfg.HistPatterns && e.refPat == nil:
+		s := &e.pat
+		if s.active {
+			break // every outcome goes to add
+		}
+		w, head := &s.buf.w, s.buf.head
+		bufN, bufEnd := s.buf.n, min(patWindow-1, patBufBits-head)
+		for ; i < len(bs); i++ {
+			b := &bs[i]
+			n := uint64(b.IRetire)
+			if n == 0 || icnt+n >= icntMax {
+				break // (Block or fastBranch report the full counter)
+			}
+			if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+				if bufN >= bufEnd {
+					break
+				}
+				j := uint(head + bufN)
+				w[j>>6] |= bit << (j & 63) // bitBuf.push without its compaction
+				bufN++
+			} else if it := b.IType & 31; calls>>it&1 != 0 {
+				e.push(b.NextAddr())
+			} else if jumps>>it&1 == 0 {
+				break
+			}
+			icnt += n
+			times |= b.Time
+		}
+		s.buf.n = bufN
+	case !e.cfg.HistPatterns:
+		hist, histLen, histMax := e.hist, e.histLen, e.histFullAt-1
+		for ; i < len(bs); i++ {
+			b := &bs[i]
+			n := uint64(b.IRetire)
+			if n == 0 || icnt+n >= icntMax {
+				break
+			}
+			if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+				if histLen >= histMax {
+					break
+				}
+				hist = hist<<1 | bit
+				histLen++
+			} else if it := b.IType & 31; calls>>it&1 != 0 {
+				e.push(b.NextAddr())
+			} else if jumps>>it&1 == 0 {
+				break
+			}
+			icnt += n
+			times |= b.Time
+		}
+		e.hist, e.histLen = hist, histLen
+	}
+	// the state the blocks taken leave, as Block leaves it
+	if i > 0 {
+		last := &bs[i-1]
+		e.curTime = last.Time
+		if times != 0 {
+			e.sawTime = true
+		}
+		e.priv, e.context = last.Priv, last.Context
+		n := icnt - e.icnt
+		e.icnt = icnt
+		e.st.Halfwords += n
+		e.sinceMsg += n
+		e.st.Blocks += uint64(i)
+	}
+	if i == len(bs) {
+		return i, nil
+	}
+	// bs[i] takes fastBranch's other paths, or is not for it at all
+	b := &bs[i]
+	if it := b.IType; it != ingress.ITypeNotTaken && it != ingress.ITypeTaken || b.IRetire == 0 {
+		return i, nil
+	}
+	return i + 1, e.fastBranch(b, uint64(b.IType-ingress.ITypeNotTaken))
+}
+
 // checkICNTFull reports a full I-CNT counter once a pending jump turned
 // out to need no message (an implicit return): with ResourceFull RCODE=0,
 // or with SYNC=4 at next, the address that follows the jump.

@@ -279,6 +279,7 @@ func (m *Machine) SetIngress(hart int, s ingress.Sink) error {
 		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
 	}
 	h.tr.sink = s
+	h.tr.batch, _ = s.(BlockBatcher)
 	h.tr.per = m.cfg.Mode == PerInstruction
 	h.tr.afterBlock(h.pc)
 	h.updateTraceFlags()

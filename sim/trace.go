@@ -62,6 +62,9 @@ type tracer struct {
 	// leaving (Hart.brBatch), reported by drain when it returns
 	brs [brRing]brRec
 	nbr int
+	// batch is sink when it is a BlockBatcher (drain's blocks: bat)
+	batch BlockBatcher
+	bat   [brRing]ingress.Block
 }
 
 // brRing is the number of jumps and branches the interpreter loop records
@@ -77,15 +80,58 @@ type brRec struct {
 	size, it             uint8
 }
 
+// BlockBatcher is an ingress sink that also takes several blocks in one
+// call, in order, as if given to Block one by one. The simulator hands
+// the blocks of the jumps and branches its interpreter loop recorded to
+// such a sink in one call; a sink that looks at the hart while it takes
+// a block (Machine.BlockInstret, the hart's instret or memory) must not
+// be one: during Blocks, BlockInstret is the count before the first
+// block, and the hart's cycle and instret counts are those after the
+// last.
+type BlockBatcher interface {
+	ingress.Sink
+	Blocks(bs []ingress.Block) error
+}
+
 // drain reports the jumps and branches the interpreter loop recorded, in
-// order, as retireCF would have when each retired: the hart's cycle and
-// instret counts are theirs while the sink takes each block (base less a
-// record's left is its instret), then back to the hart's.
+// order, as retireCF would have when each retired (base less a record's
+// left is its instret). A sink that is a BlockBatcher takes them in one
+// call (unless a new context is pending, which applies from the second
+// block); any other takes them one by one, the hart's cycle and instret
+// counts being the block's while it does.
 func (t *tracer) drain(base uint64) {
 	h := t.h
+	k := t.nbr
+	t.nbr = 0
 	cycle, instret := h.cycle, h.instret
+	if t.batch != nil && !t.ctxPending {
+		last := &t.brs[k-1]
+		h.cycle, h.instret = last.cycle, base-last.left
+		if t.err == nil {
+			bs := t.bat[:k]
+			start, priv, ctx, ctype, amask := t.start, ingress.Priv(t.priv), t.ctx, t.ctype, h.amask
+			for i := range bs {
+				r, b := &t.brs[i], &bs[i]
+				b.IAddr, b.Context, b.Time = start, ctx, r.cycle
+				b.Cause, b.TVal, b.SIJump = 0, 0, false
+				b.IRetire = uint32(((r.pc + uint64(r.size) - start) & amask) / 2)
+				b.IType, b.ILastSize = ingress.IType(r.it), lastSizeCode(r.size)
+				b.Priv, b.CType = priv, ctype
+				start, ctype = r.npc, ingress.CTypeUnreported
+			}
+			t.ctype = ctype
+			t.emitRet = t.startRet
+			if err := t.batch.Blocks(bs); err != nil {
+				t.err = err
+				h.fail(err)
+			}
+		}
+		t.afterBlock(last.npc)
+		h.cycle, h.instret = cycle, instret
+		return
+	}
 	b := &t.blk
-	for i := range t.brs[:t.nbr] {
+	for i := range t.brs[:k] {
 		r := &t.brs[i]
 		h.cycle, h.instret = r.cycle, base-r.left
 		t.fill(b)
@@ -102,7 +148,6 @@ func (t *tracer) drain(base uint64) {
 		}
 		t.afterBlock(r.npc)
 	}
-	t.nbr = 0
 	h.cycle, h.instret = cycle, instret
 }
 
