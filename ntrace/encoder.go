@@ -492,8 +492,10 @@ func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 			calls = 1 << ingress.ITypeDirectCall
 		}
 	}
-	icnt, icntMax := e.icnt, e.icntMax
-	var times uint64 // the blocks' times ORed: sawTime
+	// room: instructions (halfwords) the I-CNT counter takes before it
+	// is full, which Block or fastBranch report
+	room := e.icntMax - min(e.icnt, e.icntMax)
+	room0 := room
 	i := 0
 	switch {
 	case e.cfg.HistPatterns && e.refPat == nil:
@@ -501,51 +503,61 @@ func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 		if s.active {
 			break // every outcome goes to add
 		}
-		w, head := &s.buf.w, s.buf.head
-		bufN, bufEnd := s.buf.n, min(patWindow-1, patBufBits-head)
-		for ; i < len(bs); i++ {
-			b := &bs[i]
-			n := uint64(b.IRetire)
-			if n == 0 || icnt+n >= icntMax {
-				break // (Block or fastBranch report the full counter)
-			}
-			if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
-				if bufN >= bufEnd {
+		// j: where the next outcome goes in the buffer; end: where it is
+		// full (add plans the window) or must be compacted
+		w, head := &s.buf.w, uint(s.buf.head)
+		j, end := head+uint(s.buf.n), head+uint(min(patWindow-1, patBufBits-int(head)))
+		for {
+			// (no call in this loop: its state stays in registers)
+			for ; i < len(bs); i++ {
+				b := &bs[i]
+				n := uint64(b.IRetire)
+				if n == 0 || n >= room {
 					break
 				}
-				j := uint(head + bufN)
-				w[j>>6] |= bit << (j & 63) // bitBuf.push without its compaction
-				bufN++
-			} else if it := b.IType & 31; calls>>it&1 != 0 {
-				e.push(b.NextAddr())
-			} else if jumps>>it&1 == 0 {
+				if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+					if j >= end {
+						break
+					}
+					w[j>>6] |= bit << (j & 63) // bitBuf.push without its compaction
+					j++
+				} else if jumps>>(b.IType&31)&1 == 0 {
+					break
+				}
+				room -= n
+			}
+			if !e.branchCall(bs, i, calls, room) {
 				break
 			}
-			icnt += n
-			times |= b.Time
+			room -= uint64(bs[i].IRetire)
+			i++
 		}
-		s.buf.n = bufN
+		s.buf.n = int(j - head)
 	case !e.cfg.HistPatterns:
 		hist, histLen, histMax := e.hist, e.histLen, e.histFullAt-1
-		for ; i < len(bs); i++ {
-			b := &bs[i]
-			n := uint64(b.IRetire)
-			if n == 0 || icnt+n >= icntMax {
-				break
-			}
-			if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
-				if histLen >= histMax {
+		for {
+			for ; i < len(bs); i++ {
+				b := &bs[i]
+				n := uint64(b.IRetire)
+				if n == 0 || n >= room {
 					break
 				}
-				hist = hist<<1 | bit
-				histLen++
-			} else if it := b.IType & 31; calls>>it&1 != 0 {
-				e.push(b.NextAddr())
-			} else if jumps>>it&1 == 0 {
+				if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+					if histLen >= histMax {
+						break
+					}
+					hist = hist<<1 | bit
+					histLen++
+				} else if jumps>>(b.IType&31)&1 == 0 {
+					break
+				}
+				room -= n
+			}
+			if !e.branchCall(bs, i, calls, room) {
 				break
 			}
-			icnt += n
-			times |= b.Time
+			room -= uint64(bs[i].IRetire)
+			i++
 		}
 		e.hist, e.histLen = hist, histLen
 	}
@@ -553,12 +565,12 @@ func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 	if i > 0 {
 		last := &bs[i-1]
 		e.curTime = last.Time
-		if times != 0 {
-			e.sawTime = true
+		for k := 0; k < i && !e.sawTime; k++ {
+			e.sawTime = bs[k].Time != 0
 		}
 		e.priv, e.context = last.Priv, last.Context
-		n := icnt - e.icnt
-		e.icnt = icnt
+		n := room0 - room
+		e.icnt += n
 		e.st.Halfwords += n
 		e.sinceMsg += n
 		e.st.Blocks += uint64(i)
@@ -572,6 +584,22 @@ func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 		return i, nil
 	}
 	return i + 1, e.fastBranch(b, uint64(b.IType-ingress.ITypeNotTaken))
+}
+
+// branchCall reports whether bs[i] is a direct call Branches takes (its
+// itype in calls, instructions retired, fewer than room), and pushes its
+// return address when it is.
+func (e *Encoder) branchCall(bs []ingress.Block, i int, calls uint32, room uint64) bool {
+	if i >= len(bs) {
+		return false
+	}
+	b := &bs[i]
+	n := uint64(b.IRetire)
+	if calls>>(b.IType&31)&1 == 0 || n == 0 || n >= room {
+		return false
+	}
+	e.push(b.NextAddr())
+	return true
 }
 
 // checkICNTFull reports a full I-CNT counter once a pending jump turned

@@ -535,28 +535,40 @@ type branchRunner interface {
 // time seen, a block passed); after each run the state is looked at
 // again, as Block does before every block.
 func (e *Encoder) Blocks(bs []ingress.Block) error {
+	br, _ := e.run.(branchRunner)
+	if br == nil {
+		// (the encoder changes only with the registers, or when it
+		// restarts after lost trace: with the same protocol)
+		for i := range bs {
+			if err := e.Block(&bs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for len(bs) > 0 {
 		if e.fast && e.shared == nil {
-			if br, ok := e.run.(branchRunner); ok {
-				k, err := br.Branches(bs)
-				if k > 0 {
-					e.tsLast, e.tsSeen = bs[k-1].Time, true
-					e.passed = true
-					bs = bs[k:]
-				}
-				if err != nil {
-					e.err = err
-					return err
-				}
-				if k > 0 {
-					continue
-				}
+			k, err := br.Branches(bs)
+			if k > 0 {
+				e.tsLast, e.tsSeen = bs[k-1].Time, true
+				e.passed = true
+				bs = bs[k:]
+			}
+			if err != nil {
+				e.err = err
+				return err
+			}
+			if k > 0 {
+				continue
 			}
 		}
 		if err := e.Block(&bs[0]); err != nil {
 			return err
 		}
 		bs = bs[1:]
+		if br, _ = e.run.(branchRunner); br == nil {
+			return e.Blocks(bs)
+		}
 	}
 	return nil
 }
