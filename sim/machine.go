@@ -105,18 +105,21 @@ type Config struct {
 
 // Machine is a RISC-V system: harts, memory, CLINT, UART and HTIF.
 type Machine struct {
-	cfg    Config
-	mem    memory
-	harts  []*Hart
-	clint  clint
-	uart   uart
-	plic   plic       // virt machine with a kernel (kernel.go)
-	input  *input     // console input (kernel.go)
-	dtb    []byte     // device tree of a kernel boot
-	virtio *virtioBlk // virtio-blk disk (virtio.go)
-	sstc   []uint64   // per hart stimecmp when Sstc is implemented (kernel boots on the built-in SBI)
-	timing timingTable
-	noPMP  bool // no PMP checks at all (Linux user mode)
+	cfg Config
+	// noBrBatch (tests): the interpreter loop leaves at every jump and
+	// branch of the ingress port, as it did before Hart.brBatch
+	noBrBatch bool
+	mem       memory
+	harts     []*Hart
+	clint     clint
+	uart      uart
+	plic      plic       // virt machine with a kernel (kernel.go)
+	input     *input     // console input (kernel.go)
+	dtb       []byte     // device tree of a kernel boot
+	virtio    *virtioBlk // virtio-blk disk (virtio.go)
+	sstc      []uint64   // per hart stimecmp when Sstc is implemented (kernel boots on the built-in SBI)
+	timing    timingTable
+	noPMP     bool // no PMP checks at all (Linux user mode)
 
 	finisher bool // SiFive test finisher mapped (firmware machines)
 	virt     bool // virt machine: firmware and payload (virt.go)
@@ -304,7 +307,7 @@ func (h *Hart) updateTraceFlags() {
 	h.cf = h.tr.sink != nil && !h.tr.per || h.pcl != nil
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
-	h.brBatch = h.cf && !h.perInst && h.pcl == nil && h.tr.sink != nil && !h.tr.per
+	h.brBatch = h.cf && !h.perInst && h.pcl == nil && h.tr.sink != nil && !h.tr.per && !h.m.noBrBatch
 	h.updateFast()
 }
 
