@@ -16,7 +16,7 @@ import (
 // first is 0), as a sink that cannot take them: two encoders writing the
 // same messages lose the same ones.
 type windowWriter struct {
-	w                       io.Writer
+	w                        io.Writer
 	writes, failFrom, failTo int
 }
 
