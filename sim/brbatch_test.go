@@ -53,7 +53,7 @@ func (r *batchRecorder) Blocks(bs []ingress.Block) error {
 // runPort runs c with every hart's ingress port recorded: batch selects
 // the BlockBatcher recorder, noBatch forces the interpreter loop to leave
 // at every jump and branch (the code before Hart.brBatch).
-func runPort(t *testing.T, c pcCase, batch, noBatch bool) ([]portRecord, Result, error, int) {
+func runPort(t *testing.T, c pcCase, batch, noBatch bool) ([]portRecord, Result, int, error) {
 	t.Helper()
 	m, err := New(c.cfg)
 	if err != nil {
@@ -79,7 +79,7 @@ func runPort(t *testing.T, c pcCase, batch, noBatch bool) ([]portRecord, Result,
 	for _, br := range brs {
 		calls += br.calls
 	}
-	return out, res, err, calls
+	return out, res, calls, err
 }
 
 // TestBranchBatchMatchesLoop: the interpreter loop that records the
@@ -93,12 +93,12 @@ func runPort(t *testing.T, c pcCase, batch, noBatch bool) ([]portRecord, Result,
 func TestBranchBatchMatchesLoop(t *testing.T) {
 	for _, c := range pcCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			want, wres, werr, _ := runPort(t, c, false, true)
+			want, wres, _, werr := runPort(t, c, false, true)
 			if len(want) == 0 {
 				t.Fatalf("no block (run: %v)", werr)
 			}
 			for _, batch := range []bool{false, true} {
-				got, res, err, calls := runPort(t, c, batch, false)
+				got, res, calls, err := runPort(t, c, batch, false)
 				if fmt.Sprint(err) != fmt.Sprint(werr) || res.Instret != wres.Instret || res.ExitCode != wres.ExitCode ||
 					fmt.Sprint(res.Harts) != fmt.Sprint(wres.Harts) {
 					t.Fatalf("batch sink %v: run %d instructions, exit %d, %v, harts %+v; loop leaving at each: %d, %d, %v, %+v",
