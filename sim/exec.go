@@ -711,16 +711,19 @@ func run[M loopMode](h *Hart, n, limit uint64) (uint64, uint8, *inst) {
 		if it != 4 && it < itEnd {
 			h.cycle += h.takenPenalty
 		}
-		if h.cf || h.perInst {
-			if unsafe.Sizeof(mode) == unsafe.Sizeof(loopBatch(0)) && brBatchable>>it&1 != 0 {
-				if k := h.tr.nbr; k < len(h.tr.brs) {
-					r := &h.tr.brs[k]
-					r.pc, r.npc, r.cycle, r.left, r.size, r.it = pc, npc, h.cycle, left, d.size, it
-					h.tr.nbr = k + 1
-					pc = npc
-					continue
-				}
+		if unsafe.Sizeof(mode) == unsafe.Sizeof(loopBatch(0)) {
+			// (brBatch: h.cf is set, h.perInst is not; it is at most 15)
+			if k := h.tr.nbr; brBatchable>>(it&15)&1 != 0 && k < uint(len(h.tr.brs)) {
+				r := &h.tr.brs[k]
+				r.pc, r.npc, r.cycle, r.left, r.sizeIt = pc, npc, h.cycle, left, uint16(d.size)|uint16(it)<<8
+				h.tr.nbr = k + 1
+				pc = npc
+				continue
 			}
+			why = whyPost
+			goto out
+		}
+		if h.cf || h.perInst {
 			why = whyPost
 			goto out
 		}

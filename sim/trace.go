@@ -61,7 +61,7 @@ type tracer struct {
 	// the jumps and branches the interpreter loop retired without
 	// leaving (Hart.brBatch), reported by drain when it returns
 	brs [brRing]brRec
-	nbr int
+	nbr uint
 	// batch is sink when it is a BlockBatcher (drain's blocks: bat)
 	batch BlockBatcher
 	bat   [brRing]ingress.Block
@@ -74,10 +74,10 @@ const brRing = 128
 // brRec is a jump or branch the interpreter loop retired and recorded
 // (loopBatch): its address, the next pc, the hart's cycle count after it,
 // the loop's count of instructions left then (its instret follows), its
-// size and itype.
+// size (low byte) and itype (high byte).
 type brRec struct {
 	pc, npc, cycle, left uint64
-	size, it             uint8
+	sizeIt               uint16
 }
 
 // BlockBatcher is an ingress sink that also takes several blocks in one
@@ -114,8 +114,9 @@ func (t *tracer) drain(base uint64) {
 				r, b := &t.brs[i], &bs[i]
 				b.IAddr, b.Context, b.Time = start, ctx, r.cycle
 				b.Cause, b.TVal, b.SIJump = 0, 0, false
-				b.IRetire = uint32(((r.pc + uint64(r.size) - start) & amask) / 2)
-				b.IType, b.ILastSize = ingress.IType(r.it), lastSizeCode(r.size)
+				size := uint8(r.sizeIt)
+				b.IRetire = uint32(((r.pc + uint64(size) - start) & amask) / 2)
+				b.IType, b.ILastSize = ingress.IType(r.sizeIt>>8), lastSizeCode(size)
 				b.Priv, b.CType = priv, ctype
 				start, ctype = r.npc, ingress.CTypeUnreported
 			}
@@ -136,9 +137,10 @@ func (t *tracer) drain(base uint64) {
 		h.cycle, h.instret = r.cycle, base-r.left
 		t.fill(b)
 		b.IAddr = t.start
-		b.IRetire = uint32(((r.pc + uint64(r.size) - t.start) & h.amask) / 2)
-		b.IType = ingress.IType(r.it)
-		b.ILastSize = lastSizeCode(r.size)
+		size := uint8(r.sizeIt)
+		b.IRetire = uint32(((r.pc + uint64(size) - t.start) & h.amask) / 2)
+		b.IType = ingress.IType(r.sizeIt >> 8)
+		b.ILastSize = lastSizeCode(size)
 		if t.err == nil {
 			t.emitRet = t.startRet
 			if err := t.sink.Block(b); err != nil {
