@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rvtrace/rvtrace/ingress"
@@ -141,5 +144,87 @@ func TestBranchBatchMatchesLoop(t *testing.T) {
 				t.Logf("batch sink %v: %d blocks, %d in %d batches", batch, len(got), inBatch, calls)
 			}
 		})
+	}
+}
+
+// failSink fails its n-th block (counting from 1), one by one or in a
+// batch, and counts the blocks it was given after that.
+type failSink struct {
+	n, seen, after int
+}
+
+var errSinkFull = errors.New("sink full")
+
+func (f *failSink) Block(b *ingress.Block) error {
+	f.seen++
+	if f.seen > f.n {
+		f.after++
+	}
+	if f.seen == f.n {
+		return errSinkFull
+	}
+	return nil
+}
+
+func (f *failSink) Close() error { return nil }
+
+type failBatchSink struct{ failSink }
+
+func (f *failBatchSink) Blocks(bs []ingress.Block) error {
+	for i := range bs {
+		if err := f.Block(&bs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestBranchBatchSinkError: a sink that fails in the middle of the
+// recorded branches (one by one or in a batch) stops the run with its
+// error, is given no block after it, and the hart stops before the
+// loop's next exit (at most a ring of branches later).
+func TestBranchBatchSinkError(t *testing.T) {
+	if _, err := os.Stat(corpusDir); err != nil {
+		t.Skip("corpus absent")
+	}
+	c := pcCase{"coremark", Config{MaxInstret: 2_000_000}, func(t *testing.T, m *Machine) {
+		if err := m.LoadELF(filepath.Join(corpusDir, "elf", "coremark.riscv")); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	ref, _, _, _ := runPort(t, c, false, false) // (to the instruction limit)
+	for _, batch := range []bool{false, true} {
+		for _, n := range []int{1, 2, 100, 1000, 12345} {
+			m, err := New(Config{MaxInstret: 2_000_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.LoadELF(filepath.Join(corpusDir, "elf", "coremark.riscv")); err != nil {
+				t.Fatal(err)
+			}
+			var f *failSink
+			var s ingress.Sink
+			if batch {
+				fb := &failBatchSink{failSink{n: n}}
+				f, s = &fb.failSink, fb
+			} else {
+				f = &failSink{n: n}
+				s = f
+			}
+			if err := m.SetIngress(0, s); err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.Run()
+			if !errors.Is(err, errSinkFull) {
+				t.Fatalf("batch %v, failing at block %d: run error %v", batch, n, err)
+			}
+			if f.after != 0 || f.seen != n {
+				t.Fatalf("batch %v, failing at block %d: %d blocks given, %d after the failure", batch, n, f.seen, f.after)
+			}
+			if lim := ref[n-1+brRing].instret; res.Instret > lim {
+				t.Fatalf("batch %v, failing at block %d (instret %d): the run went on to %d instructions, more than %d",
+					batch, n, ref[n-1].instret, res.Instret, lim)
+			}
+		}
 	}
 }

@@ -90,6 +90,14 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 			n, why, c.d = run[loopBatch](h, n, limit)
 			if h.tr.nbr != 0 {
 				h.tr.drain(base)
+				if h.stop && why != whyPost {
+					// the sink failed: stop before the instruction
+					// the loop left at (whyPost: it retired, post
+					// reports it and stops)
+					h.stop = false
+					h.dropXOne()
+					return n, true
+				}
 			}
 		} else {
 			n, why, c.d = run[loopPlain](h, n, limit)
