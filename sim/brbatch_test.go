@@ -18,6 +18,7 @@ type portRecord struct {
 	blockRet  uint64 // Machine.BlockInstret
 	instret   uint64 // the hart's Instret
 	cycles    uint64 // the hart's Cycles
+	pc        uint64 // the hart's PC
 	inBatch   bool   // given to Blocks (BlockInstret then is the first block's only)
 	batchHead bool   // the first block of a Blocks call
 }
@@ -31,7 +32,7 @@ type portRecorder struct {
 
 func (r *portRecorder) Block(b *ingress.Block) error {
 	h := r.m.Hart(r.hart)
-	*r.out = append(*r.out, portRecord{hart: r.hart, b: *b, blockRet: r.m.BlockInstret(r.hart), instret: h.Instret(), cycles: h.Cycles()})
+	*r.out = append(*r.out, portRecord{hart: r.hart, b: *b, blockRet: r.m.BlockInstret(r.hart), instret: h.Instret(), cycles: h.Cycles(), pc: h.PC()})
 	return nil
 }
 
@@ -48,7 +49,7 @@ func (r *batchRecorder) Blocks(bs []ingress.Block) error {
 	h := r.m.Hart(r.hart)
 	for i := range bs {
 		*r.out = append(*r.out, portRecord{hart: r.hart, b: bs[i], blockRet: r.m.BlockInstret(r.hart),
-			instret: h.Instret(), cycles: h.Cycles(), inBatch: true, batchHead: i == 0})
+			instret: h.Instret(), cycles: h.Cycles(), pc: h.PC(), inBatch: true, batchHead: i == 0})
 	}
 	return nil
 }
@@ -90,9 +91,9 @@ func runPort(t *testing.T, c pcCase, batch, noBatch bool) ([]portRecord, Result,
 // (Hart.brBatch, drain) gives the sink the blocks the loop that leaves at
 // each gives, in the same order across harts, on programs that take every
 // path of the interpreter (pcCases); a sink taking them one by one sees
-// the hart's instret and cycle counts and BlockInstret of each block, and
-// a BlockBatcher takes them in batches (BlockInstret the first block's,
-// the hart's counts those after the last).
+// the hart's instret and cycle counts, pc and BlockInstret of each block,
+// and a BlockBatcher takes them in batches (BlockInstret the first
+// block's, the hart's counts and pc those at the last).
 func TestBranchBatchMatchesLoop(t *testing.T) {
 	for _, c := range pcCases(t) {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,9 +119,9 @@ func TestBranchBatchMatchesLoop(t *testing.T) {
 					}
 					switch {
 					case !g.inBatch:
-						if g.blockRet != w.blockRet || g.instret != w.instret || g.cycles != w.cycles {
-							t.Fatalf("batch sink %v: block %d: BlockInstret %d, instret %d, cycles %d; want %d, %d, %d",
-								batch, i, g.blockRet, g.instret, g.cycles, w.blockRet, w.instret, w.cycles)
+						if g.blockRet != w.blockRet || g.instret != w.instret || g.cycles != w.cycles || g.pc != w.pc {
+							t.Fatalf("batch sink %v: block %d: BlockInstret %d, instret %d, cycles %d, pc %#x; want %d, %d, %d, %#x",
+								batch, i, g.blockRet, g.instret, g.cycles, g.pc, w.blockRet, w.instret, w.cycles, w.pc)
 						}
 					default:
 						inBatch++
@@ -132,9 +133,9 @@ func TestBranchBatchMatchesLoop(t *testing.T) {
 						for j+1 < len(got) && got[j+1].inBatch && !got[j+1].batchHead {
 							j++
 						}
-						if g.instret != want[j].instret || g.cycles != want[j].cycles {
-							t.Fatalf("block %d in a batch: instret %d, cycles %d; want those after its last block %d, %d",
-								i, g.instret, g.cycles, want[j].instret, want[j].cycles)
+						if g.instret != want[j].instret || g.cycles != want[j].cycles || g.pc != want[j].pc {
+							t.Fatalf("block %d in a batch: instret %d, cycles %d, pc %#x; want those at its last block %d, %d, %#x",
+								i, g.instret, g.cycles, g.pc, want[j].instret, want[j].cycles, want[j].pc)
 						}
 					}
 				}

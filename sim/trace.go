@@ -86,8 +86,8 @@ type brRec struct {
 // such a sink in one call; a sink that looks at the hart while it takes
 // a block (Machine.BlockInstret, the hart's instret or memory) must not
 // be one: during Blocks, BlockInstret is the count before the first
-// block, and the hart's cycle and instret counts are those after the
-// last.
+// block, and the hart's cycle and instret counts and pc are those at the
+// last block's last instruction.
 type BlockBatcher interface {
 	ingress.Sink
 	Blocks(bs []ingress.Block) error
@@ -98,15 +98,16 @@ type BlockBatcher interface {
 // left is its instret). A sink that is a BlockBatcher takes them in one
 // call (unless a new context is pending, which applies from the second
 // block); any other takes them one by one, the hart's cycle and instret
-// counts being the block's while it does.
+// counts and pc being those at the block's last instruction while it
+// does (with a BlockBatcher: at the last block's).
 func (t *tracer) drain(base uint64) {
 	h := t.h
 	k := t.nbr
 	t.nbr = 0
-	cycle, instret := h.cycle, h.instret
+	cycle, instret, pc := h.cycle, h.instret, h.pc
 	if t.batch != nil && !t.ctxPending {
 		last := &t.brs[k-1]
-		h.cycle, h.instret = last.cycle, base-last.left
+		h.cycle, h.instret, h.pc = last.cycle, base-last.left, last.pc
 		if t.err == nil {
 			bs := t.bat[:k]
 			start, priv, ctx, ctype, amask := t.start, ingress.Priv(t.priv), t.ctx, t.ctype, h.amask
@@ -128,13 +129,13 @@ func (t *tracer) drain(base uint64) {
 			}
 		}
 		t.afterBlock(last.npc)
-		h.cycle, h.instret = cycle, instret
+		h.cycle, h.instret, h.pc = cycle, instret, pc
 		return
 	}
 	b := &t.blk
 	for i := range t.brs[:k] {
 		r := &t.brs[i]
-		h.cycle, h.instret = r.cycle, base-r.left
+		h.cycle, h.instret, h.pc = r.cycle, base-r.left, r.pc
 		t.fill(b)
 		b.IAddr = t.start
 		size := uint8(r.sizeIt)
@@ -150,7 +151,7 @@ func (t *tracer) drain(base uint64) {
 		}
 		t.afterBlock(r.npc)
 	}
-	h.cycle, h.instret = cycle, instret
+	h.cycle, h.instret, h.pc = cycle, instret, pc
 }
 
 // emit sends a block to the sink; ret is the instret before its first
