@@ -87,12 +87,13 @@ type Hart struct {
 	// report to the tracer (coalesced mode), or to a PC list, whose
 	// straight lines are the instructions retired between two exits
 	cf      bool
-	perInst bool // every retirement reports (PC hook or per-instruction mode)
+	perInst bool     // every retirement reports (PC hook or per-instruction mode)
+	pcl     *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
+
 	// brBatch: the interpreter loop records the jumps and branches it can
 	// for the ingress port (coalesced mode, nothing else watching) and
 	// leaves to report them only when its record is full (exec, drain)
 	brBatch bool
-	pcl     *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
 
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 

@@ -105,21 +105,22 @@ type Config struct {
 
 // Machine is a RISC-V system: harts, memory, CLINT, UART and HTIF.
 type Machine struct {
-	cfg Config
+	cfg    Config
+	mem    memory
+	harts  []*Hart
+	clint  clint
+	uart   uart
+	plic   plic       // virt machine with a kernel (kernel.go)
+	input  *input     // console input (kernel.go)
+	dtb    []byte     // device tree of a kernel boot
+	virtio *virtioBlk // virtio-blk disk (virtio.go)
+	sstc   []uint64   // per hart stimecmp when Sstc is implemented (kernel boots on the built-in SBI)
+	timing timingTable
+	noPMP  bool // no PMP checks at all (Linux user mode)
+
 	// noBrBatch (tests): the interpreter loop leaves at every jump and
 	// branch of the ingress port, as it did before Hart.brBatch
 	noBrBatch bool
-	mem       memory
-	harts     []*Hart
-	clint     clint
-	uart      uart
-	plic      plic       // virt machine with a kernel (kernel.go)
-	input     *input     // console input (kernel.go)
-	dtb       []byte     // device tree of a kernel boot
-	virtio    *virtioBlk // virtio-blk disk (virtio.go)
-	sstc      []uint64   // per hart stimecmp when Sstc is implemented (kernel boots on the built-in SBI)
-	timing    timingTable
-	noPMP     bool // no PMP checks at all (Linux user mode)
 
 	finisher bool // SiFive test finisher mapped (firmware machines)
 	virt     bool // virt machine: firmware and payload (virt.go)
