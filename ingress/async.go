@@ -6,13 +6,15 @@ import "sync"
 // another goroutine, in batches, so that the producer of blocks (the
 // simulator) and their consumer (an encoder) run in parallel on two cores.
 // Blocks reach next in order, and TraceOff and Notify calls (when next is
-// Gated) keep their place among them. An error from next is returned by
-// the first call made after it happened, and by Close, which waits for
-// next to finish and closes it.
+// Gated) keep their place among them. The sink also takes several blocks
+// in one call (Blocks), and gives next the runs of blocks between those
+// calls in one call when next takes them so (a Blocks method). An error
+// from next is returned by the first call made after it happened, and by
+// Close, which waits for next to finish and closes it.
 func Async(next Sink) Sink {
 	a := &async{next: next, work: make(chan *asyncBatch, asyncBatches), free: make(chan *asyncBatch, asyncBatches)}
 	for i := 0; i < asyncBatches; i++ {
-		a.free <- &asyncBatch{items: make([]asyncItem, 0, asyncBatchSize)}
+		a.free <- &asyncBatch{blocks: make([]Block, 0, asyncBatchSize), ops: make([]asyncOp, 0, asyncBatchSize)}
 	}
 	a.cur = <-a.free
 	a.wg.Add(1)
@@ -25,20 +27,22 @@ const (
 	asyncBatchSize = 4096
 )
 
-// An asyncItem is a block, or a TraceOff or Notify call.
-type asyncItem struct {
-	b  Block
+// An asyncOp is a TraceOff or Notify call, made before the block at
+// index at of its batch.
+type asyncOp struct {
+	at int
 	op uint8
 }
 
 const (
-	asyncBlock = iota
-	asyncTraceOff
+	asyncTraceOff = iota + 1
 	asyncNotify
 )
 
+// asyncBatch holds blocks and the calls among them.
 type asyncBatch struct {
-	items []asyncItem
+	blocks []Block
+	ops    []asyncOp
 }
 
 type async struct {
@@ -52,32 +56,60 @@ type async struct {
 	err error
 }
 
+// blocksSink is a sink that takes several blocks in one call, as if one
+// by one.
+type blocksSink interface {
+	Blocks(bs []Block) error
+}
+
 func (a *async) run() {
 	defer a.wg.Done()
 	g, _ := a.next.(Gated)
+	bs, _ := a.next.(blocksSink)
+	deliver := func(blocks []Block) error {
+		if bs != nil {
+			if len(blocks) == 0 {
+				return nil
+			}
+			return bs.Blocks(blocks)
+		}
+		for i := range blocks {
+			if err := a.next.Block(&blocks[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for batch := range a.work {
 		if a.failed() == nil {
-			for i := range batch.items {
-				it := &batch.items[i]
-				var err error
+			pos := 0
+			var err error
+			for _, op := range batch.ops {
+				if err = deliver(batch.blocks[pos:op.at]); err != nil {
+					break
+				}
+				pos = op.at
 				switch {
-				case it.op == asyncBlock:
-					err = a.next.Block(&it.b)
 				case g == nil:
-				case it.op == asyncTraceOff:
+				case op.op == asyncTraceOff:
 					err = g.TraceOff()
-				case it.op == asyncNotify:
+				case op.op == asyncNotify:
 					err = g.Notify()
 				}
 				if err != nil {
-					a.mu.Lock()
-					a.err = err
-					a.mu.Unlock()
 					break
 				}
 			}
+			if err == nil {
+				err = deliver(batch.blocks[pos:])
+			}
+			if err != nil {
+				a.mu.Lock()
+				a.err = err
+				a.mu.Unlock()
+			}
 		}
-		batch.items = batch.items[:0]
+		batch.blocks, batch.ops = batch.blocks[:0], batch.ops[:0]
 		a.free <- batch
 	}
 }
@@ -88,27 +120,46 @@ func (a *async) failed() error {
 	return a.err
 }
 
-func (a *async) add(b *Block, op uint8) error {
-	a.cur.items = append(a.cur.items, asyncItem{op: op})
-	if b != nil {
-		a.cur.items[len(a.cur.items)-1].b = *b
+// handOver gives the current batch to the other goroutine when it is
+// full.
+func (a *async) handOver() error {
+	if len(a.cur.blocks) < cap(a.cur.blocks) && len(a.cur.ops) < cap(a.cur.ops) {
+		return nil
 	}
-	if len(a.cur.items) == cap(a.cur.items) {
-		a.work <- a.cur
-		a.cur = <-a.free
-		return a.failed()
+	a.work <- a.cur
+	a.cur = <-a.free
+	return a.failed()
+}
+
+// Block queues a copy of b.
+func (a *async) Block(b *Block) error {
+	a.cur.blocks = append(a.cur.blocks, *b)
+	return a.handOver()
+}
+
+// Blocks queues a copy of bs.
+func (a *async) Blocks(bs []Block) error {
+	for len(bs) > 0 {
+		n := min(len(bs), cap(a.cur.blocks)-len(a.cur.blocks))
+		a.cur.blocks = append(a.cur.blocks, bs[:n]...)
+		bs = bs[n:]
+		if err := a.handOver(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// Block queues a copy of b.
-func (a *async) Block(b *Block) error { return a.add(b, asyncBlock) }
+func (a *async) op(op uint8) error {
+	a.cur.ops = append(a.cur.ops, asyncOp{at: len(a.cur.blocks), op: op})
+	return a.handOver()
+}
 
 // TraceOff queues a TraceOff for next.
-func (a *async) TraceOff() error { return a.add(nil, asyncTraceOff) }
+func (a *async) TraceOff() error { return a.op(asyncTraceOff) }
 
 // Notify queues a Notify for next.
-func (a *async) Notify() error { return a.add(nil, asyncNotify) }
+func (a *async) Notify() error { return a.op(asyncNotify) }
 
 // Close hands over what is queued, waits for next to take it all, and
 // closes next.

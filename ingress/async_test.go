@@ -63,3 +63,80 @@ func TestAsyncError(t *testing.T) {
 		t.Errorf("error not reported: during %v, at close %v", err, cerr)
 	}
 }
+
+// batchRecorder is a recorder that also takes blocks in batches.
+type batchRecorder struct {
+	recorder
+	calls int
+}
+
+func (r *batchRecorder) Blocks(bs []Block) error {
+	r.calls++
+	for i := range bs {
+		if err := r.Block(&bs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestAsyncBlocksKeepOrder: blocks given one by one and in batches of
+// every size (across the batches handed over), with TraceOff and Notify
+// calls among them, reach next in order, through its Blocks when it has
+// one.
+func TestAsyncBlocksKeepOrder(t *testing.T) {
+	for _, batched := range []bool{false, true} {
+		br := &batchRecorder{}
+		var next Sink = &br.recorder
+		if batched {
+			next = br
+		}
+		a := Async(next)
+		var want []uint64
+		addr := uint64(8)
+		newBlock := func() Block {
+			addr += 4
+			return Block{IAddr: addr, IRetire: 2}
+		}
+		for i := 0; i < 400; i++ {
+			switch i % 5 {
+			case 0, 2:
+				var bs []Block
+				for k := 0; k < (i*37)%5000; k++ {
+					bs = append(bs, newBlock())
+					want = append(want, addr)
+				}
+				if err := a.(interface{ Blocks([]Block) error }).Blocks(bs); err != nil {
+					t.Fatal(err)
+				}
+			case 1:
+				b := newBlock()
+				want = append(want, addr)
+				if err := a.Block(&b); err != nil {
+					t.Fatal(err)
+				}
+			case 3:
+				a.(Gated).TraceOff()
+				want = append(want, 1)
+			case 4:
+				a.(Gated).Notify()
+				want = append(want, 3)
+			}
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := &br.recorder
+		if !r.closed || len(r.got) != len(want) {
+			t.Fatalf("batched %v: closed %v, %d items, want %d", batched, r.closed, len(r.got), len(want))
+		}
+		for i := range want {
+			if r.got[i] != want[i] {
+				t.Fatalf("batched %v: item %d: %d, want %d", batched, i, r.got[i], want[i])
+			}
+		}
+		if batched && br.calls == 0 {
+			t.Fatal("next's Blocks not used")
+		}
+	}
+}

@@ -464,6 +464,144 @@ func (e *Encoder) fastBranch(b *ingress.Block, bit uint64) error {
 	return nil
 }
 
+// Branches encodes the blocks at the front of bs that Block would take
+// without sending a message in a quiet state (started, nothing pending or
+// due), as Block would one by one, and returns how many it took: the
+// conditional branches of fastBranch and, without AllJumps, the
+// inferable jumps and calls. It stops before the first block that is
+// not one (0: bs[0] is not) and after the first that did more than count
+// its instructions, add its outcome to the history or push its return
+// address (a message may have been sent, the state changed): the caller
+// gives the next block to Block or to Branches again. The common case
+// (the outcome added to the planner's buffer or to a HIST register that
+// does not become full, the I-CNT counter not full) takes a few
+// instructions per block.
+func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
+	if len(bs) == 0 || !(e.fastBr && e.started && e.pend == pendNone && !e.closed && !e.lost &&
+		!e.icntSyncDue && !e.notify && !e.syncDue) {
+		return 0, nil
+	}
+	// itypes of the jumps that only count (jumps) and those that push
+	// their return address (calls), by bit
+	var jumps, calls uint32
+	if !e.cfg.AllJumps {
+		jumps = 1<<ingress.ITypeDirectJump | 1<<ingress.ITypeOtherDirect
+		if e.cfg.ITypeWidth == 3 {
+			jumps |= 1 << ingress.ITypeDirectCall // (folded to 0)
+		} else {
+			calls = 1 << ingress.ITypeDirectCall
+		}
+	}
+	// room: instructions (halfwords) the I-CNT counter takes before it
+	// is full, which Block or fastBranch report
+	room := e.icntMax - min(e.icnt, e.icntMax)
+	room0 := room
+	i := 0
+	switch {
+	case e.cfg.HistPatterns && e.refPat == nil:
+		s := &e.pat
+		if s.active {
+			break // every outcome goes to add
+		}
+		// j: where the next outcome goes in the buffer; end: where it is
+		// full (add plans the window) or must be compacted
+		w, head := &s.buf.w, uint(s.buf.head)
+		j, end := head+uint(s.buf.n), head+uint(min(patWindow-1, patBufBits-int(head)))
+		for {
+			// (no call in this loop: its state stays in registers)
+			for ; i < len(bs); i++ {
+				b := &bs[i]
+				n := uint64(b.IRetire)
+				if n == 0 || n >= room {
+					break
+				}
+				if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+					if j >= end {
+						break
+					}
+					w[j>>6] |= bit << (j & 63) // bitBuf.push without its compaction
+					j++
+				} else if jumps>>(b.IType&31)&1 == 0 {
+					break
+				}
+				room -= n
+			}
+			if !e.branchCall(bs, i, calls, room) {
+				break
+			}
+			room -= uint64(bs[i].IRetire)
+			i++
+		}
+		s.buf.n = int(j - head)
+	case !e.cfg.HistPatterns:
+		hist, histLen, histMax := e.hist, e.histLen, e.histFullAt-1
+		for {
+			for ; i < len(bs); i++ {
+				b := &bs[i]
+				n := uint64(b.IRetire)
+				if n == 0 || n >= room {
+					break
+				}
+				if bit := uint64(b.IType) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+					if histLen >= histMax {
+						break
+					}
+					hist = hist<<1 | bit
+					histLen++
+				} else if jumps>>(b.IType&31)&1 == 0 {
+					break
+				}
+				room -= n
+			}
+			if !e.branchCall(bs, i, calls, room) {
+				break
+			}
+			room -= uint64(bs[i].IRetire)
+			i++
+		}
+		e.hist, e.histLen = hist, histLen
+	}
+	// the state the blocks taken leave, as Block leaves it
+	if i > 0 {
+		last := &bs[i-1]
+		e.curTime = last.Time
+		for k := 0; k < i && !e.sawTime; k++ {
+			e.sawTime = bs[k].Time != 0
+		}
+		e.priv, e.context = last.Priv, last.Context
+		n := room0 - room
+		e.icnt += n
+		e.st.Halfwords += n
+		e.sinceMsg += n
+		e.st.Blocks += uint64(i)
+	}
+	if i == len(bs) {
+		return i, nil
+	}
+	// bs[i] takes fastBranch's other paths, or is not for it at all
+	b := &bs[i]
+	if it := b.IType; it != ingress.ITypeNotTaken && it != ingress.ITypeTaken || b.IRetire == 0 {
+		return i, nil
+	}
+	return i + 1, e.fastBranch(b, uint64(b.IType-ingress.ITypeNotTaken))
+}
+
+// branchCall reports whether bs[i] is a direct call Branches takes (its
+// itype in calls, instructions retired, fewer than room), and pushes its
+// return address when it is.
+func (e *Encoder) branchCall(bs []ingress.Block, i int, calls uint32, room uint64) bool {
+	if i >= len(bs) {
+		return false
+	}
+	b := &bs[i]
+	n := uint64(b.IRetire)
+	if calls>>(b.IType&31)&1 == 0 || n == 0 || n >= room {
+		return false
+	}
+	e.push(b.NextAddr())
+	return true
+}
+
 // checkICNTFull reports a full I-CNT counter once a pending jump turned
 // out to need no message (an implicit return): with ResourceFull RCODE=0,
 // or with SYNC=4 at next, the address that follows the jump.

@@ -97,7 +97,14 @@
 // FetchFrame gives the physical page a fetch uses (from the TLB) and
 // BlockInstret the instruction count a reported block began at (what
 // package sideband needs). Cause holds the exception or interrupt code without the
-// interrupt bit (the itype tells which). Conventions:
+// interrupt bit (the itype tells which). In coalesced mode, when nothing
+// else watches the hart (no PC hook or list, observer or event model),
+// the interpreter loop records the conditional branches and inferable
+// jumps and hands their blocks over when it leaves (at an uninferable
+// jump, a trap, a slow instruction or after 128 of them), in order and
+// before anything else happens; the hart's instret and cycle counts, pc
+// and BlockInstret are each block's while the sink takes it, and a sink
+// that is a BlockBatcher takes them in one call instead. Conventions:
 //
 //   - Coalesced (the default) merges straight-line instructions until an
 //     instruction with a non-zero itype, a trap, a privilege change or a

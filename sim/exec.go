@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // step runs the hart for up to n instructions, as Spike's
@@ -81,7 +82,26 @@ func (h *Hart) exec(limit uint64) (n uint64, end bool) {
 	for {
 		var why uint8
 		pc, n0 := h.pc, n
-		n, why, c.d = h.run(n, limit)
+		if h.brBatch {
+			// the loop records the jumps and branches it can (brs) and
+			// leaves when its record is full; their blocks go to the
+			// sink before anything else happens
+			base := h.instret + limit - n0
+			n, why, c.d = run[loopBatch](h, n, limit)
+			if h.tr.nbr != 0 {
+				h.tr.drain(base)
+				if h.stop && why != whyPost {
+					// the sink failed: stop before the instruction
+					// the loop left at (whyPost: it retired, post
+					// reports it and stops)
+					h.stop = false
+					h.dropXOne()
+					return n, true
+				}
+			}
+		} else {
+			n, why, c.d = run[loopPlain](h, n, limit)
+		}
 		if h.pcl != nil {
 			// the instructions the loop retired before the one it
 			// stopped at (whyPost: that one retired too, post reports it)
@@ -189,11 +209,30 @@ func (h *Hart) fetchMiss() bool {
 	return true
 }
 
+// loopPlain and loopBatch select the instantiation of the interpreter's
+// inner loop (run): the plain one, and the one that records the jumps and
+// branches of the ingress port in h.tr.brs instead of leaving at each
+// (Hart.brBatch). The choice is made at compile time (their sizes
+// differ), so the plain loop's code is what it would be without the
+// other.
+type (
+	loopPlain uint8
+	loopBatch uint16
+	loopMode  interface{ loopPlain | loopBatch }
+)
+
+// brBatchable has bit it set for every itype a jump or branch of the
+// interpreter loop can report through the record of loopBatch: the
+// conditional branches and the inferable jumps (an uninferable jump's
+// sijump signal needs the instruction before it: it leaves the loop).
+const brBatchable = 1<<4 | 1<<5 | 1<<9 | 1<<11 | 1<<15
+
 // run is the interpreter's inner loop. It retires instructions until n
 // reaches limit or one needs a handler (why), and leaves h.pc at the
 // instruction it stopped at (whyPost: the one that retired); it returns
 // that instruction and leaves the rest of its state in h.cur.
-func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
+func run[M loopMode](h *Hart, n, limit uint64) (uint64, uint8, *inst) {
+	var mode M
 	x := &h.x
 	pc := h.pc
 	fbase, fp := h.fbase, h.fpage
@@ -679,6 +718,18 @@ func (h *Hart) run(n, limit uint64) (uint64, uint8, *inst) {
 		h.lastSize = d.size
 		if it != 4 && it < itEnd {
 			h.cycle += h.takenPenalty
+		}
+		if unsafe.Sizeof(mode) == unsafe.Sizeof(loopBatch(0)) {
+			// (brBatch: h.cf is set, h.perInst is not; it is at most 15)
+			if k := h.tr.nbr; brBatchable>>(it&15)&1 != 0 && k < uint(len(h.tr.brs)) {
+				r := &h.tr.brs[k]
+				r.pc, r.npc, r.cycle, r.left, r.sizeIt = pc, npc, h.cycle, left, uint16(d.size)|uint16(it)<<8
+				h.tr.nbr = k + 1
+				pc = npc
+				continue
+			}
+			why = whyPost
+			goto out
 		}
 		if h.cf || h.perInst {
 			why = whyPost

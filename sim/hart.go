@@ -90,6 +90,11 @@ type Hart struct {
 	perInst bool     // every retirement reports (PC hook or per-instruction mode)
 	pcl     *pcBatch // the retired PCs, reported in batches (SetPCList), nil when off
 
+	// brBatch: the interpreter loop records the jumps and branches it can
+	// for the ingress port (coalesced mode, nothing else watching) and
+	// leaves to report them only when its record is full (exec, drain)
+	brBatch bool
+
 	lnx *linuxState // Linux user-mode emulation (nil for bare metal)
 
 	obs       *observer  // Tarmac tracer and event model (observe.go)

@@ -125,6 +125,10 @@ type Machine struct {
 	timing timingTable
 	noPMP  bool // no PMP checks at all (Linux user mode)
 
+	// noBrBatch (tests): the interpreter loop leaves at every jump and
+	// branch of the ingress port, as it did before Hart.brBatch
+	noBrBatch bool
+
 	finisher bool // SiFive test finisher mapped (firmware machines)
 	virt     bool // virt machine: firmware and payload (virt.go)
 	nPMP     int  // implemented PMP entries
@@ -287,6 +291,7 @@ func (m *Machine) SetIngress(hart int, s ingress.Sink) error {
 		return fmt.Errorf("sim: no hart %d (load a program first)", hart)
 	}
 	h.tr.sink = s
+	h.tr.batch, _ = s.(BlockBatcher)
 	h.tr.per = m.cfg.Mode == PerInstruction
 	h.tr.afterBlock(h.pc)
 	h.updateTraceFlags()
@@ -311,6 +316,7 @@ func (h *Hart) updateTraceFlags() {
 	h.cf = h.tr.sink != nil && !h.tr.per || h.pcl != nil
 	h.trOne = h.tr.hook != nil || (h.tr.sink != nil && h.tr.per)
 	h.perInst = h.trOne || h.obs != nil
+	h.brBatch = h.cf && !h.perInst && h.pcl == nil && h.tr.sink != nil && !h.tr.per && !h.m.noBrBatch
 	h.updateFast()
 }
 

@@ -83,7 +83,7 @@ func (m *Machine) TranslationGenAddr(hart int) *uint64 {
 // BlockInstret returns, while the hart's ingress sink is called with a
 // block, the number of instructions the hart had retired before the
 // block's first instruction: the block's instructions are the ones
-// counted from there on.
+// counted from there on (during BlockBatcher.Blocks: the first block's).
 func (m *Machine) BlockInstret(hart int) uint64 {
 	if h := m.Hart(hart); h != nil {
 		return h.tr.emitRet

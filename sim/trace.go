@@ -57,6 +57,101 @@ type tracer struct {
 	constRd   uint8
 	constNext uint64
 	err       error
+
+	// the jumps and branches the interpreter loop retired without
+	// leaving (Hart.brBatch), reported by drain when it returns
+	brs [brRing]brRec
+	nbr uint
+	// batch is sink when it is a BlockBatcher (drain's blocks: bat)
+	batch BlockBatcher
+	bat   [brRing]ingress.Block
+}
+
+// brRing is the number of jumps and branches the interpreter loop records
+// before it leaves to report them.
+const brRing = 128
+
+// brRec is a jump or branch the interpreter loop retired and recorded
+// (loopBatch): its address, the next pc, the hart's cycle count after it,
+// the loop's count of instructions left then (its instret follows), its
+// size (low byte) and itype (high byte).
+type brRec struct {
+	pc, npc, cycle, left uint64
+	sizeIt               uint16
+}
+
+// BlockBatcher is an ingress sink that also takes several blocks in one
+// call, in order, as if given to Block one by one. The simulator hands
+// the blocks of the jumps and branches its interpreter loop recorded to
+// such a sink in one call; a sink that looks at the hart while it takes
+// a block (Machine.BlockInstret, the hart's instret or memory) must not
+// be one: during Blocks, BlockInstret is the count before the first
+// block, and the hart's cycle and instret counts and pc are those at the
+// last block's last instruction.
+type BlockBatcher interface {
+	ingress.Sink
+	Blocks(bs []ingress.Block) error
+}
+
+// drain reports the jumps and branches the interpreter loop recorded, in
+// order, as retireCF would have when each retired (base less a record's
+// left is its instret). A sink that is a BlockBatcher takes them in one
+// call (unless a new context is pending, which applies from the second
+// block); any other takes them one by one, the hart's cycle and instret
+// counts and pc being those at the block's last instruction while it
+// does (with a BlockBatcher: at the last block's).
+func (t *tracer) drain(base uint64) {
+	h := t.h
+	k := t.nbr
+	t.nbr = 0
+	cycle, instret, pc := h.cycle, h.instret, h.pc
+	if t.batch != nil && !t.ctxPending {
+		last := &t.brs[k-1]
+		h.cycle, h.instret, h.pc = last.cycle, base-last.left, last.pc
+		if t.err == nil {
+			bs := t.bat[:k]
+			start, priv, ctx, ctype, amask := t.start, ingress.Priv(t.priv), t.ctx, t.ctype, h.amask
+			for i := range bs {
+				r, b := &t.brs[i], &bs[i]
+				b.IAddr, b.Context, b.Time = start, ctx, r.cycle
+				b.Cause, b.TVal, b.SIJump = 0, 0, false
+				size := uint8(r.sizeIt)
+				b.IRetire = uint32(((r.pc + uint64(size) - start) & amask) / 2)
+				b.IType, b.ILastSize = ingress.IType(r.sizeIt>>8), lastSizeCode(size)
+				b.Priv, b.CType = priv, ctype
+				start, ctype = r.npc, ingress.CTypeUnreported
+			}
+			t.ctype = ctype
+			t.emitRet = t.startRet
+			if err := t.batch.Blocks(bs); err != nil {
+				t.err = err
+				h.fail(err)
+			}
+		}
+		t.afterBlock(last.npc)
+		h.cycle, h.instret, h.pc = cycle, instret, pc
+		return
+	}
+	b := &t.blk
+	for i := range t.brs[:k] {
+		r := &t.brs[i]
+		h.cycle, h.instret, h.pc = r.cycle, base-r.left, r.pc
+		t.fill(b)
+		b.IAddr = t.start
+		size := uint8(r.sizeIt)
+		b.IRetire = uint32(((r.pc + uint64(size) - t.start) & h.amask) / 2)
+		b.IType = ingress.IType(r.sizeIt >> 8)
+		b.ILastSize = lastSizeCode(size)
+		if t.err == nil {
+			t.emitRet = t.startRet
+			if err := t.sink.Block(b); err != nil {
+				t.err = err
+				h.fail(err)
+			}
+		}
+		t.afterBlock(r.npc)
+	}
+	h.cycle, h.instret, h.pc = cycle, instret, pc
 }
 
 // emit sends a block to the sink; ret is the instret before its first

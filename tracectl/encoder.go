@@ -534,6 +534,67 @@ func (e *Encoder) Block(b *ingress.Block) error {
 	return e.block(b)
 }
 
+// branchRunner is an encoder that takes runs of conditional branch
+// blocks at once (ntrace.Encoder.Branches).
+type branchRunner interface {
+	Branches(bs []ingress.Block) (int, error)
+}
+
+// Blocks takes bs as Block would one by one (sim.BlockBatcher). On the
+// fast path, without a funnel link, runs of conditional branches go to an
+// encoder's Branches, with the bookkeeping Block does for each (the last
+// time seen, a block passed); after each run the state is looked at
+// again, as Block does before every block.
+func (e *Encoder) Blocks(bs []ingress.Block) error {
+	br, _ := e.run.(branchRunner)
+	if br == nil {
+		// (the encoder changes only with the registers, or when it
+		// restarts after lost trace: with the same protocol)
+		for i := range bs {
+			b := &bs[i]
+			if e.fast && e.shared == nil {
+				// Block's fast path
+				e.tsLast, e.tsSeen = b.Time, true
+				e.passed = true
+				if err := e.run.Block(b); err != nil {
+					e.err = err
+					return err
+				}
+				continue
+			}
+			if err := e.Block(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for len(bs) > 0 {
+		if e.fast && e.shared == nil {
+			k, err := br.Branches(bs)
+			if k > 0 {
+				e.tsLast, e.tsSeen = bs[k-1].Time, true
+				e.passed = true
+				bs = bs[k:]
+			}
+			if err != nil {
+				e.err = err
+				return err
+			}
+			if k > 0 {
+				continue
+			}
+		}
+		if err := e.Block(&bs[0]); err != nil {
+			return err
+		}
+		bs = bs[1:]
+		if br, _ = e.run.(branchRunner); br == nil {
+			return e.Blocks(bs)
+		}
+	}
+	return nil
+}
+
 // refresh decides whether Block takes its fast path (fast); it is called
 // after every change of the registers, of the running encoder or of the
 // funnel link.
