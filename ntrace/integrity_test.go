@@ -120,7 +120,17 @@ func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 // encodeFlowSplit is encodeFlow with the blocks also ending at the given
 // points of the flow (halfwords from its start, ascending): a port that
 // retired those blocks in two cycles or more, or (3-bit itype) did not go
-// on past the direct jump or call there.
+// on past the direct jump or call there. A trap right after such a
+// point is a block of its own that retires nothing, not the end of the
+// block before it: the port reported that block's last instruction with
+// itype 0 in one cycle and the trap in the next, as when the instruction
+// after it faults without retiring. The encoder then reports the counter
+// that block filled (ResourceFull RCODE=0, nothing being pending at its
+// end) and the trap with I-CNT=0, where a trap ending the block gives one
+// trap message carrying the whole count (FuzzIntegrityNarrow seed
+// a7cfd115177098cb: a HIST record bit moved the last branch before such a
+// trap earlier, and the decoded flow's linear instructions up to the trap
+// end exactly where the ResourceFull said the counter was full).
 func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint64) ([]byte, error) {
 	var blocks []ingress.Block
 	var pos uint64 // halfwords of the blocks so far
@@ -140,9 +150,11 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 			if e.Interrupt {
 				it = ingress.ITypeInterrupt
 			}
-			// (a trap where a block ends at a point is a block of its own)
-			if n := len(blocks); n > 0 && blocks[n-1].IRetire > 0 && itype0(blocks[n-1].IType, cfg) &&
-				!(len(points) > 0 && points[0] == pos) {
+			for len(points) > 0 && points[0] < pos {
+				points = points[1:]
+			}
+			atPoint := len(points) > 0 && points[0] == pos
+			if n := len(blocks); n > 0 && blocks[n-1].IRetire > 0 && itype0(blocks[n-1].IType, cfg) && !atPoint {
 				blocks[n-1].IType = it
 			} else {
 				blocks = append(blocks, ingress.Block{IAddr: e.Addr, IType: it, Priv: ingress.PrivM})

@@ -43,12 +43,15 @@ bare_deadline() {
   awk '/^--- FAIL: Fuzz/ {f=1; next} f && /^FAIL/ {f=0} f && NF {if ($0 !~ /^[ \t]*context deadline exceeded[ \t]*$/) bad=1; seen=1}
        /Failing input written|panic:/ {bad=1} END {exit !(seen && !bad)}'
 }
-# Targets known to still find new inputs (PERFORMANCE.md, "Reliability"):
-# every input found so far is a committed seed that "go test" above runs,
-# but a short run here may find the next one, which would make the test
-# command fail by chance. They are fuzzed on their own until clean:
+# Targets known to still find new inputs (PERFORMANCE.md, "Reliability"),
+# listed space-separated between spaces (" FuzzA FuzzB "): every input
+# found so far is a committed seed that "go test" above runs, but a short
+# run here may find the next one, which would make the test command fail
+# by chance. They are fuzzed on their own until clean, e.g.
 #   go test -run '^$' -fuzz '^FuzzIntegrityNarrow$' -parallel 1 ./ntrace/
-FUZZ_OPEN=" FuzzIntegrityNarrow "
+# None at present (FuzzIntegrityNarrow, the last, ran 10 minutes clean
+# twice in a row after its last find: PERFORMANCE.md).
+FUZZ_OPEN=" "
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/func //'); do
@@ -77,4 +80,8 @@ for pkg in $(go list ./...); do
     done
   done
 done
-echo "fuzz: all targets but$FUZZ_OPEN""ran for $FUZZTIME without failure"
+if [ -n "${FUZZ_OPEN// /}" ]; then
+  echo "fuzz: all targets but$FUZZ_OPEN""ran for $FUZZTIME without failure"
+else
+  echo "fuzz: all targets ran for $FUZZTIME without failure"
+fi
