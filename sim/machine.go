@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
 )
 
 // Bank is one RAM bank of the memory map.
@@ -558,8 +559,13 @@ func (m *Machine) Run() (res Result, err error) {
 		res.Instret += h.instret
 	}
 	var ge *GuestError
-	if errors.As(m.err, &ge) && ge.XLEN == 0 {
-		ge.XLEN = m.xlen
+	if errors.As(m.err, &ge) {
+		if ge.XLEN == 0 {
+			ge.XLEN = m.xlen
+		}
+		if ge.Ext == 0 {
+			ge.Ext = riscv.DefaultExt(m.xlen)&^zcGroup | m.zc.ext()
+		}
 	}
 	return res, m.err
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rvtrace/rvtrace/riscv"
 )
 
 // maxTrapsNoRetire is how many traps in a row with no instruction retired
@@ -287,8 +289,12 @@ type GuestError struct {
 	Cause uint64 // exception cause (interrupt bit 63), when a trap
 	TVal  uint64
 	Msg   string
-	XLEN  int   // the hart's register width, for the disassembly (0: 64)
-	Err   error // the cause, when a sentinel says it (ErrStopped, ErrInstructionLimit)
+	XLEN  int // the hart's register width, for the disassembly (0: 64)
+	// Ext is the hart's extensions, for the disassembly: they say
+	// whether c.fsdsp's encodings are Zcd's or Zcmp's and Zcmt's (0:
+	// riscv.DefaultExt(XLEN)).
+	Ext riscv.Ext
+	Err error // the cause, when a sentinel says it (ErrStopped, ErrInstructionLimit)
 	// FormatAddr, when set, formats the addresses of the message with
 	// their symbols ("0x80000010 <main+0x10>", image.Set.FormatAddr).
 	FormatAddr func(addr uint64) string
@@ -312,7 +318,7 @@ func (e *GuestError) Error() string {
 	case 4:
 		bits = fmt.Sprintf("instruction %08x", e.Raw)
 	}
-	dis := disasm(e.Raw, e.PC, e.Size, e.XLEN)
+	dis := disasm(e.Raw, e.PC, e.Size, e.XLEN, e.Ext)
 	if dis != "" {
 		bits += " (" + dis + ")"
 	}

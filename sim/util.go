@@ -9,8 +9,8 @@ import (
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // disasm renders an instruction for error messages ("" when its bits are
-// unknown).
-func disasm(raw uint32, pc uint64, size, xlen int) string {
+// unknown), with the extensions ext (0: riscv.DefaultExt).
+func disasm(raw uint32, pc uint64, size, xlen int, ext riscv.Ext) string {
 	switch size {
 	case 2:
 		raw &= 0xffff
@@ -21,5 +21,8 @@ func disasm(raw uint32, pc uint64, size, xlen int) string {
 	if xlen != 32 {
 		xlen = 64
 	}
-	return riscv.Disasm(raw, pc, xlen)
+	if ext == 0 {
+		ext = riscv.DefaultExt(xlen)
+	}
+	return riscv.DisasmExt(raw, pc, xlen, ext)
 }

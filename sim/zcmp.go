@@ -65,6 +65,26 @@ func zcOf(ext riscv.Ext) zcSet {
 	return zc
 }
 
+// zcGroup is the riscv extensions that share c.fsdsp's encodings.
+const zcGroup = riscv.ExtZcd | riscv.ExtZcmp | riscv.ExtZcmt
+
+// ext returns zc as riscv extensions (of zcGroup): what the riscv
+// package decodes c.fld, c.fsd, c.fldsp and c.fsdsp as the hart does
+// with.
+func (zc zcSet) ext() riscv.Ext {
+	var ext riscv.Ext
+	if zc&zcZcmp != 0 {
+		ext |= riscv.ExtZcmp
+	}
+	if zc&zcZcmt != 0 {
+		ext |= riscv.ExtZcmt
+	}
+	if zc&zcNoZcd == 0 {
+		ext |= riscv.ExtZcd
+	}
+	return ext
+}
+
 // String names the compressed extensions that share c.fsdsp's encodings,
 // as in an ISA string.
 func (zc zcSet) String() string {

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -71,17 +72,7 @@ func TestZcmpArch(t *testing.T) {
 
 // zcmDecodeExt is what the riscv package decodes for a hart with zc.
 func zcmDecodeExt(zc zcSet) riscv.Ext {
-	ext := riscv.ExtC | riscv.ExtD | riscv.ExtF
-	if zc&zcZcmp != 0 {
-		ext |= riscv.ExtZcmp
-	}
-	if zc&zcZcmt != 0 {
-		ext |= riscv.ExtZcmt
-	}
-	if zc&zcNoZcd == 0 {
-		ext |= riscv.ExtZcd
-	}
-	return ext
+	return riscv.ExtC | riscv.ExtD | riscv.ExtF | zc.ext()
 }
 
 // TestZcmDecode compares the simulator's decoding of every encoding of
@@ -534,6 +525,57 @@ func TestZcmpIngress(t *testing.T) {
 		}
 		if its[ingress.ITypeReturn] < 2 || its[ingress.ITypeDirectJump] < 3 || its[ingress.ITypeDirectCall] < 2 {
 			t.Errorf("RV%d: itypes %v: want the returns of cm.popret(z), the jumps of cm.jt, the calls of cm.jalt", xlen, its)
+		}
+	}
+}
+
+// TestZcmGuestErrorDisasm: a run stopped at an instruction of c.fsdsp's
+// encodings names it as the hart decodes it (Zcmp's cm.push, or Zcd's
+// c.fsdsp when the ISA has Zcd), not as the riscv package's default for
+// the XLEN would (Zcd on RV64, Zcmp on RV32).
+func TestZcmGuestErrorDisasm(t *testing.T) {
+	for _, xlen := range []int{32, 64} {
+		// the instructions retired before the first cm.push
+		m, err := New(Config{MaxInstret: 1e5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LoadELF(zcmpELF(xlen)); err != nil {
+			t.Fatal(err)
+		}
+		var n, at uint64
+		found := false
+		m.SetPCHook(0, func(pc uint64) {
+			if found {
+				return
+			}
+			if raw, size := m.harts[0].peekInst(pc); size == 2 && raw&0xe003 == 0xa002 && raw>>8&31 == 0x18 {
+				found, at = true, pc
+				return
+			}
+			n++
+		})
+		if _, err := m.Run(); !found {
+			t.Fatalf("RV%d: no cm.push ran (%v)", xlen, err)
+		}
+		_, err = RunELF(zcmpELF(xlen), Config{MaxInstret: n})
+		var ge *GuestError
+		if !errors.As(err, &ge) || ge.PC != at {
+			t.Fatalf("RV%d: stopped at %v, want the instruction at %#x", xlen, err, at)
+		}
+		if !strings.Contains(err.Error(), "(cm.push ") {
+			t.Errorf("RV%d: %v: the instruction is not shown as cm.push", xlen, err)
+		}
+		// With Zcd (the program then stops at its write of jvt: stop
+		// before), the same bits are c.fsdsp.
+		arch := fmt.Sprintf("rv%dimafdc", xlen)
+		_, err = RunELF(zcmpELF(xlen), Config{MaxInstret: 1, Arch: arch})
+		if !errors.As(err, &ge) || ge.Ext&zcGroup != riscv.ExtZcd {
+			t.Fatalf("RV%d %s: %v: extensions %#x", xlen, arch, err, ge.Ext)
+		}
+		ge.Raw, ge.Size = 0xb8f2, 2
+		if !strings.Contains(ge.Error(), "(fsd ") {
+			t.Errorf("RV%d %s: %v: b8f2 is not shown as c.fsdsp", xlen, arch, ge)
 		}
 	}
 }
