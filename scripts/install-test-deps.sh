@@ -11,7 +11,10 @@
 #                                     --no-install-recommends leaves out
 #   riscv64-linux-gnu-{as,objdump,nm,readelf,addr2line}
 #                                     reference disassembly and symbols
-#   llvm-objdump-19, llvm-mc-19       Zc* disassembly oracle (riscv)
+#   llvm-objdump-19, llvm-mc-19       Zc* disassembly oracle (riscv); llvm-mc
+#                                     assembles the Zcmp/Zcmt test program
+#                                     (scripts/build-zcmp-tests.sh, which
+#                                     scripts/check-examples.sh runs)
 #   llvm-addr2line-19                 source-line oracle (analysis)
 #   qemu-riscv64, qemu-riscv32        second opinion for Linux user mode
 #   qemu-system-riscv64/-riscv32      second opinion for virtual memory
@@ -130,6 +133,14 @@ if ! printf 'c.lbu a0, 0(a0)\n' | llvm-mc-19 -triple=riscv64 -mattr=+c,+zcb -fil
   fail "llvm-mc-19 cannot assemble Zcb (llvm-19): $(head -c 300 "$work/mc.log")"
 elif ! { llvm-objdump-19 -d --mattr=+c,+zcb "$work/zc.o" 2>&1 || true; } | grep -v unknown | grep -Eq '^[[:space:]]*0:[[:space:]]+81 ?08[[:space:]]+lbu'; then
   fail "llvm-objdump-19 does not disassemble Zcb c.lbu (llvm-19)"
+fi
+# A Zcmp instruction, as scripts/build-zcmp-tests.sh assembles them: on
+# RV32, cm.push {ra, s0-s11}, -112 is the 16-bit 0xb8fe (stack_adj_base
+# 64 plus 3 x 16).
+if ! printf 'cm.push {ra, s0-s11}, -112\n' | llvm-mc-19 -triple=riscv32 -mattr=+zca,+zcmp,+zcmt -filetype=obj -o "$work/zcmp.o" 2>"$work/mc.log"; then
+  fail "llvm-mc-19 cannot assemble Zcmp (llvm-19): $(head -c 300 "$work/mc.log")"
+elif ! { llvm-objdump-19 -d --mattr=+zca,+zcmp "$work/zcmp.o" 2>&1 || true; } | grep -Eq '^[[:space:]]*0:[[:space:]]+b8 ?fe[[:space:]]+cm\.push'; then
+  fail "llvm-mc-19 does not assemble Zcmp cm.push as 0xb8fe (llvm-19)"
 fi
 
 for q in qemu-system-riscv64 qemu-system-riscv32; do
