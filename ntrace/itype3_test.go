@@ -463,3 +463,32 @@ func TestThreeBitRepeatFullTaken(t *testing.T) {
 		}
 	}
 }
+
+// rvtrace's encoder sends no SYNC=0 (external trigger): one is a gap.
+// TestThreeBitIntegrity's full run's case, in -short too: qsort, BTM
+// with a 6-bit counter (config 7), seed 2, byte 299 deleted, which turns
+// a trap's periodic sync into one with SYNC=0 and a shorter I-CNT.
+func TestThreeBitSyncZero(t *testing.T) {
+	img := threeBitImages(t)["elf/qsort.riscv"]
+	cfg := threeBitConfigs[7]
+	cfg.XLEN = img.XLEN()
+	truth := synthFlow(img, 2, 1500, true)
+	trace, _, err := encodeMerged(img, truth, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trace) < 300 {
+		t.Fatalf("%d bytes: the test lost its case", len(trace))
+	}
+	bad := append(append([]byte(nil), trace[:299]...), trace[300:]...)
+	why, rec := integrityOf(t, img, truth, cfg, bad, "byte 299 deleted")
+	if why != "" {
+		t.Fatal(why)
+	}
+	for _, it := range rec.items {
+		if it.gap != nil && strings.Contains(it.gap.Err.Error(), "SYNC=0 (external trigger) from rvtrace's encoder") {
+			return
+		}
+	}
+	t.Errorf("no gap for the SYNC=0")
+}
