@@ -11,16 +11,30 @@ import (
 // ends its trace) and enables it again with the same registers in the
 // middle of t1's blocks, and decodes the one trace with the decoder
 // configuration of rvtrace's own encoder (what rvtrace run's decode hint
-// gives with --encoder rvtrace): the second trace begins with the
-// encoder's first SYNC (exit from reset), which must not be a gap.
+// gives with --encoder rvtrace, from the settings the encoder runs): the
+// second trace begins with the encoder's first SYNC (exit from reset),
+// which must not be a gap; in presets and with narrow counters, periodic
+// syncs counting messages and RepeatBranch (the implementation's widths
+// set by SetImpl).
 func TestReenableOwnDecode(t *testing.T) {
 	img, _, pcs := loadT1(t)
 	blks := loadBlocks(t)
+	cfgs := map[string]ntrace.Config{
+		// narrow counters, a sync every 16 messages
+		"narrow": {Mode: ntrace.HTM, HistBits: 5, ICNTBits: 7, RepeatedHistory: true, SyncMode: ntrace.SyncMessages},
+		"narrow-btm": {Mode: ntrace.BTM, ICNTBits: 6, RepeatBranch: true, SyncMode: ntrace.SyncMessages,
+			SyncMax: 1},
+	}
 	for _, name := range []string{"best", "ref-htm-best", "btm"} {
-		cfg := ntrace.Presets[name]
+		cfgs[name] = ntrace.Presets[name]
+	}
+	for name, cfg := range cfgs {
 		cfg.XLEN = 32
 		var out bytes.Buffer
 		e := NewEncoder(img, &out)
+		if err := e.SetImpl(Impl{NTrace: cfg}); err != nil { // (the counter and HIST widths)
+			t.Fatal(err)
+		}
 		if err := e.Configure(Settings{Format: FormatNTrace, NTrace: cfg}); err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +57,11 @@ func TestReenableOwnDecode(t *testing.T) {
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
-		c := decodeNTrace(t, img, out.Bytes(), cfg)
+		set, _ := e.LastSettings()
+		if set.NTrace.ICNTBits != cfg.ICNTBits || set.NTrace.HistBits != cfg.HistBits || set.NTrace.SyncMode != cfg.SyncMode {
+			t.Fatalf("%s: the encoder runs %+v", name, set.NTrace)
+		}
+		c := decodeNTrace(t, img, out.Bytes(), set.NTrace)
 		if len(c.gaps) != 0 {
 			t.Errorf("%s: gaps %v", name, c.gaps)
 		}
