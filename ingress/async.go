@@ -9,8 +9,10 @@ import "sync"
 // Gated) keep their place among them. The sink also takes several blocks
 // in one call (Blocks), and gives next the runs of blocks between those
 // calls in one call when next takes them so (a Blocks method). An error
-// from next is returned by the first call made after it happened, and by
-// Close, which waits for next to finish and closes it.
+// from next is returned by the first call that hands a batch over after
+// it happened (up to a batch of blocks later), and by Close, which waits
+// for next to finish and closes it; next is given nothing after its
+// error.
 func Async(next Sink) Sink {
 	a := &async{next: next, work: make(chan *asyncBatch, asyncBatches), free: make(chan *asyncBatch, asyncBatches)}
 	for i := 0; i < asyncBatches; i++ {

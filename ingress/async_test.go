@@ -13,6 +13,7 @@ type recorder struct {
 
 func (r *recorder) Block(b *Block) error {
 	if r.failAt > 0 && len(r.got) == r.failAt {
+		r.failAt = 0 // (once: what next is given after it shows)
 		return errors.New("boom")
 	}
 	r.got = append(r.got, b.IAddr)
@@ -138,5 +139,39 @@ func TestAsyncBlocksKeepOrder(t *testing.T) {
 		if batched && br.calls == 0 {
 			t.Fatal("next's Blocks not used")
 		}
+	}
+}
+
+// TestAsyncBlocksError: an error of next's Blocks reaches the producer (by
+// a later call and by Close), and next gets nothing after it: neither the
+// rest of its batch, nor the TraceOff calls queued after it, nor later
+// batches, even when the producer goes on.
+func TestAsyncBlocksError(t *testing.T) {
+	const failAt = 2*asyncBatchSize + 123
+	br := &batchRecorder{recorder: recorder{failAt: failAt}}
+	a := Async(br)
+	var err error
+	addr := uint64(8)
+	// (on after the error too, as a producer that does not look)
+	for i := 0; i < 40; i++ {
+		bs := make([]Block, 1000)
+		for k := range bs {
+			addr += 4
+			bs[k] = Block{IAddr: addr, IRetire: 2}
+		}
+		e := a.(interface{ Blocks([]Block) error }).Blocks(bs)
+		if e == nil {
+			e = a.(Gated).TraceOff()
+		}
+		if err == nil {
+			err = e
+		}
+	}
+	cerr := a.Close()
+	if err == nil || cerr == nil {
+		t.Errorf("error not reported: during %v, at close %v", err, cerr)
+	}
+	if len(br.got) != failAt || br.calls == 0 || br.failAt != 0 {
+		t.Errorf("next took %d items in %d Blocks calls, want %d: the items before its error", len(br.got), br.calls, failAt)
 	}
 }

@@ -81,21 +81,30 @@ func firstDiff(a, b []byte) int {
 	return len(la) + 1
 }
 
-// The reference encoder's t1 trace decodes to exactly the reference PC list.
+// The reference encoder's t1 trace decodes to exactly the reference PC
+// list: with the decoder of unknown origin, and with every check of
+// rvtrace's own encoder configured as the preset that reproduces the
+// reference's configuration (ref-htm-best, DecoderConfigFrom): those
+// checks (OwnEncoder, the counter and sync bounds) must not make a gap of
+// the reference's trace.
 func TestDecodeReferenceNEX(t *testing.T) {
 	img, pcs := loadT1(t)
 	nex, err := os.ReadFile(corpus.Path(t, "ntrace-refcode/t1/test-NEX.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, cnt := decodeToPCs(t, img, nex, DecoderConfig{})
-	want := normalizePCs(t, pcs)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("decoded PC list differs from test-PCONLY.txt at line %d (%d vs %d instructions)",
-			firstDiff(got, want), cnt.Instructions, bytes.Count(want, []byte{'\n'}))
-	}
-	if cnt.Instructions != 164959 {
-		t.Errorf("decoded %d instructions, want 164959", cnt.Instructions)
+	own := Presets["ref-htm-best"]
+	own.XLEN = img.XLEN()
+	for name, cfg := range map[string]DecoderConfig{"any": {}, "ref-htm-best": DecoderConfigFrom(own)} {
+		got, cnt := decodeToPCs(t, img, nex, cfg)
+		want := normalizePCs(t, pcs)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: decoded PC list differs from test-PCONLY.txt at line %d (%d vs %d instructions)",
+				name, firstDiff(got, want), cnt.Instructions, bytes.Count(want, []byte{'\n'}))
+		}
+		if cnt.Instructions != 164959 {
+			t.Errorf("%s: decoded %d instructions, want 164959", name, cnt.Instructions)
+		}
 	}
 }
 

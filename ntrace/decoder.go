@@ -77,6 +77,12 @@ type DecoderConfig struct {
 	// (DecoderConfigFrom sets it): message choices it never makes, such
 	// as IndirectBranchSync in HTM, are then inconsistencies.
 	OwnEncoder bool
+	// StartSync is the SYNC code of the first message of a trace of
+	// rvtrace's encoder (Config.StartSync; DecoderConfigFrom sets it):
+	// with OwnEncoder, a sync after the end message has that code (a new
+	// encoder, as when trTeEnable goes 0 -> 1 again) or SYNC=5 (trace
+	// enable, after TraceOff). 0: any code.
+	StartSync uint8
 	// ReturnStack says the encoder predicts returns with a stack of full
 	// addresses as deep as StackDepth (trTeInstImplicitReturnMode=3): a
 	// return reported to the very address the stack predicts is then an
@@ -195,6 +201,10 @@ func DecoderConfigFrom(c Config) DecoderConfig {
 	}
 	if c.RepeatBranch {
 		dc.BCntMax = c.bcntMax()
+	}
+	dc.StartSync = c.StartSync
+	if dc.StartSync == 0 {
+		dc.StartSync = SyncReset // (NewEncoder's default)
 	}
 	dc.LazyHistFull = c.Mode == HTM && !c.EagerHistFull && !c.HistPatterns
 	if !c.HistPatterns && c.Mode == HTM {
@@ -1309,14 +1319,16 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 		// A reserved or vendor SYNC: the message is suspect, F-ADDR too.
 		return d.gap(s, d.errAt(decode.ErrMalformed, "reserved or vendor-defined SYNC=%d", reason))
 	}
-	if s.ended && d.cfg.OwnEncoder && reason != SyncTraceEnable {
+	if s.ended && d.cfg.OwnEncoder && reason != SyncTraceEnable && d.cfg.StartSync != 0 && reason != uint64(d.cfg.StartSync) {
 		// rvtrace's encoder ends a trace for good, or stops it (EVCODE=4)
-		// and starts it again with SYNC=5: the end message before is
+		// and starts it again with SYNC=5, or a new encoder starts a new
+		// trace with its first SYNC (trTeEnable 0 -> 1 again:
+		// tracectl's TestReenableOwnDecode): the end message before is
 		// suspect (TestSyncAfterEnd: a ResourceFull RCODE=0 turned into
 		// one ending the flow 48 halfwords early), and decoding starts
 		// again here
-		e := d.errAt(decode.ErrInconsistent, "SYNC=%d (%s) after the end message: rvtrace's encoder starts a trace again with SYNC=5 (trace enable)",
-			reason, syncNames[reason])
+		e := d.errAt(decode.ErrInconsistent, "SYNC=%d (%s) after the end message: rvtrace's encoder starts a trace again with SYNC=5 (trace enable) or, a new encoder, with SYNC=%d (%s)",
+			reason, syncNames[reason], d.cfg.StartSync, syncNames[uint64(d.cfg.StartSync)])
 		if err := d.gapWith(s, e, d.suspect(s)); err != nil {
 			return err
 		}

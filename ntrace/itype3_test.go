@@ -2,12 +2,15 @@ package ntrace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
 	"strings"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/internal/corpus"
@@ -394,4 +397,98 @@ func TestSyncAfterEnd(t *testing.T) {
 	if pcs, _ := rec.decodedPCs(); gaps != 1 || len(pcs) < len(truth)-100 {
 		t.Errorf("%d gaps, %d of %d instructions decoded", gaps, len(pcs), len(truth))
 	}
+}
+
+// The checks TestThreeBitIntegrity's full run needs, on its cases (t1,
+// seed 2), in -short too: each corruption must be a gap at the corrupted
+// message, saying the check's reason, and keep the integrity rule.
+// checkRepeat: with RepeatBranch (config 3), DirectBranch I-CNT=47,
+// RepeatBranch, DirectBranch I-CNT=53, RepeatBranch; the first I-CNT made
+// 53 (a message equal to the last one, which the encoder would have
+// counted) or the second made 47. checkFullTaken: in BTM with a 6-bit
+// counter (configs 7 and 11), a DirectBranch's I-CNT 6 made 0, after a
+// ResourceFull whose RDATA ends on the taken branch. (The first case's
+// gap is at the second DirectBranch, the one equal to the first.)
+func TestThreeBitRepeatFullTaken(t *testing.T) {
+	img := threeBitImages(t)["t1/test.elf"]
+	for _, c := range []struct {
+		cfg, msg  int
+		from, to  uint64
+		gapMsg    int64 // the message the gap is at
+		tc        TCode
+		errSubstr string
+	}{
+		{3, 3, 47, 53, 5, TCodeDirectBranch, "which the encoder would count in a RepeatBranch"},
+		{3, 5, 53, 47, 5, TCodeDirectBranch, "which the encoder would count in a RepeatBranch"},
+		{7, 11, 6, 0, 11, TCodeDirectBranch, "counter full at the taken branch"},
+		{11, 10, 6, 0, 10, TCodeDirectBranch, "counter full at the taken branch"},
+		{11, 13, 6, 0, 13, TCodeDirectBranch, "counter full at the taken branch"},
+	} {
+		cfg := threeBitConfigs[c.cfg]
+		cfg.XLEN = img.XLEN()
+		truth := synthFlow(img, 2, 1500, true)
+		trace, _, err := encodeMerged(img, truth, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("config %d, message %d, I-CNT %d → %d", c.cfg, c.msg, c.from, c.to)
+		r := NewReader(bytes.NewReader(trace), cfg.Wire())
+		var m Message
+		for k := 0; k <= c.msg; k++ {
+			if err := r.Next(&m); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		if m.TCode != c.tc || m.Get(FieldICNT) != c.from {
+			t.Fatalf("%s: message %d is %v: the test lost its case", what, c.msg, &m)
+		}
+		bad := rewrite(t, trace, cfg.Wire(), c.msg, func(m *Message) { m.Set(FieldICNT, c.to) })
+		why, rec := integrityOf(t, img, truth, cfg, bad, what)
+		if why != "" {
+			t.Errorf("%s: %s", what, why)
+		}
+		var first *flow.Event
+		for _, it := range rec.items {
+			if it.gap != nil {
+				first = it.gap
+				break
+			}
+		}
+		var de *decode.Error
+		switch {
+		case first == nil:
+			t.Errorf("%s: no gap", what)
+		case !errors.As(first.Err, &de) || de.Index != c.gapMsg || !strings.Contains(first.Err.Error(), c.errSubstr):
+			t.Errorf("%s: first gap %v, want one at message %d saying %q", what, first.Err, c.gapMsg, c.errSubstr)
+		}
+	}
+}
+
+// rvtrace's encoder sends no SYNC=0 (external trigger): one is a gap.
+// TestThreeBitIntegrity's full run's case, in -short too: qsort, BTM
+// with a 6-bit counter (config 7), seed 2, byte 299 deleted, which turns
+// a trap's periodic sync into one with SYNC=0 and a shorter I-CNT.
+func TestThreeBitSyncZero(t *testing.T) {
+	img := threeBitImages(t)["elf/qsort.riscv"]
+	cfg := threeBitConfigs[7]
+	cfg.XLEN = img.XLEN()
+	truth := synthFlow(img, 2, 1500, true)
+	trace, _, err := encodeMerged(img, truth, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trace) < 300 {
+		t.Fatalf("%d bytes: the test lost its case", len(trace))
+	}
+	bad := append(append([]byte(nil), trace[:299]...), trace[300:]...)
+	why, rec := integrityOf(t, img, truth, cfg, bad, "byte 299 deleted")
+	if why != "" {
+		t.Fatal(why)
+	}
+	for _, it := range rec.items {
+		if it.gap != nil && strings.Contains(it.gap.Err.Error(), "SYNC=0 (external trigger) from rvtrace's encoder") {
+			return
+		}
+	}
+	t.Errorf("no gap for the SYNC=0")
 }
