@@ -101,18 +101,8 @@ func (m *Demux) decodeJobs(r io.Reader, jobs, size int) error {
 	if jobs <= 1 || m.SerialReason() != "" {
 		return m.Decode(r)
 	}
-	obs, _ := m.sink.(flow.MessageObserver)
-	var total int64
-	var readErr error
-	pp := &parallel.Parallel{Jobs: jobs, Sink: m.sink, Observe: obs != nil,
-		Fresh: func() parallel.Part { return m.freshPart() },
-		Split: func(emit func(*parallel.Piece) error) error {
-			var err error
-			total, readErr, err = m.split(r, size, emit)
-			return err
-		}}
-	last, err := pp.Run()
-	m.jobs.pieces, m.jobs.redone = pp.Pieces, pp.Redone
+	last, total, readErr, err := m.jobs.run(jobs, m.sink, func() parallel.Part { return m.freshPart() },
+		func(emit func(*parallel.Piece) error) (int64, error, error) { return m.split(r, size, emit) })
 	if last == nil {
 		return err
 	}
