@@ -249,7 +249,7 @@ func (m *Demux) waitFrame(s *source, fr *Frame, end int64, obs flow.MessageObser
 		return nil
 	}
 	pl := fr.Payload
-	if n := len(pl); !m.spec.primer || n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+	if !m.spec.primer || overlong(pl) {
 		return errSpecLost
 	}
 	p := &d.pkt
@@ -482,7 +482,7 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 		idx++
 		s.lastTe = fr.Offset
 		pl := fr.Payload
-		if n := len(pl); n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+		if overlong(pl) {
 			continue // (malformed)
 		}
 		isSupport := fr.Support || !v026 && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubSupport

@@ -429,7 +429,7 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 		i := idx
 		idx++
 		pl := fr.Payload
-		if n := len(pl); n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+		if overlong(pl) {
 			continue // (malformed)
 		}
 		isSupport := fr.Support || !d.v026 && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubSupport
