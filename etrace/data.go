@@ -554,8 +554,8 @@ func (c *dataCodec) parseEnd(payload []byte) error {
 	if r.pos < r.n && !r.padOK() {
 		return fmt.Errorf("padding bits after the last field are not its sign")
 	}
-	if n := len(payload); n >= 2 && (payload[n-1] == 0 && payload[n-2] < 0x80 || payload[n-1] == 0xff && payload[n-2] >= 0x80) {
-		return fmt.Errorf("payload of %d bytes not fully sign-compressed", n)
+	if overlong(payload) {
+		return fmt.Errorf("payload of %d bytes not fully sign-compressed", len(payload))
 	}
 	return nil
 }

@@ -230,9 +230,9 @@ func (s instrAndData) Close() error {
 // delta addresses, raw framing), with address and data and with address
 // only. The CSR encoders' data packets are those of the others plus one
 // CSR packet per retired Zicsr instruction (CSR packets have a
-// compression state of their own, the te_inst packets and the support
-// packet's bytes are the same), so the bytes per CSR access are the
-// difference.
+// compression state of their own, the te_inst packets are the same and
+// the support packet is the same size, doptions bit 4 aside), so the
+// bytes per CSR access are the difference.
 //
 //	go test ./etrace -run TestDataCSRBandwidth -datatable -v
 func TestDataCSRBandwidth(t *testing.T) {

@@ -94,7 +94,8 @@ import (
 //     existing bit and change every data trace. A split trace of the
 //     4-bit layout reads, with 5 bits, as announcing CSR accesses (the
 //     sign extension of its split bit): decoded, its first CSR
-//     instruction is reported as having no packet, never joined wrongly.
+//     instruction is reported as having no packet, never joined wrongly,
+//     and the warning names that layout as a possible cause.
 //   - The split protocol has no CSR packets of its own ("Unified CSR"
 //     only): with DataConfig.Split CSR accesses are unified packets, as
 //     stores are.

@@ -878,6 +878,23 @@ func TestCSRAnnounced(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkFlagged(t, name+"/set", s, &nr, -1, "does not fit the csr-rw of CSR 0x340")
+		// (split: the very bytes of the earlier 4-bit doptions layout,
+		// which the warning names; unified: no such layout reads so)
+		const hint = "a split protocol trace made with a 4-bit doptions field"
+		if hinted := len(s.issues) > 0 && strings.Contains(s.issues[0].Err.Error(), hint); hinted != split {
+			t.Errorf("%s/set: first warning %v: want the 4-bit doptions hint exactly when split", name, s.issues)
+		}
+		if split && !bytes.Equal(bad[1:1+len(pack(0, 4))], pack(0, 4)) {
+			t.Errorf("%s/set: support packet % x, want the 4-bit layout % x", name, bad[1:1+len(pack(0, 4))], pack(0, 4))
+		}
+		// told of CSR trace (--data-csr), the decoder expects the
+		// packets whatever doptions say: no hint
+		if s, err = decodeData(t, cfg, r.img, plainTrace); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.issues) == 0 || strings.Contains(s.issues[0].Err.Error(), hint) {
+			t.Errorf("%s/forced: %v: want a warning without the 4-bit doptions hint", name, s.issues)
+		}
 	}
 }
 

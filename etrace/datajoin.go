@@ -960,7 +960,19 @@ func (j *DataJoiner) noPacket(m *memInst, off int64) error {
 		return nil
 	}
 	j.suspend(off)
-	return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet%s", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr, j.suspect()), "data trace")
+	return j.warn(off, -1, fmt.Errorf("%w: the %s at pc %#x has no data packet%s%s", decode.ErrInconsistent, memKindNames[m.op.kind], m.addr, j.csrHint(m), j.suspect()), "data trace")
+}
+
+// csrHint returns, for a CSR instruction m that has no packet of its
+// own, what may explain it when only the support packet made the
+// decoder expect one: a split protocol trace of the earlier 4-bit
+// doptions field reads, with 5 bits, as announcing CSR accesses
+// (datacsr.go).
+func (j *DataJoiner) csrHint(m *memInst) string {
+	if m.op.kind != mCSR || j.dc.csrForce || j.dopt&doptSplit == 0 {
+		return ""
+	}
+	return " (the support packet announces CSR accesses: a split protocol trace made with a 4-bit doptions field reads so)"
 }
 
 // misfit handles the packet q that does not fit memory instruction m.
@@ -970,8 +982,8 @@ func (j *DataJoiner) misfit(m *memInst, q *queued) error {
 	qoff, qidx := q.off, q.idx
 	j.suspend(qoff)
 	if m.op.kind == mCSR {
-		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#08x)%s",
-			decode.ErrInconsistent, a.DType, a.DAddr, a.Data, m.op.want, m.raw>>20, m.addr, m.raw, j.suspect()), "data packet")
+		return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of CSR %#x, operand %#x) does not fit the %s of CSR %#x at pc %#x (encoding %#08x)%s%s",
+			decode.ErrInconsistent, a.DType, a.DAddr, a.Data, m.op.want, m.raw>>20, m.addr, m.raw, j.csrHint(m), j.suspect()), "data packet")
 	}
 	return j.warn(qoff, qidx, fmt.Errorf("%w: data packet (%s of %d bytes) does not fit the %s of %d bytes at pc %#x%s",
 		decode.ErrInconsistent, a.DType, a.Bytes(), memKindNames[m.op.kind], 1<<m.op.size, m.addr, j.suspect()), "data packet")

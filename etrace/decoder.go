@@ -292,8 +292,7 @@ func (d *Decoder) frame(fr *Frame, end int64, obs flow.MessageObserver) error {
 		d.malformed = true
 		return d.fault(err, fr.Offset, "packet")
 	}
-	if n := len(fr.Payload); n >= 2 && (fr.Payload[n-1] == 0 && fr.Payload[n-2] < 0x80 ||
-		fr.Payload[n-1] == 0xff && fr.Payload[n-2] >= 0x80) {
+	if n := len(fr.Payload); overlong(fr.Payload) {
 		// The encoder drops every byte that sign extension restores.
 		d.count()
 		d.malformed = true

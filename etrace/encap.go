@@ -389,3 +389,12 @@ func (w *Writer) Flush() error {
 	w.err = err
 	return err
 }
+
+// overlong reports whether payload pl ends with a byte that sign
+// extension restores (its last byte all 0s or all 1s, as the top bit of
+// the byte before): an encoder drops every such byte, so a packet that
+// has one is malformed.
+func overlong(pl []byte) bool {
+	n := len(pl)
+	return n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80)
+}

@@ -101,18 +101,8 @@ func (m *Demux) decodeJobs(r io.Reader, jobs, size int) error {
 	if jobs <= 1 || m.SerialReason() != "" {
 		return m.Decode(r)
 	}
-	obs, _ := m.sink.(flow.MessageObserver)
-	var total int64
-	var readErr error
-	pp := &parallel.Parallel{Jobs: jobs, Sink: m.sink, Observe: obs != nil,
-		Fresh: func() parallel.Part { return m.freshPart() },
-		Split: func(emit func(*parallel.Piece) error) error {
-			var err error
-			total, readErr, err = m.split(r, size, emit)
-			return err
-		}}
-	last, err := pp.Run()
-	m.jobs.pieces, m.jobs.redone = pp.Pieces, pp.Redone
+	last, total, readErr, err := m.jobs.run(jobs, m.sink, func() parallel.Part { return m.freshPart() },
+		func(emit func(*parallel.Piece) error) (int64, error, error) { return m.split(r, size, emit) })
 	if last == nil {
 		return err
 	}
@@ -259,7 +249,7 @@ func (m *Demux) waitFrame(s *source, fr *Frame, end int64, obs flow.MessageObser
 		return nil
 	}
 	pl := fr.Payload
-	if n := len(pl); !m.spec.primer || n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+	if !m.spec.primer || overlong(pl) {
 		return errSpecLost
 	}
 	p := &d.pkt
@@ -492,7 +482,7 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 		idx++
 		s.lastTe = fr.Offset
 		pl := fr.Payload
-		if n := len(pl); n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+		if overlong(pl) {
 			continue // (malformed)
 		}
 		isSupport := fr.Support || !v026 && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubSupport

@@ -48,18 +48,7 @@ func demuxJobsRun(t testing.TB, img *image.Set, trace []byte, cfg Config, jobs, 
 // parallel run.
 func demuxSameWithJobs(t *testing.T, what string, img *image.Set, trace []byte, cfg Config, jobs, size int, strict bool) jobsRun {
 	t.Helper()
-	a := demuxJobsRun(t, img, trace, cfg, 1, size, strict)
-	b := demuxJobsRun(t, img, trace, cfg, jobs, size, strict)
-	if a.err != b.err {
-		t.Errorf("%s: serially %q, with jobs %q", what, a.err, b.err)
-	}
-	if fmt.Sprint(a.stats) != fmt.Sprint(b.stats) {
-		t.Errorf("%s: stats differ:\nserial %+v\njobs   %+v", what, a.stats, b.stats)
-	}
-	if d := paralleltest.Diff(a.log, b.log); d != "" {
-		t.Errorf("%s (%d pieces, %d redone): %s", what, b.pieces, b.redone, d)
-	}
-	return b
+	return sameRuns(t, what, demuxJobsRun(t, img, trace, cfg, 1, size, strict), demuxJobsRun(t, img, trace, cfg, jobs, size, strict))
 }
 
 // multiJobsConfigs are jobsConfigs with the UTDD framing and a source ID

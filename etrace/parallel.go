@@ -86,6 +86,25 @@ func (d *Decoder) DecodeJobs(r io.Reader, jobs int) error {
 	return d.decodeJobs(r, jobs, PieceBytes)
 }
 
+// run decodes a trace in pieces (parallel.Parallel) into sink with parts
+// from fresh, cut by split, which returns the size of the trace and the
+// read error that ended it. It returns the part that decoded the last
+// piece (nil if none did), the size, the read error and the error of
+// the decode, and keeps the counts of pieces (ParallelStats).
+func (js *jobsState) run(jobs int, sink flow.Sink, fresh func() parallel.Part,
+	split func(emit func(*parallel.Piece) error) (int64, error, error)) (last parallel.Part, total int64, readErr, err error) {
+	_, obs := sink.(flow.MessageObserver)
+	pp := &parallel.Parallel{Jobs: jobs, Sink: sink, Observe: obs, Fresh: fresh,
+		Split: func(emit func(*parallel.Piece) error) error {
+			var err error
+			total, readErr, err = split(emit)
+			return err
+		}}
+	last, err = pp.Run()
+	js.pieces, js.redone = pp.Pieces, pp.Redone
+	return last, total, readErr, err
+}
+
 // ParallelStats returns the pieces of the last DecodeJobs and how many of
 // them were decoded again in sequence (their speculative decode could not
 // be used). The pieces cut where no sync turned up (parallel.Piece.Cont),
@@ -96,18 +115,8 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 	if jobs <= 1 || d.SerialReason() != "" {
 		return d.Decode(r)
 	}
-	obs, _ := d.w.Sink.(flow.MessageObserver)
-	var total int64
-	var readErr error
-	pp := &parallel.Parallel{Jobs: jobs, Sink: d.w.Sink, Observe: obs != nil,
-		Fresh: func() parallel.Part { return d.fresh() },
-		Split: func(emit func(*parallel.Piece) error) error {
-			var err error
-			total, readErr, err = d.split(r, size, emit)
-			return err
-		}}
-	last, err := pp.Run()
-	d.jobs.pieces, d.jobs.redone = pp.Pieces, pp.Redone
+	last, total, readErr, err := d.jobs.run(jobs, d.w.Sink, func() parallel.Part { return d.fresh() },
+		func(emit func(*parallel.Piece) error) (int64, error, error) { return d.split(r, size, emit) })
 	if last == nil {
 		return err
 	}
@@ -420,7 +429,7 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 		i := idx
 		idx++
 		pl := fr.Payload
-		if n := len(pl); n >= 2 && (pl[n-1] == 0 && pl[n-2] < 0x80 || pl[n-1] == 0xff && pl[n-2] >= 0x80) {
+		if overlong(pl) {
 			continue // (malformed)
 		}
 		isSupport := fr.Support || !d.v026 && pl[0]&3 == FormatSync && pl[0]>>2&3 == SubSupport

@@ -59,8 +59,14 @@ func sameAsSerial(t *testing.T, what string, img *image.Set, trace []byte, cfg C
 // sameWithJobs is sameAsSerial with jobs pieces at once.
 func sameWithJobs(t *testing.T, what string, img *image.Set, trace []byte, cfg Config, jobs, size int, strict bool) jobsRun {
 	t.Helper()
-	a := decodeJobsRun(t, img, trace, cfg, 1, size, strict)
-	b := decodeJobsRun(t, img, trace, cfg, jobs, size, strict)
+	return sameRuns(t, what, decodeJobsRun(t, img, trace, cfg, 1, size, strict), decodeJobsRun(t, img, trace, cfg, jobs, size, strict))
+}
+
+// sameRuns fails unless the serial decode a and the decode b with jobs
+// give the same events, message observations, statistics and error. It
+// returns b.
+func sameRuns(t *testing.T, what string, a, b jobsRun) jobsRun {
+	t.Helper()
 	if a.err != b.err {
 		t.Errorf("%s: error %q serially, %q with jobs", what, a.err, b.err)
 	}

@@ -56,3 +56,44 @@ func TestDataMergerPerInst(t *testing.T) {
 		}
 	}
 }
+
+// TestDataMergerSplitPerInst: with the split protocol, a response
+// signalled between the requests of one retirement (a Zcmp pop of two
+// registers, PerInst 2) is delivered in its place and the retirement
+// still takes both requests; the next retirement of the same
+// instruction takes the next two. Without PerInst the second request is
+// taken for the next retirement, and the last is left over: an error.
+func TestDataMergerSplitPerInst(t *testing.T) {
+	const csv = "iaddr,dtype,daddr,dsize,data,lrid,lresp,lid,ldata,time\n" +
+		"0x100,0,0x1000,3,,0,,,,\n" + // the pop at 0x100 (time 1), first register
+		",,,,,,2,7,0x5,0x1\n" + // a response of time 1, between its requests
+		"0x100,0,0x1008,3,,1,,,,\n" + // second register
+		"0x100,0,0x2000,3,,2,,,,\n0x100,0,0x2008,3,,3,,,,\n" // the pop again (time 2)
+	for _, c := range []struct {
+		per  func(uint64) int
+		want string
+	}{
+		{func(uint64) int { return 2 }, "access 0x100, response 7, access 0x100, block 0x100 t1, access 0x100, access 0x100, block 0x100 t2, close"},
+		{nil, "access 0x100, response 7, block 0x100 t1, access 0x100, block 0x100 t2"},
+	} {
+		src, err := NewDataCSVSource(strings.NewReader(csv), "d.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &splitRec{}
+		m := NewDataMerger(s, src)
+		m.PerInst = c.per
+		for i := uint64(1); i <= 2; i++ {
+			if err := m.Block(&Block{IAddr: 0x100, IRetire: 1, Time: i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = m.Close()
+		if g := strings.Join(s.got, ", "); g != c.want {
+			t.Errorf("PerInst %v: delivered %s\nwant      %s", c.per != nil, g, c.want)
+		}
+		if (err != nil) != (c.per == nil) || err != nil && !strings.Contains(err.Error(), "belongs to no block") {
+			t.Errorf("PerInst %v: Close: %v", c.per != nil, err)
+		}
+	}
+}

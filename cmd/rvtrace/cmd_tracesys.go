@@ -394,11 +394,11 @@ func etraceDecodeArgs(c etrace.Config) (args, params []string) {
 		if d.NoCompress {
 			a = append(a, "--data-compress=false")
 		}
-		if d.CSR {
-			a = append(a, "--data-csr")
-			if d.CSRWidth != 0 && d.CSRWidth != 64 {
-				a = append(a, "--data-csr-width", strconv.Itoa(d.CSRWidth))
-			}
+		if d.CSR && d.CSRWidth != 0 && d.CSRWidth != 64 {
+			// (the support packet announces the CSR packets: --data-csr
+			// on decode would only override it; their width it does
+			// not give)
+			a = append(a, "--data-csr-width", strconv.Itoa(d.CSRWidth))
 		}
 		if c.Encap == etrace.EncapUTDD && d.Harts > 1 {
 			a = append(a, "--data-harts", strconv.Itoa(d.Harts))
@@ -604,7 +604,7 @@ func etraceFramingHint(prefix []byte, cfg etrace.Config) string {
 						if noCompress {
 							opts += " --data-compress=false"
 						}
-						return say(opts + " (" + note + "and the run's --data-csr, --data-filter if it had them)")
+						return say(opts + " (" + note + "and the run's --data-csr-width, --data-filter if it had them)")
 					}
 				}
 			}
