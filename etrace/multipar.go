@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/decode/parallel"
 	"github.com/rvtrace/rvtrace/decode/walk"
 	"github.com/rvtrace/rvtrace/flow"
@@ -367,37 +366,14 @@ func (sn *srcStart) takeOver(a, b *Decoder) {
 	t := a.tally.Emitted() + a.rN
 	base := sn.emitted + sn.rN
 	shift := func(v uint64) uint64 { return v + t - base }
-	var tl decode.Tally
+	emitted := a.tally.Emitted()
 	if b.tally.Emitted() != sn.emitted {
-		tl.Emit(shift(b.tally.Emitted()))
-	} else {
-		tl.Emit(a.tally.Emitted())
-		if k := sn.extra(a); k > 0 {
-			// the range the sync packet started, still open
-			b.rStart, b.rN = a.rStart, b.rN+k
-		}
+		emitted = shift(b.tally.Emitted())
+	} else if k := sn.extra(a); k > 0 {
+		// the range the sync packet started, still open
+		b.rStart, b.rN = a.rStart, b.rN+k
 	}
-	if b.tally.IsOpen() {
-		tl.GoodAt(a.tally.Mark())
-	} else {
-		tl.GoodAt(shift(b.tally.Mark()))
-	}
-	b.tally = tl
-	for _, f := range []struct{ piece, serial *uint64 }{{&b.gapAt, &a.gapAt}, {&b.irAt, &a.irAt},
-		{&b.optSince, &a.optSince}, {&b.arrivedAt, &a.arrivedAt}} {
-		if *f.piece == unset {
-			*f.piece = *f.serial
-		} else {
-			*f.piece = shift(*f.piece)
-		}
-	}
-	if b.off == sn.off {
-		// no packet of the source after the primer
-		b.off = a.off
-	}
-	b.dataSkipped = b.dataSkipped || a.dataSkipped
-	b.preErr, b.preOff, b.preIdx, b.preWhat, b.preReported = a.preErr, a.preOff, a.preIdx, a.preWhat, a.preReported
-	b.st.addSince(&a.st, &sn.st)
+	b.takeCounts(a, shift, emitted, sn.off, &sn.st)
 }
 
 // splitSrc is what the split knows of one source.

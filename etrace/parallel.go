@@ -329,13 +329,30 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 	}
 	// Take over prev's counts.
 	shift := func(v uint64) uint64 { return v + t - pt.base }
-	var tl decode.Tally
+	emitted := a.tally.Emitted()
 	if closed {
-		tl.Emit(shift(b.tally.Emitted()))
+		emitted = shift(b.tally.Emitted())
 	} else {
-		tl.Emit(a.tally.Emitted())
 		b.rStart, b.rN = a.rStart, b.rN+a.rN-1
 	}
+	// (no packet after the primer: the offset the serial decoder reports
+	// the end of the trace at is that of the address packet it followed
+	// before the sync, when there was one)
+	b.takeCounts(a, shift, emitted, pt.off, &pt.snapSt)
+	return nil, true, false
+}
+
+// takeCounts makes b, a piece's decoder at the end of its primer, hold
+// the counts of the serial decoder a followed by its own: emitted is the
+// instructions emitted (the caller decides whether b's first range is the
+// serial one continued), shift maps b's other counts to the serial ones,
+// and off and snap are b's offset and statistics at the end of its
+// primer (b's offset is a's when no packet came after it). Both the
+// single-source split (Follows) and each source of a multi-source piece
+// (srcStart.takeOver) end with it.
+func (b *Decoder) takeCounts(a *Decoder, shift func(uint64) uint64, emitted uint64, off int64, snap *Stats) {
+	var tl decode.Tally
+	tl.Emit(emitted)
 	if b.tally.IsOpen() {
 		tl.GoodAt(a.tally.Mark())
 	} else {
@@ -350,16 +367,12 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 			*f.piece = shift(*f.piece)
 		}
 	}
-	if b.off == pt.off {
-		// no packet after the primer: the offset the serial decoder
-		// reports the end of the trace at (that of the address packet
-		// it followed before the sync, when there was one)
+	if b.off == off {
 		b.off = a.off
 	}
 	b.dataSkipped = b.dataSkipped || a.dataSkipped
 	b.preErr, b.preOff, b.preIdx, b.preWhat, b.preReported = a.preErr, a.preOff, a.preIdx, a.preWhat, a.preReported
-	b.st.addSince(&a.st, &pt.snapSt)
-	return nil, true, false
+	b.st.addSince(&a.st, snap)
 }
 
 // addSince sets s to prev plus what s counted since snap.
