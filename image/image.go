@@ -48,9 +48,9 @@ type Set struct {
 	xlen     int
 	xlenFrom source // what decided xlen
 	// zc is the choice between Zcd and Zcmp/Zcmt (they share encodings)
-	// of the first ELF file whose Tag_RISCV_arch attribute names one
-	// (hasZc), which replaces riscv.DefaultExt's; ext is what
-	// instructions are decoded with then.
+	// of the first RISC-V ELF file (hasZc): what its Tag_RISCV_arch
+	// attribute names, else Zcd; it replaces riscv.DefaultExt's. ext is
+	// what instructions are decoded with then.
 	zc      riscv.Ext
 	hasZc   bool
 	ext     riscv.Ext
@@ -150,8 +150,9 @@ func (s *Set) setXLEN(xlen int, from source) {
 
 // Ext returns the extensions instructions are decoded with:
 // riscv.DefaultExt(XLEN), with Zcd or Zcmp/Zcmt (which share encodings)
-// as the Tag_RISCV_arch attribute of the first ELF file naming one of them
-// has them.
+// as the first RISC-V ELF file has them: those its Tag_RISCV_arch
+// attribute names, else Zcd (what the simulator runs such a program
+// with). A set of raw images alone keeps riscv.DefaultExt's choice.
 func (s *Set) Ext() riscv.Ext { return s.ext }
 
 // zcGroup is the extensions that share the encodings of c.fsdsp.
@@ -267,7 +268,7 @@ type loaded struct {
 	name  string
 	from  source
 	xlen  int
-	zc    riscv.Ext // Zcd, Zcmp, Zcmt of Tag_RISCV_arch (hasZc)
+	zc    riscv.Ext // Zcd, Zcmp, Zcmt of Tag_RISCV_arch, else Zcd (hasZc)
 	hasZc bool
 	entry uint64
 	segs  []loadedSeg
@@ -293,12 +294,17 @@ func loadELF(name string, r io.ReaderAt) (*loaded, error) {
 	img := &loaded{name: name, entry: f.Entry, from: fromELF}
 	if f.Machine != elf.EM_RISCV {
 		img.from = fromForeignELF
-	} else if arch, err := riscv.ELFArch(f); err == nil && arch != "" {
-		// which of Zcd and Zcmp/Zcmt the program has, when it names
-		// one (a malformed attribute section, or one naming neither,
-		// leaves riscv.DefaultExt's choice)
-		if _, ext, err := riscv.ParseArch(arch); err == nil && ext&zcGroup != 0 {
-			img.zc, img.hasZc = ext&zcGroup, true
+	} else if arch, err := riscv.ELFArch(f); err == nil {
+		// which of Zcd and Zcmp/Zcmt the program has: those its
+		// Tag_RISCV_arch names, else Zcd, as the simulator runs a
+		// program that names neither or has no attribute
+		// (sim.Machine.setArch; an rv32gc core). A malformed
+		// attribute section leaves riscv.DefaultExt's choice.
+		img.zc, img.hasZc = riscv.ExtZcd, true
+		if arch != "" {
+			if _, ext, err := riscv.ParseArch(arch); err == nil && ext&zcGroup != 0 {
+				img.zc = ext & zcGroup
+			}
 		}
 	}
 	switch f.Class {

@@ -13,6 +13,9 @@ import (
 // is decoded with them on RV64 too (where riscv.DefaultExt has Zcd), and
 // an rv32gc program with Zcd on RV32 (where riscv.DefaultExt has Zcmp and
 // Zcmt): the encodings the two share mean what the program was built for.
+// The rv32gc program without its .riscv.attributes section is decoded
+// with Zcd too, as the simulator runs a program that names neither
+// (sim.Machine.setArch).
 func TestZcExtensions(t *testing.T) {
 	s := NewSet()
 	if err := s.AddELF("../examples/sim-tests/zcmp/zcmp64.elf"); err != nil {
@@ -52,6 +55,27 @@ func TestZcExtensions(t *testing.T) {
 	for i, want := range []string{"c.fsdsp", "c.fldsp"} {
 		if in, ok := s.Inst(start + uint64(2*i)); !ok || in.Op.String() != want {
 			t.Errorf("rv32gc: %v, want %s", in.Op, want)
+		}
+	}
+
+	objcopy, err := exec.LookPath("riscv64-linux-gnu-objcopy")
+	if err != nil {
+		t.Skip("riscv64-linux-gnu-objcopy not installed: no program without attributes")
+	}
+	bare := filepath.Join(dir, "fsdsp-noattr.elf")
+	if out, err := exec.Command(objcopy, "--remove-section=.riscv.attributes", prog, bare).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s = NewSet()
+	if err := s.AddELF(bare); err != nil {
+		t.Fatal(err)
+	}
+	if ext := s.Ext(); ext&riscv.ExtZcd == 0 || ext&(riscv.ExtZcmp|riscv.ExtZcmt) != 0 {
+		t.Errorf("rv32gc without attributes: extensions %v", ext)
+	}
+	for i, want := range []string{"c.fsdsp", "c.fldsp"} {
+		if in, ok := s.Inst(start + uint64(2*i)); !ok || in.Op.String() != want {
+			t.Errorf("rv32gc without attributes: %v, want %s", in.Op, want)
 		}
 	}
 }
