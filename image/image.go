@@ -155,6 +155,12 @@ func (s *Set) setXLEN(xlen int, from source) {
 // with). A set of raw images alone keeps riscv.DefaultExt's choice.
 func (s *Set) Ext() riscv.Ext { return s.ext }
 
+// Zc returns which of the compressed extensions that share c.fsdsp's
+// encodings (riscv.ExtZcd, or riscv.ExtZcmp and riscv.ExtZcmt) the
+// first RISC-V ELF file of the set has, as [Set.Ext] uses them; ok is
+// false when the set holds no RISC-V ELF file.
+func (s *Set) Zc() (zc riscv.Ext, ok bool) { return s.zc, s.hasZc }
+
 // zcGroup is the extensions that share the encodings of c.fsdsp.
 const zcGroup = riscv.ExtZcd | riscv.ExtZcmp | riscv.ExtZcmt
 

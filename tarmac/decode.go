@@ -1,6 +1,7 @@
 package tarmac
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,15 @@ type Options struct {
 	// [Decoder.Skipped] counts them and [Decoder.Errors] keeps the first
 	// few.
 	Lenient bool
+	// Zc chooses between the compressed extensions that share c.fsdsp's
+	// encodings, riscv.ExtZcd or riscv.ExtZcmp|riscv.ExtZcmt, for
+	// classifying RISC-V instructions, as the program's ELF file has
+	// them (image.Set.Zc). With 0, an instruction in that encoding space
+	// is classified as the record's disassembly names it (a cm.*
+	// instruction with Zcmp and Zcmt: a cm.popret is a return, a cm.jt a
+	// jump; anything else with Zcd), and one without disassembly with
+	// riscv.DefaultExt's choice.
+	Zc riscv.Ext
 }
 
 // Decoder turns the records of a Tarmac trace into ingress-port blocks
@@ -269,6 +279,27 @@ func cpuNumber(name string) (uint32, bool) {
 	return uint32(v), true
 }
 
+// zcGroup is the compressed extensions that share c.fsdsp's encodings.
+const zcGroup = riscv.ExtZcd | riscv.ExtZcmp | riscv.ExtZcmt
+
+// riscvExt returns the extensions a RISC-V instruction record is
+// classified with (see Options.Zc).
+func (d *Decoder) riscvExt(rec *Record, xlen int) riscv.Ext {
+	ext := riscv.DefaultExt(xlen)
+	switch {
+	case d.opt.Zc != 0:
+		return ext&^zcGroup | d.opt.Zc&zcGroup
+	case rec.OpcodeBytes == 2 && rec.Opcode&0xe003 == 0xa002 && len(rec.Disasm) > 0:
+		// funct3 101, op 10: c.fsdsp, or a Zcmp/Zcmt instruction, as
+		// the record's disassembly names it
+		if bytes.HasPrefix(rec.Disasm, []byte("cm.")) {
+			return ext&^zcGroup | riscv.ExtZcmp | riscv.ExtZcmt
+		}
+		return ext&^zcGroup | riscv.ExtZcd
+	}
+	return ext
+}
+
 func (d *Decoder) inst(rec *Record) {
 	if rec.FetchFailed {
 		// Not executed, and its opcode is unknown: the exception that
@@ -294,7 +325,7 @@ func (d *Decoder) inst(rec *Record) {
 		case "RV64":
 			xlen = 64
 		}
-		k = classifyRISCV(rec.Opcode, xlen, riscv.DefaultExt(xlen))
+		k = classifyRISCV(rec.Opcode, xlen, d.riscvExt(rec, xlen))
 		priv = riscvPriv(rec.Mode)
 	}
 	info := instInfo{

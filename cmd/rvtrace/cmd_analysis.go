@@ -269,7 +269,7 @@ func addAnalysisFlags(fs *flag.FlagSet, args []string, pc *protoChoice) *analysi
 					}
 					r = zr
 				}
-				d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmac.Options{XLEN: *xlen, Lenient: *lenient})
+				d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmacOptions(*xlen, *lenient, img))
 				err := d.Flow(sink)
 				a.skipped = d.Skipped()
 				reportSkipped(name, d.Skipped(), d.Errors())

@@ -140,7 +140,7 @@ func runTarmac(args []string) error {
 		}
 		r = zr
 	}
-	d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmac.Options{XLEN: *xlen, Lenient: *lenient})
+	d := tarmac.NewDecoder(tarmac.NewReader(r, name), tarmacOptions(*xlen, *lenient, img))
 	sink, err := openOutputs(img)
 	if err != nil {
 		return err
@@ -348,4 +348,18 @@ func writeTarmac(img *image.Set, open func(*image.Set) (ingress.Source, io.Close
 	}
 	fmt.Fprintf(stderr, "%s: %d ingress blocks written\n", path, n)
 	return nil
+}
+
+// tarmacOptions returns the Tarmac decoder's options: the register width
+// and leniency given, and the program image's choice between Zcd and
+// Zcmp/Zcmt, when it holds a RISC-V ELF file, for classifying the
+// instructions that share their encodings.
+func tarmacOptions(xlen int, lenient bool, img *image.Set) tarmac.Options {
+	o := tarmac.Options{XLEN: xlen, Lenient: lenient}
+	if img != nil {
+		if zc, ok := img.Zc(); ok {
+			o.Zc = zc
+		}
+	}
+	return o
 }
