@@ -97,14 +97,29 @@ func (f *fdt) blob() []byte {
 
 func hi32(v uint64) uint32 { return uint32(v >> 32) }
 
+// isaCompressed returns the start of the harts' ISA string after rv32 or
+// rv64: "imafdc", whose C with D is Zca and Zcd (and Zcf on RV32); with
+// Zcmp or Zcmt, which exclude Zcd's encodings, "imafd_zca" (with "_zcf"
+// on RV32) and the zcSet's names.
+func (m *Machine) isaCompressed() string {
+	if m.zc&(zcZcmp|zcZcmt) == 0 {
+		return "imafdc"
+	}
+	s := "imafd_zca"
+	if m.xlen == 32 {
+		s += "_zcf"
+	}
+	return s + "_" + m.zc.String()
+}
+
 // fdtCPUs adds the cpus node: one cpu per hart with its interrupt
 // controller (phandle hart+1). extISA is appended to the ISA string.
 func (m *Machine) fdtCPUs(f *fdt, extISA string, clock bool) {
-	isa, mmu := "rv64imafdc_zicsr_zifencei_zba_zbb_zbs", "riscv,sv39"
+	isa, mmu := "rv64", "riscv,sv39"
 	if m.xlen == 32 {
-		isa, mmu = "rv32imafdc_zicsr_zifencei_zba_zbb_zbs", "riscv,sv32"
+		isa, mmu = "rv32", "riscv,sv32"
 	}
-	isa += isaExt + extISA + isaSupervisor(m.xlen)
+	isa += m.isaCompressed() + "_zicsr_zifencei_zba_zbb_zbs" + isaExt + extISA + isaSupervisor(m.xlen)
 	f.begin("cpus")
 	f.cells("#address-cells", 1)
 	f.cells("#size-cells", 0)

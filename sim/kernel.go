@@ -370,9 +370,14 @@ func (m *Machine) fdtCPUsKernel(f *fdt) {
 		exts = append(exts, "sstc")
 	}
 	exts = append(exts, strings.Split(strings.TrimPrefix(isaSupervisor(64), "_"), "_")...)
-	isa := "rv64imafdc"
+	isa := "rv64" + m.isaCompressed()
 	for _, e := range exts[6:] {
 		isa += "_" + e
+	}
+	if m.zc&(zcZcmp|zcZcmt) != 0 {
+		// C with D means Zcd, which Zcmp and Zcmt exclude
+		exts[5] = "zca"
+		exts = append(exts, strings.Split(m.zc.String(), "_")...)
 	}
 	f.begin("cpus")
 	f.cells("#address-cells", 1)

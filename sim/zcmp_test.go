@@ -579,3 +579,85 @@ func TestZcmGuestErrorDisasm(t *testing.T) {
 		}
 	}
 }
+
+// dtISA returns the riscv,isa strings of a flattened device tree blob and
+// the riscv,isa-extensions list, found by their values' starts.
+func dtISA(blob []byte) (isa []string, exts []string) {
+	for _, p := range []string{"rv32i", "rv64i"} {
+		for off := 0; ; {
+			i := bytes.Index(blob[off:], []byte(p))
+			if i < 0 {
+				break
+			}
+			s := blob[off+i:]
+			s = s[:bytes.IndexByte(s, 0)]
+			if string(s) != "rv64i" { // riscv,isa-base
+				isa = append(isa, string(s))
+			}
+			off += i + len(s)
+		}
+	}
+	if i := bytes.Index(blob, []byte("i\x00m\x00a\x00f\x00d\x00")); i >= 0 {
+		s := blob[i:]
+		end := bytes.Index(s, []byte("\x00\x00"))
+		if end > 0 {
+			exts = strings.Split(string(s[:end]), "\x00")
+		}
+	}
+	return isa, exts
+}
+
+// TestZcmpDeviceTree: the device trees of a machine running the Zcmp/Zcmt
+// program name Zca, Zcmp and Zcmt and not C (which with D means Zcd,
+// whose encodings Zcmp and Zcmt take), and an rv64gc program's name C:
+// each riscv,isa string, read back with riscv.ParseArch, has the
+// compressed extensions the hart executes, and the kernel tree's
+// riscv,isa-extensions list names them too.
+func TestZcmpDeviceTree(t *testing.T) {
+	for _, c := range []struct {
+		elf  string
+		xlen int
+		zcmp bool
+	}{{zcmpELF(32), 32, true}, {zcmpELF(64), 64, true}, {"../examples/sim-tests/memcpy.elf", 64, false}} {
+		m, err := New(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LoadELF(c.elf); err != nil {
+			t.Fatal(err)
+		}
+		blobs := map[string][]byte{"bare": m.makeDTB(), "virt": m.makeVirtDTB()}
+		if c.xlen == 64 {
+			f := &fdt{offs: map[string]uint32{}}
+			m.fdtCPUsKernel(f)
+			blobs["kernel"] = f.blob()
+		}
+		for name, blob := range blobs {
+			isa, exts := dtISA(blob)
+			if len(isa) == 0 {
+				t.Fatalf("%s, %s tree: no riscv,isa", c.elf, name)
+			}
+			for _, s := range isa {
+				xlen, ext, err := riscv.ParseArch(s)
+				if err != nil || xlen != c.xlen {
+					t.Errorf("%s, %s tree: %q: RV%d, %v", c.elf, name, s, xlen, err)
+					continue
+				}
+				want := riscv.ExtZcd
+				if c.zcmp {
+					want = riscv.ExtZcmp | riscv.ExtZcmt
+				}
+				if ext&zcGroup != want || ext&riscv.ExtC == 0 {
+					t.Errorf("%s, %s tree: %q has %v of Zcd/Zcmp/Zcmt, want %v", c.elf, name, s, ext&zcGroup, want)
+				}
+			}
+			if name == "kernel" {
+				got := strings.Join(exts, " ")
+				has := strings.Contains(" "+got+" ", " zcmp ") && strings.Contains(" "+got+" ", " zca ") && !strings.Contains(" "+got+" ", " c ")
+				if has != c.zcmp {
+					t.Errorf("%s: riscv,isa-extensions %q", c.elf, got)
+				}
+			}
+		}
+	}
+}
