@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/filter"
@@ -63,6 +64,7 @@ type Encoder struct {
 	shared   *Funnel  // the funnel whose timestamp the Shared mode uses
 	last     Settings // of the last encoder started
 	haveLast bool
+	started  []Settings // the distinct settings of the encoders started (StartedSettings)
 
 	refused     int   // writes of trTeEnable = 1 that did not enable the encoder
 	lastRefused error // why the last one did not
@@ -362,6 +364,7 @@ func (e *Encoder) start(restart bool) error {
 	}
 	e.err = nil
 	e.last, e.haveLast = s, true
+	e.noteStarted(s)
 	if restart {
 		s.NTrace.StartSync = ntrace.SyncFIFORestart
 	}
@@ -754,6 +757,30 @@ func (e *Encoder) tsMode() uint32 { return e.b.val[e.tsIdx] >> 4 & 7 }
 // (by trTeEnable), which stays what a decoder of its trace needs after
 // the registers are changed or reset; ok is false if none was started.
 func (e *Encoder) LastSettings() (s Settings, ok bool) { return e.last, e.haveLast }
+
+// maxStartedSettings bounds the distinct configurations an Encoder
+// remembers for StartedSettings: a guest reprogramming it at every enable
+// must not grow memory without bound.
+const maxStartedSettings = 16
+
+// noteStarted remembers s among the distinct settings started.
+func (e *Encoder) noteStarted(s Settings) {
+	for i := range e.started {
+		if reflect.DeepEqual(e.started[i], s) {
+			return
+		}
+	}
+	if len(e.started) < maxStartedSettings {
+		e.started = append(e.started, s)
+	}
+}
+
+// StartedSettings returns the distinct configurations the encoder was
+// started with (by trTeEnable), in the order they were first used; at
+// most 16 are kept. A trace of an encoder started with configurations
+// that decode differently needs a decoder configured for each part (a
+// decoder of one configuration shows the other parts as gaps).
+func (e *Encoder) StartedSettings() []Settings { return e.started }
 
 // Settings returns the encoder configuration the registers select.
 func (e *Encoder) Settings() (Settings, error) {

@@ -271,28 +271,63 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog, file, what string) {
 	if what != "" {
 		about, prefix = what, what+": "
 	}
-	var args []string
-	if s.Format == tracectl.FormatNTrace {
-		args = ntraceDecodeArgs(s.NTrace)
-		if ntraceArgsOwn(args, s.NTrace) {
-			args = append(args, "--encoder", "rvtrace")
-		}
-	} else {
-		var params []string
-		args, params = etraceDecodeArgs(s.ETrace)
+	args, params := hintArgs(s)
+	if s.Format != tracectl.FormatNTrace {
 		if d := s.ETrace.Data; d != nil && d.Filter.HasData() {
 			fmt.Fprintf(stderr, "rvtrace run: %s: decode with the run's --data-filter options as SPEC (the data joiner expects the accesses they let through)\n", about)
 		}
 		if len(params) > 0 {
 			fmt.Fprintf(stderr, "rvtrace run: %s: decode with a --config file holding: %s\n", about, strings.Join(params, "; "))
-			args = append(args, "--config", "PARAMS")
 		}
+	}
+	// Encoders started with settings that decode differently: the one
+	// command decodes the parts of the last settings only.
+	key := strings.Join(args, " ") + "|" + strings.Join(params, "; ")
+	seen := map[string]bool{key: true}
+	var others []string
+	for h, enc := range t.sys.Encoders {
+		for _, o := range enc.StartedSettings() {
+			a, p := hintArgs(o)
+			k := strings.Join(a, " ") + "|" + strings.Join(p, "; ")
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			o := fmt.Sprintf("hart %d: %s", h, strings.Join(a, " "))
+			if len(p) > 0 {
+				o += " (with a --config file holding: " + strings.Join(p, "; ") + ")"
+			}
+			others = append(others, o)
+		}
+	}
+	if len(others) > 0 {
+		// Said even with -q, as the hint itself.
+		fmt.Fprintf(stderr, "rvtrace run: %s: warning: the trace encoders were also enabled with settings that decode differently; the command below decodes what hart 0's last settings traced and shows the rest as gaps; the other settings decode with: %s\n",
+			about, strings.Join(others, "; "))
 	}
 	srcs := ""
 	if len(t.sys.Encoders) > 1 && (s.NTrace.SrcBits > 0 || s.ETrace.SrcBits > 0) {
 		srcs = " (one source per hart: --src N selects hart N's trace)"
 	}
 	fmt.Fprintf(stderr, "rvtrace run: %sdecode with: rvtrace decode %s --image %s %s%s\n", prefix, strings.Join(args, " "), prog, file, srcs)
+}
+
+// hintArgs returns the rvtrace decode options of the encoder settings s,
+// and for E-Trace the parameters a --config file must hold (then the
+// options end with --config PARAMS).
+func hintArgs(s tracectl.Settings) (args, params []string) {
+	if s.Format == tracectl.FormatNTrace {
+		args = ntraceDecodeArgs(s.NTrace)
+		if ntraceArgsOwn(args, s.NTrace) {
+			args = append(args, "--encoder", "rvtrace")
+		}
+		return args, nil
+	}
+	args, params = etraceDecodeArgs(s.ETrace)
+	if len(params) > 0 {
+		args = append(args, "--config", "PARAMS")
+	}
+	return args, params
 }
 
 // ntraceDecodeArgs returns the rvtrace decode options of an N-Trace
