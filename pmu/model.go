@@ -684,6 +684,26 @@ func (m *Model) Retire(pc uint64, size uint8, k Kind, ea, npc uint64, xlat uint8
 	return m.retire(pc, size, k, ea, npc, xlat)
 }
 
+// Access accounts a further data access of the instruction Retire
+// accounted last, as an instruction that accesses memory more than once
+// makes them (Zcmp's cm.push and cm.pop, one per register): a load, or a
+// store with write, at addr, translated with xlat. It returns the stall
+// cycles it adds to the hart's timing model.
+func (m *Model) Access(addr uint64, write, xlat bool) uint64 {
+	c := m.c
+	if write {
+		c[denseRaw+RawStores-RawBase]++
+	} else {
+		c[denseRaw+RawLoads-RawBase]++
+	}
+	be := m.data(addr, write, xlat)
+	c[HwStalledCyclesBackend] += be
+	if m.Track {
+		m.Last.Stall += be
+	}
+	return be
+}
+
 // Fast kinds (FastKind): bit 0 is set for 16-bit instructions, the rest
 // selects the tally of Fast.N (below fkOther) or the kind.
 const (

@@ -279,7 +279,12 @@ func (h *Hart) retireHook(pc uint64, d *inst, npc uint64, it uint8, a uint64) {
 			k = kindOfIType[d.itype&15]
 		}
 		ea := (a + uint64(d.imm)) & h.amask
-		stall := o.model.Retire(pc, d.size, k, ea, npc, h.xlatFlags(o))
+		var stall uint64
+		if d.op >= opCMPUSH && d.op <= opCMPOPRET {
+			stall = h.zcmModel(o.model, pc, d, npc, k, h.xlatFlags(o))
+		} else {
+			stall = o.model.Retire(pc, d.size, k, ea, npc, h.xlatFlags(o))
+		}
 		h.cycle += stall
 		if d.op == opSFENCEVMA {
 			o.model.FlushTLBs()

@@ -289,6 +289,32 @@ func (h *Hart) execZcm(d *inst, npc uint64) (uint64, uint8, bool) {
 	return x[1] &^ 1 & h.amask, d.itype, true
 }
 
+// zcmModel accounts a retired cm.push, cm.pop, cm.popret or cm.popretz
+// (of kind k) in the event model: the instruction with its first access
+// (a store for cm.push, a load for cm.pop; cm.popret and cm.popretz are
+// returns, whose loads all come after), then each further access of its
+// register list at the addresses execZcm used, computed from sp after the
+// instruction. It returns the stall cycles.
+func (h *Hart) zcmModel(m *pmu.Model, pc uint64, d *inst, npc uint64, k pmu.Kind, xlat uint8) uint64 {
+	regs, size := zcmRegs[d.rm&15], uint64(h.xlen/8)
+	write := d.op == opCMPUSH
+	// the first access: sp-size before a push (sp+imm after it), sp+imm-size
+	// before a pop (sp-size after it)
+	addr := h.x[2] - size
+	if write {
+		addr += uint64(d.imm)
+	}
+	first := 0
+	if d.op == opCMPUSH || d.op == opCMPOP {
+		first = 1
+	}
+	stall := m.Retire(pc, d.size, k, addr&h.amask, npc, xlat)
+	for i := first; i < len(regs); i++ {
+		stall += m.Access((addr-uint64(i)*size)&h.amask, write, xlat&pmu.XlatData != 0)
+	}
+	return stall
+}
+
 // fetchTable reads the jump table entry at va (XLEN bits) as an
 // instruction fetch, or records the fetch exception.
 func (h *Hart) fetchTable(va uint64) (uint64, bool) {
