@@ -202,3 +202,36 @@ func TestRunETraceLinuxBoot(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTableJumpsTraceSystem traces the Zcmt program
+// (examples/sim-tests/zcmp, RV32 and RV64) through the trace system's
+// encoder, E-Trace and N-Trace: the port reports cm.jt and cm.jalt as
+// direct jumps and calls (N-Trace's itype table); E-Trace reports them
+// as uninferable from the bytes the hart ran (tableJumps), N-Trace as
+// the port does, and each capture decodes to exactly the PCs the
+// simulator retired (TestCLIZcmp does the same for run --trace).
+func TestRunTableJumpsTraceSystem(t *testing.T) {
+	dir := t.TempDir()
+	for _, xlen := range []string{"32", "64"} {
+		elf := filepath.Join("..", "..", "examples", "sim-tests", "zcmp", "zcmp"+xlen+".elf")
+		for _, mode := range [][]string{{"etrace", "--encap", "utdd"}, {"etrace", "--encap", "utdd", "--all-modes"}, {"ntrace"}} {
+			capture, runPCs, decPCs := filepath.Join(dir, "c.trace"), filepath.Join(dir, "run.pcs"), filepath.Join(dir, "dec.pcs")
+			args := append([]string{"run", "-q", "--max-instret", "100000", "--trace-system", "--trace"}, mode...)
+			if code, _, e := rv(t, append(args, "--trace-capture", capture, "--pcs", runPCs, elf)...); code != 0 {
+				t.Fatalf("RV%s %s: run: exit %d: %s", xlen, mode, code, e)
+			}
+			dec := append([]string{"decode", "--protocol"}, mode...)
+			if mode[0] == "ntrace" {
+				dec = append(dec, "--encoder", "rvtrace")
+			}
+			if code, _, e := rv(t, append(dec, "--image", elf, capture, "--pcs", decPCs)...); code != 0 {
+				t.Fatalf("RV%s %s: decode: exit %d: %s", xlen, mode, code, e)
+			}
+			a, _ := os.ReadFile(runPCs)
+			b, _ := os.ReadFile(decPCs)
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				t.Errorf("RV%s %s: decoded %d bytes of PCs, the simulator retired %d", xlen, mode, len(b), len(a))
+			}
+		}
+	}
+}
