@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rvtrace/rvtrace/internal/corpus"
 )
 
 // traceModes are the trace configurations the live-trace round trips
@@ -127,6 +129,28 @@ func TestRunETraceVirtual(t *testing.T) {
 			t.Errorf("decoded %d bytes of PCs, the simulator retired %d", len(b), len(a))
 		}
 	})
+}
+
+// TestRunETraceProxyKernel traces the corpus's proxy kernel (bbl with
+// pk, which maps itself at 0xffffffc000000000 and, given no program to
+// load, exits with -1) live in every E-Trace mode and N-Trace, with a
+// sideband matching the pages run against the ELF (map records, where
+// the sv*.elf programs above give bytes records): each trace decodes to
+// exactly the PCs the simulator retired. (The run failed with "image:
+// run at 0xffffffc0000002e8: unmapped".)
+func TestRunETraceProxyKernel(t *testing.T) {
+	pk := corpus.Path(t, "ntrace-refcode/elf/pk.riscv")
+	dir := t.TempDir()
+	for _, mode := range traceModes(t, dir) {
+		t.Run(strings.Join(mode, " "), func(t *testing.T) {
+			if e := roundTrip(t, dir, mode, []string{"--max-instret", "1000000", "--image", pk}, pk, -1); e != "" {
+				t.Fatalf("decode: %s", e)
+			}
+			if sb, err := os.ReadFile(filepath.Join(dir, "t.side")); err != nil || !bytes.Contains(sb, []byte(" 0xffffffc000000000 0xffffffc000001000 0x0 0x1000 ")) {
+				t.Fatalf("the sideband does not map 0xffffffc000000000 to pk at offset 0x1000 (%v):\n%.500s", err, sb)
+			}
+		})
+	}
 }
 
 // TestRunETraceSelfModifying traces live a program that overwrites a
