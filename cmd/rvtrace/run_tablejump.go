@@ -60,7 +60,11 @@ func withTableJumps(next ingress.Sink, m *sim.Machine, h int, img *image.Set, et
 	if !hasTableJumps(img) {
 		return next
 	}
-	return &tableJumps{next: next, mem: m, hart: h, xlen: img.XLEN(), ext: img.Ext(), etrace: etrace}
+	// (the halfword of a block the port ends with a direct jump or call
+	// is c.j or c.jal, or on a hart with Zcmt cm.jt or cm.jalt, which
+	// take c.fsdsp's encodings: decoded with Zcmt rather than Zcd)
+	ext := img.Ext()&^riscv.ExtZcd | riscv.ExtZcmt
+	return &tableJumps{next: next, mem: m, hart: h, xlen: img.XLEN(), ext: ext, etrace: etrace}
 }
 
 // componentETrace returns whether the trace encoder component e runs
