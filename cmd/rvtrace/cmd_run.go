@@ -299,6 +299,7 @@ func runRun(args []string) error {
 	if err := ts.attach(m, img); err != nil {
 		return err
 	}
+	encImg := portImage(img) // what the trace encoders are given
 	// --ingress and --data-ingress: one file per hart
 	csvNames, err := perHartNames("--ingress", *csvOut, m.NumHarts())
 	if err != nil {
@@ -378,7 +379,7 @@ func runRun(args []string) error {
 					return nil
 				}
 			}
-			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, img, &rawEncs); err != nil {
+			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, encImg, &rawEncs); err != nil {
 				return err
 			}
 			for h, e := range rawEncs {
@@ -417,7 +418,7 @@ func runRun(args []string) error {
 		for h := 0; h < m.NumHarts(); h++ {
 			// the hart's trace encoder component, programmed through
 			// its registers, with the filters and triggers
-			enc, err := newEnc(traceW, img, h, &fc, nil)
+			enc, err := newEnc(traceW, encImg, h, &fc, nil)
 			if err != nil {
 				f.Close()
 				return err
@@ -438,6 +439,10 @@ func runRun(args []string) error {
 				// goroutine: no second one with data trace)
 				// Encode on the second core while the simulator runs.
 				enc = ingress.Async(enc)
+			}
+			if *trace == "etrace" {
+				// Zcmt table jumps, from the bytes the hart ran
+				enc = withTableJumps(enc, m, h, img, nil)
 			}
 			encs = append(encs, enc)
 		}
@@ -801,6 +806,25 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		*encs = append(*encs, enc)
 	}
 	return nil
+}
+
+// portImage returns the image the trace encoders of a live run are
+// given: the program's XLEN, and no code. The simulator's ingress port
+// ends a block at each control-flow instruction it retires (taken or
+// not) and reports it with its 4-bit itype, so the E-Trace encoder needs
+// no instruction bytes: like a hardware encoder, which has no image, it
+// follows the port alone (given an image without code,
+// tracectl.Encoder runs etrace.NewEncoder with none). The program's own
+// image would describe the code wrongly wherever the hart does not run
+// the ELF's bytes at the ELF's addresses: code run at virtual addresses
+// (examples/sim-tests/vm, a kernel's processes) or code the program
+// wrote. A 3-bit itype port (itype_width_p = 3) is modelled by folding
+// the port's itypes (ingress.IType.To3Bit), as the encoder does without
+// an image.
+func portImage(img *image.Set) *image.Set {
+	p := image.NewSet()
+	p.SetXLEN(img.XLEN())
+	return p
 }
 
 // sameFileName reports whether two output names are the same file, as

@@ -35,6 +35,7 @@ type traceSys struct {
 	enabled bool
 	sys     *tracectl.System
 	probe   *tracectl.Probe
+	sinks   []ingress.Sink // what AttachTrace connected to each hart
 	out     io.WriteCloser // --trace-capture-all: the file drained into
 	bw      *bufio.Writer
 }
@@ -99,7 +100,8 @@ func (t *traceSys) attach(m *sim.Machine, img *image.Set) error {
 	if m.NumHarts() > tracectl.MaxHarts {
 		return fmt.Errorf("the trace system has encoders for %d harts, not %d", tracectl.MaxHarts, m.NumHarts())
 	}
-	if t.sys, err = tracectl.NewSystem(m.NumHarts(), img, traceSysSRAM, m.TraceMemory()); err != nil {
+	// (the encoders follow the ingress port alone: portImage)
+	if t.sys, err = tracectl.NewSystem(m.NumHarts(), portImage(img), traceSysSRAM, m.TraceMemory()); err != nil {
 		return err
 	}
 	if err := t.sys.SetBase(base); err != nil {
@@ -119,6 +121,11 @@ func (t *traceSys) attach(m *sim.Machine, img *image.Set) error {
 		t.probe = sc.Probe(t.sys, sinks[0], stderr)
 		sinks[0] = t.probe
 	}
+	for h := range sinks {
+		// E-Trace from the bytes the hart ran (run_tablejump.go)
+		sinks[h] = withTableJumps(sinks[h], m, h, img, componentETrace(t.sys.Encoders[h]))
+	}
+	t.sinks = sinks
 	if err := m.AttachTrace(t.sys, t.sys.Base(), t.sys.End(), sinks); err != nil {
 		return err
 	}
@@ -153,12 +160,7 @@ func (t *traceSys) with(h int, s ingress.Sink) ingress.Sink {
 }
 
 // sysSink is what AttachTrace connected to hart h.
-func (t *traceSys) sysSink(h int) ingress.Sink {
-	if h == 0 && t.probe != nil {
-		return t.probe
-	}
-	return t.sys.Encoders[h]
-}
+func (t *traceSys) sysSink(h int) ingress.Sink { return t.sinks[h] }
 
 // finish runs the script's end, stops the trace system and writes the
 // capture, saying on stderr what it holds and how to decode it.
