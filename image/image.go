@@ -135,6 +135,17 @@ func (s *Set) SetXLEN(xlen int) {
 	s.setXLEN(xlen, fromUser)
 }
 
+// SetProgramXLEN sets the register width as a RISC-V ELF file does: a
+// SetXLEN call and the first RISC-V ELF file added decide over it. A
+// description of the program other than its ELF file (a sideband) gives
+// it. Values other than 32 and 64 are ignored.
+func (s *Set) SetProgramXLEN(xlen int) {
+	if xlen != 32 && xlen != 64 {
+		return
+	}
+	s.setXLEN(xlen, fromELF)
+}
+
 func (s *Set) setXLEN(xlen int, from source) {
 	if from <= s.xlenFrom {
 		return

@@ -34,6 +34,7 @@ func (f *File) Apply(set *image.Set, read func(path string) ([]byte, error)) err
 	if read == nil {
 		read = os.ReadFile
 	}
+	set.SetProgramXLEN(f.XLEN) // an ELF file or --xlen decides over it
 	data := make([][]byte, len(f.Images))
 	for i, im := range f.Images {
 		b, err := read(im.Path)

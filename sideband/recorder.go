@@ -12,6 +12,10 @@ import (
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
+// xlener is implemented by a Memory that knows the harts' register width
+// (sim.Machine): the sideband then records it.
+type xlener interface{ XLEN() int }
+
 // Memory reads the code the harts execute: sim.Machine implements it.
 type Memory interface {
 	// PeekCode reads len(b) bytes at virtual address va, within one
@@ -146,7 +150,11 @@ func NewRecorder(w io.Writer, mem Memory, harts int, instret func(hart int) uint
 			r.index[h] = append(r.index[h], loc{i, uint64(off)})
 		}
 	}
-	r.w = NewWriter(w, r.images)
+	xlen := 0
+	if x, ok := mem.(xlener); ok {
+		xlen = x.XLEN()
+	}
+	r.w = NewWriter(w, xlen, r.images)
 	if c, ok := w.(io.Closer); ok {
 		r.closer = c
 	}

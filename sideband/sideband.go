@@ -47,12 +47,16 @@
 // A sideband is a text file, one record per line, fields separated by
 // single spaces, numbers in hexadecimal with 0x:
 //
-//	rvtrace-sideband 2
+//	rvtrace-sideband 3
+//	xlen XLEN
 //	image ID SIZE SHA256 PATH
 //	map HART CTX START END ID OFFSET INSTRET
 //	bytes HART CTX START INSTRET HEX
 //
-// The first line names the format and its version. An image line
+// The first line names the format and its version. The xlen line gives
+// the harts' register width (0x20 or 0x40), which a decoder needs to
+// read the trace's addresses of an RV32 system when no ELF file tells it;
+// it comes at most once, and may be missing. An image line
 // declares image ID (0, 1, ... in order) as the file PATH (the rest of the
 // line) of SIZE bytes with the given SHA-256 (64 hex digits): a reader
 // refuses a file that differs. A map line says that hart HART ran in
@@ -71,8 +75,8 @@
 // up, the later on top. Each hart has records of its own for all the
 // code it ran. Empty lines and lines starting with # are ignored.
 //
-// Version 1 (first line "rvtrace-sideband 1") had no HART field: its
-// records are read as hart 0's.
+// Version 2 had no xlen line; version 1 (first line "rvtrace-sideband
+// 1") had no HART field either: its records are read as hart 0's.
 package sideband
 
 import (
@@ -86,7 +90,11 @@ import (
 )
 
 // Magic is the first line of a sideband file.
-const Magic = "rvtrace-sideband 2"
+const Magic = "rvtrace-sideband 3"
+
+// MagicV2 is the first line of a version 2 sideband file (no xlen line),
+// which Read accepts too.
+const MagicV2 = "rvtrace-sideband 2"
 
 // MagicV1 is the first line of a version 1 sideband file (one hart, no
 // HART field), which Read accepts too.
@@ -119,6 +127,7 @@ type Record struct {
 // File is a parsed sideband.
 type File struct {
 	Name    string // the file name, for messages
+	XLEN    int    // the harts' register width, 0 when the file does not give it
 	Images  []Image
 	Records []Record
 }
@@ -155,9 +164,9 @@ func Read(r io.Reader, name string) (*File, error) {
 				v1 = true
 				continue
 			}
-			if s != Magic {
+			if s != Magic && s != MagicV2 {
 				if strings.HasPrefix(s, "rvtrace-sideband ") {
-					return nil, fail("sideband version %q: this rvtrace reads versions 1 and 2 (%q)", clip(s[len("rvtrace-sideband "):]), Magic)
+					return nil, fail("sideband version %q: this rvtrace reads versions 1 to 3 (%q)", clip(s[len("rvtrace-sideband "):]), Magic)
 				}
 				return nil, fail("not a sideband file: the first line is %q, want %q", clip(s), Magic)
 			}
@@ -177,6 +186,15 @@ func Read(r io.Reader, name string) (*File, error) {
 			hart, rest = int(v), tail
 		}
 		switch kind {
+		case "xlen":
+			v, err := num(rest)
+			if err != nil || v != 32 && v != 64 {
+				return nil, fail("xlen: invalid XLEN %q (want 0x20 or 0x40)", clip(rest))
+			}
+			if f.XLEN != 0 {
+				return nil, fail("xlen: a second xlen line")
+			}
+			f.XLEN = int(v)
 		case "image":
 			fl := strings.SplitN(rest, " ", 4)
 			if len(fl) != 4 || fl[3] == "" {
@@ -253,7 +271,7 @@ func Read(r io.Reader, name string) (*File, error) {
 			rec.End = rec.Start + uint64(len(rec.Bytes))
 			f.Records = append(f.Records, rec)
 		default:
-			return nil, fail("unknown record %q (want image, map or bytes)", clip(kind))
+			return nil, fail("unknown record %q (want xlen, image, map or bytes)", clip(kind))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -322,10 +340,14 @@ type Writer struct {
 	err error
 }
 
-// NewWriter writes the first line and the image declarations to w.
-func NewWriter(w io.Writer, images []Image) *Writer {
+// NewWriter writes the first line, the xlen line (unless xlen is 0) and
+// the image declarations to w.
+func NewWriter(w io.Writer, xlen int, images []Image) *Writer {
 	sw := &Writer{w: bufio.NewWriterSize(w, 1<<16)}
 	fmt.Fprintln(sw.w, Magic)
+	if xlen != 0 {
+		fmt.Fprintf(sw.w, "xlen %#x\n", xlen)
+	}
 	for i, im := range images {
 		fmt.Fprintf(sw.w, "image %#x %#x %x %s\n", i, im.Size, im.SHA256, im.Path)
 	}

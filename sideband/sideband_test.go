@@ -164,7 +164,10 @@ func TestReadErrors(t *testing.T) {
 		text, want string
 	}{
 		{"", "s:1: empty file"},
-		{"rvtrace-sideband 3\n", `s:1: sideband version "3": this rvtrace reads versions 1 and 2`},
+		{"rvtrace-sideband 4\n", `s:1: sideband version "4": this rvtrace reads versions 1 to 3`},
+		{Magic + "\nxlen 0x21\n", `s:2: xlen: invalid XLEN "0x21"`},
+		{Magic + "\nxlen 32\n", `s:2: xlen: invalid XLEN "32"`},
+		{Magic + "\nxlen 0x20\nxlen 0x20\n", "s:3: xlen: a second xlen line"},
 		{"rvtrace-sidebanc 2\n", "s:1: not a sideband file"},
 		{Magic + "\nimage 0x1 0x10 " + strings.Repeat("ab", 32) + " p\n", "s:2: image: ID"},
 		{Magic + "\nimage 0x0 0x10 abc p\n", "s:2: image: SHA256"},
@@ -405,5 +408,40 @@ func BenchmarkRecorderBlock(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestXLENRecord: the xlen line a Writer writes is read back and sets the
+// image's register width, under an explicit SetXLEN; a version 2 file
+// (no xlen line) reads with XLEN 0 and leaves the image's.
+func TestXLENRecord(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b, 32, nil)
+	if err := w.Write(&Record{Global: true, Start: 0x1000, End: 0x1004, Image: -1, Bytes: []byte{0x13, 0, 0, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), Magic+"\nxlen 0x20\n") {
+		t.Fatalf("written: %q", b.String())
+	}
+	sf, err := Read(strings.NewReader(b.String()), "s")
+	if err != nil || sf.XLEN != 32 {
+		t.Fatalf("read: XLEN %d, %v", sf.XLEN, err)
+	}
+	set := image.NewSet()
+	if err := sf.Apply(set, nil); err != nil || set.XLEN() != 32 {
+		t.Errorf("Apply: XLEN %d, %v", set.XLEN(), err)
+	}
+	set = image.NewSet()
+	set.SetXLEN(64)
+	if err := sf.Apply(set, nil); err != nil || set.XLEN() != 64 {
+		t.Errorf("Apply under SetXLEN(64): XLEN %d, %v", set.XLEN(), err)
+	}
+	v2 := strings.Replace(b.String(), Magic+"\nxlen 0x20\n", MagicV2+"\n", 1)
+	sf, err = Read(strings.NewReader(v2), "s")
+	if err != nil || sf.XLEN != 0 || len(sf.Records) != 1 {
+		t.Fatalf("version 2: XLEN %d, %d records, %v", sf.XLEN, len(sf.Records), err)
 	}
 }

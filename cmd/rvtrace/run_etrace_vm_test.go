@@ -98,16 +98,6 @@ func TestRunETraceVirtual(t *testing.T) {
 				if e == "" {
 					return
 				}
-				if mode[0] == "ntrace" && strings.Contains(e, "address outside the program image: U-ADDR gives the target") &&
-					strings.Contains(e, "6000, outside every image") {
-					// sv32.elf and sv39.elf jump to a page that is not
-					// executable (an instruction page fault, no
-					// instruction retired there): the N-Trace decoder
-					// wants code at the target before it reads the trap
-					// (sv32.elf with --preset best: at the target
-					// sign-extended to 64 bits)
-					t.Skipf("known N-Trace decoder defect (a jump to a page whose fetch faults): %s", e)
-				}
 				t.Fatalf("decode: %s", e)
 			})
 		}
