@@ -1,0 +1,227 @@
+package ingress
+
+import "fmt"
+
+// Folder is the first stage of an encoder fed by the instruction trace
+// interface of a hart with data trace. E-Trace 2.0 ("Data Trace Interface
+// requirements") has a multi-memory-access instruction (a Zcmp push or
+// pop, a cbo.zero's stores) retire once per access, with the same
+// address: the first retirement ends a block with itype 0, the next ones
+// are single retirements with itype 0, and the last carries the
+// instruction's natural itype (a cm.popret's is 13), each coming with
+// its access (see sim.DataPort). Folder folds such retirements back into
+// one, so that what follows it (filters, the instruction trace encoder
+// and its statistics, which count instructions executed) sees each
+// execution of an instruction once, all its accesses coming before the
+// block that retires it: what a hart that reports the instruction once
+// gives, and what the trace says (the te_inst packets report
+// instructions executed; a decoder gives a push or pop its accesses from
+// its register list). A stream without repeated retirements (a hart
+// without data trace, ingress CSV files made before rvtrace followed the
+// rule) passes unchanged.
+//
+// A block repeats the retirement before when the block before ended with
+// itype 0 at the instruction where this one begins, and an access of that
+// instruction came before it: a block ending with itype 0 cannot
+// otherwise be followed by its own last instruction (a jump to itself
+// has a non-zero itype). Such a block is held until it is known whether a
+// repeat follows: until the next block or the end of tracing, or, with
+// Multi, until the instruction's last retirement (a hart's port sends the
+// retirements of one instruction together: nothing waits then). The
+// accesses and responses that come meanwhile are held too, and passed on
+// in their order before the block they come before: the folded block, or
+// the next one.
+type Folder struct {
+	// Multi, if not nil, returns how many accesses (retirements) one
+	// execution of the instruction at iaddr makes, 0 if it does not
+	// know.
+	Multi func(iaddr uint64) int
+
+	next    Sink
+	data    DataSink
+	held    Block
+	holding bool
+	x       uint64 // the instruction repeated (held.LastAddr())
+	n, want int    // retirements folded into held, and expected (0: unknown)
+	accAddr uint64 // iaddr of the last access since the last block
+	nacc    int    // accesses of accAddr in a row since the last block
+	folded  uint64
+	evs     []foldEv // accesses and responses held with the block
+}
+
+// foldEv is an access or (resp) a load response held by a Folder.
+type foldEv struct {
+	a    Access
+	r    LoadResponse
+	resp bool
+}
+
+// maxFoldEvs bounds the accesses a Folder holds.
+const maxFoldEvs = 1 << 16
+
+// NewFolder returns a folder passing blocks to next and accesses (and
+// split load responses, if data is a SplitDataSink) to data.
+func NewFolder(next Sink, data DataSink) *Folder {
+	return &Folder{next: next, data: data}
+}
+
+// Folded returns the number of retirements folded into the one before.
+func (f *Folder) Folded() uint64 { return f.folded }
+
+// release passes the block held on, then the accesses held; those of its
+// last instruction that come first before it (a file made by a port
+// that retired the instruction once, whose block ended with itype 0
+// there: DataMerger delivers its other accesses late).
+func (f *Folder) release() error {
+	if !f.holding {
+		return nil
+	}
+	f.holding = false
+	k := 0
+	for k < len(f.evs) && !f.evs[k].resp && f.evs[k].a.IAddr == f.x {
+		k++
+	}
+	if err := f.passTo(k); err != nil {
+		return err
+	}
+	if err := f.next.Block(&f.held); err != nil {
+		return err
+	}
+	return f.pass()
+}
+
+// pass passes the accesses and responses held on.
+func (f *Folder) pass() error { return f.passTo(len(f.evs)) }
+
+// passTo passes the first k accesses and responses held on.
+func (f *Folder) passTo(k int) error {
+	for i := range f.evs[:k] {
+		var err error
+		if e := &f.evs[i]; e.resp {
+			err = f.data.(SplitDataSink).Response(&e.r)
+		} else {
+			err = f.data.Access(&e.a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	f.evs = f.evs[:copy(f.evs, f.evs[k:])]
+	return nil
+}
+
+// hold holds an access or a response while a block is held.
+func (f *Folder) hold(e foldEv) error {
+	if len(f.evs) >= maxFoldEvs {
+		return fmt.Errorf("ingress: %d data accesses without an ingress block", len(f.evs))
+	}
+	f.evs = append(f.evs, e)
+	return nil
+}
+
+// repeats reports whether b is a retirement of the held block's last
+// instruction.
+func (f *Folder) repeats(b *Block) bool {
+	h := &f.held
+	size := uint32(h.LastSize() / 2)
+	return b.IRetire >= size && b.IAddr == f.x && b.Priv == h.Priv && b.Context == h.Context &&
+		(b.IRetire > size || b.ILastSize == h.ILastSize)
+}
+
+// Block implements Sink.
+func (f *Folder) Block(b *Block) error {
+	nacc := f.nacc
+	f.nacc = 0
+	if f.holding {
+		if f.repeats(b) {
+			if err := f.pass(); err != nil {
+				return err
+			}
+			h := &f.held
+			size := uint32(h.LastSize() / 2)
+			h.IRetire += b.IRetire - size
+			h.ILastSize, h.IType, h.Time = b.ILastSize, b.IType, b.Time
+			h.Cause, h.TVal, h.SIJump = b.Cause, b.TVal, b.SIJump
+			f.n++
+			f.folded++
+			if h.IType == ITypeNone && b.IRetire == size && (f.want == 0 || f.n < f.want) {
+				return nil // more may come
+			}
+			return f.release()
+		}
+		if err := f.release(); err != nil {
+			return err
+		}
+	}
+	if b.IType == ITypeNone && b.IRetire > 0 && nacc > 0 && f.accAddr == b.LastAddr() {
+		want := 0
+		if f.Multi != nil {
+			want = f.Multi(f.accAddr)
+		}
+		if want == 0 || nacc < want {
+			// the first retirement of several
+			f.held, f.holding, f.x, f.n, f.want = *b, true, f.accAddr, 1, want
+			return nil
+		}
+	}
+	return f.next.Block(b)
+}
+
+// Access implements DataSink.
+func (f *Folder) Access(a *Access) error {
+	if f.nacc > 0 && a.IAddr == f.accAddr {
+		f.nacc++
+	} else {
+		f.accAddr, f.nacc = a.IAddr, 1
+	}
+	if f.holding {
+		return f.hold(foldEv{a: *a})
+	}
+	return f.data.Access(a)
+}
+
+// Response implements SplitDataSink.
+func (f *Folder) Response(r *LoadResponse) error {
+	s, ok := f.data.(SplitDataSink)
+	if !ok {
+		return fmt.Errorf("ingress: load response (lid %d) to a data sink of the unified protocol", r.LID)
+	}
+	if f.holding {
+		return f.hold(foldEv{r: *r, resp: true})
+	}
+	return s.Response(r)
+}
+
+// TraceOff implements Gated (when the next sink does).
+func (f *Folder) TraceOff() error {
+	if err := f.release(); err != nil {
+		return err
+	}
+	if g, ok := f.next.(Gated); ok {
+		return g.TraceOff()
+	}
+	return nil
+}
+
+// Notify implements Gated (when the next sink does).
+func (f *Folder) Notify() error {
+	if err := f.release(); err != nil {
+		return err
+	}
+	if g, ok := f.next.(Gated); ok {
+		return g.Notify()
+	}
+	return nil
+}
+
+// Flush passes on the block held.
+func (f *Folder) Flush() error { return f.release() }
+
+// Close passes on the block held and closes the next sink.
+func (f *Folder) Close() error {
+	err := f.release()
+	if e := f.next.Close(); err == nil {
+		err = e
+	}
+	return err
+}
