@@ -687,6 +687,9 @@ type DataMerger struct {
 	owed   bool
 	owedAt uint64
 	owedN  int // accesses it has left at most
+	// the time of that block (split protocol: the responses among
+	// them)
+	owedTime uint64
 }
 
 // NewDataMerger returns a merger feeding next from the data CSV src.
@@ -783,7 +786,7 @@ func (m *DataMerger) Block(b *Block) error {
 				case m.a.IAddr == hi && b.IType == ITypeNone:
 					// its first retirement of several, or its only one
 					// (the others are delivered before the next block)
-					m.owed, m.owedAt, m.owedN = true, hi, max-1
+					m.owed, m.owedAt, m.owedN, m.owedTime = true, hi, max-1, b.Time
 					max = 1
 				}
 			}
@@ -802,13 +805,21 @@ func (m *DataMerger) Block(b *Block) error {
 // owedAccesses delivers the accesses left of the instruction the block
 // before ended with (owedAt), up to how many it has left.
 func (m *DataMerger) owedAccesses() error {
-	for ; m.owedN > 0; m.owedN-- {
+	for m.owedN > 0 {
 		if err := m.peek(); err != nil {
 			return err
+		}
+		if m.r != nil && m.r.Time <= m.owedTime {
+			// a response among them (split protocol)
+			if err := m.response(); err != nil {
+				return err
+			}
+			continue
 		}
 		if m.a == nil || m.a.IAddr != m.owedAt {
 			return nil
 		}
+		m.owedN--
 		if err := m.next.Access(m.a); err != nil {
 			return fmt.Errorf("%s:%d: %w", m.src.name, m.src.line, err)
 		}

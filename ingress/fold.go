@@ -69,17 +69,23 @@ func NewFolder(next Sink, data DataSink) *Folder {
 func (f *Folder) Folded() uint64 { return f.folded }
 
 // release passes the block held on, then the accesses held; those of its
-// last instruction that come first before it (a file made by a port
-// that retired the instruction once, whose block ended with itype 0
-// there: DataMerger delivers its other accesses late).
+// last instruction that come first (with the responses among them) before
+// it (a file made by a port that retired the instruction once, whose
+// block ended with itype 0 there: DataMerger delivers its other accesses
+// late).
 func (f *Folder) release() error {
 	if !f.holding {
 		return nil
 	}
 	f.holding = false
-	k := 0
-	for k < len(f.evs) && !f.evs[k].resp && f.evs[k].a.IAddr == f.x {
-		k++
+	k := 0 // (the responses among them too)
+	for i := range f.evs {
+		if e := &f.evs[i]; !e.resp {
+			if e.a.IAddr != f.x {
+				break
+			}
+			k = i + 1
+		}
 	}
 	if err := f.passTo(k); err != nil {
 		return err

@@ -37,6 +37,9 @@ type traceSys struct {
 	probe   *tracectl.Probe
 	out     io.WriteCloser // --trace-capture-all: the file drained into
 	bw      *bufio.Writer
+	// by hart: the Folder in front of an encoder tracing data
+	// (run_data.go), nil for the others
+	folds []*ingress.Folder
 }
 
 func traceSysFlags(fs *flag.FlagSet) *traceSys {
@@ -154,6 +157,9 @@ func (t *traceSys) with(h int, s ingress.Sink) ingress.Sink {
 
 // sysSink is what AttachTrace connected to hart h.
 func (t *traceSys) sysSink(h int) ingress.Sink {
+	if h < len(t.folds) && t.folds[h] != nil {
+		return t.folds[h]
+	}
 	if h == 0 && t.probe != nil {
 		return t.probe
 	}
