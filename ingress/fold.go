@@ -2,7 +2,7 @@ package ingress
 
 import "fmt"
 
-// Folder is the first stage of an encoder fed by the instruction trace
+// Folder is the first stage of an encoder fed live by the instruction trace
 // interface of a hart with data trace. E-Trace 2.0 ("Data Trace Interface
 // requirements") has a multi-memory-access instruction (a Zcmp push or
 // pop, a cbo.zero's stores) retire once per access, with the same
@@ -230,4 +230,63 @@ func (f *Folder) Close() error {
 		err = e
 	}
 	return err
+}
+
+// FoldSource reads a Source whose blocks may hold the repeated
+// retirements of multi-access instructions (an ingress CSV file written
+// with data trace: see Folder) and returns each instruction execution
+// once: a block that begins at the last instruction of a block ending
+// with itype 0 is folded into it. Reading ahead, it needs neither the
+// accesses nor the image. A stream without repeats passes unchanged.
+type FoldSource struct {
+	src     Source
+	cur     Block
+	next    Block
+	hasNext bool
+	err     error // of the block after cur, returned next
+	folded  uint64
+}
+
+// NewFoldSource returns src with the repeated retirements folded.
+func NewFoldSource(src Source) *FoldSource { return &FoldSource{src: src} }
+
+// Folded returns the number of retirements folded into the one before.
+func (f *FoldSource) Folded() uint64 { return f.folded }
+
+// Unwrap returns the source read (for its own counts and reports).
+func (f *FoldSource) Unwrap() Source { return f.src }
+
+// Next implements Source. The block is valid until the next call.
+func (f *FoldSource) Next() (*Block, error) {
+	switch {
+	case f.hasNext:
+		f.cur, f.hasNext = f.next, false
+	case f.err != nil:
+		return nil, f.err
+	default:
+		b, err := f.src.Next()
+		if err != nil {
+			return nil, err
+		}
+		f.cur = *b
+	}
+	for f.cur.IType == ITypeNone && f.cur.IRetire > 0 {
+		b, err := f.src.Next()
+		if err != nil {
+			f.err = err
+			break
+		}
+		size := uint32(f.cur.LastSize() / 2)
+		if b.IRetire < size || b.IAddr != f.cur.LastAddr() || b.Priv != f.cur.Priv || b.Context != f.cur.Context ||
+			b.IRetire == size && b.ILastSize != f.cur.ILastSize {
+			f.next, f.hasNext = *b, true
+			break
+		}
+		h := &f.cur
+		h.IRetire += b.IRetire - size
+		h.ILastSize, h.IType, h.Time = b.ILastSize, b.IType, b.Time
+		h.Cause, h.TVal, h.SIJump = b.Cause, b.TVal, b.SIJump
+		f.folded++
+	}
+	return &f.cur, nil
 }

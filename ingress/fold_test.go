@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -244,6 +245,65 @@ func TestDataMergerRepeats(t *testing.T) {
 			feed(t, want, want, c.once)
 			if g, w := strings.Join(l.calls, "\n"), strings.Join(want.calls, "\n"); g != w {
 				t.Errorf("%s (%d events) folded: got\n%s\nwant\n%s", c.name, len(in), g, w)
+			}
+		}
+	}
+}
+
+// sliceSource is a Source of a slice of blocks.
+type sliceSource struct {
+	bs []Block
+	i  int
+}
+
+func (s *sliceSource) Next() (*Block, error) {
+	if s.i == len(s.bs) {
+		return nil, io.EOF
+	}
+	s.i++
+	return &s.bs[s.i-1], nil
+}
+
+// TestFoldSource: the blocks of the specification's illustrations read
+// from a source fold into the hart's blocks; blocks without repeats pass
+// unchanged.
+func TestFoldSource(t *testing.T) {
+	blocksOf := func(evs []event) []Block {
+		var bs []Block
+		for _, e := range evs {
+			if e.b != nil {
+				bs = append(bs, *e.b)
+			}
+		}
+		return bs
+	}
+	for _, c := range []struct {
+		name       string
+		spec, once []event
+	}{
+		{"push", pushSpec, pushOnce},
+		{"popret", popretSpec, popretOnce},
+		{"per-instruction push", pushPerInst, pushPerInstOnce},
+	} {
+		want := blocksOf(c.once)
+		for _, in := range [][]Block{blocksOf(c.spec), want} {
+			s := NewFoldSource(&sliceSource{bs: in})
+			var got []Block
+			for {
+				b, err := s.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, *b)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s (%d blocks in): got %v, want %v", c.name, len(in), got, want)
+			}
+			if s.Folded() != uint64(len(in)-len(want)) {
+				t.Errorf("%s: %d folded, want %d", c.name, s.Folded(), len(in)-len(want))
 			}
 		}
 	}
