@@ -85,6 +85,9 @@ func memRecordsIn(t *testing.T, path string, lo, hi uint64, kinds string) []stri
 //     data file as it is);
 //   - encode from the ingress CSV alone (no data trace), E-Trace and
 //     N-Trace, decodes to the run's PCs;
+//   - an N-Trace run writing the data trace interface (--data-ingress:
+//     N-Trace has no data trace of its own) makes the bytes of a run
+//     without it, the CSV files the retirements;
 //   - data filters (kind, data address) decode to the simulator's records
 //     they select;
 //   - the traces run made before it followed the rule (committed,
@@ -137,6 +140,21 @@ func TestCLIMultiAccessRetire(t *testing.T) {
 				}
 				if dp == "split" {
 					continue
+				}
+				// N-Trace while the data trace interface is written: the
+				// encoder sees each instruction once (the bytes of a run
+				// without it), the ingress CSV the retirements
+				if code, _, e := rv(t, "run", "-q", "--max-instret", "100000", "--trace", "ntrace", "-o", n("nt"), elf); code != 0 {
+					t.Fatalf("%s: run --trace ntrace: exit %d: %s", name, code, e)
+				}
+				if code, _, e := rv(t, "run", "-q", "--max-instret", "100000", "--trace", "ntrace", "-o", n("nt2"),
+					"--ingress", n("nt.csv"), "--data-ingress", n("nt.dcsv"), "--pcs", n("nt.run.pcs"), elf); code != 0 {
+					t.Fatalf("%s: run --trace ntrace --data-ingress: exit %d: %s", name, code, e)
+				}
+				checkRetireCSV(t, name+" with N-Trace", prog, n("nt.csv"), n("nt.dcsv"), n("nt.run.pcs"), true, n("nt.once.csv"))
+				a, _ := os.ReadFile(n("nt"))
+				if b, _ := os.ReadFile(n("nt2")); len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("%s: the N-Trace run with the data trace interface written differs from the run without", name)
 				}
 				// the ingress CSV alone, without data trace
 				for _, proto := range []string{"etrace", "ntrace"} {
