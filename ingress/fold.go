@@ -24,13 +24,17 @@ import "fmt"
 // itype 0 at the instruction where this one begins, and an access of that
 // instruction came before it: a block ending with itype 0 cannot
 // otherwise be followed by its own last instruction (a jump to itself
-// has a non-zero itype). Such a block is held until it is known whether a
-// repeat follows: until the next block or the end of tracing, or, with
-// Multi, until the instruction's last retirement (a hart's port sends the
-// retirements of one instruction together: nothing waits then). The
-// accesses and responses that come meanwhile are held too, and passed on
-// in their order before the block they come before: the folded block, or
-// the next one.
+// has a non-zero itype). A block ending with itype 0 at an instruction
+// with an access is therefore held until it is known whether a repeat
+// follows: until the next block or the end of tracing, or, with Multi,
+// until the instruction's last retirement (a hart's port sends the
+// retirements of one instruction together: nothing waits then); with
+// Multi, a block whose last instruction had all its accesses already
+// (retired once) is not held. The accesses and responses that come
+// meanwhile are held too, and passed on in their order before the block
+// they come before: the folded block, or the next one (but the held
+// block's own, which come first: the late ones of a file made by a port
+// that retired the instruction once, see DataMerger).
 type Folder struct {
 	// Multi, if not nil, returns how many accesses (retirements) one
 	// execution of the instruction at iaddr makes, 0 if it does not
