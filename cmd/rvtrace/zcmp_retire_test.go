@@ -89,7 +89,9 @@ func memRecordsIn(t *testing.T, path string, lo, hi uint64, kinds string) []stri
 //     N-Trace has no data trace of its own) makes the bytes of a run
 //     without it, the CSV files the retirements;
 //   - data filters (kind, data address) decode to the simulator's records
-//     they select;
+//     they select; instruction address filters ending or starting in a
+//     function with a push and a pop-return decode without a warning to
+//     the simulator's records of the instructions traced;
 //   - the traces run made before it followed the rule (committed,
 //     examples/sim-tests/zcmp/zcmp64-*-once.te) are the bytes run makes
 //     now, and decode the same.
@@ -169,6 +171,9 @@ func TestCLIMultiAccessRetire(t *testing.T) {
 						t.Errorf("%s: %s encoded from the ingress CSV alone does not decode to the run's PCs", name, proto)
 					}
 				}
+			}
+			if prog == "zcmp" {
+				checkInstFilter(t, elf, xlen, filepath.Join(dir, fmt.Sprintf("zcmp%d.ifilter", xlen)))
 			}
 			// data filters: the stores; the accesses to the stack (push
 			// and pop, paired by address alone)
@@ -289,5 +294,43 @@ func checkRetireCSV(t *testing.T, name, prog, csv, dcsv, runPCs string, unified 
 	}
 	if err := os.WriteFile(once, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkInstFilter traces the Zcmp program with instruction address
+// filters around f_popretz (a push of four registers, a cm.popretz) and
+// f_popret: each decodes without a warning, and its MR/MW records are
+// the simulator's, in order, every access of a push or pop traced with it
+// (the filters see each instruction once, with all its accesses).
+func checkInstFilter(t *testing.T, elf string, xlen int, out string) {
+	t.Helper()
+	sym := elfSyms(t, elf)
+	fz, fp := sym("f_popretz"), sym("f_popret")
+	for _, r := range [][2]uint64{{fz, fp}, {fz + 2, fp + 2}, {sym("_start"), fz + 2}} {
+		f := fmt.Sprintf("addr=%#x-%#x", r[0], r[1])
+		name := fmt.Sprintf("zcmp%d --filter %s", xlen, f)
+		if code, _, e := rv(t, "run", "-q", "--max-instret", "100000", "--trace", "etrace", "--data-trace", "--filter", f,
+			"-o", out+".te", "--tarmac-full", out+".sim.tarmac", elf); code != 0 {
+			t.Fatalf("%s: run: exit %d: %s", name, code, e)
+		}
+		code, _, e := rv(t, "decode", "--protocol", "etrace", "--data-trace", "--image", elf, out+".te", "--tarmac", out+".dec.tarmac")
+		if code != 0 || strings.Contains(e, "warning") || strings.Contains(e, "gap at") {
+			t.Fatalf("%s: decode: exit %d: %s", name, code, e)
+		}
+		want, got := instMemRecords(t, out+".sim.tarmac"), instMemRecords(t, out+".dec.tarmac")
+		i := 0
+		for _, g := range got {
+			for i < len(want) && want[i] != g {
+				i++
+			}
+			if i == len(want) {
+				t.Errorf("%s: decoded record %q is not among the simulator's, in order", name, g)
+				break
+			}
+			i++
+		}
+		if len(got) < 4 {
+			t.Errorf("%s: %d records decoded", name, len(got))
+		}
 	}
 }
