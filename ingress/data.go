@@ -744,6 +744,7 @@ func (m *DataMerger) Block(b *Block) error {
 	}
 	m.blocks++
 	repeat := m.owed && b.IRetire > 0 && b.IAddr == m.owedAt
+	left := m.owedN // (repeat: the accesses the instruction has left)
 	if m.owed && !repeat {
 		// the other accesses of a multi-access instruction retired once
 		if err := m.owedAccesses(); err != nil {
@@ -781,8 +782,13 @@ func (m *DataMerger) Block(b *Block) error {
 				switch {
 				case max <= 1:
 				case repeat && m.a.IAddr == lo:
-					// a repeated retirement: one access
+					// a repeated retirement: one access; the next
+					// retirement, if it has accesses left, begins
+					// the next block
 					max = 1
+					if left--; left > 0 && m.a.IAddr == hi && b.IType == ITypeNone {
+						m.owed, m.owedAt, m.owedN, m.owedTime = true, hi, left, b.Time
+					}
 				case m.a.IAddr == hi && b.IType == ITypeNone:
 					// its first retirement of several, or its only one
 					// (the others are delivered before the next block)

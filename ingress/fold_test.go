@@ -77,10 +77,32 @@ var (
 	}
 )
 
-// multi4 says the instructions at 0x104 and 0x204 make four accesses.
+// A push of three registers at 0x304, executed twice in a loop (a jump
+// at 0x306 back to 0x300, or in the one block per instruction form to
+// 0x304), its accesses the only ones: those of its second execution
+// follow those of its first in the data file.
+var (
+	loop3Spec, loop3Once, loop3PerInst, loop3PerInstOnce []event
+)
+
+func init() {
+	for i := uint64(0); i < 2; i++ {
+		a, b, c := acc(0x304, 0x1ff8-i*0x100), acc(0x304, 0x1ff0-i*0x100), acc(0x304, 0x1fe8-i*0x100)
+		loop3Spec = append(loop3Spec, a, blk(0x300, 3, ITypeNone), b, blk(0x304, 1, ITypeNone), c, blk(0x304, 2, ITypeDirectJump))
+		loop3Once = append(loop3Once, a, b, c, blk(0x300, 4, ITypeDirectJump))
+		loop3PerInst = append(loop3PerInst, a, blk(0x304, 1, ITypeNone), b, blk(0x304, 1, ITypeNone), c, blk(0x304, 1, ITypeNone), blk(0x306, 1, ITypeDirectJump))
+		loop3PerInstOnce = append(loop3PerInstOnce, a, b, c, blk(0x304, 1, ITypeNone), blk(0x306, 1, ITypeDirectJump))
+	}
+}
+
+// multi4 says the instructions at 0x104 and 0x204 make four accesses,
+// the one at 0x304 three.
 func multi4(iaddr uint64) int {
-	if iaddr == 0x104 || iaddr == 0x204 {
+	switch iaddr {
+	case 0x104, 0x204:
 		return 4
+	case 0x304:
+		return 3
 	}
 	return 1
 }
@@ -116,6 +138,8 @@ func TestFolder(t *testing.T) {
 		{"push", pushSpec, pushOnce},
 		{"popret", popretSpec, popretOnce},
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
+		{"push loop", loop3Spec, loop3Once},
+		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
 	} {
 		want := &foldLog{}
 		feed(t, want, want, c.once)
@@ -130,7 +154,7 @@ func TestFolder(t *testing.T) {
 				}
 				folded := uint64(0)
 				if len(in) == len(c.spec) {
-					folded = 3
+					folded = uint64(len(c.spec) - len(c.once))
 				}
 				if f.Folded() != folded {
 					t.Errorf("%s (Multi %v): %d retirements folded, want %d", c.name, multi != nil, f.Folded(), folded)
@@ -198,6 +222,8 @@ func TestDataMergerRepeats(t *testing.T) {
 		{"push", pushSpec, pushOnce},
 		{"popret", popretSpec, popretOnce},
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
+		{"push loop", loop3Spec, loop3Once},
+		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
 	} {
 		for _, in := range [][]event{c.spec, c.once} {
 			want := &foldLog{}
@@ -220,7 +246,7 @@ func TestDataMergerRepeats(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			if g, w := strings.Join(l.calls, "\n"), strings.Join(want.calls, "\n"); g != w {
-				if len(in) == len(c.spec) || c.name != "per-instruction push" {
+				if len(in) == len(c.spec) || !strings.HasPrefix(c.name, "per-instruction") {
 					t.Errorf("%s (%d events): got\n%s\nwant\n%s", c.name, len(in), g, w)
 				}
 			}
@@ -284,6 +310,8 @@ func TestFoldSource(t *testing.T) {
 		{"push", pushSpec, pushOnce},
 		{"popret", popretSpec, popretOnce},
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
+		{"push loop", loop3Spec, loop3Once},
+		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
 	} {
 		want := blocksOf(c.once)
 		for _, in := range [][]Block{blocksOf(c.spec), want} {
