@@ -56,6 +56,24 @@ import (
 //     the te_inst packets the encoder writes for that block, so a decoder
 //     has read the access of every instruction before any packet that
 //     reports the instruction.
+//   - Multi-access instructions: a Zcmp push or pop (one XLEN-bit access
+//     per register of its list) and cbo.zero (eight doubleword stores, as
+//     the simulator makes them; "any other future instructions with
+//     similar characteristics") retire on the hart's interface once per
+//     access, itype 0 but the last, as the section "Data Trace Interface
+//     requirements" requires (sim.DataPort). The te_inst packets report
+//     instructions executed and have no way to say that one retired
+//     again, so the encoder component folds the retirements back into one
+//     in front of its filters (ingress.Folder; an instruction is traced
+//     or filtered whole), and the Encoder and DataEncoder take each
+//     instruction once: feed them the interface through a Folder. The
+//     instruction's data packets are consecutive, in the interface's
+//     order, before the te_inst packets that report it, and the decoder
+//     gives it as many accesses as its encoding makes (DataAccesses). A
+//     trace is therefore the same bytes whether the hart retired the
+//     instruction once (rvtrace before it followed the rule, or a hart
+//     without data trace) or once per access; statistics count
+//     instructions executed.
 //   - Address compression (trTeDataAddrCompress): the address is the
 //     difference to the previous address of an access of the same size
 //     (of any kind), and the value the XOR with, or the difference to, the

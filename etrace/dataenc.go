@@ -19,7 +19,10 @@ type DataStats struct {
 // block goes to the instruction encoder. It implements ingress.Gated too
 // (passed on to the encoder). With the split protocol it is an
 // ingress.SplitDataSink: responses are held with the accesses and written
-// in the order they came, each after its request.
+// in the order they came, each after its request. It takes each
+// instruction executed once, all its accesses before its block: a data
+// trace interface that retires a multi-access instruction once per access
+// (sim.DataPort) is folded first by an ingress.Folder (see data.go).
 type DataEncoder struct {
 	enc   *Encoder
 	dc    *dataCodec

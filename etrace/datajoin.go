@@ -162,7 +162,9 @@ var pushPopRegs = [16]uint8{4: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13}
 // pushPopOp returns the memOp of a Zcmp push or pop (cm.push, cm.pop,
 // cm.popret, cm.popretz): one XLEN-bit store or load per register of its
 // list, in the order the hart makes them (the simulator's data port
-// sends them all with the instruction's address: see sim.DataPort).
+// sends them all with the instruction's address, each with one of the
+// instruction's retirements, which the encoder folds into one: see
+// sim.DataPort and "Multi-access instructions" in data.go).
 func pushPopOp(in *riscv.Inst) (memOp, bool) {
 	if in.Raw&0xe003 != 0xa002 || in.Len != 2 { // quadrant 2, funct3 101
 		return memOp{}, false

@@ -648,6 +648,17 @@ func (s *DataCSVSource) parseRequest(v [len(dataCols)]uint64, f []string, big st
 // (PerInst). An access left over, that precedes the block it should go
 // with, is an error naming its line.
 //
+// A multi-access instruction (PerInst more than 1) retires once per access
+// on the interface E-Trace specifies for data trace (see Folder): its
+// first retirement ends a block with itype 0, and the next ones begin the
+// blocks that follow. Such a block takes one access of it. Files made by
+// a port that retires it once (rvtrace before it followed the rule) have
+// all its accesses before its one block: a block ending with itype 0 at
+// it still takes one, and when the next block does not begin with it the
+// others are delivered before that block (late, but still before any
+// block after the instruction's: a Folder in front of the encoder
+// gathers them).
+//
 // A split protocol CSV's load responses (Next must then be a
 // SplitDataSink) are delivered in their place among the accesses, each
 // before the first block whose time is its time or later (the blocks'
@@ -671,6 +682,14 @@ type DataMerger struct {
 	count    uint64
 	lastTime uint64 // time of the block before (split protocol)
 	blocks   uint64
+	// owed: the block before ended with itype 0 at owedAt, a
+	// multi-access instruction, and took one of its accesses
+	owed   bool
+	owedAt uint64
+	owedN  int // accesses it has left at most
+	// the time of that block (split protocol: the responses among
+	// them)
+	owedTime uint64
 }
 
 // NewDataMerger returns a merger feeding next from the data CSV src.
@@ -724,6 +743,15 @@ func (m *DataMerger) Block(b *Block) error {
 		m.lastTime = b.Time
 	}
 	m.blocks++
+	repeat := m.owed && b.IRetire > 0 && b.IAddr == m.owedAt
+	left := m.owedN // (repeat: the accesses the instruction has left)
+	if m.owed && !repeat {
+		// the other accesses of a multi-access instruction retired once
+		if err := m.owedAccesses(); err != nil {
+			return err
+		}
+	}
+	m.owed = false
 	if b.IRetire > 0 || m.src.split {
 		lo, hi := b.IAddr, b.LastAddr()
 		first := true
@@ -751,6 +779,22 @@ func (m *DataMerger) Block(b *Block) error {
 				if m.PerInst != nil {
 					max = m.PerInst(m.a.IAddr)
 				}
+				switch {
+				case max <= 1:
+				case repeat && m.a.IAddr == lo:
+					// a repeated retirement: one access; the next
+					// retirement, if it has accesses left, begins
+					// the next block
+					max = 1
+					if left--; left > 0 && m.a.IAddr == hi && b.IType == ITypeNone {
+						m.owed, m.owedAt, m.owedN, m.owedTime = true, hi, left, b.Time
+					}
+				case m.a.IAddr == hi && b.IType == ITypeNone:
+					// its first retirement of several, or its only one
+					// (the others are delivered before the next block)
+					m.owed, m.owedAt, m.owedN, m.owedTime = true, hi, max-1, b.Time
+					max = 1
+				}
 			}
 			n++
 			first, last = false, m.a.IAddr
@@ -764,9 +808,41 @@ func (m *DataMerger) Block(b *Block) error {
 	return m.next.Block(b)
 }
 
+// owedAccesses delivers the accesses left of the instruction the block
+// before ended with (owedAt), up to how many it has left.
+func (m *DataMerger) owedAccesses() error {
+	for m.owedN > 0 {
+		if err := m.peek(); err != nil {
+			return err
+		}
+		if m.r != nil && m.r.Time <= m.owedTime {
+			// a response among them (split protocol)
+			if err := m.response(); err != nil {
+				return err
+			}
+			continue
+		}
+		if m.a == nil || m.a.IAddr != m.owedAt {
+			return nil
+		}
+		m.owedN--
+		if err := m.next.Access(m.a); err != nil {
+			return fmt.Errorf("%s:%d: %w", m.src.name, m.src.line, err)
+		}
+		m.count++
+		m.a = nil
+	}
+	return nil
+}
+
 // Close delivers the responses after the last block, checks that every
 // access was delivered and closes the next sink.
 func (m *DataMerger) Close() error {
+	if m.owed {
+		if err := m.owedAccesses(); err != nil {
+			return err
+		}
+	}
 	for {
 		if err := m.peek(); err != nil {
 			return err

@@ -59,7 +59,7 @@ func TestDataMergerPerInst(t *testing.T) {
 
 // TestDataMergerSplitPerInst: with the split protocol, a response
 // signalled between the requests of one retirement (a Zcmp pop of two
-// registers, PerInst 2) is delivered in its place and the retirement
+// registers retired once, PerInst 2) is delivered in its place and the retirement
 // still takes both requests; the next retirement of the same
 // instruction takes the next two. Without PerInst the second request is
 // taken for the next retirement, and the last is left over: an error.
@@ -84,7 +84,9 @@ func TestDataMergerSplitPerInst(t *testing.T) {
 		m := NewDataMerger(s, src)
 		m.PerInst = c.per
 		for i := uint64(1); i <= 2; i++ {
-			if err := m.Block(&Block{IAddr: 0x100, IRetire: 1, Time: i}); err != nil {
+			// (a pop-return: a pop with itype 0 cannot retire again
+			// right after itself but as its own repeated retirement)
+			if err := m.Block(&Block{IAddr: 0x100, IRetire: 1, IType: ITypeReturn, Time: i}); err != nil {
 				t.Fatal(err)
 			}
 		}

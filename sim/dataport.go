@@ -31,14 +31,8 @@ import (
 //   - A Zcmp push or pop (cm.push, cm.pop, cm.popret, cm.popretz) is
 //     one access per register of its list, all with the instruction's
 //     address, in the specification's order (from s11 down to ra, from
-//     the highest address down); none of an attempt that trapped. The
-//     instruction trace interface reports the instruction once, as it
-//     does a cbo.zero's eight stores: E-Trace's rule for data trace (a
-//     multi-access instruction reported once per access, itype 0 but
-//     for the last, "Data Trace Interface requirements") is not
-//     followed; the E-Trace data joiner instead gives a push or pop one
-//     access per register of the list its encoding names. (N-Trace
-//     defines no data trace, so the rule does not concern it.)
+//     the highest address down); none of an attempt that trapped. A
+//     cbo.zero is eight doubleword stores, from the lowest address up.
 //   - With TraceCSR set, each retired csrrw, csrrs, csrrc, csrrwi, csrrsi and
 //     csrrci is one access of dtype 4, 5 or 6 (CSR read-write, read-set,
 //     read-clear) to the CSR number, of the hart's XLEN, with the value
@@ -50,6 +44,28 @@ import (
 //     included (its CSR reads have no side effects, so Zicsr's "shall not
 //     read" is not observable), so the value read is always the CSR's
 //     value before the instruction (etrace/datacsr.go).
+//
+// Multi-access instructions are retired on the instruction trace
+// interface once per access, as E-Trace's "Data Trace Interface
+// requirements" section requires: an instruction that makes more than
+// one access (a push or pop of two registers or more, a cbo.zero, "any
+// other future instructions with similar characteristics") is reported
+// by Ingress's sink as that many retirements with the same address, each
+// after its access: the first ends a block (of the instructions before
+// it and itself) with itype 0, the next ones but the last are single
+// retirements with itype 0, and the last begins the rest of the hart's
+// block, which ends with the block's own itype (a pop-return's last
+// retirement is a single one of itype 13, the return). The hart itself
+// reports the instruction once (its ingress port without data trace, the
+// PC list, the observer's Tarmac records): the specification's note
+// allows that when data trace is not implemented, and only the port's
+// data trace interface needs the accesses lined up. A push or pop that
+// traps part way has no retirement at all (the hart reports none of the
+// accesses of the attempt that trapped; its restart makes them all).
+// IngressSplit gives the hart's own blocks to the sinks that want one
+// retirement per instruction execution (flow outputs, an N-Trace
+// encoder) alongside. An E-Trace encoder given the repeated retirements
+// folds them back (ingress.Folder).
 //
 // With SetSplit the port drives the split protocol instead: a load (lr
 // included) or an AMO is a request (Split set, with an lrid, no load
@@ -100,9 +116,40 @@ type DataPort struct {
 	// a block ending in a return, held until the accesses of its last
 	// instruction (a Zcmp pop-return's loads) were sent: see Ingress
 	held    ingress.Block
-	heldTo  ingress.Sink
+	heldTo  *portIngress
 	holding bool
+
+	// multi-access instructions: the current instruction's size and
+	// accesses sent, and from the second access of the first one in the
+	// open block on, the accesses and responses held for the block
+	isize uint8
+	nsend int
+	recs  []multiRec
+	evs   []portEv
 }
+
+// multiRec is an instruction of the open block that made more than one
+// access: it retires once per access.
+type multiRec struct {
+	pc   uint64
+	size uint8 // bytes
+}
+
+// portEv is an access or (resp) a split load response held until the
+// block of its instruction comes: the retirements of the multi-access
+// instructions are placed among them. seg is 1 + the index in recs of the
+// instruction whose next retirement the access comes with (0: none; first:
+// its second access, the first retirement ends before it).
+type portEv struct {
+	a     ingress.Access
+	r     ingress.LoadResponse
+	seg   int32
+	first bool
+	resp  bool
+}
+
+// maxPortEvs bounds the accesses held for a block.
+const maxPortEvs = 1 << 16
 
 // pendLoad is a split request waiting for its response.
 type pendLoad struct {
@@ -167,6 +214,13 @@ func (p *DataPort) respond(now uint64, max int) error {
 		q.busy = false
 		p.npend--
 		p.resp = ingress.LoadResponse{LID: uint32(best), Resp: ingress.LRespOkay, Data: q.data, Time: p.now}
+		if len(p.recs) > 0 {
+			// held with the accesses, in its place
+			if err := p.hold(portEv{r: p.resp, resp: true}); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := p.split.Response(&p.resp); err != nil {
 			return err
 		}
@@ -194,9 +248,53 @@ var amoTypes = [32]ingress.DType{
 	0x14: ingress.DTypeAtomicMax, 0x18: ingress.DTypeAtomicMin, 0x1c: ingress.DTypeAtomicMax,
 }
 
+// send sends an access of the instruction at p.pc, or holds it when a
+// multi-access instruction's retirements must be placed among the
+// accesses (from its second access on).
 func (p *DataPort) send(a *ingress.Access) error {
 	p.Accesses++
-	return p.sink.Access(a)
+	p.nsend++
+	if p.nsend == 2 {
+		p.recs = append(p.recs, multiRec{pc: p.pc, size: p.isize})
+	}
+	if p.nsend < 2 && len(p.recs) == 0 {
+		return p.sink.Access(a)
+	}
+	e := portEv{a: *a}
+	if p.nsend >= 2 {
+		e.seg, e.first = int32(len(p.recs)), p.nsend == 2
+	}
+	return p.hold(e)
+}
+
+// hold appends e to the events held for the open block.
+func (p *DataPort) hold(e portEv) error {
+	if len(p.evs) >= maxPortEvs {
+		return fmt.Errorf("sim: data port: %d accesses held without the ingress block of their instructions", len(p.evs))
+	}
+	p.evs = append(p.evs, e)
+	return nil
+}
+
+// sendHeld sends the events held (with no retirements among them: the
+// run ended without the block).
+func (p *DataPort) sendHeld() error {
+	evs := p.evs
+	p.evs, p.recs = p.evs[:0], p.recs[:0]
+	for i := range evs {
+		if err := p.sendEv(&evs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendEv sends one event held.
+func (p *DataPort) sendEv(e *portEv) error {
+	if e.resp {
+		return p.split.Response(&e.r)
+	}
+	return p.sink.Access(&e.a)
 }
 
 // flush reports a pending failed sc (rd x0).
@@ -222,6 +320,10 @@ func (p *DataPort) Inst(hart int, time uint64, pc uint64, raw uint32, priv ingre
 	}
 	p.ninst++
 	p.now = time
+	p.nsend, p.isize = 0, 4
+	if raw&3 != 3 {
+		p.isize = 2
+	}
 	if p.npend > 0 {
 		if err := p.respond(p.ninst, len(p.pend)); err != nil {
 			return err
@@ -400,7 +502,10 @@ func (p *DataPort) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool
 // Ingress returns next, the sink of the hart's ingress blocks, wrapped
 // so that closing it first sends what the port still holds (Flush): the
 // simulator closes its ingress sink when the run ends, and the last
-// responses of split requests must reach the encoder before.
+// responses of split requests must reach the encoder before. next sees
+// the retirements of the port's instruction trace interface: a
+// multi-access instruction once per access (see DataPort); IngressSplit
+// also feeds a sink that sees each instruction once.
 //
 // The wrapper also keeps an instruction's accesses before the block that
 // retires it: the hart ends a block at a control transfer before it
@@ -408,12 +513,23 @@ func (p *DataPort) Trap(hart int, time uint64, priv ingress.Priv, interrupt bool
 // control transfer that accesses memory, a Zcmp pop-return (cm.popret,
 // cm.popretz). A block ending in a return is therefore held until the
 // next block, the next instruction or trap, or the end.
-func (p *DataPort) Ingress(next ingress.Sink) ingress.Sink { return &portIngress{next, p} }
+func (p *DataPort) Ingress(next ingress.Sink) ingress.Sink { return &portIngress{lit: next, p: p} }
+
+// IngressSplit is Ingress with two sinks: lit sees the retirements of the
+// data trace interface's instruction side (a multi-access instruction
+// once per access: an E-Trace encoder tracing data, the ingress CSV),
+// plain the hart's own blocks (each instruction once: the flow outputs,
+// an N-Trace encoder, anything that counts or follows instructions).
+// Either may be nil. plain gets each block before lit gets its
+// retirements.
+func (p *DataPort) IngressSplit(lit, plain ingress.Sink) ingress.Sink {
+	return &portIngress{lit: lit, plain: plain, p: p}
+}
 
 // portIngress is the ingress sink Ingress returns.
 type portIngress struct {
-	ingress.Sink
-	p *DataPort
+	lit, plain ingress.Sink
+	p          *DataPort
 }
 
 // Block implements ingress.Sink.
@@ -423,10 +539,80 @@ func (s *portIngress) Block(b *ingress.Block) error {
 		return err
 	}
 	if b.IType == ingress.ITypeReturn {
-		p.held, p.heldTo, p.holding = *b, s.Sink, true
+		p.held, p.heldTo, p.holding = *b, s, true
 		return nil
 	}
-	return s.Sink.Block(b)
+	return s.deliver(b)
+}
+
+// deliver sends the hart's block b: to plain as it is, and to lit as the
+// retirements of the instruction trace interface, the accesses held
+// placed among them.
+func (s *portIngress) deliver(b *ingress.Block) error {
+	p := s.p
+	if s.plain != nil {
+		if err := s.plain.Block(b); err != nil {
+			return err
+		}
+	}
+	if len(p.recs) == 0 {
+		if s.lit == nil {
+			return nil
+		}
+		return s.lit.Block(b)
+	}
+	return p.retire(b, s.lit)
+}
+
+// retire sends block b as the retirements of the interface (to lit, if
+// not nil), with the accesses and responses held among them: each
+// multi-access instruction of recs (all in b) retires once per access,
+// each retirement after its access (see DataPort).
+func (p *DataPort) retire(b *ingress.Block, lit ingress.Sink) error {
+	amask := ^uint64(0)
+	if p.m.xlen == 32 {
+		amask = 1<<32 - 1
+	}
+	total := 2 * uint64(b.IRetire)
+	start := uint64(0) // offset in b of the retirements not yet sent
+	r := *b
+	r.Cause, r.TVal, r.SIJump, r.IType = 0, 0, false, ingress.ITypeNone
+	evs := p.evs
+	for i := range evs {
+		e := &evs[i]
+		if e.seg > 0 {
+			m := p.recs[e.seg-1]
+			off := (m.pc - b.IAddr) & amask
+			if off < start || off+uint64(m.size) > total || !e.first && off != start {
+				p.evs, p.recs = p.evs[:0], p.recs[:0]
+				return fmt.Errorf("sim: data port: the accesses of the instruction at %#x do not belong to the ingress block %#x..%#x", m.pc, b.IAddr, b.LastAddr())
+			}
+			r.IAddr = (b.IAddr + start) & amask
+			r.IRetire = uint32((off + uint64(m.size) - start) / 2)
+			r.ILastSize = lastSizeCode(m.size)
+			if lit != nil {
+				if err := lit.Block(&r); err != nil {
+					return err
+				}
+			}
+			r.CType = ingress.CTypeUnreported // (reported once)
+			start = off
+		}
+		if err := p.sendEv(e); err != nil {
+			return err
+		}
+	}
+	p.evs, p.recs = evs[:0], p.recs[:0]
+	r = *b
+	r.IAddr = (b.IAddr + start) & amask
+	r.IRetire = uint32((total - start) / 2)
+	if start > 0 {
+		r.CType = ingress.CTypeUnreported
+	}
+	if lit == nil {
+		return nil
+	}
+	return lit.Block(&r)
 }
 
 // heldLast returns the address of the last instruction of the held
@@ -450,16 +636,21 @@ func (p *DataPort) release() error {
 		return nil
 	}
 	p.holding = false
-	return p.heldTo.Block(&p.held)
+	return p.heldTo.deliver(&p.held)
 }
 
-// Close flushes the data port, then closes the sink.
+// Close flushes the data port, then closes the sinks.
 func (s *portIngress) Close() error {
-	if err := s.p.Flush(); err != nil {
-		s.Sink.Close()
-		return err
+	err := s.p.Flush()
+	for _, k := range []ingress.Sink{s.plain, s.lit} {
+		if k == nil {
+			continue
+		}
+		if e := k.Close(); err == nil {
+			err = e
+		}
 	}
-	return s.Sink.Close()
+	return err
 }
 
 // Flush reports what the port still holds (a failed sc with rd x0 that
@@ -473,5 +664,8 @@ func (p *DataPort) Flush() error {
 		return err
 	}
 	p.now++ // (the responses come after the last instruction)
-	return p.respond(^uint64(0), len(p.pend))
+	if err := p.respond(^uint64(0), len(p.pend)); err != nil {
+		return err
+	}
+	return p.sendHeld()
 }

@@ -382,9 +382,12 @@ func runRun(args []string) error {
 			if err := traceThroughSystem(ts.sys, newEnc, filterCfg, encImg, &rawEncs); err != nil {
 				return err
 			}
+			ts.folds = make([]*ingress.Folder, len(rawEncs))
 			for h, e := range rawEncs {
 				if ds := dataSinkOf(e); ds != nil {
-					dsinks[h] = append(dsinks[h], ds)
+					// (sysSink returns it from now on)
+					ts.folds[h] = dataFolder(ts.sysSink(h), ds, img)
+					dsinks[h] = append(dsinks[h], ts.folds[h])
 				}
 			}
 		}
@@ -431,8 +434,12 @@ func runRun(args []string) error {
 				// its observer (chained with --tarmac-full's), through
 				// the filter stage if there is one (it passes the
 				// accesses of the blocks it traces that the data
-				// filters let through).
-				dsinks[h] = append(dsinks[h], ds)
+				// filters let through), a multi-access instruction
+				// retired once per access, folded back in front of
+				// the encoder component (run_data.go).
+				f := dataFolder(enc, ds, img)
+				dsinks[h] = append(dsinks[h], f)
+				enc = f
 			}
 			if useAsync(*asyncEnc, fs) && !data {
 				// (the data port calls the encoder from the simulator's
@@ -962,13 +969,17 @@ func hartFiles(names []string) string {
 	return strings.Join(l, ", ")
 }
 
-// withPort returns hart 0's ingress sink s, closed after the data port
-// delivered what it holds (the split protocol's last responses).
+// withPort returns a hart's ingress sink s, closed after the data port
+// delivered what it holds (the split protocol's last responses). The
+// sinks of s that take the retirements of the data trace interface (a
+// multi-access instruction once per access: the encoders tracing data,
+// through their Folder, and the ingress CSV writer) get them, the others
+// the hart's own blocks (run_data.go).
 func withPort(p *sim.DataPort, s ingress.Sink) ingress.Sink {
 	if p == nil {
 		return s
 	}
-	return p.Ingress(s)
+	return portSinks(p, s)
 }
 
 // dataFanout sends each data access to several sinks.

@@ -10,6 +10,7 @@ import (
 	"github.com/rvtrace/rvtrace/filter"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 	tproto "github.com/rvtrace/rvtrace/protocol"
 )
 
@@ -170,6 +171,9 @@ func runEncode(args []string) error {
 		if c, ok := src.(counted); ok && c.Instructions() > 0 {
 			n := c.Instructions()
 			line += fmt.Sprintf(", %d instructions, %.3f bits/instr", n, float64(cw.n*8)/float64(n))
+		}
+		if fs, ok := src.(*ingress.FoldSource); ok && fs.Folded() > 0 {
+			line += fmt.Sprintf(" (%d repeated retirements of multi-access instructions folded)", fs.Folded())
 		}
 		if d, ok := src.(interface{ Discontinuities() uint64 }); ok && d.Discontinuities() > 0 {
 			line += fmt.Sprintf(" (%d unexplained PC changes reported as exceptions)", d.Discontinuities())

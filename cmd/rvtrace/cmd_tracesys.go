@@ -38,6 +38,9 @@ type traceSys struct {
 	sinks   []ingress.Sink // what AttachTrace connected to each hart
 	out     io.WriteCloser // --trace-capture-all: the file drained into
 	bw      *bufio.Writer
+	// by hart: the Folder in front of an encoder tracing data
+	// (run_data.go), nil for the others
+	folds []*ingress.Folder
 }
 
 func traceSysFlags(fs *flag.FlagSet) *traceSys {
@@ -160,7 +163,12 @@ func (t *traceSys) with(h int, s ingress.Sink) ingress.Sink {
 }
 
 // sysSink is what AttachTrace connected to hart h.
-func (t *traceSys) sysSink(h int) ingress.Sink { return t.sinks[h] }
+func (t *traceSys) sysSink(h int) ingress.Sink {
+	if h < len(t.folds) && t.folds[h] != nil {
+		return t.folds[h]
+	}
+	return t.sinks[h]
+}
 
 // finish runs the script's end, stops the trace system and writes the
 // capture, saying on stderr what it holds and how to decode it.

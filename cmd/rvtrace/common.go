@@ -185,6 +185,12 @@ func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Clos
 		if sk, ok := src.(ingress.Skipper); ok {
 			c = skipReporter{c, sk}
 		}
+		if cs, ok := src.(*ingress.CSVSource); ok {
+			// an ingress CSV written with data trace retires a
+			// multi-access instruction once per access: each
+			// instruction executed is read once
+			src = ingress.NewFoldSource(cs)
+		}
 		return src, c, nil
 	}
 }

@@ -281,7 +281,10 @@ func etraceDataMerge(enc *tracectl.Encoder, name string, img *image.Set) (ingres
 		f.Close()
 		return nil, err
 	}
-	m := ingress.NewDataMerger(componentData{enc, enc.DataSink()}, ds)
+	// (the retirements of a multi-access instruction, once per access in
+	// files run writes, are folded in front of the encoder, as run does)
+	c := componentData{enc, enc.DataSink()}
+	m := ingress.NewDataMerger(dataFolder(c, c, img), ds)
 	m.PerInst = func(iaddr uint64) int {
 		if in := img.InstPtr(iaddr); in != nil {
 			return etrace.DataAccesses(in)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rvtrace/rvtrace/etrace"
+	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/sim"
 	"github.com/rvtrace/rvtrace/tarmac"
@@ -98,4 +99,54 @@ func dataStats(encs []ingress.Sink, ports []*sim.DataPort) (st etrace.DataStats,
 		ok = true
 	}
 	return st, ok
+}
+
+// dataFolder returns the first stage of the encoder component enc (an
+// ingress sink) whose data trace interface input is ds: a Folder that
+// folds the retirements the data port reports once per access (a Zcmp
+// push or pop, a cbo.zero: E-Trace's data trace interface) back into one,
+// so that the filters and the encoder see each instruction executed once
+// (ingress.Folder). It knows from the image how many accesses each
+// instruction makes; an instruction the image does not hold is waited
+// for until the next block.
+func dataFolder(enc ingress.Sink, ds ingress.SplitDataSink, img *image.Set) *ingress.Folder {
+	f := ingress.NewFolder(enc, ds)
+	f.Multi = func(iaddr uint64) int {
+		if in := img.InstPtr(iaddr); in != nil {
+			return etrace.DataAccesses(in)
+		}
+		return 0
+	}
+	return f
+}
+
+// portSinks connects the ingress sinks of s (a fanout, or one sink) to
+// the data port p: those that take the data trace interface's
+// retirements (ingress.Folder, the ingress CSV writer) to its
+// instruction side, the others to the hart's own blocks
+// (sim.DataPort.IngressSplit).
+func portSinks(p *sim.DataPort, s ingress.Sink) ingress.Sink {
+	var lit, plain fanout
+	var sort func(s ingress.Sink)
+	sort = func(s ingress.Sink) {
+		switch k := s.(type) {
+		case fanout:
+			for _, e := range k {
+				sort(e)
+			}
+		case *ingress.Folder, *ingress.CSVWriter:
+			lit = append(lit, s)
+		default:
+			plain = append(plain, s)
+		}
+	}
+	sort(s)
+	var l, pl ingress.Sink
+	if len(lit) > 0 {
+		l = lit.sink()
+	}
+	if len(plain) > 0 {
+		pl = plain.sink()
+	}
+	return p.IngressSplit(l, pl)
 }

@@ -90,7 +90,11 @@ func directTrace(t *testing.T, proto, prog string, harts int, args []string) []b
 			// the hart's data trace interface, through the filter stage
 			// if there is one (it passes the accesses of the blocks it
 			// traces that the data filters let through)
-			port := sim.NewDataPort(m, enc.(ingress.DataSink))
+			// (a multi-access instruction's retirements folded in
+			// front of the filter stage, as run does)
+			f := ingress.NewFolder(enc, enc.(ingress.DataSink))
+			enc = f
+			port := sim.NewDataPort(m, f)
 			if c := de.Config(); c.Split {
 				if err := port.SetSplit(c.LRIDWidth); err != nil {
 					t.Fatal(err)
