@@ -437,19 +437,24 @@ func runRun(args []string) error {
 				// filters let through), a multi-access instruction
 				// retired once per access, folded back in front of
 				// the encoder component (run_data.go).
-				f := dataFolder(enc, ds, img)
+				// Zcmt table jumps, from the bytes the hart ran
+				// (withTableJumps), between the folder and the encoder:
+				// the data port gives the folder the retirements
+				f := dataFolder(withTableJumps(enc, m, h, img, nil), ds, img)
 				dsinks[h] = append(dsinks[h], f)
 				enc = f
-			}
-			if useAsync(*asyncEnc, fs) && !data {
-				// (the data port calls the encoder from the simulator's
-				// goroutine: no second one with data trace)
-				// Encode on the second core while the simulator runs.
-				enc = ingress.Async(enc)
-			}
-			if *trace == "etrace" {
-				// Zcmt table jumps, from the bytes the hart ran
-				enc = withTableJumps(enc, m, h, img, nil)
+			} else {
+				if useAsync(*asyncEnc, fs) {
+					// (the data port calls the encoder from the simulator's
+					// goroutine: no second one with data trace)
+					// Encode on the second core while the simulator runs.
+					enc = ingress.Async(enc)
+				}
+				if *trace == "etrace" {
+					// Zcmt table jumps, from the bytes the hart ran (in
+					// the simulator's goroutine)
+					enc = withTableJumps(enc, m, h, img, nil)
+				}
 			}
 			encs = append(encs, enc)
 		}
