@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
@@ -74,6 +75,11 @@ type Trial struct {
 	FirstSync uint64
 	// Err is what the decoder returned (nil when it finished).
 	Err error
+	// Digest is a hash of the events decoded before the cut end of a
+	// prefix, without their byte offsets and message indexes: two trial
+	// decodes of the same bytes with the same digest gave the same flow
+	// (sources, instructions, traps, data accesses, gaps).
+	Digest uint64
 }
 
 // Fits reports whether the decoder followed the image through the start
@@ -112,6 +118,9 @@ type trialSink struct {
 }
 
 func (t *trialSink) Event(e *flow.Event) error {
+	if e.Kind != flow.KindGap || e.Offset < t.cut {
+		t.digest(e)
+	}
 	switch e.Kind {
 	case flow.KindRange:
 		t.res.Instructions += e.N
@@ -139,6 +148,28 @@ func (t *trialSink) Event(e *flow.Event) error {
 }
 
 func (t *trialSink) Close() error { return nil }
+
+// digest adds e to Trial.Digest (FNV-1a over 64-bit words).
+func (t *trialSink) digest(e *flow.Event) {
+	h := t.res.Digest
+	if h == 0 {
+		h = 14695981039346656037
+	}
+	a := &e.Access
+	for _, v := range [...]uint64{uint64(e.Kind), uint64(e.Src), uint64(e.End), b2u(e.Interrupt), uint64(e.Priv), uint64(e.Reason),
+		e.N, e.Start, e.Last, e.Addr, e.Target, e.Cause, e.TVal, e.Context, e.Time,
+		a.IAddr, a.DAddr, a.Data, a.SData, uint64(a.LRID), uint64(a.DType), uint64(a.DSize), b2u(a.Split), uint64(e.AccessHas)} {
+		h = (h ^ v) * 1099511628211
+	}
+	t.res.Digest = h
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // MismatchError says that a trace does not fit the protocol, the
 // configuration or the image it is decoded with, and what it looks like
@@ -272,4 +303,47 @@ func Guess(in *Input, cfg *Config) (Protocol, float64) {
 		}
 	}
 	return best, score
+}
+
+// Framing is a configuration a trace may be framed with (the source ID
+// field of N-Trace messages, the encapsulation of E-Trace packets), and
+// how the start of the trace decodes with it.
+type Framing struct {
+	Config *Config
+	Trial  Trial
+}
+
+// better reports whether trial a decodes the start of a trace better than
+// b: fewer gaps, then more instructions.
+func better(a, b Trial) bool {
+	if a.Gaps != b.Gaps {
+		return a.Gaps < b.Gaps
+	}
+	return a.Instructions > b.Instructions
+}
+
+// ChooseFraming decodes the start of the trace with p and each of the
+// candidate configurations, given in order of preference, and returns
+// those that decode it best: the fewest gaps, then the most instructions,
+// with at least one instruction after a sync. Candidates that decode it to
+// the same flow (Trial.Digest) are one: the first of them stands for the
+// others. One Framing returned is the framing of the trace as far as its
+// start tells; several decode it equally well to different flows (the
+// start does not tell them apart: the caller must not choose); none, no
+// candidate decodes an instruction.
+func ChooseFraming(p Protocol, in *Input, img *image.Set, cands []*Config) []Framing {
+	var best []Framing
+	for _, c := range cands {
+		t := TrialDecode(p, in, img, c)
+		if t.Instructions == 0 || t.Syncs == 0 {
+			continue
+		}
+		switch {
+		case len(best) == 0 || better(t, best[0].Trial):
+			best = append(best[:0], Framing{c, t})
+		case !better(best[0].Trial, t) && !slices.ContainsFunc(best, func(f Framing) bool { return f.Trial.Digest == t.Digest }):
+			best = append(best, Framing{c, t})
+		}
+	}
+	return best
 }

@@ -343,23 +343,26 @@ func (s *etraceCSVSink) Close() error {
 func etraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 	cfgf := etraceConfigFlags(fs)
 	csvIn := fs.Bool("csv", false, "the trace is a te_inst CSV file (default for names ending in .te_inst)")
-	return func(name string) (*tproto.Config, func(tproto.Decoder), error) {
+	return func(name string) (*decodeSetup, error) {
 		cfg, err := cfgf()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		csv := *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv")
 		c := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
 		c.ETrace, c.ETraceCSV = cfg, csv
-		var after func(tproto.Decoder)
+		s := &decodeSetup{cfg: c}
 		if !csv {
-			after = func(d tproto.Decoder) {
-				if h := etraceSourceHint(d, &cfg); h != "" {
+			s.after = func(d tproto.Decoder, c *tproto.Config) {
+				if h := etraceSourceHint(d, &c.ETrace); h != "" {
 					fmt.Fprintf(stderr, "%s: hint: %s\n", name, h)
 				}
 			}
+			if !framingGiven(fs, "etrace") {
+				s.detect = detectETraceFraming
+			}
 		}
-		return c, after, nil
+		return s, nil
 	}
 }
 
