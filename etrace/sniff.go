@@ -135,8 +135,10 @@ const (
 // more, the data trace readings are the layouts of rvtrace run's data
 // trace: one hart's instruction and data sources (either way round), or N
 // harts' (hart h's instruction packets h, its data packets N + h, for each
-// N the highest ID allows), each with every data packet layout (unified or split
-// protocol, address and value or one of them, compressed or not); with the
+// N the highest ID allows), with the data packet layout the doptions of
+// the first support packet announce (unified or split protocol, address
+// and value or one of them, compressed or not, CSR accesses), or every
+// layout when the start has no support packet; with the
 // type field, the type says which sources are data. SniffFramings never
 // fails; bytes that are not E-Trace give no guess. Telling apart guesses
 // that parse equally well needs the program (a trial decode: package
@@ -169,7 +171,7 @@ func SniffFramings(prefix []byte, base *Config) []FramingGuess {
 			// the source ID alone
 			c := u
 			c.SrcBits = max(bits.Len32(top), 8*(k-1)+1)
-			guessData(&c, vals, nil, add)
+			guessData(prefix, &c, vals, nil, add)
 			// a source ID and the 2-bit type (2: instruction, 3:
 			// data) above it
 			b := bits.Len32(top) - 2
@@ -187,7 +189,7 @@ func SniffFramings(prefix []byte, base *Config) []FramingGuess {
 			}
 			if ok {
 				c.SrcBits, c.TypeField = b, true
-				guessData(&c, ids, data, add)
+				guessData(prefix, &c, ids, data, add)
 			}
 		}
 	}
@@ -246,7 +248,7 @@ func sourceFields(prefix []byte, u *Config, k int) []uint32 {
 // guessData adds the instruction trace reading of c's framing with the
 // sources ids, and its data trace readings: data, when not nil, says
 // which of ids are data sources (the type field).
-func guessData(c *Config, ids []uint32, data []bool, add func(Config, []uint32)) {
+func guessData(prefix []byte, c *Config, ids []uint32, data []bool, add func(Config, []uint32)) {
 	srcs := slices.Clone(ids)
 	slices.Sort(srcs)
 	srcs = slices.Compact(srcs)
@@ -286,24 +288,70 @@ func guessData(c *Config, ids []uint32, data []bool, add func(Config, []uint32))
 	for n := max(top/2+1, 2); n <= top && n <= top/2+16; n++ {
 		readings = append(readings, reading{0, DataConfig{SrcID: n, Harts: int(n)}})
 	}
+	// the data packets' layouts: the one the support packet's doptions
+	// announce, or every one when the start has none
+	var layouts []DataConfig
+	layout := func(fields DataFields, split, noCompress, csr bool) {
+		dc := DataConfig{DataWidth: 64, DAddressWidth: c.Params.IAddressWidth, CSR: csr, CSRWidth: 64,
+			Fields: fields, Split: split, NoCompress: noCompress}
+		if split {
+			dc.LRIDWidth = 3 // lrid_width_p: rvtrace run's
+		}
+		layouts = append(layouts, dc)
+	}
+	if dopt, ok := supportDOptions(prefix, c); ok {
+		fields := DataAddrValue
+		switch {
+		case dopt&doptNoValue != 0:
+			fields = DataAddrOnly
+		case dopt&doptNoAddr != 0:
+			fields = DataValueOnly
+		}
+		layout(fields, dopt&doptSplit != 0, dopt&doptCompress == 0, dopt&doptCSR != 0)
+	} else {
+		for _, split := range []bool{false, true} {
+			for _, fields := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
+				for _, noCompress := range []bool{false, true} {
+					layout(fields, split, noCompress, fields != DataValueOnly)
+				}
+			}
+		}
+	}
 	for _, r := range readings {
 		d := *c
 		d.SrcID = r.inst
 		if !isData(&r.data) {
 			continue
 		}
-		for _, split := range []bool{false, true} {
-			for _, fields := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
-				for _, noCompress := range []bool{false, true} {
-					dc := DataConfig{DataWidth: 64, DAddressWidth: c.Params.IAddressWidth, CSR: fields != DataValueOnly, CSRWidth: 64,
-						SrcID: r.data.SrcID, Harts: r.data.Harts, Fields: fields, Split: split, NoCompress: noCompress}
-					if split {
-						dc.LRIDWidth = 3 // lrid_width_p: rvtrace run's
-					}
-					d.Data = &dc
-					add(d, srcs)
-				}
+		for _, l := range layouts {
+			dc := l
+			dc.SrcID, dc.Harts = r.data.SrcID, r.data.Harts
+			d.Data = &dc
+			add(d, srcs)
+		}
+	}
+}
+
+// supportDOptions returns the doptions of the first support packet of
+// prefix framed as c says (without data trace: the data packets do not
+// parse) that turns data trace on.
+func supportDOptions(prefix []byte, c *Config) (uint8, bool) {
+	if c.Version != V2 {
+		return 0, false
+	}
+	codec := NewCodec(c)
+	sc := NewScanner(bytes.NewReader(prefix), c)
+	var p Packet
+	for {
+		if !sc.Scan() {
+			if _, ok := sc.Err().(*FramingError); !ok || sc.Done() {
+				return 0, false
 			}
+			continue
+		}
+		fr := sc.Frame()
+		if codec.Parse(fr.Payload, fr.Support, &p) == nil && p.Format == FormatSync && p.Subformat == SubSupport && p.DEnable != 0 {
+			return p.DOptions, true
 		}
 	}
 }

@@ -70,6 +70,9 @@ type Trial struct {
 	Instructions uint64
 	Gaps         int
 	Syncs        int
+	// Warnings counts the warnings (flow.KindWarn: a configuration
+	// that disagrees with what the trace announces).
+	Warnings     int
 	SyncsInImage int
 	// FirstSync is the address of the first sync event (when Syncs > 0).
 	FirstSync uint64
@@ -132,6 +135,8 @@ func (t *trialSink) Event(e *flow.Event) error {
 		if t.img.Contains(e.Addr) {
 			t.res.SyncsInImage++
 		}
+	case flow.KindWarn:
+		t.res.Warnings++
 	case flow.KindGap:
 		if e.Addr != 0 && errors.Is(e.Err, decode.ErrOutsideImage) {
 			// A sync whose address is outside every image.
@@ -314,17 +319,21 @@ type Framing struct {
 }
 
 // better reports whether trial a decodes the start of a trace better than
-// b: fewer gaps, then more instructions.
+// b: fewer gaps, then fewer warnings, then more instructions.
 func better(a, b Trial) bool {
 	if a.Gaps != b.Gaps {
 		return a.Gaps < b.Gaps
+	}
+	if a.Warnings != b.Warnings {
+		return a.Warnings < b.Warnings
 	}
 	return a.Instructions > b.Instructions
 }
 
 // ChooseFraming decodes the start of the trace with p and each of the
 // candidate configurations, given in order of preference, and returns
-// those that decode it best: the fewest gaps, then the most instructions,
+// those that decode it best: the fewest gaps, then the fewest warnings,
+// then the most instructions,
 // with at least one instruction after a sync. Candidates that decode it to
 // the same flow (Trial.Digest) are one: the first of them stands for the
 // others. One Framing returned is the framing of the trace as far as its
