@@ -281,12 +281,10 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 			merged.Decode.AllowTruncated = *df.allowTrunc
 		}
 		lib, err := tproto.Detect(in, img, &merged)
-		if err != nil {
+		for _, a := range pc.alts {
 			// no protocol fits: an ambiguous framing says why
-			for _, n := range detected {
-				if n.err != nil {
-					return fmt.Errorf("%s: %w", name, n.err)
-				}
+			if n := detected[a.p.name]; n.err != nil && (err != nil || !tproto.TrialDecode(lib, in, img, &merged).Fits()) {
+				return fmt.Errorf("%s: %w", name, n.err)
 			}
 		}
 		if (err != nil || lib.Name() != "etrace" && lib.Sniff(in.Prefix, &merged) < 0.99) && !merged.ETraceCSV {
