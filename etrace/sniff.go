@@ -32,6 +32,13 @@ func (r SniffResult) Score() float64 {
 	return float64(r.Good) / float64(r.Bytes)
 }
 
+// newSniffScanner returns a scanner of prefix framed as cfg says, with a
+// buffer no larger than prefix needs.
+func newSniffScanner(prefix []byte, cfg *Config) *Scanner {
+	n := min(len(prefix)+2*maxFrame, scanBufSize)
+	return &Scanner{cfg: cfg, r: bytes.NewReader(prefix), buf: make([]byte, n), raw: cfg.Encap == EncapRaw}
+}
+
 // Sniff parses prefix, the first bytes of a trace (SniffBytes are
 // enough), as packets framed as cfg says, and tells how well they parse.
 // It reads nothing else and never fails: bytes that are not E-Trace give
@@ -41,7 +48,7 @@ func (r SniffResult) Score() float64 {
 func Sniff(prefix []byte, cfg *Config) SniffResult {
 	var res SniffResult
 	c := NewCodec(cfg)
-	sc := NewScanner(bytes.NewReader(prefix), cfg)
+	sc := newSniffScanner(prefix, cfg)
 	var p Packet
 	var dc *dataCodec
 	dataCfg := cfg.Data
@@ -113,15 +120,15 @@ type FramingGuess struct {
 // guessFloor is the least Score of a framing SniffFramings returns, and
 // guessMargin how far below the best one it may be.
 const (
-	guessFloor  = 0.9
+	guessFloor  = 0.75
 	guessMargin = 0.05
 )
 
 // SniffFramings parses prefix, the first bytes of a trace (SniffBytes are
 // enough), in every framing rvtrace's encoders and the trace system write
 // E-Trace in, and returns those in which it reads nearly as well as in the
-// best one (and reads at all: a sync packet, nine tenths of the bytes in
-// packets that parse), in order of preference: the raw framing, then the
+// best one (and reads at all: a sync packet, three quarters of the bytes
+// in packets that parse), in order of preference: the raw framing, then the
 // UTDD encapsulation with a timestamp of 0 to 8 bytes, a source ID field
 // of 0, 1 or 2 bytes, without and with the 2-bit type field, and for each
 // the instruction trace alone before the data trace readings. base gives
@@ -148,7 +155,7 @@ func SniffFramings(prefix []byte, base *Config) []FramingGuess {
 		prefix = prefix[:SniffBytes]
 	}
 	var out []FramingGuess
-	add := func(c Config, srcs []uint32) {
+	add := func(prefix []byte, c Config, srcs []uint32) {
 		r := Sniff(prefix, &c)
 		if r.Syncs == 0 || r.Packets < 2 || r.Score() < guessFloor {
 			return
@@ -157,39 +164,18 @@ func SniffFramings(prefix []byte, base *Config) []FramingGuess {
 	}
 	raw := *base
 	raw.Encap, raw.SrcBits, raw.SrcID, raw.TypeField, raw.TimestampBytes = EncapRaw, 0, 0, false, 0
-	add(raw, nil)
+	add(prefix, raw, nil)
 	for ts := 0; ts <= 8; ts++ {
 		u := *base
 		u.Encap, u.SrcBits, u.SrcID, u.TypeField, u.TimestampBytes, u.Data = EncapUTDD, 0, 0, false, ts, nil
-		add(u, nil)
+		add(prefix, u, nil)
 		for k := 1; k <= 2; k++ {
-			vals := sourceFields(prefix, &u, k)
-			if len(vals) == 0 {
-				continue
-			}
-			top := vals[len(vals)-1]
-			// the source ID alone
-			c := u
-			c.SrcBits = max(bits.Len32(top), 8*(k-1)+1)
-			guessData(prefix, &c, vals, nil, add)
-			// a source ID and the 2-bit type (2: instruction, 3:
-			// data) above it
-			b := bits.Len32(top) - 2
-			if b < 0 || (b+2+7)/8 != k {
-				continue
-			}
-			var ids []uint32
-			var data []bool
-			ok := true
-			for _, v := range vals {
-				t := v >> uint(b)
-				ok = ok && (t == 2 || t == 3)
-				ids = append(ids, v&(1<<uint(b)-1))
-				data = append(data, t == 3)
-			}
-			if ok {
-				c.SrcBits, c.TypeField = b, true
-				guessData(prefix, &c, ids, data, add)
+			frequent, all := sourceFields(prefix, &u, k)
+			for i, vals := range [][]uint32{frequent, all} {
+				if len(vals) == 0 || i == 1 && slices.Equal(vals, frequent) {
+					continue
+				}
+				guessSources(prefix, &u, k, vals, add)
 			}
 		}
 	}
@@ -211,12 +197,14 @@ func SniffFramings(prefix []byte, base *Config) []FramingGuess {
 
 // sourceFields scans prefix framed as u (UTDD, no source ID field) says
 // but with a source ID field of k whole bytes, and returns the values of
-// that field seen in two frames or more, in increasing order, or nil when
-// the frames do not read so (a framing error every tenth frame).
-func sourceFields(prefix []byte, u *Config, k int) []uint32 {
+// that field seen in two frames or more (all), and those among them seen
+// in one frame in 64 (frequent: not a damaged field's), in increasing
+// order; nil when the frames do not read so (a framing error every tenth
+// frame).
+func sourceFields(prefix []byte, u *Config, k int) (frequent, all []uint32) {
 	c := *u
 	c.SrcBits = 8 * k
-	sc := NewScanner(bytes.NewReader(prefix), &c)
+	sc := newSniffScanner(prefix, &c)
 	seen := map[uint32]int{}
 	frames, errs := 0, 0
 	for {
@@ -233,22 +221,52 @@ func sourceFields(prefix []byte, u *Config, k int) []uint32 {
 		errs++
 	}
 	if frames < 2 || errs*10 > frames {
-		return nil
+		return nil, nil
 	}
-	var vals []uint32
 	for v, n := range seen {
 		if n >= 2 {
-			vals = append(vals, v)
+			all = append(all, v)
+			if n*64 >= frames {
+				frequent = append(frequent, v)
+			}
 		}
 	}
-	slices.Sort(vals)
-	return vals
+	slices.Sort(all)
+	slices.Sort(frequent)
+	return frequent, all
+}
+
+// guessSources adds the readings of a source ID field of k bytes whose
+// values are vals (sorted) to u's framing: the narrowest source ID that
+// holds them, and a source ID below the 2-bit type field (2: instruction,
+// 3: data) when the values have one.
+func guessSources(prefix []byte, u *Config, k int, vals []uint32, add func([]byte, Config, []uint32)) {
+	top := vals[len(vals)-1]
+	c := *u
+	c.SrcBits = max(bits.Len32(top), 8*(k-1)+1)
+	guessData(prefix, &c, vals, nil, add)
+	b := bits.Len32(top) - 2
+	if b < 0 || (b+2+7)/8 != k {
+		return
+	}
+	var ids []uint32
+	var data []bool
+	for _, v := range vals {
+		t := v >> uint(b)
+		if t != 2 && t != 3 {
+			return
+		}
+		ids = append(ids, v&(1<<uint(b)-1))
+		data = append(data, t == 3)
+	}
+	c.SrcBits, c.TypeField = b, true
+	guessData(prefix, &c, ids, data, add)
 }
 
 // guessData adds the instruction trace reading of c's framing with the
 // sources ids, and its data trace readings: data, when not nil, says
 // which of ids are data sources (the type field).
-func guessData(prefix []byte, c *Config, ids []uint32, data []bool, add func(Config, []uint32)) {
+func guessData(prefix []byte, c *Config, ids []uint32, data []bool, add func([]byte, Config, []uint32)) {
 	srcs := slices.Clone(ids)
 	slices.Sort(srcs)
 	srcs = slices.Compact(srcs)
@@ -256,7 +274,7 @@ func guessData(prefix []byte, c *Config, ids []uint32, data []bool, add func(Con
 		// (one decoder per source: Config.SrcID is not used)
 		i := *c
 		i.SrcID = 0
-		add(i, srcs)
+		add(prefix, i, srcs)
 	}
 	if len(srcs) < 2 {
 		return
@@ -299,16 +317,20 @@ func guessData(prefix []byte, c *Config, ids []uint32, data []bool, add func(Con
 		}
 		layouts = append(layouts, dc)
 	}
-	if dopt, ok := supportDOptions(prefix, c); ok {
+	dopt, support := supportDOptions(prefix, c)
+	switch {
+	case support && dopt < 0:
+		return // the trace says it has no data trace
+	case support:
 		fields := DataAddrValue
-		switch {
+		switch dopt := uint8(dopt); {
 		case dopt&doptNoValue != 0:
 			fields = DataAddrOnly
 		case dopt&doptNoAddr != 0:
 			fields = DataValueOnly
 		}
 		layout(fields, dopt&doptSplit != 0, dopt&doptCompress == 0, dopt&doptCSR != 0)
-	} else {
+	default:
 		for _, split := range []bool{false, true} {
 			for _, fields := range []DataFields{DataAddrValue, DataAddrOnly, DataValueOnly} {
 				for _, noCompress := range []bool{false, true} {
@@ -327,20 +349,21 @@ func guessData(prefix []byte, c *Config, ids []uint32, data []bool, add func(Con
 			dc := l
 			dc.SrcID, dc.Harts = r.data.SrcID, r.data.Harts
 			d.Data = &dc
-			add(d, srcs)
+			add(prefix, d, srcs)
 		}
 	}
 }
 
 // supportDOptions returns the doptions of the first support packet of
 // prefix framed as c says (without data trace: the data packets do not
-// parse) that turns data trace on.
-func supportDOptions(prefix []byte, c *Config) (uint8, bool) {
+// parse), or -1 when it says data trace is off (denable 0), and whether
+// there is one.
+func supportDOptions(prefix []byte, c *Config) (int, bool) {
 	if c.Version != V2 {
 		return 0, false
 	}
 	codec := NewCodec(c)
-	sc := NewScanner(bytes.NewReader(prefix), c)
+	sc := newSniffScanner(prefix, c)
 	var p Packet
 	for {
 		if !sc.Scan() {
@@ -350,8 +373,12 @@ func supportDOptions(prefix []byte, c *Config) (uint8, bool) {
 			continue
 		}
 		fr := sc.Frame()
-		if codec.Parse(fr.Payload, fr.Support, &p) == nil && p.Format == FormatSync && p.Subformat == SubSupport && p.DEnable != 0 {
-			return p.DOptions, true
+		if codec.Parse(fr.Payload, fr.Support, &p) != nil || p.Format != FormatSync || p.Subformat != SubSupport {
+			continue
 		}
+		if p.DEnable == 0 {
+			return -1, true
+		}
+		return int(p.DOptions), true
 	}
 }

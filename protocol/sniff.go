@@ -78,10 +78,11 @@ type Trial struct {
 	FirstSync uint64
 	// Err is what the decoder returned (nil when it finished).
 	Err error
-	// Digest is a hash of the events decoded before the cut end of a
-	// prefix, without their byte offsets and message indexes: two trial
-	// decodes of the same bytes with the same digest gave the same flow
-	// (sources, instructions, traps, data accesses, gaps).
+	// Digest is a hash of the events decoded but gaps and warnings,
+	// without their byte offsets and message indexes: two trial decodes
+	// of the same bytes with the same digest (and Gaps) gave the same
+	// flow (sources, instructions, traps, data accesses), told apart at
+	// most by where and why they lost trace.
 	Digest uint64
 }
 
@@ -121,7 +122,7 @@ type trialSink struct {
 }
 
 func (t *trialSink) Event(e *flow.Event) error {
-	if e.Kind != flow.KindGap || e.Offset < t.cut {
+	if e.Kind != flow.KindGap && e.Kind != flow.KindWarn {
 		t.digest(e)
 	}
 	switch e.Kind {
