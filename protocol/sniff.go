@@ -230,16 +230,7 @@ func DisplayName(p Protocol) string { return displayName(p.Name()) }
 // parses best as (Default on a tie). The error is a *MismatchError from Check when the best
 // guess does not fit either.
 func Detect(in *Input, img *image.Set, cfg *Config) (Protocol, error) {
-	var best Protocol
-	var bestN uint64
-	for _, p := range All() {
-		if cfg.ETraceCSV && p.Name() != "etrace" {
-			continue
-		}
-		if t := TrialDecode(p, in, img, cfg); t.Fits() && (best == nil || t.Instructions > bestN) {
-			best, bestN = p, t.Instructions
-		}
-	}
+	best := Fitting(in, img, cfg)
 	if best != nil {
 		return best, nil
 	}
@@ -250,6 +241,24 @@ func Detect(in *Input, img *image.Set, cfg *Config) (Protocol, error) {
 		}
 	}
 	return best, Check(best, in, img, cfg)
+}
+
+// Fitting returns the protocol whose decoder (with cfg) follows the image
+// through the start of the trace without a gap, decoding the most
+// instructions (Detect's choice when there is one), or nil when none
+// does.
+func Fitting(in *Input, img *image.Set, cfg *Config) Protocol {
+	var best Protocol
+	var bestN uint64
+	for _, p := range All() {
+		if cfg.ETraceCSV && p.Name() != "etrace" {
+			continue
+		}
+		if t := TrialDecode(p, in, img, cfg); t.Fits() && (best == nil || t.Instructions > bestN) {
+			best, bestN = p, t.Instructions
+		}
+	}
+	return best
 }
 
 // Check decodes the start of the trace with p and cfg and returns a

@@ -266,10 +266,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 			if df != nil {
 				s.cfg.Decode.AllowTruncated = *df.allowTrunc
 			}
-			// each protocol's framing, detected unless given; an
-			// ambiguous one matters if the trace is of its protocol
-			n := detectFraming(s, in, img)
-			setups[a.p.name], detected[a.p.name] = s, n
+			setups[a.p.name] = s
 			switch a.p.name {
 			case "ntrace":
 				merged.NTrace, merged.JVT = s.cfg.NTrace, s.cfg.JVT
@@ -280,7 +277,27 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		if df != nil {
 			merged.Decode.AllowTruncated = *df.allowTrunc
 		}
-		lib, err := tproto.Detect(in, img, &merged)
+		var err error
+		lib := tproto.Fitting(in, img, &merged)
+		if lib == nil || lib.Name() != "etrace" && lib.Sniff(in.Prefix, &merged) < 0.99 && !merged.ETraceCSV {
+			// no protocol fits in its default framing, or not much
+			// like the one that does: each protocol's framing,
+			// detected unless given (an ambiguous one matters if the
+			// trace is of its protocol)
+			for _, a := range pc.alts {
+				if s := setups[a.p.name]; s != nil {
+					n := detectFraming(s, in, img)
+					detected[a.p.name] = n
+					switch a.p.name {
+					case "ntrace":
+						merged.NTrace = s.cfg.NTrace
+					case "etrace":
+						merged.ETrace = s.cfg.ETrace
+					}
+				}
+			}
+			lib, err = tproto.Detect(in, img, &merged)
+		}
 		for _, a := range pc.alts {
 			// no protocol fits: an ambiguous framing says why
 			if n := detected[a.p.name]; n.err != nil && (err != nil || !tproto.TrialDecode(lib, in, img, &merged).Fits()) {
@@ -311,10 +328,22 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		if df != nil {
 			setup.cfg.Decode.AllowTruncated = *df.allowTrunc
 		}
-		if err := detectFraming(setup, in, img).say(name); err != nil {
-			return err
+		if p.name == "etrace" {
+			// (a sniff: cheap)
+			if err := detectFraming(setup, in, img).say(name); err != nil {
+				return err
+			}
 		}
-		if err := tproto.Check(p.lib, in, img, setup.cfg); err != nil {
+		err := tproto.Check(p.lib, in, img, setup.cfg)
+		var me *tproto.MismatchError
+		if p.name == "ntrace" && errors.As(err, &me) && me.SrcBits >= 0 && setup.detect != nil {
+			// another SRC field fits: detected unless given
+			if err := detectFraming(setup, in, img).say(name); err != nil {
+				return err
+			}
+			err = tproto.Check(p.lib, in, img, setup.cfg)
+		}
+		if err != nil {
 			return mismatchError(name, err)
 		}
 	}
