@@ -33,7 +33,7 @@ func init() {
 func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	version := fs.String("etrace-version", "2.0", "packet layout: 2.0 (ratified) or 0.026 (draft)")
 	config := fs.String("config", "", "hardware parameters `file` (name = value lines with the specification's parameter names, e.g. iaddress_width_p = 32)")
-	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation; run --harts N>1 uses it, with one --src-bits source ID per hart, and decode then separates the harts)")
+	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation; run --harts N>1 uses it, with one --src-bits source ID per hart, and decode then separates the harts); decode detects the framing when no framing option is given")
 	full := fs.Bool("full-address", false, "full address mode (default: delta address mode)")
 	implExc := fs.Bool("implicit-exception", false, "implicit exception mode: omit trap handler addresses (needs --tvec)")
 	tvec := fs.Uint64("tvec", 0, "trap vector (mtvec) for implicit exception mode; bit 0 = vectored interrupts")
