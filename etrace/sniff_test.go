@@ -113,3 +113,22 @@ func TestSniffFramings(t *testing.T) {
 		t.Errorf("random bytes: %d guesses, the first %+v", len(g), g[0])
 	}
 }
+
+// BenchmarkSniffFramings: the framing search of a capture's start (t1 in
+// UTDD with a 1-bit source ID, SniffBytes of it), which a decode without
+// framing options pays once when the start does not read as raw.
+func BenchmarkSniffFramings(b *testing.B) {
+	img, pcs := loadT1(b)
+	blocks := genBlocks(b, img, pcs, genOpts{trapEvery: 997})
+	cfg := DefaultConfig()
+	cfg.Encap, cfg.SrcBits, cfg.ResyncPeriod = EncapUTDD, 1, 32
+	data, _ := encode(b, cfg, img, blocks)
+	data = data[:min(len(data), SniffBytes)]
+	base := DefaultConfig()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if g := SniffFramings(data, &base); len(g) == 0 {
+			b.Fatal("no framing")
+		}
+	}
+}
