@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -209,5 +210,44 @@ func TestRoundTripByName(t *testing.T) {
 	}
 	if _, err := Lookup("nope"); err == nil {
 		t.Errorf("unknown protocol found")
+	}
+}
+
+// ChooseFraming keeps the candidate that decodes the start of a trace
+// without a gap (N-Trace: the SRC field the encoder wrote, among every
+// width), counts candidates that decode it to the same flow as one (the
+// first stands for them), and returns both of two that decode the same
+// packets to flows of different sources (E-Trace: the UTDD type field
+// over no source ID, and a 2-bit source ID read as source 2).
+func TestChooseFraming(t *testing.T) {
+	img := loadImage(t)
+	nt := DefaultConfig()
+	nt.NTrace.SrcBits, nt.NTrace.SrcID = 3, 5
+	in := input(t, encode(t, "ntrace", img, nt))
+	p, _ := Lookup("ntrace")
+	var cands []*Config
+	for w := 0; w <= 12; w++ {
+		c := DefaultConfig()
+		c.NTrace.SrcBits = w
+		cands = append(cands, c)
+	}
+	same := *cands[3]
+	cands = append(cands, &same)
+	best := ChooseFraming(p, in, img, cands)
+	if len(best) != 1 || best[0].Config != cands[3] || best[0].Trial.Instructions != testInsts || best[0].Trial.Gaps != 0 {
+		t.Errorf("N-Trace, SRC field of 3 bits: %d framings chosen, the first %+v", len(best), best)
+	}
+
+	et := DefaultConfig()
+	et.ETrace.Encap, et.ETrace.TypeField = etrace.EncapUTDD, true
+	in = input(t, encode(t, "etrace", img, et))
+	p, _ = Lookup("etrace")
+	wide := DefaultConfig()
+	wide.ETrace.Encap, wide.ETrace.SrcBits = etrace.EncapUTDD, 2
+	raw := DefaultConfig()
+	best = ChooseFraming(p, in, img, []*Config{raw, wide, et})
+	if len(best) != 2 || best[0].Config != wide || best[1].Config != et || best[0].Trial.Instructions != testInsts ||
+		best[0].Trial.Digest == best[1].Trial.Digest {
+		t.Errorf("E-Trace, type field: %d framings chosen: %+v", len(best), best)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/flow"
@@ -69,11 +70,20 @@ type Trial struct {
 	Instructions uint64
 	Gaps         int
 	Syncs        int
+	// Warnings counts the warnings (flow.KindWarn: a configuration
+	// that disagrees with what the trace announces).
+	Warnings     int
 	SyncsInImage int
 	// FirstSync is the address of the first sync event (when Syncs > 0).
 	FirstSync uint64
 	// Err is what the decoder returned (nil when it finished).
 	Err error
+	// Digest is a hash of the events decoded but gaps and warnings,
+	// without their byte offsets and message indexes: two trial decodes
+	// of the same bytes with the same digest (and Gaps) gave the same
+	// flow (sources, instructions, traps, data accesses), told apart at
+	// most by where and why they lost trace.
+	Digest uint64
 }
 
 // Fits reports whether the decoder followed the image through the start
@@ -112,6 +122,9 @@ type trialSink struct {
 }
 
 func (t *trialSink) Event(e *flow.Event) error {
+	if e.Kind != flow.KindGap && e.Kind != flow.KindWarn {
+		t.digest(e)
+	}
 	switch e.Kind {
 	case flow.KindRange:
 		t.res.Instructions += e.N
@@ -123,6 +136,8 @@ func (t *trialSink) Event(e *flow.Event) error {
 		if t.img.Contains(e.Addr) {
 			t.res.SyncsInImage++
 		}
+	case flow.KindWarn:
+		t.res.Warnings++
 	case flow.KindGap:
 		if e.Addr != 0 && errors.Is(e.Err, decode.ErrOutsideImage) {
 			// A sync whose address is outside every image.
@@ -139,6 +154,28 @@ func (t *trialSink) Event(e *flow.Event) error {
 }
 
 func (t *trialSink) Close() error { return nil }
+
+// digest adds e to Trial.Digest (FNV-1a over 64-bit words).
+func (t *trialSink) digest(e *flow.Event) {
+	h := t.res.Digest
+	if h == 0 {
+		h = 14695981039346656037
+	}
+	a := &e.Access
+	for _, v := range [...]uint64{uint64(e.Kind), uint64(e.Src), uint64(e.End), b2u(e.Interrupt), uint64(e.Priv), uint64(e.Reason),
+		e.N, e.Start, e.Last, e.Addr, e.Target, e.Cause, e.TVal, e.Context, e.Time,
+		a.IAddr, a.DAddr, a.Data, a.SData, uint64(a.LRID), uint64(a.DType), uint64(a.DSize), b2u(a.Split), uint64(e.AccessHas)} {
+		h = (h ^ v) * 1099511628211
+	}
+	t.res.Digest = h
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // MismatchError says that a trace does not fit the protocol, the
 // configuration or the image it is decoded with, and what it looks like
@@ -193,16 +230,7 @@ func DisplayName(p Protocol) string { return displayName(p.Name()) }
 // parses best as (Default on a tie). The error is a *MismatchError from Check when the best
 // guess does not fit either.
 func Detect(in *Input, img *image.Set, cfg *Config) (Protocol, error) {
-	var best Protocol
-	var bestN uint64
-	for _, p := range All() {
-		if cfg.ETraceCSV && p.Name() != "etrace" {
-			continue
-		}
-		if t := TrialDecode(p, in, img, cfg); t.Fits() && (best == nil || t.Instructions > bestN) {
-			best, bestN = p, t.Instructions
-		}
-	}
+	best := Fitting(in, img, cfg)
 	if best != nil {
 		return best, nil
 	}
@@ -213,6 +241,24 @@ func Detect(in *Input, img *image.Set, cfg *Config) (Protocol, error) {
 		}
 	}
 	return best, Check(best, in, img, cfg)
+}
+
+// Fitting returns the protocol whose decoder (with cfg) follows the image
+// through the start of the trace without a gap, decoding the most
+// instructions (Detect's choice when there is one), or nil when none
+// does.
+func Fitting(in *Input, img *image.Set, cfg *Config) Protocol {
+	var best Protocol
+	var bestN uint64
+	for _, p := range All() {
+		if cfg.ETraceCSV && p.Name() != "etrace" {
+			continue
+		}
+		if t := TrialDecode(p, in, img, cfg); t.Fits() && (best == nil || t.Instructions > bestN) {
+			best, bestN = p, t.Instructions
+		}
+	}
+	return best
 }
 
 // Check decodes the start of the trace with p and cfg and returns a
@@ -272,4 +318,51 @@ func Guess(in *Input, cfg *Config) (Protocol, float64) {
 		}
 	}
 	return best, score
+}
+
+// Framing is a configuration a trace may be framed with (the source ID
+// field of N-Trace messages, the encapsulation of E-Trace packets), and
+// how the start of the trace decodes with it.
+type Framing struct {
+	Config *Config
+	Trial  Trial
+}
+
+// better reports whether trial a decodes the start of a trace better than
+// b: fewer gaps, then fewer warnings, then more instructions.
+func better(a, b Trial) bool {
+	if a.Gaps != b.Gaps {
+		return a.Gaps < b.Gaps
+	}
+	if a.Warnings != b.Warnings {
+		return a.Warnings < b.Warnings
+	}
+	return a.Instructions > b.Instructions
+}
+
+// ChooseFraming decodes the start of the trace with p and each of the
+// candidate configurations, given in order of preference, and returns
+// those that decode it best: the fewest gaps, then the fewest warnings,
+// then the most instructions,
+// with at least one instruction after a sync. Candidates that decode it to
+// the same flow (Trial.Digest) are one: the first of them stands for the
+// others. One Framing returned is the framing of the trace as far as its
+// start tells; several decode it equally well to different flows (the
+// start does not tell them apart: the caller must not choose); none, no
+// candidate decodes an instruction.
+func ChooseFraming(p Protocol, in *Input, img *image.Set, cands []*Config) []Framing {
+	var best []Framing
+	for _, c := range cands {
+		t := TrialDecode(p, in, img, c)
+		if t.Instructions == 0 || t.Syncs == 0 {
+			continue
+		}
+		switch {
+		case len(best) == 0 || better(t, best[0].Trial):
+			best = append(best[:0], Framing{c, t})
+		case !better(best[0].Trial, t) && !slices.ContainsFunc(best, func(f Framing) bool { return f.Trial.Digest == t.Digest }):
+			best = append(best, Framing{c, t})
+		}
+	}
+	return best
 }

@@ -41,10 +41,22 @@ Outputs (any number; without one, only the summary is printed): --pcs, --flow,
 --jsonl and the analysis outputs.
 
 --protocol auto (the default) tells N-Trace from E-Trace by the first bytes of
-the trace: the protocol whose decoder follows the image through them. A trace
-that does not fit the protocol, its options or the image is refused with what
-it looks like instead ("looks like E-Trace; use --protocol etrace", "messages
-carry a SRC field: --src-bits 2"). A gzip-compressed trace is decompressed.
+the trace: the protocol whose decoder follows the image through them. Without
+framing options (N-Trace: --src-bits, --src-id; E-Trace: --encap, --src-bits,
+--src-id, --type-field, --timestamp-bytes and the data trace's --data-trace,
+--data-harts, --data-src-id, --data-protocol, --data-fields, --data-compress)
+the framing is detected the same way, as a capture of the trace system or a
+debugger's dump of a RAM sink has it (N-Trace's SRC field; E-Trace raw or in
+the UTDD encapsulation, its source IDs, type field, timestamps and data trace
+sources), and said in one line with the options that fix it ("framing
+detected: E-Trace, UTDD, 1 source bit (pass --protocol etrace --encap utdd
+--src-bits 1 to fix)"); nothing is said of the default framing (raw E-Trace,
+N-Trace without SRC field). Framings that read the start equally well into
+different flows stop the decode, naming each with its options. Framing options
+given are never overridden: a trace that does not fit the protocol, its
+options or the image is refused with what it looks like instead ("looks like
+E-Trace; use --protocol etrace", "messages carry a SRC field: --src-bits 2").
+A gzip-compressed trace is decompressed.
 The options below are grouped: the trace format ones must match the
 encoder's (N-Trace's under the first heading, E-Trace's under their own);
 with auto, options of either protocol may be given.

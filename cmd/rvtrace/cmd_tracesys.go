@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -548,114 +547,30 @@ func etraceSystemFraming(fs *flag.FlagSet, harts int) (string, error) {
 		" (the funnel and the RAM sink take packets framed in the UTDD encapsulation" + why + "): decode with the same options", nil
 }
 
-// framingHintBytes is how much of a trace's start etraceFramingHint
-// parses: several hundred packets.
-const framingHintBytes = 4 << 10
-
 // etraceFramingHint says how to decode a trace whose first bytes
 // (prefix) do not read as E-Trace packets in cfg's raw framing but read
-// as packets in the UTDD encapsulation, as the trace system's RAM sink
-// stores them (a capture of rvtrace run --trace etrace --trace-capture,
-// or of a guest's or a script's programming): it returns the options that
-// decode them, or "" when the raw framing is not what fails or no UTDD
-// layout reads the bytes. The source ID field is the narrowest (0 to 12
-// bits, trTeSrcBits) whose frames all have a legal header; then the
-// packets of every source must parse as instruction trace, or the
-// sources must be those of a data trace (one hart's: instruction packets
-// source 0, data 1; or N harts': hart h's instruction packets h, data
-// packets N + h) whose data packets parse with one of the data trace
-// options (protocol, fields, compression), which the hint then names.
-// N is not certain (a hart that made no access has no data source, and a
-// data packet parses with few checks): the hint asks for the run's
-// number of harts, saying the least the sources seen allow.
+// in the UTDD encapsulation, as the trace system's RAM sink stores them (a
+// capture of rvtrace run --trace etrace --trace-capture, or of a guest's
+// or a script's programming), when the command line gave framing options
+// (without them the decode detects the framing: framing.go): it returns
+// the options of the first framing in which the start reads without an
+// error (etrace.SniffFramings), or "" when the raw framing is not what
+// fails or no UTDD framing reads the bytes so.
 func etraceFramingHint(prefix []byte, cfg etrace.Config) string {
 	if cfg.Encap != etrace.EncapRaw {
 		return ""
 	}
-	if len(prefix) > framingHintBytes {
-		prefix = prefix[:framingHintBytes]
-	}
-	if etrace.Sniff(prefix, &cfg).Score() >= 0.5 {
+	if etrace.Sniff(prefix, &cfg).Score() >= rawFramingScore {
 		return ""
 	}
-	perfect := func(c *etrace.Config) bool {
-		r := etrace.Sniff(prefix, c)
-		return r.Errors == 0 && r.Syncs > 0 && r.Packets >= 4 && r.Good == r.Bytes
-	}
-	for bits := 0; bits <= 12; bits++ {
-		c := cfg
-		c.Encap, c.SrcBits, c.SrcID, c.Data = etrace.EncapUTDD, bits, 0, nil
-		// the frames: every header legal, and their source IDs
-		sc := etrace.NewScanner(bytes.NewReader(prefix), &c)
-		frames, top, bad := 0, uint32(0), false
-		for sc.Scan() {
-			frames++
-			top = max(top, sc.Frame().SrcID)
-		}
-		if _, ok := sc.Err().(*etrace.FramingError); ok && !(sc.Offset() >= int64(len(prefix)) && sc.Done()) {
-			bad = true // (not a frame cut by the end of the prefix)
-		}
-		if bad || frames < 4 {
+	for _, g := range etrace.SniffFramings(prefix, &cfg) {
+		if r := g.Result; g.Config.Encap == etrace.EncapRaw || r.Errors > 0 || r.Packets < 4 {
 			continue
 		}
-		opts := "--encap utdd"
-		if bits > 0 {
-			opts += fmt.Sprintf(" --src-bits %d", bits)
-		}
-		say := func(opts string) string {
-			return "the trace's packets are framed in the UTDD encapsulation, not raw, as the trace system's RAM sink stores them " +
-				"(rvtrace run --trace-capture, which printed the whole decode command): decode with --protocol etrace " + opts
-		}
-		if perfect(&c) {
-			return say(opts)
-		}
-		// a data trace: one hart's, or N harts' (the sources' IDs up to
-		// 2N-1), with the options its data packets parse with
-		harts := []int{int(top)/2 + 1}
-		if top <= 1 {
-			harts = []int{1}
-		}
-		for _, n := range harts {
-			for _, split := range []bool{true, false} { // (a split trace parses as unified too)
-				for _, fields := range []etrace.DataFields{etrace.DataAddrValue, etrace.DataAddrOnly, etrace.DataValueOnly} {
-					for _, noCompress := range []bool{false, true} {
-						d := etrace.DataConfig{DataWidth: 64, DAddressWidth: cfg.Params.IAddressWidth, CSR: fields != etrace.DataValueOnly, CSRWidth: 64,
-							SrcID: 1, Fields: fields, Split: split, NoCompress: noCompress}
-						if split {
-							d.LRIDWidth = 3 // lrid_width_p: run's
-						}
-						if n > 1 {
-							d.SrcID, d.Harts = uint32(n), n
-						}
-						c.Data = &d
-						if !perfect(&c) {
-							continue
-						}
-						opts += " --data-trace"
-						note := ""
-						if n > 1 {
-							// the sources seen are those of the harts
-							// that traced; parked harts may have no data
-							// source
-							opts += " --data-harts N"
-							note = fmt.Sprintf("N: the run's number of harts, %d or more here; ", n)
-						}
-						if split {
-							opts += " --data-protocol split"
-						}
-						if fields != etrace.DataAddrValue {
-							opts += " --data-fields " + fields.String()
-						}
-						if noCompress {
-							opts += " --data-compress=false"
-						}
-						return say(opts + " (" + note + "and the run's --data-csr-width, --data-filter if it had them)")
-					}
-				}
-			}
-		}
-		// a wider field may read them: a narrower one reads the
-		// source ID byte as the payload's first
+		_, opts := etraceFramingText(&g.Config)
+		return "the trace's packets are framed in the UTDD encapsulation, not raw, as the trace system's RAM sink stores them " +
+			"(rvtrace run --trace-capture, which printed the whole decode command): decode with " + strings.Join(opts, " ") +
+			" (and the run's --data-csr-width, --data-filter if it had them), or without framing options to detect the framing"
 	}
 	return ""
 }

@@ -50,7 +50,7 @@ func TestAllowTruncatedFlag(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		config := func(string) (*tproto.Config, func(tproto.Decoder), error) { return tproto.DefaultConfig(), nil, nil }
+		config := func(string) (*decodeSetup, error) { return &decodeSetup{cfg: tproto.DefaultConfig()}, nil }
 		img := image.NewSet()
 		img.AddBytes("x", 0x1000, []byte{0x13, 0, 0, 0})
 		var integ flow.Integrity

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,9 +198,10 @@ func TestGapMarksInOutputs(t *testing.T) {
 
 // What is given is sniffed: an E-Trace file given as N-Trace and the
 // reverse are refused with the protocol they look like, a trace with a SRC
-// field without --src-bits with the width, a trace of another program
+// field with another --src-bits with the width, a trace of another program
 // with its address; auto picks the protocol of each; a gzip file is
-// decompressed.
+// decompressed; without --src-bits, the width of a SRC field is detected
+// (framing.go) and said on stderr.
 func TestSniffing(t *testing.T) {
 	f := newIntegrityFiles(t)
 	other := filepath.Join("..", "..", "examples", "demo", "demo.elf")
@@ -209,8 +211,9 @@ func TestSniffing(t *testing.T) {
 	}{
 		{[]string{"--protocol", "ntrace", "--image", f.elf, f.etrace}, "looks like E-Trace; use --protocol etrace"},
 		{[]string{"--protocol", "etrace", "--image", f.elf, f.clean}, "looks like N-Trace; use --protocol ntrace"},
-		{[]string{"--image", f.elf, f.src}, "messages carry a SRC field: --src-bits 2"},
-		{[]string{"--protocol", "ntrace", "--image", f.elf, f.src}, "messages carry a SRC field: --src-bits 2"},
+		// (--src-bits given: no framing detection)
+		{[]string{"--src-bits", "1", "--image", f.elf, f.src}, "messages carry a SRC field: --src-bits 2"},
+		{[]string{"--protocol", "ntrace", "--src-bits", "0", "--image", f.elf, f.src}, "messages carry a SRC field: --src-bits 2"},
 		{[]string{"--image", other, f.clean}, "no sync address of the trace is in the program image"},
 	} {
 		code, _, e := rv(t, append([]string{"decode"}, c.args...)...)
@@ -220,13 +223,18 @@ func TestSniffing(t *testing.T) {
 	}
 	want := normalized(t, f.truth)
 	for _, c := range [][]string{
-		{f.etrace}, {f.clean}, {f.gz}, {f.src, "--src-bits", "2"},
+		{f.etrace}, {f.clean}, {f.gz}, {f.src, "--src-bits", "2"}, {f.src}, {f.src, "--protocol", "ntrace"},
 	} {
 		out := filepath.Join(f.dir, "auto.pcs")
 		code, _, e := rv(t, append([]string{"decode", "--image", f.elf, "--pcs", out}, c...)...)
 		if code != 0 {
 			t.Errorf("decode %v: exit %d: %s", c, code, e)
 			continue
+		}
+		// without --src-bits, the SRC field is detected and said
+		detect := c[0] == f.src && !slices.Contains(c, "--src-bits")
+		if line := "framing detected: N-Trace, SRC field of 2 bits (pass --protocol ntrace --src-bits 2 to fix)"; strings.Contains(e, line) != detect {
+			t.Errorf("decode %v: %q on stderr is %v: %s", c, line, !detect, e)
 		}
 		if normalized(t, out) != want {
 			t.Errorf("decode %v: PCs differ from the executed ones", c)

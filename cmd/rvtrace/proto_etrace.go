@@ -33,7 +33,7 @@ func init() {
 func etraceConfigFlags(fs *flag.FlagSet) func() (etrace.Config, error) {
 	version := fs.String("etrace-version", "2.0", "packet layout: 2.0 (ratified) or 0.026 (draft)")
 	config := fs.String("config", "", "hardware parameters `file` (name = value lines with the specification's parameter names, e.g. iaddress_width_p = 32)")
-	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation; run --harts N>1 uses it, with one --src-bits source ID per hart, and decode then separates the harts)")
+	encap := fs.String("encap", "raw", "framing: raw (reference flow .te_inst_raw) or utdd (Unformatted Trace & Diagnostic Data encapsulation; run --harts N>1 uses it, with one --src-bits source ID per hart, and decode then separates the harts); decode detects the framing when no framing option is given")
 	full := fs.Bool("full-address", false, "full address mode (default: delta address mode)")
 	implExc := fs.Bool("implicit-exception", false, "implicit exception mode: omit trap handler addresses (needs --tvec)")
 	tvec := fs.Uint64("tvec", 0, "trap vector (mtvec) for implicit exception mode; bit 0 = vectored interrupts")
@@ -346,23 +346,26 @@ func (s *etraceCSVSink) Close() error {
 func etraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 	cfgf := etraceConfigFlags(fs)
 	csvIn := fs.Bool("csv", false, "the trace is a te_inst CSV file (default for names ending in .te_inst)")
-	return func(name string) (*tproto.Config, func(tproto.Decoder), error) {
+	return func(name string) (*decodeSetup, error) {
 		cfg, err := cfgf()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		csv := *csvIn || strings.HasSuffix(name, ".te_inst") || strings.HasSuffix(name, ".csv")
 		c := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
 		c.ETrace, c.ETraceCSV = cfg, csv
-		var after func(tproto.Decoder)
+		s := &decodeSetup{cfg: c}
 		if !csv {
-			after = func(d tproto.Decoder) {
-				if h := etraceSourceHint(d, &cfg); h != "" {
+			s.after = func(d tproto.Decoder, c *tproto.Config) {
+				if h := etraceSourceHint(d, &c.ETrace); h != "" {
 					fmt.Fprintf(stderr, "%s: hint: %s\n", name, h)
 				}
 			}
+			if !framingGiven(fs, "etrace") {
+				s.detect = detectETraceFraming
+			}
 		}
-		return c, after, nil
+		return s, nil
 	}
 }
 

@@ -168,10 +168,10 @@ func ntraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 	encoder := fs.String("encoder", "any", "the N-Trace `encoder` that wrote the trace: any, or rvtrace: rvtrace's own encoder configured with exactly the --preset and N-Trace flags given here, "+
 		"which adds the checks of what that encoder never sends (idle bytes inside the trace, a periodic sync off its period, a sync reporting a jump...); "+
 		"only for rvtrace's own traces: another encoder's trace (the N-Trace reference code's) or one configured otherwise may then have false gaps")
-	return func(name string) (*tproto.Config, func(tproto.Decoder), error) {
+	return func(name string) (*decodeSetup, error) {
 		c, err := cfgOf()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cfg := tproto.DefaultConfig() // the other protocols' defaults, for sniffing
 		cfg.NTrace = c
@@ -180,19 +180,23 @@ func ntraceDecoderFlags(fs *flag.FlagSet) decoderConfigFn {
 		case "rvtrace":
 			cfg.NTraceOwnEncoder = true
 		default:
-			return nil, nil, fmt.Errorf("--encoder %q: want any or rvtrace", *encoder)
+			return nil, fmt.Errorf("--encoder %q: want any or rvtrace", *encoder)
 		}
 		if *jvt != "" {
 			if cfg.JVT, err = strconv.ParseUint(*jvt, 0, 64); err != nil {
-				return nil, nil, fmt.Errorf("--jvt %q: want an address", *jvt)
+				return nil, fmt.Errorf("--jvt %q: want an address", *jvt)
 			}
 		}
-		after := func(d tproto.Decoder) {
+		after := func(d tproto.Decoder, _ *tproto.Config) {
 			if s, ok := d.(interface{ Stats() *ntrace.Stats }); ok && *stats {
 				tproto.WriteNTraceStats(stderr, s.Stats())
 			}
 		}
-		return cfg, after, nil
+		s := &decodeSetup{cfg: cfg, after: after}
+		if !framingGiven(fs, "ntrace") {
+			s.detect = detectNTraceFraming
+		}
+		return s, nil
 	}
 }
 

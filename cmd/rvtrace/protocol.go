@@ -47,9 +47,9 @@ type protocol struct {
 type encoderFn func(w io.Writer, img *image.Set, src int, fc *filter.Config, comp *tracectl.Encoder) (ingress.Sink, error)
 
 // decoderConfigFn returns the decoder configuration for the trace named
-// name, and a function to call with the decoder after decoding (nil when
-// there is nothing to do).
-type decoderConfigFn func(name string) (*tproto.Config, func(tproto.Decoder), error)
+// name, with what to do with the decoder after decoding and how to detect
+// the framing (framing.go).
+type decoderConfigFn func(name string) (*decodeSetup, error)
 
 var protocols = map[string]*protocol{}
 
@@ -250,31 +250,60 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		fmt.Fprintf(stderr, "%s: gzip-compressed: decompressing (byte offsets count decompressed bytes)\n", name)
 	}
 	p := pc.p
-	cfg, after, err := config(name)
+	setup, err := config(name)
 	if err != nil {
 		return err
 	}
-	if df != nil {
-		cfg.Decode.AllowTruncated = *df.allowTrunc
-	}
 	if pc.auto && len(pc.alts) > 1 {
-		cfgs := map[string]*tproto.Config{}
-		afters := map[string]func(tproto.Decoder){}
-		merged := *cfg
+		setups := map[string]*decodeSetup{}
+		detected := map[string]framingNote{}
+		merged := *setup.cfg
 		for _, a := range pc.alts {
-			c, af, err := a.config(name)
+			s, err := a.config(name)
 			if err != nil {
 				continue
 			}
-			cfgs[a.p.name], afters[a.p.name] = c, af
+			if df != nil {
+				s.cfg.Decode.AllowTruncated = *df.allowTrunc
+			}
+			setups[a.p.name] = s
 			switch a.p.name {
 			case "ntrace":
-				merged.NTrace, merged.JVT = c.NTrace, c.JVT
+				merged.NTrace, merged.JVT = s.cfg.NTrace, s.cfg.JVT
 			case "etrace":
-				merged.ETrace, merged.ETraceCSV = c.ETrace, c.ETraceCSV
+				merged.ETrace, merged.ETraceCSV = s.cfg.ETrace, s.cfg.ETraceCSV
 			}
 		}
-		lib, err := tproto.Detect(in, img, &merged)
+		if df != nil {
+			merged.Decode.AllowTruncated = *df.allowTrunc
+		}
+		var err error
+		lib := tproto.Fitting(in, img, &merged)
+		if lib == nil || lib.Name() != "etrace" && lib.Sniff(in.Prefix, &merged) < 0.99 && !merged.ETraceCSV {
+			// no protocol fits in its default framing, or not much
+			// like the one that does: each protocol's framing,
+			// detected unless given (an ambiguous one matters if the
+			// trace is of its protocol)
+			for _, a := range pc.alts {
+				if s := setups[a.p.name]; s != nil {
+					n := detectFraming(s, in, img)
+					detected[a.p.name] = n
+					switch a.p.name {
+					case "ntrace":
+						merged.NTrace = s.cfg.NTrace
+					case "etrace":
+						merged.ETrace = s.cfg.ETrace
+					}
+				}
+			}
+			lib, err = tproto.Detect(in, img, &merged)
+		}
+		for _, a := range pc.alts {
+			// no protocol fits: an ambiguous framing says why
+			if n := detected[a.p.name]; n.err != nil && (err != nil || !tproto.TrialDecode(lib, in, img, &merged).Fits()) {
+				return fmt.Errorf("%s: %w", name, n.err)
+			}
+		}
 		if (err != nil || lib.Name() != "etrace" && lib.Sniff(in.Prefix, &merged) < 0.99) && !merged.ETraceCSV {
 			// no protocol fits, or not much like the one chosen:
 			// perhaps a capture of the trace system decoded without
@@ -287,15 +316,40 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 			return mismatchError(name, err)
 		}
 		p = protocols[lib.Name()]
-		cfg, after = cfgs[p.name], afters[p.name]
-		if cfg == nil {
-			cfg = &merged
+		if setups[p.name] != nil {
+			setup = setups[p.name]
+		} else {
+			setup = &decodeSetup{cfg: &merged}
 		}
+		if err := detected[p.name].say(name); err != nil {
+			return err
+		}
+	} else {
 		if df != nil {
-			cfg.Decode.AllowTruncated = *df.allowTrunc
+			setup.cfg.Decode.AllowTruncated = *df.allowTrunc
 		}
-	} else if err := tproto.Check(p.lib, in, img, cfg); err != nil {
-		return mismatchError(name, err)
+		if p.name == "etrace" {
+			// (a sniff: cheap)
+			if err := detectFraming(setup, in, img).say(name); err != nil {
+				return err
+			}
+		}
+		err := tproto.Check(p.lib, in, img, setup.cfg)
+		var me *tproto.MismatchError
+		if p.name == "ntrace" && errors.As(err, &me) && me.SrcBits >= 0 && setup.detect != nil {
+			// another SRC field fits: detected unless given
+			if err := detectFraming(setup, in, img).say(name); err != nil {
+				return err
+			}
+			err = tproto.Check(p.lib, in, img, setup.cfg)
+		}
+		if err != nil {
+			return mismatchError(name, err)
+		}
+	}
+	cfg := setup.cfg
+	if df != nil {
+		cfg.Decode.AllowTruncated = *df.allowTrunc
 	}
 	if p.name == "etrace" && !cfg.ETraceCSV {
 		// a capture of the trace system decoded without its framing
@@ -308,8 +362,8 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 		return err
 	}
 	err = runDecoder(d, in.R, df, name, sink)
-	if after != nil {
-		after(d)
+	if setup.after != nil {
+		setup.after(d, cfg)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)

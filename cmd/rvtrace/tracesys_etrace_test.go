@@ -39,9 +39,13 @@ read ram.trRamWPLow
 // hart by hart (--src), for one hart and two, with and without data
 // trace, from the RAM sink in SRAM mode and in SMEM mode (a probe script
 // moving the buffer to system memory, its write pointer there at the
-// end). Decoded without the framing options, a capture is an error that
-// names them (decode --protocol etrace and auto), and those options decode
-// it. Without --trace, a host script selecting E-Trace with trTeFormat
+// end). Decoded without the framing options (decode --protocol etrace and
+// auto), the capture decodes the same, its framing detected and said on
+// stderr with the options that fix it (the data trace's split protocol
+// among them), and those options decode it the same without the line; a
+// capture whose source IDs (1 and 3) read as one hart's data trace and as
+// hart 1's of two is an error naming both readings, each of which
+// decodes it. Without --trace, a host script selecting E-Trace with trTeFormat
 // on two harts gives a UTDD-framed capture that decodes the same way. An
 // explicit --encap raw is refused, naming the framing the trace system
 // needs.
@@ -102,48 +106,73 @@ func TestETraceSystemFraming(t *testing.T) {
 				if !strings.Contains(hint, "--encap utdd") {
 					t.Errorf("the decode hint does not give the framing: %s", hint)
 				}
-				// decoded without the framing options (rvtrace decode
-				// takes the raw framing by default), the capture is an
-				// error naming them (the data trace options its data
-				// packets parse with too); with them, it decodes as with
-				// the printed command
+				// decoded without the framing options, the capture's
+				// framing is detected and said with the options that
+				// fix it; with them, it decodes the same, saying
+				// nothing of the framing (framing.go)
 				var framing []string
 				for _, proto := range []string{"etrace", "auto"} {
-					code, _, de := rv(t, "decode", "--protocol", proto, "--image", c.prog, p("cap"))
-					_, opts, ok := strings.Cut(de, "decode with --protocol etrace ")
-					if code == 0 || !ok || !strings.Contains(de, "framed in the UTDD encapsulation") {
-						t.Fatalf("decode --protocol %s without --encap: exit %d, want the framing named: %s", proto, code, de)
+					args := []string{"decode", "--protocol", proto, "--image", c.prog, "--pcs", p("det.pcs"), p("cap")}
+					code, _, de := rv(t, args...)
+					if c.name == "one-hart-data-ids" {
+						// source IDs 1 and 3: one hart's (--src-id 1
+						// --data-src-id 3), or hart 1's of two: the
+						// decode cannot tell, and says so
+						if code != 1 || !strings.Contains(de, "the framing of the trace is ambiguous") ||
+							!strings.Contains(de, "--src-id 1 --data-src-id 3;") || !strings.Contains(de, "--data-harts 2;") {
+							t.Fatalf("decode --protocol %s: exit %d, want the framing ambiguous: %s", proto, code, de)
+						}
+						continue
+					}
+					_, opts, ok := strings.Cut(de, "framing detected: E-Trace, UTDD, ")
+					if code != 0 || !ok || !strings.Contains(de, " 0 gaps") {
+						t.Fatalf("decode --protocol %s without --encap: exit %d, want the framing detected: %s", proto, code, de)
 					}
 					opts, _, _ = strings.Cut(opts, "\n")
-					opts, least, _ := strings.Cut(opts, " (")
-					least = strings.TrimPrefix(least, "N: the run's number of harts, ")
-					framing = strings.Fields(opts)
-					if i := slices.Index(framing, "--data-harts"); i >= 0 {
-						// N, which the sources do not tell for certain
-						if n, _ := strconv.Atoi(strings.Fields(least + " x")[0]); c.name != "one-hart-data-ids" && (framing[i+1] != "N" || n < 2 || n > c.harts) {
-							t.Errorf("decode without --encap: %s", de)
+					_, opts, _ = strings.Cut(opts, " (pass ")
+					opts, _, ok = strings.Cut(opts, " to fix)")
+					if !ok || !strings.HasPrefix(opts, "--protocol etrace --encap utdd") {
+						t.Fatalf("decode --protocol %s: the framing line gives no options: %s", proto, de)
+					}
+					framing = strings.Fields(opts)[2:]
+					if c.harts == 1 {
+						if want, got := readLines(t, p("run.0.pcs")), readLines(t, p("det.pcs")); !equalStrings(got, want) {
+							t.Errorf("decode --protocol %s without --encap: %d PCs, %d retired, or they differ", proto, len(got), len(want))
 						}
-						framing[i+1] = strconv.Itoa(c.harts)
 					}
 				}
 				if slices.Contains(c.args, "split") && !strings.Contains(strings.Join(framing, " "), "--data-protocol split") {
-					t.Errorf("decode without --encap: the hint does not give the data protocol: %v", framing)
+					t.Errorf("decode without --encap: the framing detected does not give the data protocol: %v", framing)
 				}
+				framings := [][]string{framing}
 				if c.name == "one-hart-data-ids" {
-					framing = nil // IDs 1 and 3: the hint reads them as hart 1 of two
+					// each reading decodes the hart's PCs
+					framings = [][]string{{"--encap", "utdd", "--src-bits", "2", "--data-trace", "--data-harts", "2"},
+						{"--encap", "utdd", "--src-bits", "2", "--data-trace", "--src-id", "1", "--data-src-id", "3"}}
 				}
 				for h := 0; h < c.harts; h++ {
 					want := readLines(t, p(fmt.Sprintf("run.%d.pcs", h)))
-					if framing != nil {
-						out := p(fmt.Sprintf("hinted.%d.pcs", h))
+					if c.harts > 1 {
+						// detected, --src selecting the hart
+						out := p(fmt.Sprintf("det.%d.pcs", h))
+						args := []string{"decode", "--image", c.prog, "--pcs", out, "--src", strconv.Itoa(h), p("cap")}
+						if code, _, de := rv(t, args...); code != 0 || !strings.Contains(de, " 0 gaps") || !strings.Contains(de, "framing detected: ") {
+							t.Errorf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, de)
+						} else if got := readLines(t, out); !equalStrings(got, want) {
+							t.Errorf("hart %d: %d PCs decoded with the framing detected, %d retired, or they differ", h, len(got), len(want))
+						}
+					}
+					// the options the framing line gives: no line
+					for _, framing := range framings {
+						out := p(fmt.Sprintf("fixed.%d.pcs", h))
 						args := append(append([]string{"decode", "--protocol", "etrace"}, framing...), "--image", c.prog, "--pcs", out, p("cap"))
 						if c.harts > 1 {
 							args = append(args, "--src", strconv.Itoa(h))
 						}
-						if code, _, de := rv(t, args...); code != 0 || !strings.Contains(de, " 0 gaps") {
+						if code, _, de := rv(t, args...); code != 0 || !strings.Contains(de, " 0 gaps") || strings.Contains(de, "framing detected") {
 							t.Errorf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, de)
 						} else if got := readLines(t, out); !equalStrings(got, want) {
-							t.Errorf("hart %d: %d PCs decoded with the framing the decode error gave, %d retired, or they differ", h, len(got), len(want))
+							t.Errorf("hart %d: %d PCs decoded with the framing the framing line gave, %d retired, or they differ", h, len(got), len(want))
 						}
 					}
 					out := p(fmt.Sprintf("dec.%d.pcs", h))
@@ -152,7 +181,7 @@ func TestETraceSystemFraming(t *testing.T) {
 						args = append(args, "--src", strconv.Itoa(h))
 					}
 					code, _, de := rv(t, args...)
-					if code != 0 || !strings.Contains(de, " 0 gaps") {
+					if code != 0 || !strings.Contains(de, " 0 gaps") || strings.Contains(de, "framing detected") {
 						t.Fatalf("rvtrace %s: exit %d: %s", strings.Join(args, " "), code, de)
 					}
 					got := readLines(t, out)
