@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/decode/parallel"
@@ -62,13 +63,17 @@ var PieceBytes = 16 << 10
 
 // SerialReason returns why DecodeJobs would decode the trace serially
 // whatever the number of jobs, or "" when it can split it: an instruction
-// limit, or a decoder that has already decoded messages.
+// limit, a decoder that has already decoded messages, or images that
+// change at instruction counts in a trace of several sources
+// (multipar.go).
 func (d *Decoder) SerialReason() string {
 	switch {
 	case d.cfg.MaxInstructions > 0:
 		return "an instruction limit is set"
 	case d.index > 0:
 		return "the decoder has already decoded messages"
+	case d.cfg.Wire.SrcBits > 0 && len(d.w.Base.Epochs()) > 0:
+		return "the images of a trace of several sources (SRC fields) change at instruction counts (a sideband)"
 	}
 	return ""
 }
@@ -96,7 +101,11 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 	pp := &parallel.Parallel{Jobs: jobs, Sink: d.w.Sink, Observe: d.obs != nil,
 		Fresh: func() parallel.Part { return d.fresh() },
 		Split: func(emit func(*parallel.Piece) error) error {
-			n, err := d.split(r, size, emit)
+			split := d.split
+			if d.cfg.Wire.SrcBits > 0 {
+				split = d.splitMulti // (multipar.go)
+			}
+			n, err := split(r, size, emit)
 			total = n
 			return err
 		}}
@@ -124,6 +133,7 @@ type part struct {
 	snapImg     *image.Set
 	snapAny     bool
 	snapOutside uint64
+	multi       *multiSnap // a piece of a trace of several sources (multipar.go)
 }
 
 // fresh returns a decoder of pieces with d's configuration.
@@ -152,6 +162,9 @@ func (pt *part) Reuse() bool {
 func (pt *part) publish() {
 	if d := pt.d; len(d.order) == 1 {
 		pt.parent.hint.Store(uint64(d.order[0].mode)&0xff | uint64(d.order[0].btype)<<8)
+	}
+	if pt.parent.cfg.Wire.SrcBits > 0 {
+		pt.parent.hints.publish(pt.d.order)
 	}
 }
 
@@ -190,6 +203,9 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		d.st.Idles += rd.Idles()
 		pt.publish()
 		return err
+	}
+	if d.cfg.Wire.SrcBits > 0 {
+		return pt.speculateMulti(p, rec, rd)
 	}
 	rec.Drop = true
 	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {
@@ -236,6 +252,9 @@ func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
 // primer, and takes over prev's counts when they are the same.
 func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool) {
 	a, b := prevPart.(*part).d, pt.d
+	if b.cfg.Wire.SrcBits > 0 {
+		return pt.followsMulti(a)
+	}
 	if len(a.order) != 1 || pt.snapN != 1 {
 		// several sources: a piece starts with the one of its sync only
 		return nil, false, len(a.order) > 1
@@ -288,7 +307,11 @@ func (pt *part) Instructions() uint64 { return pt.d.st.Instructions }
 
 // sameState reports whether a source in state a decodes what follows as
 // one in state b does: everything a sync does not reset is equal, and
-// what it resets too, in case the sync failed.
+// what it resets too, in case the sync failed (or, in a trace of several
+// sources, the source decoded messages after its sync before the end of
+// the primer: multipar.go). The tally is not compared (Follows carries
+// it), nor what is written before it is read (prevMsg, dueRanges: the
+// caller's).
 func sameState(a, b *srcState) bool {
 	if a.id != b.id || a.context != b.context || a.synced != b.synced || a.seen != b.seen ||
 		a.ended != b.ended || a.lost != b.lost || a.mode != b.mode || a.btype != b.btype || a.ts != b.ts ||
@@ -298,7 +321,15 @@ func sameState(a, b *srcState) bool {
 		a.prevOK != b.prevOK || a.ovPending || b.ovPending {
 		return false
 	}
-	if a.stack.Depth() != 0 || b.stack.Depth() != 0 {
+	if !a.stack.Equal(&b.stack) || a.dueHist != b.dueHist || a.dueFull != b.dueFull || a.fullLast != b.fullLast ||
+		a.chain != b.chain || a.chainLast != b.chainLast || a.histRec != b.histRec || a.histBound != b.histBound ||
+		a.histFloor != b.histFloor || a.lastFull != b.lastFull || !slices.Equal(a.rfPts[a.rfHead:], b.rfPts[b.rfHead:]) {
+		return false
+	}
+	// (read only after a RepeatBranch, after a ResourceFull RCODE=0 since
+	// the last I-CNT field, and with points still to walk)
+	if a.lastMsg == TCodeRepeatBranch && a.lastBCnt != b.lastBCnt || a.icntAcc != 0 && a.rfBase != b.rfBase ||
+		a.rfHead < len(a.rfPts) && a.rfPos != b.rfPos {
 		return false
 	}
 	if a.haveBr && a.last != b.last {
