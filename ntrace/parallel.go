@@ -332,16 +332,28 @@ func sameState(a, b *srcState) bool {
 		a.rfHead < len(a.rfPts) && a.rfPos != b.rfPos {
 		return false
 	}
-	if a.haveBr && a.last != b.last {
+	if a.haveBr && !a.last.same(&b.last) {
 		return false
 	}
 	if a.ts && (a.time != b.time || a.hasTime != b.hasTime) {
 		return false
 	}
-	if a.prevOK && (a.prevIn != b.prevIn || a.prevPC != b.prevPC) {
+	// (the instruction, not where each decoder keeps it)
+	if a.prevOK && ((a.prevIn == nil) != (b.prevIn == nil) || a.prevIn != nil && *a.prevIn != *b.prevIn ||
+		a.prevPC != b.prevPC) {
 		return false
 	}
 	return true
+}
+
+// same reports whether RepeatBranch repeats the same message after b as
+// after o (the fields a message without a B-TYPE, U-ADDR and HIST does
+// not set are left from the one before).
+func (b *lastBranch) same(o *lastBranch) bool {
+	if b.tcode != o.tcode || b.has != o.has || b.icnt != o.icnt || b.offset != o.offset {
+		return false
+	}
+	return b.has&^(1<<FieldICNT) == 0 || b.btype == o.btype && b.uaddr == o.uaddr && b.hist == o.hist
 }
 
 // suspect returns the instructions of s held suspect, with
