@@ -101,11 +101,7 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 	pp := &parallel.Parallel{Jobs: jobs, Sink: d.w.Sink, Observe: d.obs != nil,
 		Fresh: func() parallel.Part { return d.fresh() },
 		Split: func(emit func(*parallel.Piece) error) error {
-			split := d.split
-			if d.cfg.Wire.SrcBits > 0 {
-				split = d.splitMulti // (multipar.go)
-			}
-			n, err := split(r, size, emit)
+			n, err := d.splitter()(r, size, emit)
 			total = n
 			return err
 		}}
@@ -401,6 +397,15 @@ func (s *Stats) addSince(prev, snap *Stats) {
 	s.Overflows += prev.Overflows - snap.Overflows
 	s.Dropped += prev.Dropped - snap.Dropped
 	s.LostHalfwords += prev.LostHalfwords - snap.LostHalfwords
+}
+
+// splitter returns the split of d's traces: split, or for a trace of
+// several sources (messages with a SRC field) splitMulti.
+func (d *Decoder) splitter() func(io.Reader, int, func(*parallel.Piece) error) (int64, error) {
+	if d.cfg.Wire.SrcBits > 0 {
+		return d.splitMulti
+	}
+	return d.split
 }
 
 // split reads the trace and cuts it into pieces of about size bytes,
