@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rvtrace/rvtrace/decode/parallel"
+	"github.com/rvtrace/rvtrace/decode/parallel/paralleltest"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -296,5 +297,32 @@ func TestDecodeJobsHartsBounded(t *testing.T) {
 				t.Errorf("%s: %d gaps", what, gaps)
 			}
 		}
+	}
+}
+
+// A trace of several harts decoded with images that change at
+// instruction counts (paralleltest.Timed: the program's code reloaded at
+// several counts) is decoded serially by DecodeJobs, which says why
+// (SerialReason), with the serial result.
+func TestDecodeJobsHartsEpochs(t *testing.T) {
+	cfg := multiJobsConfigs()["best, sync halfwords 2^7"]
+	r := runMultiHart(t, "mt-matmul.riscv", 2, 500, cfg)
+	img, err := paralleltest.Timed(corpus.Path(t, "ntrace-refcode/elf/mt-matmul.riscv"), []uint64{1000, 30000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := DecoderConfigFrom(cfg)
+	d := mustDecoder(t, img, &paralleltest.Log{}, dc)
+	if why := d.SerialReason(); !strings.Contains(why, "change at instruction counts") {
+		t.Errorf("SerialReason %q", why)
+	}
+	p := sameWithJobs(t, "epochs", img, r.trace, dc, 3, len(r.trace)/30, false)
+	if p.pieces != 0 || p.log.Gaps != 0 {
+		t.Errorf("%d pieces, %d gaps: not a serial decode of an intact trace", p.pieces, p.log.Gaps)
+	}
+	// the same trace with the plain image splits
+	d = mustDecoder(t, r.img, &paralleltest.Log{}, dc)
+	if why := d.SerialReason(); why != "" {
+		t.Errorf("SerialReason %q without epochs", why)
 	}
 }
