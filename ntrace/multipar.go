@@ -250,24 +250,14 @@ func (d *Decoder) srcOf(raw []byte) (uint64, bool) {
 	return v, err == nil
 }
 
-// splitSrc is what the split of a trace of several sources knows of one
-// source.
-type splitSrc struct {
-	id      uint32
-	last    int64 // the offset of its last message
-	ended   bool  // its last message is a ProgTraceCorrelation
-	sync    int64 // the offset of its last sync message that parses (-1: none)
-	syncIdx int64 // and its index
-	at      *multiState
-}
-
 // splitMulti is split for a trace of several sources: it cuts the trace
 // into pieces of about size bytes, each starting with a sync message that
 // parses of one source, and whose primer ends after a sync message (and
 // the Ownership message of the same source right after it) of each
 // source with a message in the last parallel.HoldPieces*size bytes whose
 // last message is not a ProgTraceCorrelation (a source silent longer, or
-// stopped, is left to the serial decoder's state: see above); and where
+// stopped, is left to the serial decoder's state: see above;
+// parallel.Sources picks the place); and where
 // no such place turns up within parallel.HoldPieces*size bytes, at the
 // end of a message or inside a run of skipped bytes, with no sync (a
 // parallel.Piece.Cont piece), as split does. It returns the size of the
@@ -285,45 +275,24 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 		n := copy(raw[:], rd.raw)
 		return parseMessage(raw[:n], &full, &d.cfg.Wire, nil) == nil
 	}
+	// the sources in the order of their first message, and their syncs
 	var order []uint32
-	srcs := map[uint64]*splitSrc{}
-	var start, prime int64
-	// cut starts a piece at the earliest of the last sync messages of the
-	// sources that need one, the primer ending at end, when it may
-	cut := func(end int64) error {
-		var first *splitSrc
-		for _, id := range order {
-			o := srcs[uint64(id)]
-			if o.ended || o.last < end-int64(c.Max) {
-				continue
-			}
-			if o.sync < start {
-				return nil
-			}
-			if first == nil || o.sync < first.sync {
-				first = o
-			}
-		}
-		if first == nil || first.sync < prime || !c.AtSync(first.sync) || end-first.sync > int64(size) {
-			return nil
-		}
-		if err := c.SyncState(first.sync, first.syncIdx, end, 0, first.at); err != nil {
-			return err
-		}
-		start, prime = first.sync, end
-		rd.pause = c.Limit()
-		return nil
-	}
-	// pend: the source of the sync message that ended at pendEnd, whose
-	// primer may take the next message (its Ownership message)
-	var pend *splitSrc
-	var pendEnd int64
+	seen := make([]bool, 1<<d.cfg.Wire.SrcBits)
+	syncs := &parallel.Sources{C: c}
+	// pend: a sync message of source pendSrc ended at pendEnd, and the
+	// primer of a piece starting at the earliest of the last sync
+	// messages may take the next message (its Ownership message)
+	pend, pendSrc, pendEnd := false, uint64(0), int64(0)
 	settle := func(end int64) error {
-		if pend == nil {
+		if !pend {
 			return nil
 		}
-		pend = nil
-		return cut(end)
+		pend = false
+		cut, err := syncs.Cut(end)
+		if cut {
+			rd.pause = c.Limit()
+		}
+		return err
 	}
 	var idx int64
 	var readErr error
@@ -336,7 +305,6 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 				if err := c.Force(off, idx); err != nil {
 					return 0, err
 				}
-				start, prime = off, off
 				rd.pause = c.Limit()
 			}
 		}
@@ -370,9 +338,9 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 		i := idx
 		idx++
 		id, ok := d.srcOf(rd.raw)
-		if pend != nil {
+		if pend {
 			end := pendEnd
-			if m.TCode == TCodeOwnership && m.Offset == end && ok && id == uint64(pend.id) && parse() {
+			if m.TCode == TCodeOwnership && m.Offset == end && ok && id == pendSrc && parse() {
 				end += int64(m.Size)
 			}
 			if err := settle(end); err != nil {
@@ -382,18 +350,16 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 		if !ok || d.cfg.Sources != nil && !d.knownSource(id) {
 			continue // (a gap in every source)
 		}
-		s := srcs[id]
-		if s == nil {
-			s = &splitSrc{id: uint32(id), sync: -1}
-			srcs[id] = s
+		if !seen[id] {
+			seen[id] = true
 			order = append(order, uint32(id))
 		}
-		s.last, s.ended = m.Offset, m.TCode == TCodeProgTraceCorrelation
+		syncs.Heard(uint32(id), m.Offset, m.TCode == TCodeProgTraceCorrelation)
 		if !m.TCode.IsSync() || !parse() {
 			continue
 		}
-		s.sync, s.syncIdx, s.at = m.Offset, i, &multiState{order: order[:len(order):len(order)]}
-		pend, pendEnd = s, m.Offset+int64(m.Size)
+		syncs.Sync(uint32(id), m.Offset, i, &multiState{order: order[:len(order):len(order)]})
+		pend, pendSrc, pendEnd = true, id, m.Offset+int64(m.Size)
 	}
 	if err := settle(pendEnd); err != nil {
 		return 0, err
