@@ -224,14 +224,8 @@ func (pt *part) followsMulti(a *Decoder) (func(uint32) uint64, bool, bool) {
 		}
 		b.srcs[uint64(sa.id)], b.order[i] = sa, sa
 	}
-	b.st.addSince(&a.st, &pt.snapSt)
-	if a.outsideSyncs > 0 {
-		b.firstOutside = a.firstOutside
-	}
-	b.outsideSyncs += a.outsideSyncs - pt.snapOutside
-	b.cutMsg = b.cutMsg || a.cutMsg
 	b.spec = nil
-	pt.publish()
+	pt.takeCounts(a)
 	return nil, true, false
 }
 
@@ -263,22 +257,11 @@ func (d *Decoder) srcOf(raw []byte) (uint64, bool) {
 // parallel.Piece.Cont piece), as split does. It returns the size of the
 // trace.
 func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error) {
-	t := &parallel.Tee{R: r}
-	c := &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit}
-	rd := NewReader(t, d.cfg.Wire)
-	rd.frame, rd.keep = true, true
-	rd.pause = c.Limit()
-	var m, full Message
-	var raw [MaxMessageBytes]byte
-	// parse parses the message just read
-	parse := func() bool {
-		n := copy(raw[:], rd.raw)
-		return parseMessage(raw[:n], &full, &d.cfg.Wire, nil) == nil
-	}
+	sr := d.newSplitReader(r, size, emit)
 	// the sources in the order of their first message, and their syncs
 	var order []uint32
 	seen := make([]bool, 1<<d.cfg.Wire.SrcBits)
-	syncs := &parallel.Sources{C: c}
+	syncs := &parallel.Sources{C: sr.c}
 	// pend: a sync message of source pendSrc ended at pendEnd, and the
 	// primer of a piece starting at the earliest of the last sync
 	// messages may take the next message (its Ownership message)
@@ -290,57 +273,38 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 		pend = false
 		cut, err := syncs.Cut(end)
 		if cut {
-			rd.pause = c.Limit()
+			sr.rd.pause = sr.c.Limit()
 		}
 		return err
 	}
-	var idx int64
+	var m Message
 	var readErr error
 	for {
-		if off := rd.Offset(); c.Due(off) {
+		if sr.c.Due(sr.rd.Offset()) {
 			if err := settle(pendEnd); err != nil {
 				return 0, err
 			}
-			if c.Due(off) {
-				if err := c.Force(off, idx); err != nil {
-					return 0, err
-				}
-				rd.pause = c.Limit()
-			}
 		}
-		err := rd.Next(&m)
+		if err := sr.force(); err != nil {
+			return 0, err
+		}
+		i, err := sr.next(&m)
 		if err == io.EOF {
 			break
 		}
-		if err == errPaused {
-			if err := settle(pendEnd); err != nil {
-				return 0, err
-			}
-			rd.pause = c.Limit()
-			if !c.Due(rd.Offset()) {
-				// (the piece's primer ends later: skip one more byte)
-				rd.pause = rd.Offset() + 1
-			}
-			continue
-		}
 		if err != nil {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				readErr = err
+			if readErr = sr.readErr(err); readErr != nil {
 				break
 			}
 			if err := settle(pendEnd); err != nil {
 				return 0, err
 			}
-			idx++
 			continue
 		}
-		i := idx
-		idx++
-		id, ok := d.srcOf(rd.raw)
+		id, ok := d.srcOf(sr.rd.raw)
 		if pend {
 			end := pendEnd
-			if m.TCode == TCodeOwnership && m.Offset == end && ok && id == pendSrc && parse() {
+			if m.TCode == TCodeOwnership && m.Offset == end && ok && id == pendSrc && sr.parse() {
 				end += int64(m.Size)
 			}
 			if err := settle(end); err != nil {
@@ -355,7 +319,7 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 			order = append(order, uint32(id))
 		}
 		syncs.Heard(uint32(id), m.Offset, m.TCode == TCodeProgTraceCorrelation)
-		if !m.TCode.IsSync() || !parse() {
+		if !m.TCode.IsSync() || !sr.parse() {
 			continue
 		}
 		syncs.Sync(uint32(id), m.Offset, i, &multiState{order: order[:len(order):len(order)]})
@@ -364,9 +328,5 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 	if err := settle(pendEnd); err != nil {
 		return 0, err
 	}
-	total := t.End()
-	if err := c.End(); err != nil {
-		return 0, err
-	}
-	return total, readErr
+	return sr.end(readErr)
 }

@@ -273,20 +273,28 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 	// Take over prev's counts.
 	s := b.srcs[uint64(sa.id)]
 	s.tally = s.tally.After(sa.tally)
-	b.st.addSince(&a.st, &pt.snapSt)
-	if a.outsideSyncs > 0 {
-		b.firstOutside = a.firstOutside
-	}
-	b.outsideSyncs += a.outsideSyncs - pt.snapOutside
-	b.cutMsg = b.cutMsg || a.cutMsg
+	pt.takeCounts(a)
 	id := sa.id
-	pt.publish()
 	return func(src uint32) uint64 {
 		if src == id {
 			return carry
 		}
 		return 0
 	}, true, false
+}
+
+// takeCounts makes pt's decoder, which followed a (Follows), hold a's
+// counts and what a learned of the trace followed by its own, and
+// publishes what it learned.
+func (pt *part) takeCounts(a *Decoder) {
+	b := pt.d
+	b.st.addSince(&a.st, &pt.snapSt)
+	if a.outsideSyncs > 0 {
+		b.firstOutside = a.firstOutside
+	}
+	b.outsideSyncs += a.outsideSyncs - pt.snapOutside
+	b.cutMsg = b.cutMsg || a.cutMsg
+	pt.publish()
 }
 
 // guessSkew is added to the count a piece's decoder starts from (tests
@@ -418,78 +426,125 @@ func (d *Decoder) splitter() func(io.Reader, int, func(*parallel.Piece) error) (
 // pieces before goes on through, its reader in the same state: tailResync,
 // tailIdles). It returns the size of the trace.
 func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error) {
-	t := &parallel.Tee{R: r}
-	c := &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit}
-	rd := NewReader(t, d.cfg.Wire)
-	rd.frame, rd.keep = true, true
-	rd.pause = c.Limit()
-	var m, full Message
-	var raw [MaxMessageBytes]byte
-	// parse parses the message just read
-	parse := func() bool {
-		n := copy(raw[:], rd.raw)
-		return parseMessage(raw[:n], &full, &d.cfg.Wire, nil) == nil
-	}
-	var idx int64
+	sr := d.newSplitReader(r, size, emit)
+	var m Message
 	var readErr error
 	for {
-		if off := rd.Offset(); c.Due(off) {
-			if err := c.Force(off, idx); err != nil {
-				return 0, err
-			}
-			rd.pause = c.Limit()
+		if err := sr.force(); err != nil {
+			return 0, err
 		}
-		err := rd.Next(&m)
+		i, err := sr.next(&m)
 		if err == io.EOF {
 			break
 		}
-		if err == errPaused {
-			rd.pause = c.Limit()
-			if !c.Due(rd.Offset()) {
-				// (the piece's primer ends later: skip one more byte)
-				rd.pause = rd.Offset() + 1
-			}
-			continue
-		}
 		if err != nil {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				readErr = err
+			if readErr = sr.readErr(err); readErr != nil {
 				break
 			}
-			idx++
 			continue
 		}
-		i := idx
-		idx++
-		if !m.TCode.IsSync() || !c.AtSync(m.Offset) || !parse() {
+		if !m.TCode.IsSync() || !sr.c.AtSync(m.Offset) || !sr.parse() {
 			continue
 		}
-		at, end, src := m.Offset, m.Offset+int64(m.Size), full.Get(FieldSRC)
+		at, end, src := m.Offset, m.Offset+int64(m.Size), sr.full.Get(FieldSRC)
 		// the Ownership message after it (the reader pausing in a
 		// long run of idle bytes after the sync: none, the primer is
 		// the sync alone, and the run is cut as any other)
-		err = rd.Next(&m)
-		if err != nil && err != io.EOF && err != errPaused {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				readErr = err
-				break
-			}
+		_, err = sr.next(&m)
+		if readErr = sr.readErr(err); readErr != nil {
+			break
 		}
-		if err != io.EOF && err != errPaused {
-			idx++
-		}
-		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && parse() && full.Get(FieldSRC) == src {
+		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && sr.parse() && sr.full.Get(FieldSRC) == src {
 			end += int64(m.Size)
 		}
-		if err := c.Sync(at, i, end, 0); err != nil {
+		if err := sr.c.Sync(at, i, end, 0); err != nil {
 			return 0, err
 		}
-		rd.pause = c.Limit()
+		sr.rd.pause = sr.c.Limit()
 	}
-	total := t.End()
-	if err := c.End(); err != nil {
+	return sr.end(readErr)
+}
+
+// splitReader reads a trace for a split (split, splitMulti) with the
+// framing a serial decode reads, keeping each message's bytes, through
+// the Cutter c, and stops in a run of skipped bytes where c may cut it.
+type splitReader struct {
+	rd   *Reader
+	c    *parallel.Cutter
+	cfg  *WireConfig
+	idx  int64   // the messages and malformed byte runs read (Decoder.index)
+	full Message // the message parse parsed
+	raw  [MaxMessageBytes]byte
+}
+
+// newSplitReader returns a splitReader of r cutting pieces of about size
+// bytes for emit.
+func (d *Decoder) newSplitReader(r io.Reader, size int, emit func(*parallel.Piece) error) *splitReader {
+	t := &parallel.Tee{R: r}
+	sr := &splitReader{c: &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit},
+		rd: NewReader(t, d.cfg.Wire), cfg: &d.cfg.Wire}
+	sr.rd.frame, sr.rd.keep = true, true
+	sr.rd.pause = sr.c.Limit()
+	return sr
+}
+
+// force cuts the trace where no sync turned up (parallel.Cutter.Force),
+// at the reader's offset, when it is due there.
+func (sr *splitReader) force() error {
+	if off := sr.rd.Offset(); sr.c.Due(off) {
+		if err := sr.c.Force(off, sr.idx); err != nil {
+			return err
+		}
+		sr.rd.pause = sr.c.Limit()
+	}
+	return nil
+}
+
+// next reads the next message into m (its framing and TCODE) and returns
+// its index; else io.EOF at the end, errPaused where the reader stopped
+// in a run of skipped bytes (it then stops again where the split may cut,
+// or a byte further), a *FormatError for a malformed message, or the read
+// error.
+func (sr *splitReader) next(m *Message) (int64, error) {
+	err := sr.rd.Next(m)
+	var fe *FormatError
+	switch {
+	case err == nil:
+		sr.idx++
+		return sr.idx - 1, nil
+	case err == errPaused:
+		sr.rd.pause = sr.c.Limit()
+		if !sr.c.Due(sr.rd.Offset()) {
+			// (the piece's primer ends later: skip one more byte)
+			sr.rd.pause = sr.rd.Offset() + 1
+		}
+	case errors.As(err, &fe):
+		sr.idx++
+	}
+	return -1, err
+}
+
+// readErr returns err, an error of next, when it ends the trace: neither
+// the end, nor a pause, nor a malformed message.
+func (sr *splitReader) readErr(err error) error {
+	var fe *FormatError
+	if err == nil || err == io.EOF || err == errPaused || errors.As(err, &fe) {
+		return nil
+	}
+	return err
+}
+
+// parse parses the message just read into sr.full.
+func (sr *splitReader) parse() bool {
+	n := copy(sr.raw[:], sr.rd.raw)
+	return parseMessage(sr.raw[:n], &sr.full, sr.cfg, nil) == nil
+}
+
+// end emits the last piece and returns the size of the trace and
+// readErr.
+func (sr *splitReader) end(readErr error) (int64, error) {
+	total := sr.c.Tee.End()
+	if err := sr.c.End(); err != nil {
 		return 0, err
 	}
 	return total, readErr

@@ -53,45 +53,59 @@ func TestDecodeJobsNTraceHartsCLI(t *testing.T) {
 			bits = "2"
 		}
 		args := append([]string{"--protocol", "ntrace", "--src-bits", bits, "--image", elf}, tc.opts...)
-		for _, c := range corruptCases(t, trace, p("bad.nex"), 0x10, []int{5, 12}, 2) {
-			jobs := []string{"3"}
-			if c.code == 0 {
-				jobs = []string{"2", "3", "8"}
-			}
-			for _, j := range jobs {
-				what := fmt.Sprintf("%d harts %v %s, --jobs %s", tc.harts, tc.opts, c.name, j)
-				_, e := sameWithJobs(t, dir, what, j, c, append(args, c.file)...)
-				if strings.Contains(e, "serially") {
-					t.Errorf("%s: decoded serially: %s", what, e)
-				}
+		checkHartsJobs(t, dir, fmt.Sprintf("%d harts %v", tc.harts, tc.opts), tc.harts, args, trace, 0x10)
+	}
+}
+
+// checkHartsJobs checks the decode of trace, of harts harts run with
+// --pcs run{hart}.pcs in dir, with args: with --jobs 2, 3 and 8 it gives
+// what it gives serially (every output, stderr, exit status), and so do
+// copies with the bits mask flipped at 5/20 and 12/20 and cut short (with
+// --strict too), never decoding serially; the summary without --jobs is
+// that of --jobs 1; and each hart's PCs decoded with --jobs 3 (--src K)
+// are those the simulator retired.
+func checkHartsJobs(t *testing.T, dir, what string, harts int, args []string, trace string, mask byte) {
+	t.Helper()
+	for _, c := range corruptCases(t, trace, filepath.Join(dir, "bad"+filepath.Ext(trace)), mask, []int{5, 12}, 2) {
+		jobs := []string{"3"}
+		if c.code == 0 {
+			jobs = []string{"2", "3", "8"}
+		}
+		for _, j := range jobs {
+			what := fmt.Sprintf("%s %s, --jobs %s", what, c.name, j)
+			_, e := sameWithJobs(t, dir, what, j, c, append(args, c.file)...)
+			if strings.Contains(e, "serially") {
+				t.Errorf("%s: decoded serially: %s", what, e)
 			}
 		}
-		// the summary alone, without --jobs: one job per CPU
-		code1, _, e1 := rv(t, append(append([]string{"decode", "--jobs", "1"}, args...), trace)...)
-		code, _, e := rv(t, append([]string{"decode"}, append(args, trace)...)...)
-		if code1 != 0 || code != code1 || e != e1 {
-			t.Errorf("%d harts %v, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d,\n%s", tc.harts, tc.opts,
-				code, e, code1, e1)
+	}
+	// the summary alone, without --jobs: one job per CPU
+	code1, _, e1 := rv(t, append(append([]string{"decode", "--jobs", "1"}, args...), trace)...)
+	code, _, e := rv(t, append([]string{"decode"}, append(args, trace)...)...)
+	if code1 != 0 || code != code1 || e != e1 {
+		t.Errorf("%s, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d,\n%s", what, code, e, code1, e1)
+	}
+	for h := 0; h < harts; h++ {
+		out := filepath.Join(dir, "dec.pcs")
+		if code, _, e := rv(t, append(append([]string{"decode", "--jobs", "3", "--src", fmt.Sprint(h)}, args...), trace, "--pcs", out)...); code != 0 {
+			t.Fatalf("%s: decode --src %d: exit %d: %s", what, h, code, e)
 		}
-		for h := 0; h < tc.harts; h++ {
-			out := p("dec.pcs")
-			if code, _, e := rv(t, append(append([]string{"decode", "--jobs", "3", "--src", fmt.Sprint(h)}, args...), trace, "--pcs", out)...); code != 0 {
-				t.Fatalf("%d harts: decode --src %d: exit %d: %s", tc.harts, h, code, e)
-			}
-			want, _ := os.ReadFile(p(fmt.Sprintf("run%d.pcs", h)))
-			got, _ := os.ReadFile(out)
-			if len(want) == 0 || string(got) != string(want) {
-				t.Errorf("%d harts %v: hart %d: the PCs decoded with --jobs 3 (%d bytes) are not those the simulator retired (%d bytes)",
-					tc.harts, tc.opts, h, len(got), len(want))
-			}
+		want, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("run%d.pcs", h)))
+		got, _ := os.ReadFile(out)
+		if len(want) == 0 || string(got) != string(want) {
+			t.Errorf("%s: hart %d: the PCs decoded with --jobs 3 (%d bytes) are not those the simulator retired (%d bytes)",
+				what, h, len(got), len(want))
 		}
 	}
 }
 
-// A trace of several harts whose images change at instruction counts (a
-// sideband: remapLoopKernel, its code remapped while it runs, on two
-// harts) is decoded serially with --jobs 2, saying why on
-// stderr, to exactly the serial result.
+// A trace with SRC fields whose images change at instruction counts (a
+// sideband: remapLoopKernel, its code remapped while it runs, run with
+// --harts 2 so that the messages carry a SRC field; its second hart
+// stays parked, untraced) is decoded serially with --jobs 2, saying why
+// on stderr, to exactly the serial result. (ntrace's
+// TestDecodeJobsHartsEpochs decodes a trace of two harts that both run,
+// with such images.)
 func TestDecodeJobsNTraceHartsSideband(t *testing.T) {
 	img := remapLoopKernel(t, 4, 100)
 	dir := t.TempDir()
