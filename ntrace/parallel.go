@@ -507,7 +507,6 @@ func (sr *splitReader) force() error {
 // error.
 func (sr *splitReader) next(m *Message) (int64, error) {
 	err := sr.rd.Next(m)
-	var fe *FormatError
 	switch {
 	case err == nil:
 		sr.idx++
@@ -518,17 +517,23 @@ func (sr *splitReader) next(m *Message) (int64, error) {
 			// (the piece's primer ends later: skip one more byte)
 			sr.rd.pause = sr.rd.Offset() + 1
 		}
-	case errors.As(err, &fe):
+	case formatError(err):
 		sr.idx++
 	}
 	return -1, err
 }
 
+// formatError reports whether err is a *FormatError (a malformed
+// message).
+func formatError(err error) bool {
+	var fe *FormatError
+	return errors.As(err, &fe)
+}
+
 // readErr returns err, an error of next, when it ends the trace: neither
 // the end, nor a pause, nor a malformed message.
 func (sr *splitReader) readErr(err error) error {
-	var fe *FormatError
-	if err == nil || err == io.EOF || err == errPaused || errors.As(err, &fe) {
+	if err == nil || err == io.EOF || err == errPaused || formatError(err) {
 		return nil
 	}
 	return err
