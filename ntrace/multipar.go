@@ -67,6 +67,7 @@ type multiSpec struct {
 // their first message.
 type multiState struct {
 	order []uint32
+	modes []Mode // the trace mode of each, as the messages before showed it (0: not shown)
 }
 
 // srcHints keeps the trace mode and B-TYPE style each source learned, as
@@ -140,10 +141,15 @@ func (pt *part) speculateMulti(p *parallel.Piece, rec *parallel.Recorder, rd *Re
 	}
 	d.spec = &multiSpec{primer: true}
 	d.seedMode, d.seedBType = 0, 0 // (a source first seen in the piece starts as serially)
-	for _, id := range st.order {
+	for i, id := range st.order {
 		s := d.newState(uint64(id))
 		s.wait = true
 		pt.parent.hints.seed(s)
+		if s.mode == 0 {
+			// (the pieces before, which would publish it, may not be
+			// joined yet)
+			s.mode = st.modes[i]
+		}
 	}
 	rec.Drop = true
 	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {
@@ -229,6 +235,29 @@ func (pt *part) followsMulti(a *Decoder) (func(uint32) uint64, bool, bool) {
 	return nil, true, false
 }
 
+// mode returns the trace mode message m, just read, shows (0: none), as
+// Decoder.checkMode learns it.
+func (sr *splitReader) mode(m *Message) Mode {
+	want, fixed := tcodeMode(m.TCode)
+	if fixed || !sr.parse() {
+		return want
+	}
+	switch m.TCode {
+	case TCodeResourceFull:
+		if rc := sr.full.Get(FieldRCODE); rc == RCodeHist || rc == RCodeHistRepeat {
+			return HTM
+		}
+	case TCodeProgTraceCorrelation:
+		switch sr.full.Get(FieldCDF) {
+		case 0:
+			return BTM
+		case 1:
+			return HTM
+		}
+	}
+	return 0
+}
+
 // srcOf returns the SRC field of the message whose bytes are raw, false
 // when the message is too short to hold one (its parse fails: a serial
 // decoder makes it a gap in every source).
@@ -261,6 +290,12 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 	// the sources in the order of their first message, and their syncs
 	var order []uint32
 	seen := make([]bool, 1<<d.cfg.Wire.SrcBits)
+	// the trace mode each source's messages showed by their TCODE, as
+	// Decoder.checkMode learns it when the configuration does not give
+	// it (forgotten at a sync after the source's trace stopped); whether
+	// its last message stopped it
+	modes := make([]Mode, 1<<d.cfg.Wire.SrcBits)
+	ended := make([]bool, 1<<d.cfg.Wire.SrcBits)
 	syncs := &parallel.Sources{C: sr.c}
 	// pend: a sync message of source pendSrc ended at pendEnd, and the
 	// primer of a piece starting at the earliest of the last sync
@@ -318,11 +353,22 @@ func (d *Decoder) splitMulti(r io.Reader, size int, emit func(*parallel.Piece) e
 			seen[id] = true
 			order = append(order, uint32(id))
 		}
-		syncs.Heard(uint32(id), m.Offset, m.TCode == TCodeProgTraceCorrelation)
+		if m.TCode.IsSync() && ended[id] {
+			modes[id] = 0
+		}
+		if modes[id] == 0 {
+			modes[id] = sr.mode(&m)
+		}
+		ended[id] = m.TCode == TCodeProgTraceCorrelation
+		syncs.Heard(uint32(id), m.Offset, ended[id])
 		if !m.TCode.IsSync() || !sr.parse() {
 			continue
 		}
-		syncs.Sync(uint32(id), m.Offset, i, &multiState{order: order[:len(order):len(order)]})
+		st := &multiState{order: order[:len(order):len(order)], modes: make([]Mode, len(order))}
+		for k, o := range st.order {
+			st.modes[k] = modes[o]
+		}
+		syncs.Sync(uint32(id), m.Offset, i, st)
 		pend, pendSrc, pendEnd = true, id, m.Offset+int64(m.Size)
 	}
 	if err := settle(pendEnd); err != nil {
