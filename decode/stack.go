@@ -74,3 +74,31 @@ func (s *ReturnStack) Pop() (a uint64, ok bool) {
 	}
 	return a, ok
 }
+
+// Clone returns a copy of s that shares no memory with it.
+func (s *ReturnStack) Clone() ReturnStack {
+	return ReturnStack{a: append([]uint64(nil), s.a...), base: s.base, depth: s.depth}
+}
+
+// Equal reports whether s and o have the same capacity and hold the same
+// return addresses in the same order: a decoder following either predicts
+// the same returns.
+func (s *ReturnStack) Equal(o *ReturnStack) bool {
+	if len(s.a) != len(o.a) || s.depth != o.depth {
+		return false
+	}
+	n := len(s.a)
+	for k := 0; k < s.depth; k++ {
+		i, j := s.base+k, o.base+k
+		if i >= n {
+			i -= n
+		}
+		if j >= n {
+			j -= n
+		}
+		if s.a[i] != o.a[j] {
+			return false
+		}
+	}
+	return true
+}

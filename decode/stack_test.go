@@ -83,3 +83,53 @@ func TestTally(t *testing.T) {
 		t.Fatalf("moved back to 3: suspect %d", y.Suspect())
 	}
 }
+
+// Equal holds exactly when two stacks driven differently (one reset and
+// refilled, so that its ring starts elsewhere) hold the same addresses in
+// the same order, as a plain slice model says; Clone copies a stack that
+// then changes independently of the original.
+func TestReturnStackEqual(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	for i := 0; i < 2000; i++ {
+		a, b := NewReturnStack(4), NewReturnStack(4)
+		var ma, mb []uint64
+		push := func(s *ReturnStack, m *[]uint64, v uint64) {
+			s.Push(v)
+			*m = append(*m, v)
+			if len(*m) > 4 {
+				*m = (*m)[1:]
+			}
+		}
+		for k := rnd.Intn(9); k > 0; k-- {
+			push(&a, &ma, uint64(rnd.Intn(3)))
+		}
+		for k := rnd.Intn(9); k > 0; k-- {
+			push(&b, &mb, uint64(rnd.Intn(3)))
+		}
+		if rnd.Intn(2) == 0 {
+			b.Reset()
+			mb = nil
+			for _, v := range ma {
+				push(&b, &mb, v)
+			}
+		}
+		want := len(ma) == len(mb)
+		for k := 0; want && k < len(ma); k++ {
+			want = ma[k] == mb[k]
+		}
+		if a.Equal(&b) != want || b.Equal(&a) != want {
+			t.Fatalf("%v and %v: Equal %v, want %v", ma, mb, a.Equal(&b), want)
+		}
+		c := a.Clone()
+		if !c.Equal(&a) {
+			t.Fatalf("clone of %v differs", ma)
+		}
+		c.Push(99)
+		if len(ma) > 0 && c.Equal(&a) {
+			t.Fatalf("a push onto the clone of %v changed the original", ma)
+		}
+	}
+	if s, o := NewReturnStack(2), NewReturnStack(3); s.Equal(&o) {
+		t.Error("stacks of different capacities equal")
+	}
+}

@@ -376,14 +376,11 @@ func (sn *srcStart) takeOver(a, b *Decoder) {
 	b.takeCounts(a, shift, emitted, sn.off, &sn.st)
 }
 
-// splitSrc is what the split knows of one source.
+// splitSrc is what the split knows of one source (and, of its te_inst
+// frames and sync packets, parallel.Sources).
 type splitSrc struct {
-	codec   *Codec
-	seed    uint64 // Decoder.seed
-	lastTe  int64  // the offset of its last te_inst frame (-1: none)
-	sync    int64  // the offset of its last sync packet (-1: none)
-	syncIdx int64  // and its index
-	at      *splitState
+	codec *Codec
+	seed  uint64 // Decoder.seed
 }
 
 // split reads the trace and cuts it into pieces of about size bytes,
@@ -405,15 +402,15 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 	v026 := m.cfg.Version == V026
 	var order []uint32
 	srcs := map[uint32]*splitSrc{}
+	syncs := &parallel.Sources{C: c}
 	var p Packet
-	var idx, start, prime int64
+	var idx int64
 	var readErr error
 	for {
 		if off := sc.Offset(); c.Due(off) {
 			if err := c.Force(off, idx); err != nil {
 				return 0, nil, err
 			}
-			start, prime = off, off
 			sc.pause = c.Limit()
 		}
 		if !sc.Scan() {
@@ -438,9 +435,10 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 		id, ok := m.sourceOf(fr)
 		s := srcs[id]
 		if ok && s == nil && len(order) < m.MaxSources {
-			s = &splitSrc{codec: NewCodec(&m.cfg), lastTe: -1, sync: -1}
+			s = &splitSrc{codec: NewCodec(&m.cfg)}
 			srcs[id] = s
 			order = append(order, id)
+			syncs.Add(id)
 		}
 		if s == nil {
 			idx++ // (Demux.strayData, Demux.refuse)
@@ -456,7 +454,7 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 		}
 		i := idx
 		idx++
-		s.lastTe = fr.Offset
+		syncs.Heard(id, fr.Offset, false)
 		pl := fr.Payload
 		if overlong(pl) {
 			continue // (malformed)
@@ -481,32 +479,14 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 		for k, id := range order {
 			st.seeds[k] = srcs[id].seed
 		}
-		s.sync, s.syncIdx, s.at = fr.Offset, i, st
-		// the earliest of the last sync packets of the sources with a
-		// te_inst frame in the last c.Max bytes
-		end := sc.Offset()
-		var cut *splitSrc
-		for _, id := range order {
-			o := srcs[id]
-			if o.lastTe < end-int64(c.Max) {
-				continue
-			}
-			if o.sync < start {
-				cut = nil
-				break
-			}
-			if cut == nil || o.sync < cut.sync {
-				cut = o
-			}
-		}
-		if cut == nil || cut.sync < prime || !c.AtSync(cut.sync) || end-cut.sync > int64(size) {
-			continue
-		}
-		if err := c.SyncState(cut.sync, cut.syncIdx, end, 0, cut.at); err != nil {
+		// a piece at the earliest of the last sync packets of the
+		// sources with a te_inst frame in the last c.Max bytes
+		syncs.Sync(id, fr.Offset, i, st)
+		if cut, err := syncs.Cut(sc.Offset()); err != nil {
 			return 0, nil, err
+		} else if cut {
+			sc.pause = c.Limit()
 		}
-		start, prime = cut.sync, end
-		sc.pause = c.Limit()
 	}
 	total := sc.Offset()
 	if err := c.End(); err != nil {

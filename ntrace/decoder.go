@@ -304,6 +304,12 @@ type Decoder struct {
 	seedMode  Mode
 	seedBType int
 	hint      atomic.Uint64
+	// a decoder of a piece of a trace of several sources (multipar.go):
+	// not nil while it decodes the piece, and the trace mode and B-TYPE
+	// style each source learned up to the pieces joined (in DecodeJobs's
+	// decoder)
+	spec  *multiSpec
+	hints srcHints
 }
 
 // srcState is the decoding state of one trace source.
@@ -380,6 +386,9 @@ type srcState struct {
 	// the same before the last range emitted (chainLast): the last block
 	// retired began that much before that range at the earliest.
 	chain, chainLast uint64
+	// in a piece's primer (multipar.go): the source has had no sync
+	// message in the piece yet, and its messages are not decoded
+	wait bool
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -736,6 +745,11 @@ func (d *Decoder) Message(m *Message) error {
 			d.cfg.Sources))
 	}
 	s := d.state(src)
+	if s.wait {
+		if err := d.waiting(s, m); err != nil || s.wait {
+			return err
+		}
+	}
 	s.msgSync++
 	if m.TCode == TCodeResourceFull || m.TCode == TCodeOwnership {
 		s.fillSync++
@@ -2239,7 +2253,7 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 			// the block that ends there began in it, or in the ranges
 			// before it that ended on a direct jump a block may go on
 			// past: chainLast)
-			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id &&
+			if r := d.lastRange(); r.N != 0 && r.Src == s.id &&
 				s.used-int64(d.lastHalfwords(s)+s.chainLast)-s.rfBase >= int64(d.icntLimit()) {
 				return d.fullTooLate(s, p, r.Start)
 			}

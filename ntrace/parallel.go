@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/decode/parallel"
@@ -62,13 +63,17 @@ var PieceBytes = 16 << 10
 
 // SerialReason returns why DecodeJobs would decode the trace serially
 // whatever the number of jobs, or "" when it can split it: an instruction
-// limit, or a decoder that has already decoded messages.
+// limit, a decoder that has already decoded messages, or images that
+// change at instruction counts in a trace of several sources
+// (multipar.go).
 func (d *Decoder) SerialReason() string {
 	switch {
 	case d.cfg.MaxInstructions > 0:
 		return "an instruction limit is set"
 	case d.index > 0:
 		return "the decoder has already decoded messages"
+	case d.cfg.Wire.SrcBits > 0 && len(d.w.Base.Epochs()) > 0:
+		return "the images of a trace of several sources (SRC fields) change at instruction counts (a sideband)"
 	}
 	return ""
 }
@@ -96,7 +101,7 @@ func (d *Decoder) decodeJobs(r io.Reader, jobs, size int) error {
 	pp := &parallel.Parallel{Jobs: jobs, Sink: d.w.Sink, Observe: d.obs != nil,
 		Fresh: func() parallel.Part { return d.fresh() },
 		Split: func(emit func(*parallel.Piece) error) error {
-			n, err := d.split(r, size, emit)
+			n, err := d.splitter()(r, size, emit)
 			total = n
 			return err
 		}}
@@ -124,6 +129,7 @@ type part struct {
 	snapImg     *image.Set
 	snapAny     bool
 	snapOutside uint64
+	multi       *multiSnap // a piece of a trace of several sources (multipar.go)
 }
 
 // fresh returns a decoder of pieces with d's configuration.
@@ -152,6 +158,9 @@ func (pt *part) Reuse() bool {
 func (pt *part) publish() {
 	if d := pt.d; len(d.order) == 1 {
 		pt.parent.hint.Store(uint64(d.order[0].mode)&0xff | uint64(d.order[0].btype)<<8)
+	}
+	if pt.parent.cfg.Wire.SrcBits > 0 {
+		pt.parent.hints.publish(pt.d.order)
 	}
 }
 
@@ -190,6 +199,9 @@ func (pt *part) Speculate(p *parallel.Piece, sink flow.Sink) error {
 		d.st.Idles += rd.Idles()
 		pt.publish()
 		return err
+	}
+	if d.cfg.Wire.SrcBits > 0 {
+		return pt.speculateMulti(p, rec, rd)
 	}
 	rec.Drop = true
 	if err := d.loop(rd, p.Offset+int64(p.Prime)); err != nil {
@@ -236,6 +248,9 @@ func (pt *part) Continue(p *parallel.Piece, sink flow.Sink) error {
 // primer, and takes over prev's counts when they are the same.
 func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool) {
 	a, b := prevPart.(*part).d, pt.d
+	if b.cfg.Wire.SrcBits > 0 {
+		return pt.followsMulti(a)
+	}
 	if len(a.order) != 1 || pt.snapN != 1 {
 		// several sources: a piece starts with the one of its sync only
 		return nil, false, len(a.order) > 1
@@ -258,20 +273,28 @@ func (pt *part) Follows(prevPart parallel.Part) (func(uint32) uint64, bool, bool
 	// Take over prev's counts.
 	s := b.srcs[uint64(sa.id)]
 	s.tally = s.tally.After(sa.tally)
-	b.st.addSince(&a.st, &pt.snapSt)
-	if a.outsideSyncs > 0 {
-		b.firstOutside = a.firstOutside
-	}
-	b.outsideSyncs += a.outsideSyncs - pt.snapOutside
-	b.cutMsg = b.cutMsg || a.cutMsg
+	pt.takeCounts(a)
 	id := sa.id
-	pt.publish()
 	return func(src uint32) uint64 {
 		if src == id {
 			return carry
 		}
 		return 0
 	}, true, false
+}
+
+// takeCounts makes pt's decoder, which followed a (Follows), hold a's
+// counts and what a learned of the trace followed by its own, and
+// publishes what it learned.
+func (pt *part) takeCounts(a *Decoder) {
+	b := pt.d
+	b.st.addSince(&a.st, &pt.snapSt)
+	if a.outsideSyncs > 0 {
+		b.firstOutside = a.firstOutside
+	}
+	b.outsideSyncs += a.outsideSyncs - pt.snapOutside
+	b.cutMsg = b.cutMsg || a.cutMsg
+	pt.publish()
 }
 
 // guessSkew is added to the count a piece's decoder starts from (tests
@@ -288,7 +311,11 @@ func (pt *part) Instructions() uint64 { return pt.d.st.Instructions }
 
 // sameState reports whether a source in state a decodes what follows as
 // one in state b does: everything a sync does not reset is equal, and
-// what it resets too, in case the sync failed.
+// what it resets too, in case the sync failed (or, in a trace of several
+// sources, the source decoded messages after its sync before the end of
+// the primer: multipar.go). The tally is not compared (Follows carries
+// it), nor what is written before it is read (prevMsg, dueRanges: the
+// caller's).
 func sameState(a, b *srcState) bool {
 	if a.id != b.id || a.context != b.context || a.synced != b.synced || a.seen != b.seen ||
 		a.ended != b.ended || a.lost != b.lost || a.mode != b.mode || a.btype != b.btype || a.ts != b.ts ||
@@ -298,19 +325,39 @@ func sameState(a, b *srcState) bool {
 		a.prevOK != b.prevOK || a.ovPending || b.ovPending {
 		return false
 	}
-	if a.stack.Depth() != 0 || b.stack.Depth() != 0 {
+	if !a.stack.Equal(&b.stack) || a.dueHist != b.dueHist || a.dueFull != b.dueFull || a.fullLast != b.fullLast ||
+		a.chain != b.chain || a.chainLast != b.chainLast || a.histRec != b.histRec || a.histBound != b.histBound ||
+		a.histFloor != b.histFloor || a.lastFull != b.lastFull || !slices.Equal(a.rfPts[a.rfHead:], b.rfPts[b.rfHead:]) {
 		return false
 	}
-	if a.haveBr && a.last != b.last {
+	// (read only after a RepeatBranch, after a ResourceFull RCODE=0 since
+	// the last I-CNT field, and with points still to walk)
+	if a.lastMsg == TCodeRepeatBranch && a.lastBCnt != b.lastBCnt || a.icntAcc != 0 && a.rfBase != b.rfBase ||
+		a.rfHead < len(a.rfPts) && a.rfPos != b.rfPos {
+		return false
+	}
+	if a.haveBr && !a.last.same(&b.last) {
 		return false
 	}
 	if a.ts && (a.time != b.time || a.hasTime != b.hasTime) {
 		return false
 	}
-	if a.prevOK && (a.prevIn != b.prevIn || a.prevPC != b.prevPC) {
+	// (the instruction, not where each decoder keeps it)
+	if a.prevOK && ((a.prevIn == nil) != (b.prevIn == nil) || a.prevIn != nil && *a.prevIn != *b.prevIn ||
+		a.prevPC != b.prevPC) {
 		return false
 	}
 	return true
+}
+
+// same reports whether RepeatBranch repeats the same message after b as
+// after o (the fields a message without a B-TYPE, U-ADDR and HIST does
+// not set are left from the one before).
+func (b *lastBranch) same(o *lastBranch) bool {
+	if b.tcode != o.tcode || b.has != o.has || b.icnt != o.icnt || b.offset != o.offset {
+		return false
+	}
+	return b.has&^(1<<FieldICNT) == 0 || b.btype == o.btype && b.uaddr == o.uaddr && b.hist == o.hist
 }
 
 // suspect returns the instructions of s held suspect, with
@@ -360,6 +407,15 @@ func (s *Stats) addSince(prev, snap *Stats) {
 	s.LostHalfwords += prev.LostHalfwords - snap.LostHalfwords
 }
 
+// splitter returns the split of d's traces: split, or for a trace of
+// several sources (messages with a SRC field) splitMulti.
+func (d *Decoder) splitter() func(io.Reader, int, func(*parallel.Piece) error) (int64, error) {
+	if d.cfg.Wire.SrcBits > 0 {
+		return d.splitMulti
+	}
+	return d.split
+}
+
 // split reads the trace and cuts it into pieces of about size bytes,
 // each starting with a sync message that parses (and, as its primer,
 // with the Ownership message of the same source right after it), found
@@ -370,78 +426,130 @@ func (s *Stats) addSince(prev, snap *Stats) {
 // pieces before goes on through, its reader in the same state: tailResync,
 // tailIdles). It returns the size of the trace.
 func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error) (int64, error) {
-	t := &parallel.Tee{R: r}
-	c := &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit}
-	rd := NewReader(t, d.cfg.Wire)
-	rd.frame, rd.keep = true, true
-	rd.pause = c.Limit()
-	var m, full Message
-	var raw [MaxMessageBytes]byte
-	// parse parses the message just read
-	parse := func() bool {
-		n := copy(raw[:], rd.raw)
-		return parseMessage(raw[:n], &full, &d.cfg.Wire, nil) == nil
-	}
-	var idx int64
+	sr := d.newSplitReader(r, size, emit)
+	var m Message
 	var readErr error
 	for {
-		if off := rd.Offset(); c.Due(off) {
-			if err := c.Force(off, idx); err != nil {
-				return 0, err
-			}
-			rd.pause = c.Limit()
+		if err := sr.force(); err != nil {
+			return 0, err
 		}
-		err := rd.Next(&m)
+		i, err := sr.next(&m)
 		if err == io.EOF {
 			break
 		}
-		if err == errPaused {
-			rd.pause = c.Limit()
-			if !c.Due(rd.Offset()) {
-				// (the piece's primer ends later: skip one more byte)
-				rd.pause = rd.Offset() + 1
-			}
-			continue
-		}
 		if err != nil {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				readErr = err
+			if readErr = sr.readErr(err); readErr != nil {
 				break
 			}
-			idx++
 			continue
 		}
-		i := idx
-		idx++
-		if !m.TCode.IsSync() || !c.AtSync(m.Offset) || !parse() {
+		if !m.TCode.IsSync() || !sr.c.AtSync(m.Offset) || !sr.parse() {
 			continue
 		}
-		at, end, src := m.Offset, m.Offset+int64(m.Size), full.Get(FieldSRC)
+		at, end, src := m.Offset, m.Offset+int64(m.Size), sr.full.Get(FieldSRC)
 		// the Ownership message after it (the reader pausing in a
 		// long run of idle bytes after the sync: none, the primer is
 		// the sync alone, and the run is cut as any other)
-		err = rd.Next(&m)
-		if err != nil && err != io.EOF && err != errPaused {
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				readErr = err
-				break
-			}
+		_, err = sr.next(&m)
+		if readErr = sr.readErr(err); readErr != nil {
+			break
 		}
-		if err != io.EOF && err != errPaused {
-			idx++
-		}
-		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && parse() && full.Get(FieldSRC) == src {
+		if err == nil && m.TCode == TCodeOwnership && m.Offset == end && sr.parse() && sr.full.Get(FieldSRC) == src {
 			end += int64(m.Size)
 		}
-		if err := c.Sync(at, i, end, 0); err != nil {
+		if err := sr.c.Sync(at, i, end, 0); err != nil {
 			return 0, err
 		}
-		rd.pause = c.Limit()
+		sr.rd.pause = sr.c.Limit()
 	}
-	total := t.End()
-	if err := c.End(); err != nil {
+	return sr.end(readErr)
+}
+
+// splitReader reads a trace for a split (split, splitMulti) with the
+// framing a serial decode reads, keeping each message's bytes, through
+// the Cutter c, and stops in a run of skipped bytes where c may cut it.
+type splitReader struct {
+	rd   *Reader
+	c    *parallel.Cutter
+	cfg  *WireConfig
+	idx  int64   // the messages and malformed byte runs read (Decoder.index)
+	full Message // the message parse parsed
+	raw  [MaxMessageBytes]byte
+}
+
+// newSplitReader returns a splitReader of r cutting pieces of about size
+// bytes for emit.
+func (d *Decoder) newSplitReader(r io.Reader, size int, emit func(*parallel.Piece) error) *splitReader {
+	t := &parallel.Tee{R: r}
+	sr := &splitReader{c: &parallel.Cutter{Tee: t, Size: size, Max: parallel.HoldPieces * size, Emit: emit},
+		rd: NewReader(t, d.cfg.Wire), cfg: &d.cfg.Wire}
+	sr.rd.frame, sr.rd.keep = true, true
+	sr.rd.pause = sr.c.Limit()
+	return sr
+}
+
+// force cuts the trace where no sync turned up (parallel.Cutter.Force),
+// at the reader's offset, when it is due there.
+func (sr *splitReader) force() error {
+	if off := sr.rd.Offset(); sr.c.Due(off) {
+		if err := sr.c.Force(off, sr.idx); err != nil {
+			return err
+		}
+		sr.rd.pause = sr.c.Limit()
+	}
+	return nil
+}
+
+// next reads the next message into m (its framing and TCODE) and returns
+// its index; else io.EOF at the end, errPaused where the reader stopped
+// in a run of skipped bytes (it then stops again where the split may cut,
+// or a byte further), a *FormatError for a malformed message, or the read
+// error.
+func (sr *splitReader) next(m *Message) (int64, error) {
+	err := sr.rd.Next(m)
+	switch {
+	case err == nil:
+		sr.idx++
+		return sr.idx - 1, nil
+	case err == errPaused:
+		sr.rd.pause = sr.c.Limit()
+		if !sr.c.Due(sr.rd.Offset()) {
+			// (the piece's primer ends later: skip one more byte)
+			sr.rd.pause = sr.rd.Offset() + 1
+		}
+	case formatError(err):
+		sr.idx++
+	}
+	return -1, err
+}
+
+// formatError reports whether err is a *FormatError (a malformed
+// message).
+func formatError(err error) bool {
+	var fe *FormatError
+	return errors.As(err, &fe)
+}
+
+// readErr returns err, an error of next, when it ends the trace: neither
+// the end, nor a pause, nor a malformed message.
+func (sr *splitReader) readErr(err error) error {
+	if err == nil || err == io.EOF || err == errPaused || formatError(err) {
+		return nil
+	}
+	return err
+}
+
+// parse parses the message just read into sr.full.
+func (sr *splitReader) parse() bool {
+	n := copy(sr.raw[:], sr.rd.raw)
+	return parseMessage(sr.raw[:n], &sr.full, sr.cfg, nil) == nil
+}
+
+// end emits the last piece and returns the size of the trace and
+// readErr.
+func (sr *splitReader) end(readErr error) (int64, error) {
+	total := sr.c.Tee.End()
+	if err := sr.c.End(); err != nil {
 		return 0, err
 	}
 	return total, readErr

@@ -23,7 +23,7 @@ func checkSplitBound(t *testing.T, what string, img *image.Set, trace []byte, dc
 	d := mustDecoder(t, img, &paralleltest.Log{}, dc)
 	b := &paralleltest.Bound{T: t, What: what, R: &paralleltest.CountingReader{R: bytes.NewReader(trace)},
 		Max: parallel.HoldPieces*size + 3*MaxMessageBytes, Ahead: 32 << 10}
-	if _, err := d.split(b.R, size, b.Emit); err != nil {
+	if _, err := d.splitter()(b.R, size, b.Emit); err != nil {
 		t.Fatalf("%s: split: %v", what, err)
 	}
 	b.End(len(trace))

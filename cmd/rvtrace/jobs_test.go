@@ -195,38 +195,7 @@ func TestDecodeJobsHartsCLI(t *testing.T) {
 			t.Fatalf("%d harts %v: run: exit %d: %s", tc.harts, tc.opts, code, e)
 		}
 		args := append([]string{"--protocol", "etrace", "--encap", "utdd", "--src-bits", "2", "--image", elf}, tc.opts...)
-		for _, c := range corruptCases(t, trace, p("bad.te"), 0x08, []int{5, 12}, 2) {
-			jobs := []string{"3"}
-			if c.code == 0 {
-				jobs = []string{"2", "3", "8"}
-			}
-			for _, j := range jobs {
-				what := fmt.Sprintf("%d harts %v %s, --jobs %s", tc.harts, tc.opts, c.name, j)
-				_, e := sameWithJobs(t, dir, what, j, c, append(args, c.file)...)
-				if strings.Contains(e, "serially") {
-					t.Errorf("%s: decoded serially: %s", what, e)
-				}
-			}
-		}
-		// the summary alone, without --jobs: one job per CPU
-		code1, _, e1 := rv(t, append(append([]string{"decode", "--jobs", "1"}, args...), trace)...)
-		code, _, e := rv(t, append([]string{"decode"}, append(args, trace)...)...)
-		if code1 != 0 || code != code1 || e != e1 {
-			t.Errorf("%d harts %v, summary only: exit %d and stderr\n%s\nwithout --jobs; --jobs 1: exit %d,\n%s", tc.harts, tc.opts,
-				code, e, code1, e1)
-		}
-		for h := 0; h < tc.harts; h++ {
-			out := p("dec.pcs")
-			if code, _, e := rv(t, append(append([]string{"decode", "--jobs", "3", "--src", fmt.Sprint(h)}, args...), trace, "--pcs", out)...); code != 0 {
-				t.Fatalf("%d harts: decode --src %d: exit %d: %s", tc.harts, h, code, e)
-			}
-			want, _ := os.ReadFile(p(fmt.Sprintf("run%d.pcs", h)))
-			got, _ := os.ReadFile(out)
-			if len(want) == 0 || string(got) != string(want) {
-				t.Errorf("%d harts %v: hart %d: the PCs decoded with --jobs 3 (%d bytes) are not those the simulator retired (%d bytes)",
-					tc.harts, tc.opts, h, len(got), len(want))
-			}
-		}
+		checkHartsJobs(t, dir, fmt.Sprintf("%d harts %v", tc.harts, tc.opts), tc.harts, args, trace, 0x08)
 	}
 }
 
