@@ -1553,6 +1553,15 @@ func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 	return (r.Last-r.Start)/2 + n
 }
 
+// lastBlockMax returns the most halfwords the last ingress block retired
+// may hold: the last range emitted (lastHalfwords) and, when the port may
+// go on with a block past a direct jump or call (a 3-bit itype:
+// Decoder.joinJumps), the ranges emitted just before it that ended on one
+// (s.chainLast).
+func (d *Decoder) lastBlockMax(s *srcState) uint64 {
+	return d.lastHalfwords(s) + s.chainLast
+}
+
 // lastRange returns the last range event this decoder emitted (the
 // walker keeps it; its N is 0 before the first). A decoder of a piece
 // reading it before it emitted one depends on the range before the piece
@@ -1633,7 +1642,7 @@ func (d *Decoder) checkFullBlock(s *srcState, kind int) error {
 // ended on one: s.chainLast), and after the point where a ResourceFull
 // RCODE=0 said the counter was full, at the end of a block.
 func (d *Decoder) lastBlock(s *srcState) uint64 {
-	n := d.lastHalfwords(s) + s.chainLast
+	n := d.lastBlockMax(s)
 	if s.lastFull != 0 && s.hwSync > s.lastFull && s.hwSync-s.lastFull < n {
 		// (when the walk ends at that point, the last block is the one
 		// that ends there)
@@ -1722,7 +1731,7 @@ func (d *Decoder) checkDueFull(s *srcState) error {
 	}
 	n, most := s.hwSync-s.lastFull, uint64(0)
 	if !d.cfg.NoImplicitReturn && !s.fullLast {
-		most = d.lastHalfwords(s) + s.chainLast
+		most = d.lastBlockMax(s)
 	}
 	if n > most {
 		return d.inconsistent("%s walks %d halfwords after the ResourceFull that completed the sync period (%d messages), more than the encoder retires before its sync",
@@ -2195,7 +2204,7 @@ func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
-	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s)+s.chainLast {
+	if lim := d.icntLimit(); icnt >= lim+d.lastBlockMax(s) {
 		// (the counter was full before the last block began, which
 		// lies within the last range, or the ranges before it that
 		// ended on a direct jump a block may go on past (chainLast):
@@ -2241,7 +2250,7 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 			// before it that ended on a direct jump a block may go on
 			// past: chainLast)
 			if r := d.w.LastRange(); r.N != 0 && r.Src == s.id &&
-				s.used-int64(d.lastHalfwords(s)+s.chainLast)-s.rfBase >= int64(d.icntLimit()) {
+				s.used-int64(d.lastBlockMax(s))-s.rfBase >= int64(d.icntLimit()) {
 				return d.fullTooLate(s, p, r.Start)
 			}
 			s.rfBase = p
