@@ -380,6 +380,23 @@ type srcState struct {
 	// the same before the last range emitted (chainLast): the last block
 	// retired began that much before that range at the earliest.
 	chain, chainLast uint64
+	// Of rvtrace's encoder, whose time matters counting cycles
+	// (SyncCycles) and with timestamps: syncTime says whether the last
+	// sync was sent at the start of an ingress block with that block's
+	// time (1: on linear code, or a start), or with the time of the block
+	// before (0: a pending jump's or trap's message, or after a return
+	// its stack predicted), or is not known (-1: a piece's first sync
+	// that may be either, parallel.go); syncInsts is
+	// Stats.Instructions at that sync, syncTrap that a trap was reported
+	// since (a trap may be a block of its own that retires nothing).
+	syncTime  int8
+	syncTrap  bool
+	syncInsts uint64
+	// Counting cycles with timestamps: syncAt is the time of the last
+	// sync, and cycleDue says that a ResourceFull RCODE=0 stamped a sync
+	// period after it or later came since (checkCycleTime).
+	syncAt   uint64
+	cycleDue bool
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -904,6 +921,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
 	}
+	if s.ts && d.cfg.SyncMode == SyncCycles && d.cfg.OwnEncoder {
+		if err := d.checkCycleTime(s, m); err != nil {
+			return err
+		}
+	}
 	fast := fastTCodes[s.mode&7]>>m.TCode&1 != 0
 	if !fast {
 		if err := d.checkMode(s, m); err != nil {
@@ -1299,7 +1321,7 @@ func (d *Decoder) jumpTo(s *srcState, target uint64, btype uint64, m *Message) e
 		if err := d.w.Sink.Event(&d.ev); err != nil {
 			return err
 		}
-		s.prevOK = false
+		s.prevOK, s.syncTrap = false, true
 	}
 	s.pc = target
 	return nil
@@ -1333,6 +1355,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 			return err
 		}
 	}
+	syncTime := d.syncTimeOf(m, reason, wasSynced)
 	switch {
 	case s.synced:
 		if err := d.syncFlow(s, m, faddr, reason); err != nil {
@@ -1387,6 +1410,15 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
 	s.chain, s.chainLast = 0, 0
+	s.syncTime, s.syncTrap, s.syncInsts = syncTime, false, d.st.Instructions
+	s.syncAt, s.cycleDue = m.Get(FieldTSTAMP), false
+	if wasSynced && syncTime < 0 {
+		// (the walk to the message says)
+		s.syncTime = 0
+		if d.pcKnown && !d.inferredEnd {
+			s.syncTime = 1
+		}
+	}
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist, s.dueFull, s.fullLast = 0, 0, 0, false, false, false, false
 	s.stack.Reset()
 	s.calls = 0
@@ -1495,9 +1527,18 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 			return err
 		}
 	}
+	if s.cycleDue && m.Get(FieldICNT) != 0 {
+		return d.inconsistent("%s with I-CNT %d after the ResourceFull that reported the block the sync period ran out in, where the encoder syncs at the start of the next",
+			m.TCode, m.Get(FieldICNT))
+	}
 	if reason == SyncPeriodic {
 		if err := d.checkPeriod(s); err != nil {
 			return err
+		}
+		if d.cfg.SyncMode == SyncCycles && d.cfg.OwnEncoder && kind != endTrap {
+			if err := d.checkCycleSync(s); err != nil {
+				return err
+			}
 		}
 	} else if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
 		(reason == SyncICNTFull || reason == SyncTraceEvent) && s.hwSync >= period+d.lastBlock(s) {
@@ -1538,6 +1579,104 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return d.fail(decode.ErrCheckpoint, "F-ADDR states %#x but the decoded flow reached %#x", faddr, s.pc)
 	}
 	s.tally.Good()
+	return nil
+}
+
+// syncTimeOf returns, for a sync message m of rvtrace's encoder with
+// SYNC=reason, whether the encoder sent it at the start of an ingress
+// block with that block's time (1), with the time of the block before
+// (0), or whether only the walk to it tells (-1; wasSynced: the source
+// was being decoded up to it). A trace starts (SYNC=1, 5, 7...) at the
+// start of a block with its time. A DirectBranchSync, an
+// IndirectBranchSync, a trap's sync and an IndirectBranchHistSync with
+// no history bits are a pending branch's, jump's or trap's message, sent
+// once the next block came with the time of the block before. A
+// ProgTraceSync (or in HTM an IndirectBranchHistSync with B-TYPE=0 and
+// history bits, which may also report a jump) on linear code is sent at
+// the start of a block with its time, except after a return the
+// encoder's stack predicted, where it takes the return's place and time:
+// it may be either unless implicit returns are off
+// (DecoderConfig.NoImplicitReturn), and the walk to it, ending on an
+// address it knows and not on a return it inferred, tells (sync).
+func (d *Decoder) syncTimeOf(m *Message, reason uint64, wasSynced bool) int8 {
+	switch {
+	case !d.cfg.OwnEncoder:
+		return 0
+	case reason != SyncPeriodic && reason != SyncICNTFull && reason != SyncTraceEvent:
+		return 1
+	case m.TCode == TCodeDirectBranchSync || m.TCode == TCodeIndirectBranchSync || m.Get(FieldBTYPE) != BTypeIndirect,
+		m.TCode == TCodeIndirectBranchHistSync && m.Get(FieldHIST) <= 1: // (a jump's: see syncFlow)
+		return 0
+	case m.TCode == TCodeProgTraceSync && d.cfg.NoImplicitReturn:
+		return 1
+	}
+	return -1
+}
+
+// checkCycleSync checks a periodic sync counting cycles (SyncCycles)
+// that does not report a trap. rvtrace's encoder counts the cycles from
+// the time of the sync before (its timestamp) and checks the count at the
+// end of each block: once the period ran out, the sync comes at the
+// start of the next block. A sync sent at the start of a block with that
+// block's time (s.syncTime) restarts the count there, so that block's
+// end cannot run it out: the next periodic sync walks two blocks at
+// least, so two instructions (a block may end after any instruction;
+// one that retires nothing is a trap's, s.syncTrap). (TestTimedIntegrity:
+// in a loop of `j .` at the end of a program, a ProgTraceSync's I-CNT 4
+// made 1 or 0 after another.)
+func (d *Decoder) checkCycleSync(s *srcState) error {
+	if s.syncTime == 0 || s.syncTrap {
+		return nil
+	}
+	n := d.st.Instructions - s.syncInsts
+	if n >= 2 {
+		return nil
+	}
+	if s.syncTime < 0 {
+		d.revDep = true // (how the sync before was sent depends on the walk before the piece)
+		return nil
+	}
+	return d.inconsistent("periodic sync counting cycles %d instructions after the sync before, sent at the start of a block with its time, which restarted the count there: the period runs out at the end of a later block",
+		n)
+}
+
+// checkCycleTime checks the time of a message without SYNC (TSTAMP
+// relative to the message before) counting cycles (SyncCycles) against
+// the time of the last sync (s.syncAt). rvtrace's encoder counts the
+// cycles from that sync's time and checks the count at the end of each
+// block, before it reports the block's branch, jump or trap: once the
+// period ran out, that message becomes a sync, sent at the start of the
+// next block, where a sync on linear code comes otherwise. So a branch or
+// trap message stamped a period after the sync or later is never sent;
+// and a ResourceFull RCODE=0 so stamped reports the counter the block
+// that ran the period out filled, after which the next message that
+// counts instructions is the sync (or the end message) at the start of the
+// next block, with I-CNT=0. (TestTimedIntegrity: after a ResourceFull so
+// stamped, an IndirectBranchHistSync's I-CNT 0 made 1 walked the return
+// at F-ADDR, whose target F-ADDR then seemed to give.)
+func (d *Decoder) checkCycleTime(s *srcState, m *Message) error {
+	period := uint64(16) << uint(d.cfg.SyncMax)
+	at := s.time + m.Get(FieldTSTAMP)
+	switch m.TCode {
+	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
+		if at-s.syncAt >= period {
+			return d.inconsistent("%s %d cycles after the last sync, past the sync period of %d, where the encoder sends a sync instead",
+				m.TCode, at-s.syncAt, period)
+		}
+	case TCodeResourceFull:
+		if m.Get(FieldRCODE) != RCodeICNT {
+			return nil
+		}
+		if s.cycleDue {
+			return d.inconsistent("ResourceFull RCODE=0 after the one that reported the block the sync period ran out in, where the encoder sends a sync")
+		}
+		s.cycleDue = at-s.syncAt >= period
+	case TCodeProgTraceCorrelation:
+		if s.cycleDue && m.Get(FieldICNT) != 0 {
+			return d.inconsistent("the end message counts I-CNT %d after the ResourceFull that reported the block the sync period ran out in, where the encoder syncs at the start of the next",
+				m.Get(FieldICNT))
+		}
+	}
 	return nil
 }
 

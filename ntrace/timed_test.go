@@ -1,0 +1,601 @@
+package ntrace
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/rvtrace/rvtrace/decode"
+	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// The paths TestTimedIntegrity traces with -campaign: campaignPaths
+// paths from seed campaignSeed, so that a wide run can take paths no
+// committed test takes.
+var (
+	campaignSeed  = flag.Int64("campaign-seed", 1, "first path seed of TestTimedIntegrity with -campaign")
+	campaignPaths = flag.Int64("campaign-paths", 2, "paths per program and configuration of TestTimedIntegrity with -campaign")
+)
+
+// timed reports whether the trace cfg gives depends on the time the
+// ingress blocks carry: timestamps, or a sync period counting cycles.
+func timed(cfg Config) bool { return cfg.Timestamps || cfg.SyncMode == SyncCycles }
+
+// timedConfigs are the encoder configurations whose trace depends on
+// time, for TestTimedIntegrity: periodic sync counting cycles, with and
+// without timestamps, and timestamps with the other sync modes; BTM and
+// HTM, 4-bit and 3-bit itypes, narrow I-CNT counters (reported with
+// ResourceFull or, in BTM, SYNC=4), every implicit-return mode,
+// RepeatBranch and repeated history.
+var timedConfigs = []Config{
+	withSync(Config{Mode: BTM, Timestamps: true}, SyncCycles, 0),
+	withSync(Config{Mode: HTM, Timestamps: true, ImplicitReturn: ReturnFull, StackDepth: 4}, SyncCycles, 1),
+	withSync(withTimestamps(Presets["ref-htm-best"]), SyncCycles, 2),
+	withSync(Config{Mode: BTM, RepeatBranch: true, Timestamps: true, ICNTBits: 7}, SyncCycles, 1),
+	withSync(Config{Mode: HTM, ICNTBits: 6, HistBits: 4, Timestamps: true, ImplicitReturn: ReturnCount, StackDepth: 2},
+		SyncCycles, 0),
+	withSync(Config{Mode: BTM, ImplicitReturn: ReturnPartial, StackDepth: 2, PartialBits: 12, ICNTBits: 6,
+		ICNTFullSync: true}, SyncCycles, 1),
+	withSync(Config{Mode: HTM, SequentialJump: true, IndirectNoHist: true}, SyncCycles, 0),
+	{Mode: HTM, Timestamps: true, SequentialJump: true, IndirectNoHist: true, ImplicitReturn: ReturnFull},
+	withSync(Config{Mode: BTM, Timestamps: true, ICNTBits: 6, ICNTFullSync: true}, SyncHalfwords, 2),
+	withSync(Config{Mode: HTM, Timestamps: true}, SyncMessages, 0),
+	// 3-bit itype
+	withSync(Config{Mode: BTM, Timestamps: true, ITypeWidth: 3}, SyncCycles, 0),
+	withSync(Config{Mode: HTM, Timestamps: true, ITypeWidth: 3, ICNTBits: 6, HistBits: 8}, SyncCycles, 1),
+	withSync(Config{Mode: BTM, ITypeWidth: 3, ICNTBits: 5}, SyncCycles, 2),
+	withSync(Config{Mode: HTM, IndirectNoHist: true, ITypeWidth: 3}, SyncCycles, 0),
+	withSync(Config{Mode: BTM, Timestamps: true, ITypeWidth: 3, RepeatBranch: true}, SyncMessages, 1),
+	withSync(Config{Mode: HTM, Timestamps: true, IndirectNoHist: true, ITypeWidth: 3}, SyncHalfwords, 1),
+	{Mode: HTM, Timestamps: true, ITypeWidth: 3, ICNTBits: 9, HistBits: 8},
+}
+
+func withTimestamps(c Config) Config {
+	c.Timestamps = true
+	return c
+}
+
+// timeBlocks gives blocks the times a hart's clock would: from 1 to 2
+// cycles per instruction halfword, a stall of 10 to 300 cycles now and
+// then (a cache miss), a trap's entry cost, and sometimes the same time as
+// the block before (retired in the same cycle).
+func timeBlocks(blocks []ingress.Block, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	t := uint64(1000 + rng.Intn(100000))
+	for i := range blocks {
+		b := &blocks[i]
+		if i == 0 || rng.Intn(8) != 0 {
+			t += 1 + uint64(b.IRetire) + uint64(rng.Intn(int(b.IRetire)+1))
+			if rng.Intn(16) == 0 {
+				t += uint64(10 + rng.Intn(290))
+			}
+			if b.IType.IsTrap() {
+				t += uint64(rng.Intn(40))
+			}
+		}
+		b.Time = t
+	}
+}
+
+// encodeTimed encodes the PC list pcs with cfg as a port reports it (with
+// a 3-bit itype, the blocks merged across direct jumps and calls:
+// threeBitBlocks), the blocks carrying times (timeBlocks, from seed).
+func encodeTimed(img *image.Set, pcs []uint64, cfg Config, seed int64) ([]byte, error) {
+	src := ingress.NewPCSource(bytes.NewReader(pcText(pcs)), "pcs", img, ingress.PCOptions{})
+	var blocks []ingress.Block
+	for {
+		b, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, *b)
+	}
+	if cfg.ITypeWidth == 3 {
+		blocks, _ = threeBitBlocks(blocks)
+	}
+	timeBlocks(blocks, seed)
+	return encodeBlocks(img, blocks, nil, cfg)
+}
+
+// timedMsg is a message of a trace with its absolute time.
+type timedMsg struct {
+	m    Message
+	time uint64
+}
+
+// timedMessages reads the messages of trace with the absolute time of
+// each (a sync message's TSTAMP is absolute, the others' relative to the
+// message before).
+func timedMessages(trace []byte, cfg WireConfig) ([]timedMsg, error) {
+	r := NewReader(bytes.NewReader(trace), cfg)
+	var out []timedMsg
+	var t uint64
+	for {
+		var m Message
+		err := r.Next(&m)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.Present(FieldTSTAMP) {
+			if m.TCode.IsSync() {
+				t = m.Get(FieldTSTAMP)
+			} else {
+				t += m.Get(FieldTSTAMP)
+			}
+		}
+		m.Raw = nil
+		out = append(out, timedMsg{m, t})
+	}
+}
+
+// sameButTime reports whether a and b are the same message but for
+// TSTAMP.
+func sameButTime(a, b *Message) bool {
+	const ts = 1 << FieldTSTAMP
+	if a.TCode != b.TCode || a.Has&^ts != b.Has&^ts {
+		return false
+	}
+	for f := Field(0); f < NumFields; f++ {
+		if f != FieldTSTAMP && a.Has&(1<<f) != 0 && a.V[f] != b.V[f] {
+			return false
+		}
+	}
+	return true
+}
+
+// cycleTriggers returns the blocks at whose end the sync period counting
+// cycles ran out in a trace of blocks whose messages are want: the
+// encoder sends a periodic sync (SYNC=2) at the start of the next block,
+// whose count ends at the end of that block; when it reports a trap
+// (B-TYPE 1 to 3), the period ran out in the trap's block, and the sync
+// is the trap's message.
+func cycleTriggers(blocks []ingress.Block, want []timedMsg) map[int]bool {
+	ends := make([]uint64, len(blocks)) // halfwords at the end of each block
+	var traps []int                     // the blocks that end in a trap
+	var pos uint64
+	for i := range blocks {
+		pos += uint64(blocks[i].IRetire)
+		ends[i] = pos
+		if blocks[i].IType.IsTrap() {
+			traps = append(traps, i)
+		}
+	}
+	trig := map[int]bool{}
+	var at, lastICNT uint64
+	next := 0 // trap blocks reported so far
+	for k := range want {
+		m := &want[k].m
+		switch {
+		case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT:
+			at += m.Get(FieldRDATA)
+		case m.TCode == TCodeRepeatBranch:
+			at += m.Get(FieldBCNT) * lastICNT // (the repeats of the last branch message)
+		case m.Present(FieldICNT):
+			at += m.Get(FieldICNT)
+			lastICNT = m.Get(FieldICNT)
+		}
+		periodic := m.Present(FieldSYNC) && m.Get(FieldSYNC) == SyncPeriodic
+		if m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect {
+			if next < len(traps) {
+				if periodic {
+					trig[traps[next]] = true
+				}
+				next++
+			}
+			continue
+		}
+		if !periodic {
+			continue
+		}
+		limit := len(blocks)
+		if next < len(traps) {
+			limit = traps[next] // (the next trap is not reported yet)
+		}
+		for i := limit - 1; i >= 0 && ends[i] >= at; i-- {
+			if ends[i] == at {
+				trig[i] = true
+				break
+			}
+		}
+	}
+	return trig
+}
+
+// encodeFlowTimed is encodeFlowSplit for a configuration whose trace
+// depends on time (timed): it encodes the decoded flow with block times
+// under which the encoder writes the messages of bad, the corrupted
+// trace, with their very timestamps and periodic syncs, when it finds
+// such times. Counting cycles, the blocks at whose end the period ran out
+// are those before the periodic syncs of bad (cycleTriggers): each gets
+// the time of the sync's own block, the others keep the time of the block
+// before, so that the count runs out there only. With timestamps, the
+// flow is encoded once with a distinct time per block (and, counting
+// cycles, the period widened to 2^19 with the same blocks running it
+// out): the timestamp of each message then says which block the encoder
+// stamped it with, and that block takes the time bad gives that message.
+// (The result is checked by comparing bytes: a time assignment this
+// misses makes the oracle reject a valid trace, never accept an invalid
+// one.)
+func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint64, bad []byte) ([]byte, error) {
+	blocks, off, err := flowBlocks(img, evs, cfg, points)
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) == 0 {
+		return nil, errors.New("no blocks")
+	}
+	want, err := timedMessages(bad, cfg.Wire())
+	if err != nil {
+		return nil, err
+	}
+	cycles := cfg.SyncMode == SyncCycles
+	var trig map[int]bool
+	if cycles {
+		trig = cycleTriggers(blocks, want)
+	}
+	if !cfg.Timestamps {
+		period := uint64(16) << uint(cfg.SyncMax)
+		t := uint64(1)
+		for i := range blocks {
+			if trig[i] {
+				t += period
+			}
+			blocks[i].Time = t
+		}
+		return encodeBlocks(img, blocks, off, cfg)
+	}
+	// First pass: which block stamps each message.
+	p1 := cfg
+	const wide = 1 << 19
+	if cycles {
+		p1.SyncMax = 15 // a period of 2^19 cycles
+	}
+	blockOf := map[uint64]int{}
+	t, last := uint64(0), uint64(1)
+	for i := range blocks {
+		t++
+		if trig[i] {
+			t = max(t, last+2*wide)
+			last = t
+		}
+		blocks[i].Time = t
+		blockOf[t] = i
+	}
+	first, err := encodeBlocks(img, blocks, off, p1)
+	if err != nil {
+		return nil, err
+	}
+	got, err := timedMessages(first, cfg.Wire())
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(want) {
+		return nil, fmt.Errorf("%d messages, not %d", len(got), len(want))
+	}
+	times := make([]uint64, len(blocks))
+	set := make([]bool, len(blocks))
+	for k := range got {
+		if !sameButTime(&got[k].m, &want[k].m) {
+			return nil, fmt.Errorf("message %d is %v, not %v", k, &got[k].m, &want[k].m)
+		}
+		i, ok := blockOf[got[k].time]
+		if !ok {
+			return nil, fmt.Errorf("message %d stamped %d, no block's time", k, got[k].time)
+		}
+		if set[i] && times[i] != want[k].time {
+			return nil, fmt.Errorf("block %d stamps messages of times %d and %d", i, times[i], want[k].time)
+		}
+		times[i], set[i] = want[k].time, true
+	}
+	// Second pass: the blocks that stamp no message keep the time of
+	// the block before, or running the period out, take the next
+	// stamped time.
+	var cur uint64
+	for i := range set {
+		if set[i] {
+			cur = times[i]
+			break
+		}
+	}
+	for i := range blocks {
+		switch {
+		case set[i]:
+			cur = times[i]
+		case trig[i]:
+			for j := i + 1; j < len(blocks); j++ {
+				if set[j] {
+					cur = times[j]
+					break
+				}
+			}
+		}
+		blocks[i].Time = cur
+	}
+	return encodeBlocks(img, blocks, off, cfg)
+}
+
+// The timed re-encode oracle: the trace of a path through each program
+// whose blocks carry time (timeBlocks), in every configuration of
+// timedConfigs, decodes to the path with no gap, and re-encoding the
+// decoded flow with the times encodeFlowTimed finds gives those very
+// bytes. Counting cycles, the periodic syncs come where the time says
+// (SyncCycles without timestamps had none before: the encoder counted
+// cycles only once a message carried a timestamp). It is no excuse for
+// any bytes: a periodic sync's TSTAMP made earlier than the sync period
+// allows, and a branch message's TSTAMP made later than the next sync,
+// give bytes no time assignment reproduces.
+func TestTimedReencode(t *testing.T) {
+	imgs := threeBitImages(t)
+	names := []string{"t1/test.elf", "elf/coremark.riscv", "elf/qsort.riscv"}
+	var traces, syncs, rejected int
+	for _, name := range names {
+		img := imgs[name]
+		for ci, cfg := range timedConfigs {
+			cfg.XLEN = img.XLEN()
+			for seed := int64(1); seed <= 2; seed++ {
+				what := fmt.Sprintf("%s, config %d, seed %d", name, ci, seed)
+				truth := synthFlow(img, seed, 2000, true)
+				trace, err := encodeTimed(img, truth, cfg, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				traces++
+				rec := &flowRecord{img: img}
+				if err := mustDecoder(t, img, rec, DecoderConfigFrom(cfg)).Decode(bytes.NewReader(trace)); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if pcs, gaps := rec.decodedPCs(); gaps || !equalPCs(pcs, truth) {
+					for _, it := range rec.items {
+						if it.gap != nil {
+							t.Errorf("%s: %v", what, it.gap.Err)
+							break
+						}
+					}
+					t.Errorf("%s: decodes to %d of %d instructions, gaps %v", what, len(pcs), len(truth), gaps)
+					continue
+				}
+				if !reencodes(img, rec, cfg, trace) {
+					again, err := encodeFlowTimed(img, rec.evs, cfg, nil, trace)
+					t.Errorf("%s: re-encoding the decoded flow gives %d bytes, not the %d of the trace (%v)",
+						what, len(again), len(trace), err)
+				}
+				if cfg.SyncMode != SyncCycles {
+					continue
+				}
+				msgs, _ := timedMessages(trace, cfg.Wire())
+				period := uint64(16) << uint(cfg.SyncMax)
+				n := 0
+				for k, m := range msgs {
+					if m.m.Present(FieldSYNC) && m.m.Get(FieldSYNC) == SyncPeriodic {
+						n++
+					}
+					if !cfg.Timestamps || k == 0 || k+1 >= len(msgs) {
+						continue
+					}
+					// a periodic sync stamped one period after the sync
+					// before it, less 1; a branch message without SYNC
+					// stamped a period after the sync before it
+					var prevSync uint64
+					for j := k - 1; j >= 0; j-- {
+						if msgs[j].m.TCode.IsSync() {
+							prevSync = msgs[j].time
+							break
+						}
+					}
+					var bad []byte
+					switch tc := m.m.TCode; {
+					case m.m.Present(FieldSYNC) && m.m.Get(FieldSYNC) == SyncPeriodic:
+						bad = retime(t, trace, cfg.Wire(), k, prevSync+period-1)
+					case tc == TCodeDirectBranch || tc == TCodeIndirectBranch || tc == TCodeIndirectBranchHist:
+						if msgs[k+1].time >= prevSync+period {
+							bad = retime(t, trace, cfg.Wire(), k, prevSync+period)
+						}
+					}
+					if bad == nil || k%3 != 0 {
+						continue
+					}
+					if reencodes(img, rec, cfg, bad) {
+						t.Errorf("%s: message %d (%s) retimed: re-encoding the decoded flow gives those bytes", what, k,
+							m.m.TCode)
+					}
+					rejected++
+				}
+				if n < 5 {
+					t.Errorf("%s: %d periodic syncs", what, n)
+				}
+				syncs += n
+			}
+		}
+	}
+	t.Logf("%d traces (%d periodic syncs counting cycles), %d retimed messages rejected", traces, syncs, rejected)
+	if rejected < 100 {
+		t.Errorf("the test lost its cases")
+	}
+}
+
+// retime returns trace with message k given the absolute time at (the
+// message after it keeping its own).
+func retime(t *testing.T, trace []byte, cfg WireConfig, k int, at uint64) []byte {
+	msgs, err := timedMessages(trace, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := rewrite(t, trace, cfg, k, func(m *Message) {
+		if m.TCode.IsSync() {
+			m.Set(FieldTSTAMP, at)
+		} else {
+			m.Set(FieldTSTAMP, at-msgs[k-1].time)
+		}
+	})
+	if k+1 < len(msgs) && !msgs[k+1].m.TCode.IsSync() {
+		out = rewrite(t, out, cfg, k+1, func(m *Message) { m.Set(FieldTSTAMP, msgs[k+1].time-at) })
+	}
+	return out
+}
+
+// The integrity rule on corrupted traces whose blocks carry time
+// (timedConfigs: periodic sync counting cycles, with and without
+// timestamps, and timestamps with the other sync modes; 4-bit and 3-bit
+// itypes, the blocks merged across direct jumps and calls with 3): in
+// every trace, the I-CNT of each message that has one and the RDATA of
+// each ResourceFull RCODE=0 of the first 40 grown and shrunk by 1 to 6
+// halfwords, the TSTAMP of each of the first 40 moved by ±1, ±half a
+// sync period and ±a period, and random corruptions as FuzzIntegrity
+// makes them (a flipped bit, a cut, an inserted, deleted or overwritten
+// byte): each decodes to the truth, or a gap covers every difference, or
+// the corrupted bytes are a trace of the decoded flow with some block
+// times (integrityOf, encodeFlowTimed). Five programs, two paths each
+// (from -campaign-seed, -campaign-paths of them with -campaign), 20
+// random corruptions per trace (200 with -campaign); with -short, t1 and
+// one path.
+func TestTimedIntegrity(t *testing.T) {
+	imgs := threeBitImages(t)
+	random, seed0, seeds := 20, int64(1), int64(2)
+	names := []string{"t1/test.elf", "elf/coremark.riscv", "elf/qsort.riscv", "elf/dhrystone.riscv",
+		"elf/embench-nettle-aes.riscv"}
+	if *campaign {
+		random, seed0, seeds = 200, *campaignSeed, *campaignPaths
+	} else if testing.Short() {
+		names, seeds = names[:1], 1
+	}
+	var tried, detected, silent, violations int
+	for _, name := range names {
+		img := imgs[name]
+		for ci, cfg := range timedConfigs {
+			cfg.XLEN = img.XLEN()
+			period := int64(16) << uint(cfg.SyncMax)
+			for seed := seed0; seed < seed0+seeds; seed++ {
+				truth := synthFlow(img, seed, 1500, true)
+				trace, err := encodeTimed(img, truth, cfg, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check := func(bad []byte, what string) {
+					tried++
+					what = fmt.Sprintf("%s, config %d, seed %d: %s", name, ci, seed, what)
+					why, rec := integrityOf(t, img, truth, cfg, bad, what)
+					if why != "" {
+						violations++
+						t.Errorf("%s: %s", what, why)
+						return
+					}
+					if _, gaps := rec.decodedPCs(); gaps {
+						detected++
+					} else {
+						silent++
+					}
+				}
+				r := NewReader(bytes.NewReader(trace), cfg.Wire())
+				var m Message
+				for k := 0; r.Next(&m) == nil && k < 40; k++ {
+					if m.Present(FieldTSTAMP) {
+						for _, d := range []int64{-period, -period / 2, -1, 1, period / 2, period} {
+							v := int64(m.Get(FieldTSTAMP)) + d
+							if v < 0 {
+								continue
+							}
+							bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) { m.Set(FieldTSTAMP, uint64(v)) })
+							check(bad, fmt.Sprintf("%s (message %d) TSTAMP %d → %d", m.TCode, k, m.Get(FieldTSTAMP), v))
+						}
+					}
+					f := FieldICNT
+					if m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT {
+						f = FieldRDATA
+					} else if !m.Present(FieldICNT) {
+						continue
+					}
+					for _, d := range []int64{-6, -5, -4, -3, -2, -1, 1, 2, 3, 4, 5, 6} {
+						v := int64(m.Get(f)) + d
+						if v < 0 {
+							continue
+						}
+						bad := rewrite(t, trace, cfg.Wire(), k, func(m *Message) { m.Set(f, uint64(v)) })
+						check(bad, fmt.Sprintf("%s (message %d) %s %d → %d", m.TCode, k, f, m.Get(f), v))
+					}
+				}
+				rng := rand.New(rand.NewSource(seed*1000 + int64(ci)))
+				for i := 0; i < random; i++ {
+					ops := []byte{byte(rng.Intn(5)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))}
+					bad, desc := corrupt(trace, ops)
+					check(bad, desc)
+				}
+			}
+		}
+	}
+	t.Logf("%d corruptions of traces with time: %d detected, %d without a gap (the truth, or a trace of the decoded flow), %d breaking the rule",
+		tried, detected, silent, violations)
+	if detected == 0 || silent == 0 {
+		t.Errorf("the test lost its cases")
+	}
+}
+
+// The checks TestTimedIntegrity's -campaign run needed, on its cases, in
+// -short too: each corruption must be a gap at the corrupted message
+// saying the check's reason, and keep the integrity rule. checkCycleSync:
+// in a loop of `j .` at the end of coremark (HTM, implicit returns, a
+// sync every 32 cycles), a periodic ProgTraceSync's I-CNT 4 made 1 or 0,
+// right after another, which restarted the count at the start of the
+// block it walks. checkCycleTime: dhrystone (3-bit HTM, 6-bit counter), an
+// IndirectBranchHistSync's I-CNT 0 made 1 after a ResourceFull RCODE=0
+// stamped past the period, walking the return at F-ADDR.
+func TestTimedChecks(t *testing.T) {
+	imgs := threeBitImages(t)
+	for _, c := range []struct {
+		img       string
+		cfg, seed int
+		msg       int
+		from, to  uint64
+		gapMsg    int64
+		errSubstr string
+	}{
+		{"elf/coremark.riscv", 1, 2, 32, 4, 1, 32, "periodic sync counting cycles 1 instructions after the sync before"},
+		{"elf/coremark.riscv", 1, 2, 32, 4, 0, 32, "periodic sync counting cycles 0 instructions after the sync before"},
+		{"elf/dhrystone.riscv", 11, 2, 30, 0, 1, 30, "after the ResourceFull that reported the block the sync period ran out in"},
+	} {
+		img := imgs[c.img]
+		cfg := timedConfigs[c.cfg]
+		cfg.XLEN = img.XLEN()
+		truth := synthFlow(img, int64(c.seed), 1500, true)
+		trace, err := encodeTimed(img, truth, cfg, int64(c.seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("%s config %d seed %d, message %d, I-CNT %d → %d", c.img, c.cfg, c.seed, c.msg, c.from, c.to)
+		msgs, err := timedMessages(trace, cfg.Wire())
+		if err != nil || len(msgs) <= c.msg || msgs[c.msg].m.Get(FieldICNT) != c.from {
+			t.Fatalf("%s: the test lost its case (%v)", what, err)
+		}
+		bad := rewrite(t, trace, cfg.Wire(), c.msg, func(m *Message) { m.Set(FieldICNT, c.to) })
+		why, rec := integrityOf(t, img, truth, cfg, bad, what)
+		if why != "" {
+			t.Errorf("%s: %s", what, why)
+		}
+		var first *flow.Event
+		for _, it := range rec.items {
+			if it.gap != nil {
+				first = it.gap
+				break
+			}
+		}
+		var de *decode.Error
+		switch {
+		case first == nil:
+			t.Errorf("%s: no gap", what)
+		case !errors.As(first.Err, &de) || de.Index != c.gapMsg || !strings.Contains(first.Err.Error(), c.errSubstr):
+			t.Errorf("%s: first gap %v, want one at message %d saying %q", what, first.Err, c.gapMsg, c.errSubstr)
+		}
+	}
+}
