@@ -226,6 +226,9 @@ func cycleTriggers(blocks []ingress.Block, want []timedMsg) map[int]bool {
 // cycles, the period widened to 2^19 with the same blocks running it
 // out): the timestamp of each message then says which block the encoder
 // stamped it with, and that block takes the time bad gives that message.
+// A block that would stamp two messages with different times (a sync at
+// its start and its branch's message at its end) is split after its
+// first instruction, as a port may end a block after any instruction.
 // (The result is checked by comparing bytes: a time assignment this
 // misses makes the oracle reject a valid trace, never accept an invalid
 // one.)
@@ -241,6 +244,47 @@ func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint
 	if err != nil {
 		return nil, err
 	}
+	for range 8 {
+		out, split, err := encodeTimes(img, blocks, off, cfg, want)
+		if split < 0 {
+			return out, err
+		}
+		// A port may end a block after any instruction (itype 0): one
+		// that stamps two messages with different times was two.
+		if blocks, off, err = splitFirst(img, blocks, off, split); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("too many blocks split")
+}
+
+// splitFirst returns blocks with block i split after its first
+// instruction, the first part ending with itype 0, and off shifted so.
+func splitFirst(img *image.Set, blocks []ingress.Block, off map[int]bool, i int) ([]ingress.Block, map[int]bool, error) {
+	b := blocks[i]
+	in, ok := img.Inst(b.IAddr)
+	if !ok || in.Len == 0 || uint32(in.Len/2) >= b.IRetire {
+		return nil, nil, fmt.Errorf("block %d of one instruction stamps messages of two times", i)
+	}
+	first, rest := b, b
+	first.IRetire, first.ILastSize, first.IType, first.SIJump = uint32(in.Len/2), uint8(in.Len/4), ingress.ITypeNone, false
+	rest.IAddr, rest.IRetire = b.IAddr+uint64(in.Len), b.IRetire-uint32(in.Len/2)
+	out := append(append(append([]ingress.Block(nil), blocks[:i]...), first, rest), blocks[i+1:]...)
+	noff := map[int]bool{}
+	for j, v := range off {
+		if j > i {
+			j++
+		}
+		noff[j] = v
+	}
+	return out, noff, nil
+}
+
+// encodeTimes is encodeFlowTimed for blocks: it returns the trace, or
+// the index of a block that stamps messages of two different times
+// (split >= 0), or an error.
+func encodeTimes(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg Config, want []timedMsg) (out []byte, split int, err error) {
+	fail := func(err error) ([]byte, int, error) { return nil, -1, err }
 	cycles := cfg.SyncMode == SyncCycles
 	var trig map[int]bool
 	if cycles {
@@ -255,7 +299,8 @@ func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint
 			}
 			blocks[i].Time = t
 		}
-		return encodeBlocks(img, blocks, off, cfg)
+		out, err := encodeBlocks(img, blocks, off, cfg)
+		return out, -1, err
 	}
 	// First pass: which block stamps each message.
 	p1 := cfg
@@ -276,27 +321,27 @@ func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint
 	}
 	first, err := encodeBlocks(img, blocks, off, p1)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	got, err := timedMessages(first, cfg.Wire())
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if len(got) != len(want) {
-		return nil, fmt.Errorf("%d messages, not %d", len(got), len(want))
+		return fail(fmt.Errorf("%d messages, not %d", len(got), len(want)))
 	}
 	times := make([]uint64, len(blocks))
 	set := make([]bool, len(blocks))
 	for k := range got {
 		if !sameButTime(&got[k].m, &want[k].m) {
-			return nil, fmt.Errorf("message %d is %v, not %v", k, &got[k].m, &want[k].m)
+			return fail(fmt.Errorf("message %d is %v, not %v", k, &got[k].m, &want[k].m))
 		}
 		i, ok := blockOf[got[k].time]
 		if !ok {
-			return nil, fmt.Errorf("message %d stamped %d, no block's time", k, got[k].time)
+			return fail(fmt.Errorf("message %d stamped %d, no block's time", k, got[k].time))
 		}
 		if set[i] && times[i] != want[k].time {
-			return nil, fmt.Errorf("block %d stamps messages of times %d and %d", i, times[i], want[k].time)
+			return nil, i, nil
 		}
 		times[i], set[i] = want[k].time, true
 	}
@@ -324,7 +369,8 @@ func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint
 		}
 		blocks[i].Time = cur
 	}
-	return encodeBlocks(img, blocks, off, cfg)
+	out, err = encodeBlocks(img, blocks, off, cfg)
+	return out, -1, err
 }
 
 // The timed re-encode oracle: the trace of a path through each program
