@@ -136,7 +136,7 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 	if err != nil {
 		return nil, err
 	}
-	return encodeBlocks(img, blocks, off, cfg)
+	return encodeBlocks(img, blocks, off, nil, cfg)
 }
 
 // flowBlocks returns the ingress blocks encodeFlowSplit encodes a decoded
@@ -239,8 +239,9 @@ func flowBlocks(img *image.Set, evs []flow.Event, cfg Config, points []uint64) (
 }
 
 // encodeBlocks encodes blocks with cfg, turning tracing off (TraceOff)
-// where off says (as flowBlocks returns it).
-func encodeBlocks(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg Config) ([]byte, error) {
+// where off says (as flowBlocks returns it), and asking for a Trace Event
+// sync (Notify, SYNC=6) after blocks[i] where notify[i].
+func encodeBlocks(img *image.Set, blocks []ingress.Block, off, notify map[int]bool, cfg Config) ([]byte, error) {
 	var out bytes.Buffer
 	if cfg.XLEN == 0 {
 		cfg.XLEN = img.XLEN()
@@ -257,6 +258,11 @@ func encodeBlocks(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg 
 		}
 		if err := enc.Block(&blocks[i]); err != nil {
 			return nil, err
+		}
+		if notify[i] {
+			if err := enc.Notify(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if off[len(blocks)] {
@@ -670,8 +676,27 @@ func reencodes(img *image.Set, rec *flowRecord, cfg Config, bad []byte) bool {
 		if again, err := reencode(evs, points); err == nil && bytes.Equal(again, bad) {
 			return true
 		}
+		// (a block of its own, after the last instruction retired, as
+		// the next one faults: the end message then carries its time)
+		if timed(cfg) {
+			end := append(points[:len(points):len(points)], flowHalfwords(img, rec.evs))
+			if again, err := reencode(evs, end); err == nil && bytes.Equal(again, bad) {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// flowHalfwords returns the instruction halfwords of the ranges of evs.
+func flowHalfwords(img *image.Set, evs []flow.Event) uint64 {
+	var n uint64
+	for i := range evs {
+		if e := &evs[i]; e.Kind == flow.KindRange {
+			n += (e.Last-e.Start)/2 + uint64(mustLen(img, e.Last)/2)
+		}
+	}
+	return n
 }
 
 // FuzzIntegrity checks the integrity rule on small corrupted traces: a

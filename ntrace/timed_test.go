@@ -104,7 +104,7 @@ func encodeTimed(img *image.Set, pcs []uint64, cfg Config, seed int64) ([]byte, 
 		blocks, _ = threeBitBlocks(blocks)
 	}
 	timeBlocks(blocks, seed)
-	return encodeBlocks(img, blocks, nil, cfg)
+	return encodeBlocks(img, blocks, nil, nil, cfg)
 }
 
 // timedMsg is a message of a trace with its absolute time.
@@ -156,13 +156,14 @@ func sameButTime(a, b *Message) bool {
 	return true
 }
 
-// cycleTriggers returns the blocks at whose end the sync period counting
-// cycles ran out in a trace of blocks whose messages are want: the
-// encoder sends a periodic sync (SYNC=2) at the start of the next block,
-// whose count ends at the end of that block; when it reports a trap
-// (B-TYPE 1 to 3), the period ran out in the trap's block, and the sync
-// is the trap's message.
-func cycleTriggers(blocks []ingress.Block, want []timedMsg) map[int]bool {
+// syncEnds returns the blocks at whose end, in a trace of blocks whose
+// messages are want, the sync period counting cycles ran out (reason
+// SyncPeriodic), or a Trace Event sync was asked for (SyncTraceEvent,
+// Notify): the encoder sends that sync (SYNC=reason) at the start of the
+// next block, whose count ends at the end of that block. When a periodic
+// sync reports a trap (B-TYPE 1 to 3), the period ran out in the trap's
+// block, and the sync is the trap's message.
+func syncEnds(blocks []ingress.Block, want []timedMsg, reason uint64) map[int]bool {
 	ends := make([]uint64, len(blocks)) // halfwords at the end of each block
 	var traps []int                     // the blocks that end in a trap
 	var pos uint64
@@ -187,10 +188,10 @@ func cycleTriggers(blocks []ingress.Block, want []timedMsg) map[int]bool {
 			at += m.Get(FieldICNT)
 			lastICNT = m.Get(FieldICNT)
 		}
-		periodic := m.Present(FieldSYNC) && m.Get(FieldSYNC) == SyncPeriodic
+		periodic := m.Present(FieldSYNC) && m.Get(FieldSYNC) == reason
 		if m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect {
 			if next < len(traps) {
-				if periodic {
+				if periodic && reason == SyncPeriodic {
 					trig[traps[next]] = true
 				}
 				next++
@@ -218,8 +219,9 @@ func cycleTriggers(blocks []ingress.Block, want []timedMsg) map[int]bool {
 // depends on time (timed): it encodes the decoded flow with block times
 // under which the encoder writes the messages of bad, the corrupted
 // trace, with their very timestamps and periodic syncs, when it finds
-// such times. Counting cycles, the blocks at whose end the period ran out
-// are those before the periodic syncs of bad (cycleTriggers): each gets
+// such times, and with the Trace Event syncs (SYNC=6) of bad asked for
+// where they are (syncEnds). Counting cycles, the blocks at whose end the
+// period ran out are those before the periodic syncs of bad (syncEnds): each gets
 // the time of the sync's own block, the others keep the time of the block
 // before, so that the count runs out there only. With timestamps, the
 // flow is encoded once with a distinct time per block (and, counting
@@ -288,8 +290,9 @@ func encodeTimes(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg C
 	cycles := cfg.SyncMode == SyncCycles
 	var trig map[int]bool
 	if cycles {
-		trig = cycleTriggers(blocks, want)
+		trig = syncEnds(blocks, want, SyncPeriodic)
 	}
+	notify := syncEnds(blocks, want, SyncTraceEvent)
 	if !cfg.Timestamps {
 		period := uint64(16) << uint(cfg.SyncMax)
 		t := uint64(1)
@@ -299,7 +302,7 @@ func encodeTimes(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg C
 			}
 			blocks[i].Time = t
 		}
-		out, err := encodeBlocks(img, blocks, off, cfg)
+		out, err := encodeBlocks(img, blocks, off, notify, cfg)
 		return out, -1, err
 	}
 	// First pass: which block stamps each message.
@@ -319,7 +322,7 @@ func encodeTimes(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg C
 		blocks[i].Time = t
 		blockOf[t] = i
 	}
-	first, err := encodeBlocks(img, blocks, off, p1)
+	first, err := encodeBlocks(img, blocks, off, notify, p1)
 	if err != nil {
 		return fail(err)
 	}
@@ -369,7 +372,7 @@ func encodeTimes(img *image.Set, blocks []ingress.Block, off map[int]bool, cfg C
 		}
 		blocks[i].Time = cur
 	}
-	out, err = encodeBlocks(img, blocks, off, cfg)
+	out, err = encodeBlocks(img, blocks, off, notify, cfg)
 	return out, -1, err
 }
 
