@@ -972,6 +972,12 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				return err
 			}
 		}
+		if s.ts && prev.IsSync() && !s.syncTrap {
+			if err := d.branchMsg(s, m); err != nil {
+				return err
+			}
+			return d.checkSameBlock(s, m)
+		}
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
 		if d.cfg.NoRepeatBranch {
@@ -1535,8 +1541,8 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		if err := d.checkPeriod(s); err != nil {
 			return err
 		}
-		if d.cfg.SyncMode == SyncCycles && d.cfg.OwnEncoder && kind != endTrap {
-			if err := d.checkCycleSync(s); err != nil {
+		if d.cfg.SyncMode == SyncCycles && d.cfg.OwnEncoder {
+			if err := d.checkCycleSync(s, kind == endTrap); err != nil {
 				return err
 			}
 		}
@@ -1621,15 +1627,20 @@ func (d *Decoder) syncTimeOf(m *Message, reason uint64, wasSynced bool) int8 {
 // block's time (s.syncTime) restarts the count there, so that block's
 // end cannot run it out: the next periodic sync walks two blocks at
 // least, so two instructions (a block may end after any instruction;
-// one that retires nothing is a trap's, s.syncTrap). (TestTimedIntegrity:
-// in a loop of `j .` at the end of a program, a ProgTraceSync's I-CNT 4
-// made 1 or 0 after another.)
-func (d *Decoder) checkCycleSync(s *srcState) error {
+// one that retires nothing is a trap's, s.syncTrap); a trap's sync
+// (trap), whose trap's block runs the period out, one instruction at
+// least. (TestTimedIntegrity: in a loop of `j .` at the end of a program,
+// a ProgTraceSync's I-CNT 4 made 1 or 0 after another, and a trap's
+// IndirectBranchSync I-CNT 4 made 0.)
+func (d *Decoder) checkCycleSync(s *srcState, trap bool) error {
 	if s.syncTime == 0 || s.syncTrap {
 		return nil
 	}
-	n := d.st.Instructions - s.syncInsts
-	if n >= 2 {
+	n, least := d.st.Instructions-s.syncInsts, uint64(2)
+	if trap {
+		least = 1 // (the trap's own block runs the period out)
+	}
+	if n >= least {
 		return nil
 	}
 	if s.syncTime < 0 {
@@ -1678,6 +1689,36 @@ func (d *Decoder) checkCycleTime(s *srcState, m *Message) error {
 		}
 	}
 	return nil
+}
+
+// checkSameBlock checks the TSTAMP of a branch or trap message that
+// directly follows a sync sent at the start of an ingress block with that
+// block's time (s.syncTime), when that block is the one whose branch,
+// jump or trap it reports: a DirectBranch or a jump's message whose walk
+// since is one instruction (a block ends after it), or a trap's message
+// whose walk since is none (the trap is a block of its own that retires
+// nothing), no trap coming between (the caller checks s.syncTrap before
+// the message's own trap sets it). rvtrace's encoder stamps both messages with that block's
+// time: the message's TSTAMP is 0. (TestTimedIntegrity: in a loop of
+// `j .` at the end of a program, a trap's IndirectBranch I-CNT 4 made 0
+// after a periodic ProgTraceSync.)
+func (d *Decoder) checkSameBlock(s *srcState, m *Message) error {
+	if s.syncTime == 0 || !d.cfg.OwnEncoder || m.Get(FieldTSTAMP) == 0 {
+		return nil
+	}
+	n, want := d.st.Instructions-s.syncInsts, uint64(1)
+	if m.TCode != TCodeDirectBranch && m.Get(FieldBTYPE) != BTypeIndirect {
+		want = 0
+	}
+	if n != want {
+		return nil
+	}
+	if s.syncTime < 0 {
+		d.revDep = true // (how the sync was sent depends on the walk before the piece)
+		return nil
+	}
+	return d.inconsistent("%s with TSTAMP %d after the sync sent at the start of the block whose %s it reports, which stamps both with its time",
+		m.TCode, m.Get(FieldTSTAMP), map[bool]string{true: "trap", false: "end"}[want == 0])
 }
 
 // lastHalfwords returns the size in halfwords of the last range emitted

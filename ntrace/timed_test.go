@@ -261,16 +261,20 @@ func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint
 }
 
 // splitFirst returns blocks with block i split after its first
-// instruction, the first part ending with itype 0, and off shifted so.
+// instruction, the first part ending with itype 0 (a block of one
+// instruction that ends in a trap: the trap a block of its own that
+// retires nothing), and off shifted so.
 func splitFirst(img *image.Set, blocks []ingress.Block, off map[int]bool, i int) ([]ingress.Block, map[int]bool, error) {
 	b := blocks[i]
 	in, ok := img.Inst(b.IAddr)
-	if !ok || in.Len == 0 || uint32(in.Len/2) >= b.IRetire {
+	if !ok || in.Len == 0 || uint32(in.Len/2) > b.IRetire || uint32(in.Len/2) == b.IRetire && !b.IType.IsTrap() {
 		return nil, nil, fmt.Errorf("block %d of one instruction stamps messages of two times", i)
 	}
 	first, rest := b, b
 	first.IRetire, first.ILastSize, first.IType, first.SIJump = uint32(in.Len/2), uint8(in.Len/4), ingress.ITypeNone, false
 	rest.IAddr, rest.IRetire = b.IAddr+uint64(in.Len), b.IRetire-uint32(in.Len/2)
+	// (a trap after one instruction: a block of its own, the next one
+	// faulting)
 	out := append(append(append([]ingress.Block(nil), blocks[:i]...), first, rest), blocks[i+1:]...)
 	noff := map[int]bool{}
 	for j, v := range off {
@@ -597,7 +601,10 @@ func TestTimedIntegrity(t *testing.T) {
 // in a loop of `j .` at the end of coremark (HTM, implicit returns, a
 // sync every 32 cycles), a periodic ProgTraceSync's I-CNT 4 made 1 or 0,
 // right after another, which restarted the count at the start of the
-// block it walks. checkCycleTime: dhrystone (3-bit HTM, 6-bit counter), an
+// block it walks, and there a trap's IndirectBranchSync I-CNT 4 made 0
+// (BTM). checkSameBlock: there, a trap's IndirectBranch I-CNT 4 made 0
+// right after a periodic ProgTraceSync, with a TSTAMP of 40 (HTM,
+// ref-htm-best). checkCycleTime: dhrystone (3-bit HTM, 6-bit counter), an
 // IndirectBranchHistSync's I-CNT 0 made 1 after a ResourceFull RCODE=0
 // stamped past the period, walking the return at F-ADDR.
 func TestTimedChecks(t *testing.T) {
@@ -613,6 +620,8 @@ func TestTimedChecks(t *testing.T) {
 		{"elf/coremark.riscv", 1, 2, 32, 4, 1, 32, "periodic sync counting cycles 1 instructions after the sync before"},
 		{"elf/coremark.riscv", 1, 2, 32, 4, 0, 32, "periodic sync counting cycles 0 instructions after the sync before"},
 		{"elf/dhrystone.riscv", 11, 2, 30, 0, 1, 30, "after the ResourceFull that reported the block the sync period ran out in"},
+		{"elf/coremark.riscv", 0, 7, 32, 4, 0, 32, "periodic sync counting cycles 0 instructions after the sync before"},
+		{"elf/coremark.riscv", 2, 7, 15, 4, 0, 15, "after the sync sent at the start of the block whose trap it reports"},
 	} {
 		img := imgs[c.img]
 		cfg := timedConfigs[c.cfg]
