@@ -246,6 +246,24 @@ func encodeFlowTimed(img *image.Set, evs []flow.Event, cfg Config, points []uint
 	if err != nil {
 		return nil, err
 	}
+	if cfg.SyncMode == SyncCycles {
+		// A sync sent at the start of a block with its time restarts the
+		// count there, and that block's end cannot run it out: a block
+		// that begins at a sync and ends where the next periodic one
+		// counts to was two, the second running the period out.
+		at := syncPoints(want)
+		var pos uint64
+		trig := syncEnds(blocks, want, SyncPeriodic)
+		for i := 0; i < len(blocks); i++ {
+			if trig[i] && at[pos] {
+				if split, _, err := splitFirst(img, blocks, off, i); err == nil {
+					blocks, off = split, shiftOff(off, i)
+					trig = syncEnds(blocks, want, SyncPeriodic)
+				}
+			}
+			pos += uint64(blocks[i].IRetire)
+		}
+	}
 	for range 8 {
 		out, split, err := encodeTimes(img, blocks, off, cfg, want)
 		if split < 0 {
@@ -276,6 +294,11 @@ func splitFirst(img *image.Set, blocks []ingress.Block, off map[int]bool, i int)
 	// (a trap after one instruction: a block of its own, the next one
 	// faulting)
 	out := append(append(append([]ingress.Block(nil), blocks[:i]...), first, rest), blocks[i+1:]...)
+	return out, shiftOff(off, i), nil
+}
+
+// shiftOff returns off for the blocks after block i split in two.
+func shiftOff(off map[int]bool, i int) map[int]bool {
 	noff := map[int]bool{}
 	for j, v := range off {
 		if j > i {
@@ -283,7 +306,31 @@ func splitFirst(img *image.Set, blocks []ingress.Block, off map[int]bool, i int)
 		}
 		noff[j] = v
 	}
-	return out, noff, nil
+	return noff
+}
+
+// syncPoints returns the points of the flow (halfwords from its start)
+// where the sync messages of want end their count: the start of the
+// block they were sent at.
+func syncPoints(want []timedMsg) map[uint64]bool {
+	out := map[uint64]bool{}
+	var at, lastICNT uint64
+	for k := range want {
+		m := &want[k].m
+		switch {
+		case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT:
+			at += m.Get(FieldRDATA)
+		case m.TCode == TCodeRepeatBranch:
+			at += m.Get(FieldBCNT) * lastICNT
+		case m.Present(FieldICNT):
+			at += m.Get(FieldICNT)
+			lastICNT = m.Get(FieldICNT)
+		}
+		if m.TCode.IsSync() {
+			out[at] = true
+		}
+	}
+	return out
 }
 
 // encodeTimes is encodeFlowTimed for blocks: it returns the trace, or
