@@ -1662,9 +1662,14 @@ func (d *Decoder) checkCycleSync(s *srcState, trap bool) error {
 // and a ResourceFull RCODE=0 so stamped reports the counter the block
 // that ran the period out filled, after which the next message that
 // counts instructions is the sync (or the end message) at the start of the
-// next block, with I-CNT=0. (TestTimedIntegrity: after a ResourceFull so
+// next block, with I-CNT=0. A HIST record (ResourceFull RCODE=1) so
+// stamped, from an encoder that sends it when the next branch needs room
+// (LazyHistFull, without repeated history), was sent at that branch,
+// which ends the block the period ran out in: the sync's walk ends there
+// (checkDueHist). (TestTimedIntegrity: after a ResourceFull RCODE=0 so
 // stamped, an IndirectBranchHistSync's I-CNT 0 made 1 walked the return
-// at F-ADDR, whose target F-ADDR then seemed to give.)
+// at F-ADDR, whose target F-ADDR then seemed to give; after a HIST record
+// so stamped, one's I-CNT 14 made 15 did the same.)
 func (d *Decoder) checkCycleTime(s *srcState, m *Message) error {
 	period := uint64(16) << uint(d.cfg.SyncMax)
 	at := s.time + m.Get(FieldTSTAMP)
@@ -1675,6 +1680,10 @@ func (d *Decoder) checkCycleTime(s *srcState, m *Message) error {
 				m.TCode, at-s.syncAt, period)
 		}
 	case TCodeResourceFull:
+		if m.Get(FieldRCODE) == RCodeHist && d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory && s.mode == HTM &&
+			at-s.syncAt >= period {
+			s.dueHist = true // (checkDueHist)
+		}
 		if m.Get(FieldRCODE) != RCodeICNT {
 			return nil
 		}
@@ -1935,8 +1944,8 @@ func (d *Decoder) checkDueHist(s *srcState, m *Message) error {
 	if h := m.Get(FieldHIST); h >= 2 && h <= 3 && r.N != 0 && r.Offset == m.Offset && r.Src == s.id && r.End.IsBranch() {
 		return nil
 	}
-	return d.inconsistent("%s after the HIST record that completed the sync period (%d messages) does not end on the branch that record was sent at",
-		m.TCode, uint64(1)<<uint(d.cfg.SyncMax+4))
+	return d.inconsistent("%s after the HIST record sent once the sync period (trTeInstSyncMax=%d) ran out does not end on the branch that record was sent at",
+		m.TCode, d.cfg.SyncMax)
 }
 
 // predicted reports whether the encoder's return stack predicted a return

@@ -653,7 +653,11 @@ func TestTimedIntegrity(t *testing.T) {
 // right after a periodic ProgTraceSync, with a TSTAMP of 40 (HTM,
 // ref-htm-best). checkCycleTime: dhrystone (3-bit HTM, 6-bit counter), an
 // IndirectBranchHistSync's I-CNT 0 made 1 after a ResourceFull RCODE=0
-// stamped past the period, walking the return at F-ADDR.
+// stamped past the period, walking the return at F-ADDR; t1 and coremark
+// (HTM, a 4-bit HIST register sent when the next branch needs room),
+// one's I-CNT 14 made 15 (or 27 made 32) after a HIST record stamped
+// past the period, walking on past the branch the record was sent at to
+// a return (checkDueHist).
 func TestTimedChecks(t *testing.T) {
 	imgs := threeBitImages(t)
 	for _, c := range []struct {
@@ -668,6 +672,8 @@ func TestTimedChecks(t *testing.T) {
 		{"elf/coremark.riscv", 1, 2, 32, 4, 0, 32, "periodic sync counting cycles 0 instructions after the sync before"},
 		{"elf/dhrystone.riscv", 11, 2, 30, 0, 1, 30, "after the ResourceFull that reported the block the sync period ran out in"},
 		{"elf/coremark.riscv", 0, 7, 32, 4, 0, 32, "periodic sync counting cycles 0 instructions after the sync before"},
+		{"t1/test.elf", 4, 3, 5, 14, 15, 5, "does not end on the branch that record was sent at"},
+		{"elf/coremark.riscv", 4, 8, 13, 27, 32, 13, "does not end on the branch that record was sent at"},
 		{"elf/coremark.riscv", 2, 7, 15, 4, 0, 15, "after the sync sent at the start of the block whose trap it reports"},
 	} {
 		img := imgs[c.img]
