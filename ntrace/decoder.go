@@ -1490,6 +1490,24 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return d.inconsistent("SYNC=4 (I-CNT full) with I-CNT %d, below the counter's limit of %d", m.Get(FieldICNT),
 			d.icntLimit())
 	}
+	if reason == SyncTraceEvent && d.cfg.OwnEncoder && s.syncTime != 0 && !s.syncTrap &&
+		d.st.Instructions == s.syncInsts {
+		// rvtrace's encoder sends the Trace Event sync asked for at the
+		// start of a block, not at the one the sync before began
+		// (TestTimedIntegrity: a deleted byte turned a periodic sync into
+		// a SYNC=6 with I-CNT=0 right after another)
+		if s.syncTime < 0 {
+			d.revDep = true // (how the sync before was sent depends on the walk before the piece)
+		} else {
+			return d.inconsistent("SYNC=6 (trace event) with nothing walked since the sync before, sent at the start of the same block")
+		}
+	}
+	if reason == SyncICNTFull && d.cfg.NoICNTFullSync {
+		// (TestTimedIntegrity: an inserted byte turned a periodic sync
+		// in a loop of `j .` into a SYNC=4 with I-CNT 459, walking 452
+		// more jumps; with a 22-bit counter nothing else bounds it)
+		return d.inconsistent("SYNC=4 (I-CNT full) from an encoder that reports a full I-CNT counter with ResourceFull RCODE=0")
+	}
 	if err := d.checkBType(s, bt); err != nil {
 		return err
 	}

@@ -710,3 +710,55 @@ func TestTimedChecks(t *testing.T) {
 		}
 	}
 }
+
+// Two more cases of the -campaign run, byte corruptions that gave another
+// valid-looking sync: in a loop of `j .` at the end of coremark (BTM, a
+// sync every 16 cycles, a 22-bit counter), a byte 0xd0 inserted at 492
+// turned a periodic ProgTraceSync into a SYNC=4 with I-CNT 459, walking
+// 452 more jumps, from an encoder that reports a full counter with
+// ResourceFull only (DecoderConfig.NoICNTFullSync); in dhrystone
+// (ref-htm-best, a sync every 64 cycles), byte 468 deleted turned one
+// into a SYNC=6 (trace event) with I-CNT=0 right after another, which
+// the encoder sends at the start of a later block. Each is a gap saying
+// so, and keeps the integrity rule.
+func TestTimedSyncChecks(t *testing.T) {
+	imgs := threeBitImages(t)
+	for _, c := range []struct {
+		img       string
+		cfg, seed int
+		pos, ins  int // ins < 0: delete the byte at pos
+		errSubstr string
+	}{
+		{"elf/coremark.riscv", 0, 5, 492, 0xd0, "SYNC=4 (I-CNT full) from an encoder that reports a full I-CNT counter with ResourceFull"},
+		{"elf/dhrystone.riscv", 2, 4, 468, -1, "SYNC=6 (trace event) with nothing walked since the sync before"},
+	} {
+		img := imgs[c.img]
+		cfg := timedConfigs[c.cfg]
+		cfg.XLEN = img.XLEN()
+		truth := synthFlow(img, int64(c.seed), 1500, true)
+		trace, err := encodeTimed(img, truth, cfg, int64(c.seed))
+		if err != nil || len(trace) <= c.pos {
+			t.Fatalf("%s: the test lost its case (%v)", c.img, err)
+		}
+		bad := append([]byte(nil), trace[:c.pos]...)
+		if c.ins >= 0 {
+			bad = append(append(bad, byte(c.ins)), trace[c.pos:]...)
+		} else {
+			bad = append(bad, trace[c.pos+1:]...)
+		}
+		what := fmt.Sprintf("%s config %d seed %d, byte %d", c.img, c.cfg, c.seed, c.pos)
+		why, rec := integrityOf(t, img, truth, cfg, bad, what)
+		if why != "" {
+			t.Errorf("%s: %s", what, why)
+		}
+		found := false
+		for _, it := range rec.items {
+			if it.gap != nil && strings.Contains(it.gap.Err.Error(), c.errSubstr) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no gap saying %q", what, c.errSubstr)
+		}
+	}
+}
