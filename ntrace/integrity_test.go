@@ -297,20 +297,24 @@ func padded(bad, trace []byte) bool {
 // fullPointsOf returns the points of the flow (halfwords from its start)
 // where the ResourceFull RCODE=0 messages of trace say the I-CNT counter
 // was full: where the ingress blocks of a flow that trace describes end.
-// (Not with RepeatBranch, nor across a FIFO overflow: the points are then
+// (A RepeatBranch counts the I-CNT of the branch message before as many
+// times as it repeats it. Not across a FIFO overflow: the points are then
 // wrong, and re-encoding does not give the trace.)
 func fullPointsOf(trace []byte, cfg WireConfig) []uint64 {
 	r := NewReader(bytes.NewReader(trace), cfg)
 	var m Message
-	var at uint64
+	var at, last uint64
 	var out []uint64
 	for r.Next(&m) == nil {
 		switch {
 		case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT:
 			at += m.Get(FieldRDATA)
 			out = append(out, at)
+		case m.TCode == TCodeRepeatBranch:
+			at += m.Get(FieldBCNT) * last // (the repeats of the branch message before)
 		case m.Present(FieldICNT):
 			at += m.Get(FieldICNT)
+			last = m.Get(FieldICNT)
 		}
 	}
 	return out
@@ -329,13 +333,21 @@ func fullPointsOf(trace []byte, cfg WireConfig) []uint64 {
 func blockEndsOf(trace []byte, cfg WireConfig) []uint64 {
 	r := NewReader(bytes.NewReader(trace), cfg)
 	var m Message
-	var at uint64
+	var at, last uint64
 	var out []uint64
 	for r.Next(&m) == nil {
 		switch {
 		case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT:
 			at += m.Get(FieldRDATA)
+		case m.TCode == TCodeRepeatBranch:
+			// the repeats of the branch message before: each ends a block
+			for n := m.Get(FieldBCNT); n > 0 && last > 0; n-- {
+				at += last
+				out = append(out, at)
+			}
+			continue
 		case m.Present(FieldICNT):
+			last = m.Get(FieldICNT)
 			at += m.Get(FieldICNT)
 			if m.TCode == TCodeProgTraceCorrelation || m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect {
 				continue
