@@ -1637,8 +1637,8 @@ func (d *Decoder) syncTimeOf(m *Message, reason uint64, wasSynced bool) int8 {
 	return -1
 }
 
-// checkCycleSync checks a periodic sync counting cycles (SyncCycles)
-// that does not report a trap. rvtrace's encoder counts the cycles from
+// checkCycleSync checks a periodic sync counting cycles (SyncCycles);
+// trap says it reports a trap. rvtrace's encoder counts the cycles from
 // the time of the sync before (its timestamp) and checks the count at the
 // end of each block: once the period ran out, the sync comes at the
 // start of the next block. A sync sent at the start of a block with that
@@ -1725,10 +1725,10 @@ func (d *Decoder) checkCycleTime(s *srcState, m *Message) error {
 // since is one instruction (a block ends after it), or a trap's message
 // whose walk since is none (the trap is a block of its own that retires
 // nothing), no trap coming between (the caller checks s.syncTrap before
-// the message's own trap sets it). rvtrace's encoder stamps both messages with that block's
-// time: the message's TSTAMP is 0. (TestTimedIntegrity: in a loop of
-// `j .` at the end of a program, a trap's IndirectBranch I-CNT 4 made 0
-// after a periodic ProgTraceSync.)
+// the message's own trap sets it). rvtrace's encoder stamps both messages
+// with that block's time: the message's TSTAMP is 0. (TestTimedIntegrity:
+// in a loop of `j .` at the end of a program, a trap's IndirectBranch
+// I-CNT 4 made 0 after a periodic ProgTraceSync.)
 func (d *Decoder) checkSameBlock(s *srcState, m *Message) error {
 	if s.syncTime == 0 || !d.cfg.OwnEncoder || m.Get(FieldTSTAMP) == 0 {
 		return nil
@@ -1744,8 +1744,12 @@ func (d *Decoder) checkSameBlock(s *srcState, m *Message) error {
 		d.revDep = true // (how the sync was sent depends on the walk before the piece)
 		return nil
 	}
+	what := "end"
+	if want == 0 {
+		what = "trap"
+	}
 	return d.inconsistent("%s with TSTAMP %d after the sync sent at the start of the block whose %s it reports, which stamps both with its time",
-		m.TCode, m.Get(FieldTSTAMP), map[bool]string{true: "trap", false: "end"}[want == 0])
+		m.TCode, m.Get(FieldTSTAMP), what)
 }
 
 // lastHalfwords returns the size in halfwords of the last range emitted
