@@ -389,6 +389,23 @@ type srcState struct {
 	// in a piece's primer (multipar.go): the source has had no sync
 	// message in the piece yet, and its messages are not decoded
 	wait bool
+	// Of rvtrace's encoder, whose time matters counting cycles
+	// (SyncCycles) and with timestamps: syncTime says whether the last
+	// sync was sent at the start of an ingress block with that block's
+	// time (1: on linear code, or a start), or with the time of the block
+	// before (0: a pending jump's or trap's message, or after a return
+	// its stack predicted), or is not known (-1: a piece's first sync
+	// that may be either, parallel.go); syncInsts is
+	// Stats.Instructions at that sync, syncTrap that a trap was reported
+	// since (a trap may be a block of its own that retires nothing).
+	syncTime  int8
+	syncTrap  bool
+	syncInsts uint64
+	// Counting cycles with timestamps: syncAt is the time of the last
+	// sync, and cycleDue says that a ResourceFull RCODE=0 stamped a sync
+	// period after it or later came since (checkCycleTime).
+	syncAt   uint64
+	cycleDue bool
 }
 
 // lastBranch is what RepeatBranch repeats of the last branch message:
@@ -914,6 +931,11 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 	if m.Present(FieldTSTAMP) != s.ts {
 		return d.fail(decode.ErrMalformed, "TSTAMP %s, unlike in this source's sync message", presence(m.Present(FieldTSTAMP)))
 	}
+	if s.ts && d.cfg.SyncMode == SyncCycles && d.cfg.OwnEncoder {
+		if err := d.checkCycleTime(s, m); err != nil {
+			return err
+		}
+	}
 	fast := fastTCodes[s.mode&7]>>m.TCode&1 != 0
 	if !fast {
 		if err := d.checkMode(s, m); err != nil {
@@ -959,6 +981,12 @@ func (d *Decoder) handle(s *srcState, m *Message) error {
 				s.dueRanges = d.ranges - d.joins
 				return err
 			}
+		}
+		if s.ts && prev.IsSync() && !s.syncTrap {
+			if err := d.branchMsg(s, m); err != nil {
+				return err
+			}
+			return d.checkSameBlock(s, m)
 		}
 		return d.branchMsg(s, m)
 	case TCodeRepeatBranch:
@@ -1312,7 +1340,7 @@ func (d *Decoder) jumpTo(s *srcState, target uint64, btype uint64, m *Message) e
 		if err := d.w.Sink.Event(&d.ev); err != nil {
 			return err
 		}
-		s.prevOK = false
+		s.prevOK, s.syncTrap = false, true
 	}
 	s.pc = target
 	return nil
@@ -1346,6 +1374,7 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 			return err
 		}
 	}
+	syncTime := d.syncTimeOf(m, reason, wasSynced)
 	switch {
 	case s.synced:
 		if err := d.syncFlow(s, m, faddr, reason); err != nil {
@@ -1400,6 +1429,15 @@ func (d *Decoder) sync(s *srcState, m *Message) error {
 	s.rfPts, s.rfHead, s.lastFull = s.rfPts[:0], 0, 0
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
 	s.chain, s.chainLast = 0, 0
+	s.syncTime, s.syncTrap, s.syncInsts = syncTime, false, d.st.Instructions
+	s.syncAt, s.cycleDue = m.Get(FieldTSTAMP), false
+	if wasSynced && syncTime < 0 {
+		// (the walk to the message says)
+		s.syncTime = 0
+		if d.pcKnown && !d.inferredEnd {
+			s.syncTime = 1
+		}
+	}
 	s.hwSync, s.msgSync, s.fillSync, s.dueExact, s.dueHist, s.dueFull, s.fullLast = 0, 0, 0, false, false, false, false
 	s.stack.Reset()
 	s.calls = 0
@@ -1465,6 +1503,24 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 		return d.inconsistent("SYNC=4 (I-CNT full) with I-CNT %d, below the counter's limit of %d", m.Get(FieldICNT),
 			d.icntLimit())
 	}
+	if reason == SyncTraceEvent && d.cfg.OwnEncoder && s.syncTime != 0 && !s.syncTrap &&
+		d.st.Instructions == s.syncInsts {
+		// rvtrace's encoder sends the Trace Event sync asked for at the
+		// start of a block, not at the one the sync before began
+		// (TestTimedIntegrity: a deleted byte turned a periodic sync into
+		// a SYNC=6 with I-CNT=0 right after another)
+		if s.syncTime < 0 {
+			d.revDep = true // (how the sync before was sent depends on the walk before the piece)
+		} else {
+			return d.inconsistent("SYNC=6 (trace event) with nothing walked since the sync before, sent at the start of the same block")
+		}
+	}
+	if reason == SyncICNTFull && d.cfg.NoICNTFullSync {
+		// (TestTimedIntegrity: an inserted byte turned a periodic sync
+		// in a loop of `j .` into a SYNC=4 with I-CNT 459, walking 452
+		// more jumps; with a 22-bit counter nothing else bounds it)
+		return d.inconsistent("SYNC=4 (I-CNT full) from an encoder that reports a full I-CNT counter with ResourceFull RCODE=0")
+	}
 	if err := d.checkBType(s, bt); err != nil {
 		return err
 	}
@@ -1508,9 +1564,18 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 			return err
 		}
 	}
+	if s.cycleDue && m.Get(FieldICNT) != 0 {
+		return d.inconsistent("%s with I-CNT %d after the ResourceFull that reported the block the sync period ran out in, where the encoder syncs at the start of the next",
+			m.TCode, m.Get(FieldICNT))
+	}
 	if reason == SyncPeriodic {
 		if err := d.checkPeriod(s); err != nil {
 			return err
+		}
+		if d.cfg.SyncMode == SyncCycles && d.cfg.OwnEncoder {
+			if err := d.checkCycleSync(s, kind == endTrap); err != nil {
+				return err
+			}
 		}
 	} else if period := uint64(1) << uint(d.cfg.SyncMax+4); d.cfg.SyncMode == SyncHalfwords &&
 		(reason == SyncICNTFull || reason == SyncTraceEvent) && s.hwSync >= period+d.lastBlock(s) {
@@ -1554,6 +1619,152 @@ func (d *Decoder) syncFlow(s *srcState, m *Message, faddr, reason uint64) error 
 	return nil
 }
 
+// syncTimeOf returns, for a sync message m of rvtrace's encoder with
+// SYNC=reason, whether the encoder sent it at the start of an ingress
+// block with that block's time (1), with the time of the block before
+// (0), or whether only the walk to it tells (-1; wasSynced: the source
+// was being decoded up to it). A trace starts (SYNC=1, 5, 7...) at the
+// start of a block with its time. A DirectBranchSync, an
+// IndirectBranchSync, a trap's sync and an IndirectBranchHistSync with
+// no history bits are a pending branch's, jump's or trap's message, sent
+// once the next block came with the time of the block before. A
+// ProgTraceSync (or in HTM an IndirectBranchHistSync with B-TYPE=0 and
+// history bits, which may also report a jump) on linear code is sent at
+// the start of a block with its time, except after a return the
+// encoder's stack predicted, where it takes the return's place and time:
+// it may be either unless implicit returns are off
+// (DecoderConfig.NoImplicitReturn), and the walk to it, ending on an
+// address it knows and not on a return it inferred, tells (sync).
+func (d *Decoder) syncTimeOf(m *Message, reason uint64, wasSynced bool) int8 {
+	switch {
+	case !d.cfg.OwnEncoder:
+		return 0
+	case reason != SyncPeriodic && reason != SyncICNTFull && reason != SyncTraceEvent:
+		return 1
+	case m.TCode == TCodeDirectBranchSync || m.TCode == TCodeIndirectBranchSync || m.Get(FieldBTYPE) != BTypeIndirect,
+		m.TCode == TCodeIndirectBranchHistSync && m.Get(FieldHIST) <= 1: // (a jump's: see syncFlow)
+		return 0
+	case m.TCode == TCodeProgTraceSync && d.cfg.NoImplicitReturn:
+		return 1
+	}
+	return -1
+}
+
+// checkCycleSync checks a periodic sync counting cycles (SyncCycles);
+// trap says it reports a trap. rvtrace's encoder counts the cycles from
+// the time of the sync before (its timestamp) and checks the count at the
+// end of each block: once the period ran out, the sync comes at the
+// start of the next block. A sync sent at the start of a block with that
+// block's time (s.syncTime) restarts the count there, so that block's
+// end cannot run it out: the next periodic sync walks two blocks at
+// least, so two instructions (a block may end after any instruction;
+// one that retires nothing is a trap's, s.syncTrap); a trap's sync
+// (trap), whose trap's block runs the period out, one instruction at
+// least. (TestTimedIntegrity: in a loop of `j .` at the end of a program,
+// a ProgTraceSync's I-CNT 4 made 1 or 0 after another, and a trap's
+// IndirectBranchSync I-CNT 4 made 0.)
+func (d *Decoder) checkCycleSync(s *srcState, trap bool) error {
+	if s.syncTime == 0 || s.syncTrap {
+		return nil
+	}
+	n, least := d.st.Instructions-s.syncInsts, uint64(2)
+	if trap {
+		least = 1 // (the trap's own block runs the period out)
+	}
+	if n >= least {
+		return nil
+	}
+	if s.syncTime < 0 {
+		d.revDep = true // (how the sync before was sent depends on the walk before the piece)
+		return nil
+	}
+	return d.inconsistent("periodic sync counting cycles %d instructions after the sync before, sent at the start of a block with its time, which restarted the count there: the period runs out at the end of a later block",
+		n)
+}
+
+// checkCycleTime checks the time of a message without SYNC (TSTAMP
+// relative to the message before) counting cycles (SyncCycles) against
+// the time of the last sync (s.syncAt). rvtrace's encoder counts the
+// cycles from that sync's time and checks the count at the end of each
+// block, before it reports the block's branch, jump or trap: once the
+// period ran out, that message becomes a sync, sent at the start of the
+// next block, where a sync on linear code comes otherwise. So a branch or
+// trap message stamped a period after the sync or later is never sent;
+// and a ResourceFull RCODE=0 so stamped reports the counter the block
+// that ran the period out filled, after which the next message that
+// counts instructions is the sync (or the end message) at the start of the
+// next block, with I-CNT=0. A HIST record (ResourceFull RCODE=1) so
+// stamped, from an encoder that sends it when the next branch needs room
+// (LazyHistFull, without repeated history), was sent at that branch,
+// which ends the block the period ran out in: the sync's walk ends there
+// (checkDueHist). (TestTimedIntegrity: after a ResourceFull RCODE=0 so
+// stamped, an IndirectBranchHistSync's I-CNT 0 made 1 walked the return
+// at F-ADDR, whose target F-ADDR then seemed to give; after a HIST record
+// so stamped, one's I-CNT 14 made 15 did the same.)
+func (d *Decoder) checkCycleTime(s *srcState, m *Message) error {
+	period := uint64(16) << uint(d.cfg.SyncMax)
+	at := s.time + m.Get(FieldTSTAMP)
+	switch m.TCode {
+	case TCodeDirectBranch, TCodeIndirectBranch, TCodeIndirectBranchHist:
+		if at-s.syncAt >= period {
+			return d.inconsistent("%s %d cycles after the last sync, past the sync period of %d, where the encoder sends a sync instead",
+				m.TCode, at-s.syncAt, period)
+		}
+	case TCodeResourceFull:
+		if m.Get(FieldRCODE) == RCodeHist && d.cfg.LazyHistFull && d.cfg.NoRepeatedHistory && s.mode == HTM &&
+			at-s.syncAt >= period {
+			s.dueHist = true // (checkDueHist)
+		}
+		if m.Get(FieldRCODE) != RCodeICNT {
+			return nil
+		}
+		if s.cycleDue {
+			return d.inconsistent("ResourceFull RCODE=0 after the one that reported the block the sync period ran out in, where the encoder sends a sync")
+		}
+		s.cycleDue = at-s.syncAt >= period
+	case TCodeProgTraceCorrelation:
+		if s.cycleDue && m.Get(FieldICNT) != 0 {
+			return d.inconsistent("the end message counts I-CNT %d after the ResourceFull that reported the block the sync period ran out in, where the encoder syncs at the start of the next",
+				m.Get(FieldICNT))
+		}
+	}
+	return nil
+}
+
+// checkSameBlock checks the TSTAMP of a branch or trap message that
+// directly follows a sync sent at the start of an ingress block with that
+// block's time (s.syncTime), when that block is the one whose branch,
+// jump or trap it reports: a DirectBranch or a jump's message whose walk
+// since is one instruction (a block ends after it), or a trap's message
+// whose walk since is none (the trap is a block of its own that retires
+// nothing), no trap coming between (the caller checks s.syncTrap before
+// the message's own trap sets it). rvtrace's encoder stamps both messages
+// with that block's time: the message's TSTAMP is 0. (TestTimedIntegrity:
+// in a loop of `j .` at the end of a program, a trap's IndirectBranch
+// I-CNT 4 made 0 after a periodic ProgTraceSync.)
+func (d *Decoder) checkSameBlock(s *srcState, m *Message) error {
+	if s.syncTime == 0 || !d.cfg.OwnEncoder || m.Get(FieldTSTAMP) == 0 {
+		return nil
+	}
+	n, want := d.st.Instructions-s.syncInsts, uint64(1)
+	if m.TCode != TCodeDirectBranch && m.Get(FieldBTYPE) != BTypeIndirect {
+		want = 0
+	}
+	if n != want {
+		return nil
+	}
+	if s.syncTime < 0 {
+		d.revDep = true // (how the sync was sent depends on the walk before the piece)
+		return nil
+	}
+	what := "end"
+	if want == 0 {
+		what = "trap"
+	}
+	return d.inconsistent("%s with TSTAMP %d after the sync sent at the start of the block whose %s it reports, which stamps both with its time",
+		m.TCode, m.Get(FieldTSTAMP), what)
+}
+
 // lastHalfwords returns the size in halfwords of the last range emitted
 // (the block that last retired lies within it; the walker keeps the last
 // range event, of this source as the message being decoded walked it).
@@ -1564,6 +1775,15 @@ func (d *Decoder) lastHalfwords(s *srcState) uint64 {
 		n = uint64(in.Len / 2)
 	}
 	return (r.Last-r.Start)/2 + n
+}
+
+// lastBlockMax returns the most halfwords the last ingress block retired
+// may hold: the last range emitted (lastHalfwords) and, when the port may
+// go on with a block past a direct jump or call (a 3-bit itype:
+// Decoder.joinJumps), the ranges emitted just before it that ended on one
+// (s.chainLast).
+func (d *Decoder) lastBlockMax(s *srcState) uint64 {
+	return d.lastHalfwords(s) + s.chainLast
 }
 
 // lastRange returns the last range event this decoder emitted (the
@@ -1646,7 +1866,7 @@ func (d *Decoder) checkFullBlock(s *srcState, kind int) error {
 // ended on one: s.chainLast), and after the point where a ResourceFull
 // RCODE=0 said the counter was full, at the end of a block.
 func (d *Decoder) lastBlock(s *srcState) uint64 {
-	n := d.lastHalfwords(s) + s.chainLast
+	n := d.lastBlockMax(s)
 	if s.lastFull != 0 && s.hwSync > s.lastFull && s.hwSync-s.lastFull < n {
 		// (when the walk ends at that point, the last block is the one
 		// that ends there)
@@ -1735,7 +1955,7 @@ func (d *Decoder) checkDueFull(s *srcState) error {
 	}
 	n, most := s.hwSync-s.lastFull, uint64(0)
 	if !d.cfg.NoImplicitReturn && !s.fullLast {
-		most = d.lastHalfwords(s) + s.chainLast
+		most = d.lastBlockMax(s)
 	}
 	if n > most {
 		return d.inconsistent("%s walks %d halfwords after the ResourceFull that completed the sync period (%d messages), more than the encoder retires before its sync",
@@ -1759,8 +1979,8 @@ func (d *Decoder) checkDueHist(s *srcState, m *Message) error {
 	if h := m.Get(FieldHIST); h >= 2 && h <= 3 && r.N != 0 && r.Offset == m.Offset && r.Src == s.id && r.End.IsBranch() {
 		return nil
 	}
-	return d.inconsistent("%s after the HIST record that completed the sync period (%d messages) does not end on the branch that record was sent at",
-		m.TCode, uint64(1)<<uint(d.cfg.SyncMax+4))
+	return d.inconsistent("%s after the HIST record sent once the sync period (trTeInstSyncMax=%d) ran out does not end on the branch that record was sent at",
+		m.TCode, d.cfg.SyncMax)
 }
 
 // predicted reports whether the encoder's return stack predicted a return
@@ -2208,7 +2428,7 @@ func (d *Decoder) checkOvershoot(s *srcState, icnt uint64) error {
 	// (an I-CNT field reset the counter: what ResourceFull RCODE=0
 	// messages said of it before was walked)
 	s.histRec, s.histBound, s.histFloor = false, 0, 0
-	if lim := d.icntLimit(); icnt >= lim+d.lastHalfwords(s)+s.chainLast {
+	if lim := d.icntLimit(); icnt >= lim+d.lastBlockMax(s) {
 		// (the counter was full before the last block began, which
 		// lies within the last range, or the ranges before it that
 		// ended on a direct jump a block may go on past (chainLast):
@@ -2254,7 +2474,7 @@ func (d *Decoder) fullPoint(s *srcState, r int64) error {
 			// before it that ended on a direct jump a block may go on
 			// past: chainLast)
 			if r := d.lastRange(); r.N != 0 && r.Src == s.id &&
-				s.used-int64(d.lastHalfwords(s)+s.chainLast)-s.rfBase >= int64(d.icntLimit()) {
+				s.used-int64(d.lastBlockMax(s))-s.rfBase >= int64(d.icntLimit()) {
 				return d.fullTooLate(s, p, r.Start)
 			}
 			s.rfBase = p

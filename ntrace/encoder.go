@@ -371,7 +371,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		}
 	}
 	e.st.Blocks++
-	if e.cfg.SyncMode == SyncCycles && e.haveTime {
+	if e.cfg.SyncMode == SyncCycles && e.sawTime {
 		e.syncCount = b.Time - e.lastSyncTime()
 		e.checkSyncDue()
 	}

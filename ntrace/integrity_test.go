@@ -132,6 +132,17 @@ func encodeFlow(img *image.Set, evs []flow.Event, cfg Config) ([]byte, error) {
 // trap earlier, and the decoded flow's linear instructions up to the trap
 // end exactly where the ResourceFull said the counter was full).
 func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint64) ([]byte, error) {
+	blocks, off, err := flowBlocks(img, evs, cfg, points)
+	if err != nil {
+		return nil, err
+	}
+	return encodeBlocks(img, blocks, off, nil, cfg)
+}
+
+// flowBlocks returns the ingress blocks encodeFlowSplit encodes a decoded
+// flow as, and where tracing is turned off: off[i] before blocks[i]
+// (i = len(blocks): after the last).
+func flowBlocks(img *image.Set, evs []flow.Event, cfg Config, points []uint64) ([]ingress.Block, map[int]bool, error) {
 	var blocks []ingress.Block
 	var pos uint64 // halfwords of the blocks so far
 	var prev riscv.Inst
@@ -164,7 +175,7 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 		}
 		last, ok := img.Inst(e.Last)
 		if !ok || last.Len == 0 || e.Last < e.Start {
-			return nil, fmt.Errorf("range %v", &e)
+			return nil, nil, fmt.Errorf("range %v", &e)
 		}
 		// the instruction before the last, for sequentially inferable jumps
 		if e.N > 1 {
@@ -172,7 +183,7 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 			for pc < e.Last {
 				in, _ := img.Inst(pc)
 				if in.Len == 0 {
-					return nil, fmt.Errorf("range %v", &e)
+					return nil, nil, fmt.Errorf("range %v", &e)
 				}
 				prev, prevPC, prevOK = in, pc, true
 				pc += uint64(in.Len)
@@ -197,13 +208,13 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 			for at < points[0] {
 				in, _ = img.Inst(pc)
 				if in.Len == 0 {
-					return nil, fmt.Errorf("range %v", &e)
+					return nil, nil, fmt.Errorf("range %v", &e)
 				}
 				at += uint64(in.Len / 2)
 				pc += uint64(in.Len)
 			}
 			if at != points[0] {
-				return nil, fmt.Errorf("point %d inside an instruction of range %v", points[0], &e)
+				return nil, nil, fmt.Errorf("point %d inside an instruction of range %v", points[0], &e)
 			}
 			first := b
 			first.IRetire, first.ILastSize, first.IType, first.SIJump = uint32(at-pos), uint8(in.Len/4), ingress.ITypeNone, false
@@ -224,6 +235,13 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 		}
 		blocks, off = merged, moff
 	}
+	return blocks, off, nil
+}
+
+// encodeBlocks encodes blocks with cfg, turning tracing off (TraceOff)
+// where off says (as flowBlocks returns it), and asking for a Trace Event
+// sync (Notify, SYNC=6) after blocks[i] where notify[i].
+func encodeBlocks(img *image.Set, blocks []ingress.Block, off, notify map[int]bool, cfg Config) ([]byte, error) {
 	var out bytes.Buffer
 	if cfg.XLEN == 0 {
 		cfg.XLEN = img.XLEN()
@@ -240,6 +258,11 @@ func encodeFlowSplit(img *image.Set, evs []flow.Event, cfg Config, points []uint
 		}
 		if err := enc.Block(&blocks[i]); err != nil {
 			return nil, err
+		}
+		if notify[i] {
+			if err := enc.Notify(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if off[len(blocks)] {
@@ -274,20 +297,24 @@ func padded(bad, trace []byte) bool {
 // fullPointsOf returns the points of the flow (halfwords from its start)
 // where the ResourceFull RCODE=0 messages of trace say the I-CNT counter
 // was full: where the ingress blocks of a flow that trace describes end.
-// (Not with RepeatBranch, nor across a FIFO overflow: the points are then
+// (A RepeatBranch counts the I-CNT of the branch message before as many
+// times as it repeats it. Not across a FIFO overflow: the points are then
 // wrong, and re-encoding does not give the trace.)
 func fullPointsOf(trace []byte, cfg WireConfig) []uint64 {
 	r := NewReader(bytes.NewReader(trace), cfg)
 	var m Message
-	var at uint64
+	var at, last uint64
 	var out []uint64
 	for r.Next(&m) == nil {
 		switch {
 		case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT:
 			at += m.Get(FieldRDATA)
 			out = append(out, at)
+		case m.TCode == TCodeRepeatBranch:
+			at += m.Get(FieldBCNT) * last // (the repeats of the branch message before)
 		case m.Present(FieldICNT):
 			at += m.Get(FieldICNT)
+			last = m.Get(FieldICNT)
 		}
 	}
 	return out
@@ -306,13 +333,21 @@ func fullPointsOf(trace []byte, cfg WireConfig) []uint64 {
 func blockEndsOf(trace []byte, cfg WireConfig) []uint64 {
 	r := NewReader(bytes.NewReader(trace), cfg)
 	var m Message
-	var at uint64
+	var at, last uint64
 	var out []uint64
 	for r.Next(&m) == nil {
 		switch {
 		case m.TCode == TCodeResourceFull && m.Get(FieldRCODE) == RCodeICNT:
 			at += m.Get(FieldRDATA)
+		case m.TCode == TCodeRepeatBranch:
+			// the repeats of the branch message before: each ends a block
+			for n := m.Get(FieldBCNT); n > 0 && last > 0; n-- {
+				at += last
+				out = append(out, at)
+			}
+			continue
 		case m.Present(FieldICNT):
+			last = m.Get(FieldICNT)
 			at += m.Get(FieldICNT)
 			if m.TCode == TCodeProgTraceCorrelation || m.Present(FieldBTYPE) && m.Get(FieldBTYPE) != BTypeIndirect {
 				continue
@@ -597,40 +632,83 @@ func integrityOf(t testing.TB, img *image.Set, truth []uint64, cfg Config, bad [
 	}
 	// The only excuse: the corrupted bytes are a valid trace of the
 	// decoded flow.
-	if pcs, gaps := rec.decodedPCs(); !gaps && len(pcs) > 0 {
+	if reencodes(img, rec, cfg, bad) {
+		return "", rec
+	}
+	return why, rec
+}
+
+// reencodes reports whether bad is a valid trace of the flow rec decoded
+// from it, with no gap: re-encoding that flow with cfg gives those very
+// bytes, with the blocks a port may have reported it as (ending where the
+// messages of bad say a counter was full or a block ended, a trap at the
+// end) and, when the trace depends on time (timestamps, or a sync period
+// counting cycles), the block times under which the encoder writes the
+// messages of bad (encodeFlowTimed).
+func reencodes(img *image.Set, rec *flowRecord, cfg Config, bad []byte) bool {
+	pcs, gaps := rec.decodedPCs()
+	if gaps || len(pcs) == 0 {
+		return false
+	}
+	reencode := func(evs []flow.Event, points []uint64) ([]byte, error) {
+		if timed(cfg) {
+			return encodeFlowTimed(img, evs, cfg, points, bad)
+		}
+		return encodeFlowSplit(img, evs, cfg, points)
+	}
+	if !timed(cfg) {
 		if again, err := encodePCs(img, pcs, cfg); err == nil && bytes.Equal(again, bad) {
-			return "", rec
+			return true
 		}
-		if again, err := encodeFlow(img, rec.evs, cfg); err == nil && (bytes.Equal(again, bad) || padded(bad, again)) {
-			return "", rec
+	}
+	if again, err := reencode(rec.evs, nil); err == nil && (bytes.Equal(again, bad) || padded(bad, again)) {
+		return true
+	}
+	// A port may end a block anywhere: with a narrow I-CNT counter,
+	// where the corrupted trace says the counter was full.
+	points := fullPointsOf(bad, cfg.Wire())
+	if len(points) > 0 {
+		if again, err := reencode(rec.evs, points); err == nil && bytes.Equal(again, bad) {
+			return true
 		}
-		// A port may end a block anywhere: with a narrow I-CNT counter,
-		// where the corrupted trace says the counter was full.
-		points := fullPointsOf(bad, cfg.Wire())
-		if len(points) > 0 {
-			if again, err := encodeFlowSplit(img, rec.evs, cfg, points); err == nil && bytes.Equal(again, bad) {
-				return "", rec
-			}
+	}
+	// A port with a 3-bit itype may or may not go on with a block past a
+	// direct jump or call: it did not where the messages say a block
+	// ended.
+	if itype0(ingress.ITypeDirectJump, cfg) {
+		points = blockEndsOf(bad, cfg.Wire())
+		if again, err := reencode(rec.evs, points); err == nil && bytes.Equal(again, bad) {
+			return true
 		}
-		// A port with a 3-bit itype may or may not go on with a block
-		// past a direct jump or call: it did not where the messages say
-		// a block ended.
-		if itype0(ingress.ITypeDirectJump, cfg) {
-			points = blockEndsOf(bad, cfg.Wire())
-			if again, err := encodeFlowSplit(img, rec.evs, cfg, points); err == nil && bytes.Equal(again, bad) {
-				return "", rec
-			}
+	}
+	// A trap may end the trace before its handler retires: the end
+	// message counts the instructions of its block and says nothing of
+	// the trap (see withEndTrap).
+	if evs := withEndTrap(rec); evs != nil {
+		if again, err := reencode(evs, points); err == nil && bytes.Equal(again, bad) {
+			return true
 		}
-		// A trap may end the trace before its handler retires: the end
-		// message counts the instructions of its block and says nothing
-		// of the trap (see withEndTrap).
-		if evs := withEndTrap(rec); evs != nil {
-			if again, err := encodeFlowSplit(img, evs, cfg, points); err == nil && bytes.Equal(again, bad) {
-				return "", rec
+		// (a block of its own, after the last instruction retired, as
+		// the next one faults: the end message then carries its time)
+		if timed(cfg) {
+			end := append(points[:len(points):len(points)], flowHalfwords(img, rec.evs))
+			if again, err := reencode(evs, end); err == nil && bytes.Equal(again, bad) {
+				return true
 			}
 		}
 	}
-	return why, rec
+	return false
+}
+
+// flowHalfwords returns the instruction halfwords of the ranges of evs.
+func flowHalfwords(img *image.Set, evs []flow.Event) uint64 {
+	var n uint64
+	for i := range evs {
+		if e := &evs[i]; e.Kind == flow.KindRange {
+			n += (e.Last-e.Start)/2 + uint64(mustLen(img, e.Last)/2)
+		}
+	}
+	return n
 }
 
 // FuzzIntegrity checks the integrity rule on small corrupted traces: a
