@@ -242,7 +242,17 @@ func (f *Folder) Close() error {
 // once: a block that begins at the last instruction of a block ending
 // with itype 0 is folded into it. Reading ahead, it needs neither the
 // accesses nor the image. A stream without repeats passes unchanged.
+//
+// A port with 3-bit itypes reports an inferable jump with itype 0
+// (IType.To3Bit): a jump to itself ("j .", a spin loop) then has the
+// shape of a multi-access instruction's retirements. Set Single to tell
+// the two apart; without it, such a loop's executions are folded.
 type FoldSource struct {
+	// Single, if not nil, reports whether the instruction at iaddr is
+	// known to retire once per execution (it makes at most one access):
+	// a block beginning there is never folded into the one before.
+	Single func(iaddr uint64) bool
+
 	src     Source
 	cur     Block
 	next    Block
@@ -282,7 +292,7 @@ func (f *FoldSource) Next() (*Block, error) {
 		}
 		size := uint32(f.cur.LastSize() / 2)
 		if b.IRetire < size || b.IAddr != f.cur.LastAddr() || b.Priv != f.cur.Priv || b.Context != f.cur.Context ||
-			b.IRetire == size && b.ILastSize != f.cur.ILastSize {
+			b.IRetire == size && b.ILastSize != f.cur.ILastSize || f.Single != nil && f.Single(b.IAddr) {
 			f.next, f.hasNext = *b, true
 			break
 		}

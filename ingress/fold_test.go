@@ -336,3 +336,34 @@ func TestFoldSource(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldSourceSpinLoop: a 3-bit port reports an inferable jump with
+// itype 0 (IType.To3Bit), so a spin loop "j ." at 0x104 is a block ending
+// at the jump with itype 0 followed by single retirements of the jump,
+// also itype 0: the shape of a multi-access instruction's retirements.
+// Told that the instruction there retires once, the source folds nothing;
+// every execution of the jump is read.
+func TestFoldSourceSpinLoop(t *testing.T) {
+	in := []Block{
+		{IAddr: 0x100, IRetire: 3},
+		{IAddr: 0x104, IRetire: 1},
+		{IAddr: 0x104, IRetire: 1},
+		{IAddr: 0x104, IRetire: 1, IType: ITypeInterrupt},
+	}
+	s := NewFoldSource(&sliceSource{bs: in})
+	s.Single = func(iaddr uint64) bool { return iaddr == 0x104 }
+	var got []Block
+	for {
+		b, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, *b)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(in) || s.Folded() != 0 {
+		t.Errorf("got %v (%d folded), want %v", got, s.Folded(), in)
+	}
+}
