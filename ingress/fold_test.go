@@ -85,6 +85,25 @@ var (
 	loop3Spec, loop3Once, loop3PerInst, loop3PerInstOnce []event
 )
 
+// Two multi-access instructions in one block of the hart: a push of
+// three registers at 0x502 and a pop of three at 0x504, after an
+// instruction at 0x500 and before a taken branch at 0x506. The push's
+// last retirement is the block that ends with the pop's first.
+var (
+	pushPopSpec = []event{
+		acc(0x502, 0x1ff8), blk(0x500, 2, ITypeNone),
+		acc(0x502, 0x1ff0), blk(0x502, 1, ITypeNone),
+		acc(0x502, 0x1fe8), acc(0x504, 0x1fe8), blk(0x502, 2, ITypeNone),
+		acc(0x504, 0x1ff0), blk(0x504, 1, ITypeNone),
+		acc(0x504, 0x1ff8), blk(0x504, 2, ITypeTaken),
+	}
+	pushPopOnce = []event{
+		acc(0x502, 0x1ff8), acc(0x502, 0x1ff0), acc(0x502, 0x1fe8),
+		acc(0x504, 0x1fe8), acc(0x504, 0x1ff0), acc(0x504, 0x1ff8),
+		blk(0x500, 4, ITypeTaken),
+	}
+)
+
 func init() {
 	for i := uint64(0); i < 2; i++ {
 		a, b, c := acc(0x304, 0x1ff8-i*0x100), acc(0x304, 0x1ff0-i*0x100), acc(0x304, 0x1fe8-i*0x100)
@@ -96,12 +115,12 @@ func init() {
 }
 
 // multi4 says the instructions at 0x104 and 0x204 make four accesses,
-// the one at 0x304 three.
+// those at 0x304, 0x502 and 0x504 three.
 func multi4(iaddr uint64) int {
 	switch iaddr {
 	case 0x104, 0x204:
 		return 4
-	case 0x304:
+	case 0x304, 0x502, 0x504:
 		return 3
 	}
 	return 1
@@ -140,6 +159,7 @@ func TestFolder(t *testing.T) {
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
 		{"push loop", loop3Spec, loop3Once},
 		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
+		{"push then pop in one block", pushPopSpec, pushPopOnce},
 	} {
 		want := &foldLog{}
 		feed(t, want, want, c.once)
@@ -312,6 +332,7 @@ func TestFoldSource(t *testing.T) {
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
 		{"push loop", loop3Spec, loop3Once},
 		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
+		{"push then pop in one block", pushPopSpec, pushPopOnce},
 	} {
 		want := blocksOf(c.once)
 		for _, in := range [][]Block{blocksOf(c.spec), want} {
