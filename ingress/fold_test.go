@@ -244,6 +244,7 @@ func TestDataMergerRepeats(t *testing.T) {
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
 		{"push loop", loop3Spec, loop3Once},
 		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
+		{"push then pop in one block", pushPopSpec, pushPopOnce},
 	} {
 		for _, in := range [][]event{c.spec, c.once} {
 			want := &foldLog{}
