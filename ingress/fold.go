@@ -30,7 +30,9 @@ import "fmt"
 // until the instruction's last retirement (a hart's port sends the
 // retirements of one instruction together: nothing waits then); with
 // Multi, a block whose last instruction had all its accesses already
-// (retired once) is not held. The accesses and responses that come
+// (retired once) is not held. An instruction's last retirement may begin
+// a block that ends with another's first (a push and a pop in one block
+// of the hart): the folded block is then held in turn. The accesses and responses that come
 // meanwhile are held too, and passed on in their order before the block
 // they come before: the folded block, or the next one (but the held
 // block's own, which come first: the late ones of a file made by a port
@@ -154,8 +156,14 @@ func (f *Folder) Block(b *Block) error {
 			h.Cause, h.TVal, h.SIJump = b.Cause, b.TVal, b.SIJump
 			f.n++
 			f.folded++
-			if h.IType == ITypeNone && b.IRetire == size && (f.want == 0 || f.n < f.want) {
-				return nil // more may come
+			if b.IRetire == size {
+				if h.IType == ITypeNone && (f.want == 0 || f.n < f.want) {
+					return nil // more may come
+				}
+			} else if f.first(h, nacc) {
+				// the instruction's last retirement began a block that
+				// ends with another's first (held on: f.first)
+				return nil
 			}
 			return f.release()
 		}
@@ -163,18 +171,30 @@ func (f *Folder) Block(b *Block) error {
 			return err
 		}
 	}
-	if b.IType == ITypeNone && b.IRetire > 0 && nacc > 0 && f.accAddr == b.LastAddr() {
-		want := 0
-		if f.Multi != nil {
-			want = f.Multi(f.accAddr)
-		}
-		if want == 0 || nacc < want {
-			// the first retirement of several
-			f.held, f.holding, f.x, f.n, f.want = *b, true, f.accAddr, 1, want
-			return nil
-		}
+	if f.first(b, nacc) {
+		f.held, f.holding = *b, true
+		return nil
 	}
 	return f.next.Block(b)
+}
+
+// first reports whether block b, which came after nacc accesses of
+// f.accAddr, is the first retirement of several of its last instruction
+// (as far as f can tell: see Folder), and if so makes it the instruction
+// whose retirements f folds.
+func (f *Folder) first(b *Block, nacc int) bool {
+	if b.IType != ITypeNone || b.IRetire == 0 || nacc == 0 || f.accAddr != b.LastAddr() {
+		return false
+	}
+	want := 0
+	if f.Multi != nil {
+		want = f.Multi(f.accAddr)
+	}
+	if want != 0 && nacc >= want {
+		return false // (retired once, after all its accesses)
+	}
+	f.x, f.n, f.want = f.accAddr, 1, want
+	return true
 }
 
 // Access implements DataSink.
@@ -242,7 +262,17 @@ func (f *Folder) Close() error {
 // once: a block that begins at the last instruction of a block ending
 // with itype 0 is folded into it. Reading ahead, it needs neither the
 // accesses nor the image. A stream without repeats passes unchanged.
+//
+// A port with 3-bit itypes reports an inferable jump with itype 0
+// (IType.To3Bit): a jump to itself ("j .", a spin loop) then has the
+// shape of a multi-access instruction's retirements. Set Single to tell
+// the two apart; without it, such a loop's executions are folded.
 type FoldSource struct {
+	// Single, if not nil, reports whether the instruction at iaddr is
+	// known to retire once per execution (it makes at most one access):
+	// a block beginning there is never folded into the one before.
+	Single func(iaddr uint64) bool
+
 	src     Source
 	cur     Block
 	next    Block
@@ -282,7 +312,7 @@ func (f *FoldSource) Next() (*Block, error) {
 		}
 		size := uint32(f.cur.LastSize() / 2)
 		if b.IRetire < size || b.IAddr != f.cur.LastAddr() || b.Priv != f.cur.Priv || b.Context != f.cur.Context ||
-			b.IRetire == size && b.ILastSize != f.cur.ILastSize {
+			b.IRetire == size && b.ILastSize != f.cur.ILastSize || f.Single != nil && f.Single(b.IAddr) {
 			f.next, f.hasNext = *b, true
 			break
 		}

@@ -85,6 +85,25 @@ var (
 	loop3Spec, loop3Once, loop3PerInst, loop3PerInstOnce []event
 )
 
+// Two multi-access instructions in one block of the hart: a push of
+// three registers at 0x502 and a pop of three at 0x504, after an
+// instruction at 0x500 and before a taken branch at 0x506. The push's
+// last retirement is the block that ends with the pop's first.
+var (
+	pushPopSpec = []event{
+		acc(0x502, 0x1ff8), blk(0x500, 2, ITypeNone),
+		acc(0x502, 0x1ff0), blk(0x502, 1, ITypeNone),
+		acc(0x502, 0x1fe8), acc(0x504, 0x1fe8), blk(0x502, 2, ITypeNone),
+		acc(0x504, 0x1ff0), blk(0x504, 1, ITypeNone),
+		acc(0x504, 0x1ff8), blk(0x504, 2, ITypeTaken),
+	}
+	pushPopOnce = []event{
+		acc(0x502, 0x1ff8), acc(0x502, 0x1ff0), acc(0x502, 0x1fe8),
+		acc(0x504, 0x1fe8), acc(0x504, 0x1ff0), acc(0x504, 0x1ff8),
+		blk(0x500, 4, ITypeTaken),
+	}
+)
+
 func init() {
 	for i := uint64(0); i < 2; i++ {
 		a, b, c := acc(0x304, 0x1ff8-i*0x100), acc(0x304, 0x1ff0-i*0x100), acc(0x304, 0x1fe8-i*0x100)
@@ -96,12 +115,12 @@ func init() {
 }
 
 // multi4 says the instructions at 0x104 and 0x204 make four accesses,
-// the one at 0x304 three.
+// those at 0x304, 0x502 and 0x504 three.
 func multi4(iaddr uint64) int {
 	switch iaddr {
 	case 0x104, 0x204:
 		return 4
-	case 0x304:
+	case 0x304, 0x502, 0x504:
 		return 3
 	}
 	return 1
@@ -140,6 +159,7 @@ func TestFolder(t *testing.T) {
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
 		{"push loop", loop3Spec, loop3Once},
 		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
+		{"push then pop in one block", pushPopSpec, pushPopOnce},
 	} {
 		want := &foldLog{}
 		feed(t, want, want, c.once)
@@ -224,6 +244,7 @@ func TestDataMergerRepeats(t *testing.T) {
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
 		{"push loop", loop3Spec, loop3Once},
 		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
+		{"push then pop in one block", pushPopSpec, pushPopOnce},
 	} {
 		for _, in := range [][]event{c.spec, c.once} {
 			want := &foldLog{}
@@ -312,6 +333,7 @@ func TestFoldSource(t *testing.T) {
 		{"per-instruction push", pushPerInst, pushPerInstOnce},
 		{"push loop", loop3Spec, loop3Once},
 		{"per-instruction push loop", loop3PerInst, loop3PerInstOnce},
+		{"push then pop in one block", pushPopSpec, pushPopOnce},
 	} {
 		want := blocksOf(c.once)
 		for _, in := range [][]Block{blocksOf(c.spec), want} {
@@ -334,5 +356,36 @@ func TestFoldSource(t *testing.T) {
 				t.Errorf("%s: %d folded, want %d", c.name, s.Folded(), len(in)-len(want))
 			}
 		}
+	}
+}
+
+// TestFoldSourceSpinLoop: a 3-bit port reports an inferable jump with
+// itype 0 (IType.To3Bit), so a spin loop "j ." at 0x104 is a block ending
+// at the jump with itype 0 followed by single retirements of the jump,
+// also itype 0: the shape of a multi-access instruction's retirements.
+// Told that the instruction there retires once, the source folds nothing;
+// every execution of the jump is read.
+func TestFoldSourceSpinLoop(t *testing.T) {
+	in := []Block{
+		{IAddr: 0x100, IRetire: 3},
+		{IAddr: 0x104, IRetire: 1},
+		{IAddr: 0x104, IRetire: 1},
+		{IAddr: 0x104, IRetire: 1, IType: ITypeInterrupt},
+	}
+	s := NewFoldSource(&sliceSource{bs: in})
+	s.Single = func(iaddr uint64) bool { return iaddr == 0x104 }
+	var got []Block
+	for {
+		b, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, *b)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(in) || s.Folded() != 0 {
+		t.Errorf("got %v (%d folded), want %v", got, s.Folded(), in)
 	}
 }

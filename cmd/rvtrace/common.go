@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rvtrace/rvtrace/analysis"
+	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/flow"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
@@ -189,7 +190,15 @@ func sourceFlags(fs *flag.FlagSet) func(img *image.Set) (ingress.Source, io.Clos
 			// an ingress CSV written with data trace retires a
 			// multi-access instruction once per access: each
 			// instruction executed is read once
-			src = ingress.NewFoldSource(cs)
+			fs := ingress.NewFoldSource(cs)
+			if img != nil && len(img.Segments()) > 0 {
+				// a 3-bit port's "j ." repeats its block too
+				fs.Single = func(iaddr uint64) bool {
+					in := img.InstPtr(iaddr)
+					return in != nil && etrace.DataAccesses(in) < 2
+				}
+			}
+			src = fs
 		}
 		return src, c, nil
 	}

@@ -8,6 +8,9 @@
 # middle one (the address given points into it, not at its start) in a
 # loop's first iteration and the first one in its second, each with a
 # load and a store next to it in the same block, and checks every word.
+# Each iteration zeroes the block twice, by two cbo.zero in a row: the
+# first one's last retirement begins the block that ends with the
+# second's first.
 #
 # Exit code 0: every check passed; otherwise the number of the failing
 # check (100 + mcause: a trap).
@@ -55,6 +58,7 @@ _start:
 	li s1, 2
 2:	LREG t4, 0, s0                   # a load before, in the same block
 	cbo.zero (a0)
+	cbo.zero (a0)                    # again, in the same block
 	SREG s1, 192, s0                 # a store after
 	addi a0, s0, 8
 	addi s1, s1, -1
