@@ -289,3 +289,30 @@ func TestFramingAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+// TestFramingWrongImage: a trace system capture (two harts) decoded
+// without framing options with another program's image reads as UTDD
+// frames, but no framing decodes an instruction of the image: the error
+// says the image is the likely cause, not to drop framing options the
+// command line did not give; decoded with the raw framing given, the error
+// names the UTDD framing's options and detection.
+func TestFramingWrongImage(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	mt := filepath.Join("..", "..", "examples", "mt-shared", "mt-shared.elf")
+	dir := t.TempDir()
+	traceSysCapture(t, dir, "w", mt, 2)
+	f := filepath.Join(dir, "w.cap")
+	if code, _, e := rv(t, "decode", "--image", mt, "--pcs", filepath.Join(dir, "x.pcs"), f); code != 0 {
+		t.Fatalf("the right image: exit %d: %s", code, e)
+	}
+	for _, args := range [][]string{{"--protocol", "etrace"}, {"--protocol", "auto"}} {
+		code, _, e := rv(t, append(append([]string{"decode"}, args...), "--image", demo, f)...)
+		if code != 1 || !strings.Contains(e, "wrong image?") || strings.Contains(e, "without framing options") {
+			t.Errorf("%v, the wrong image: exit %d, want an error naming the image: %s", args, code, e)
+		}
+	}
+	code, _, e := rv(t, "decode", "--protocol", "etrace", "--encap", "raw", "--image", mt, f)
+	if code != 1 || !strings.Contains(e, "decode with --protocol etrace --encap utdd --src-bits 1") || !strings.Contains(e, "without framing options to detect the framing") {
+		t.Errorf("--encap raw given: exit %d, want the UTDD framing's options: %s", code, e)
+	}
+}
