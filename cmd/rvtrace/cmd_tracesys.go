@@ -562,7 +562,7 @@ func etraceFramingHint(prefix []byte, cfg etrace.Config, detected bool) string {
 	if cfg.Encap != etrace.EncapRaw {
 		return ""
 	}
-	if etrace.Sniff(prefix, &cfg).Score() >= rawFramingScore {
+	if readsRaw(prefix, &cfg) {
 		return ""
 	}
 	for _, g := range etrace.SniffFramings(prefix, &cfg) {
