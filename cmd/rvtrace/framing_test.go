@@ -265,9 +265,10 @@ func TestFramingCorrupt(t *testing.T) {
 // TestFramingAmbiguous: a capture whose frames read as E-Trace in two
 // framings that decode the same packets to different flows (the UTDD type
 // field, instruction trace, over no source ID; or a source ID of 2 bits,
-// every frame of source 2) stops the decode with an error naming both
-// framings and their options, each of which decodes the capture to
-// exactly the PCs the simulator retired.
+// every frame of source 2; a one-hart data trace of sources 1 and 3, or
+// hart 1's of two) stops the decode with an error naming both
+// framings and their options; the type field's and the 2-bit source
+// ID's each decode the capture to exactly the PCs the simulator retired.
 func TestFramingAmbiguous(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
 	dir := t.TempDir()
@@ -280,6 +281,15 @@ func TestFramingAmbiguous(t *testing.T) {
 			!strings.Contains(e, "(--protocol etrace --encap utdd --src-bits 2;") || !strings.Contains(e, "(--protocol etrace --encap utdd --type-field;") {
 			t.Errorf("decode --protocol %s: exit %d, want both framings named: %s", proto, code, e)
 		}
+	}
+	// a one-hart data trace with instruction source 1 and data source 3
+	// reads as hart 1's of two just as well
+	traceSysCapture(t, dir, "sd", demo, 1, "--max-instret", "30000", "--data-trace", "--src-bits", "2", "--src-id", "1", "--data-src-id", "3")
+	code, _, e := rv(t, "decode", "--image", demo, filepath.Join(dir, "sd.cap"))
+	if code != 1 || !strings.Contains(e, "the framing of the trace is ambiguous") ||
+		!strings.Contains(e, "(--protocol etrace --encap utdd --src-bits 2 --data-trace --src-id 1 --data-src-id 3;") ||
+		!strings.Contains(e, "(--protocol etrace --encap utdd --src-bits 2 --data-trace --data-harts 2;") {
+		t.Errorf("one hart's data trace, sources 1 and 3: exit %d, want both framings named: %s", code, e)
 	}
 	for _, opts := range [][]string{{"--encap", "utdd", "--src-bits", "2"}, {"--encap", "utdd", "--type-field"}} {
 		out := filepath.Join(dir, "y.pcs")
