@@ -386,7 +386,7 @@ func runRun(args []string) error {
 			for h, e := range rawEncs {
 				if ds := dataSinkOf(e); ds != nil {
 					// (sysSink returns it from now on)
-					ts.folds[h] = dataFolder(ts.sysSink(h), ds, img)
+					ts.folds[h] = dataFolder(ts.sysSink(h), ds, liveMulti(m, h, img))
 					dsinks[h] = append(dsinks[h], ts.folds[h])
 				}
 			}
@@ -440,7 +440,7 @@ func runRun(args []string) error {
 				// Zcmt table jumps, from the bytes the hart ran
 				// (withTableJumps), between the folder and the encoder:
 				// the data port gives the folder the retirements
-				f := dataFolder(withTableJumps(enc, m, h, img, nil), ds, img)
+				f := dataFolder(withTableJumps(enc, m, h, img, nil), ds, liveMulti(m, h, img))
 				dsinks[h] = append(dsinks[h], f)
 				enc = f
 			} else {

@@ -551,16 +551,18 @@ func etraceSystemFraming(fs *flag.FlagSet, harts int) (string, error) {
 // (prefix) do not read as E-Trace packets in cfg's raw framing but read
 // in the UTDD encapsulation, as the trace system's RAM sink stores them (a
 // capture of rvtrace run --trace etrace --trace-capture, or of a guest's
-// or a script's programming), when the command line gave framing options
-// (without them the decode detects the framing: framing.go): it returns
-// the options of the first framing in which the start reads without an
-// error (etrace.SniffFramings), or "" when the raw framing is not what
-// fails or no UTDD framing reads the bytes so.
-func etraceFramingHint(prefix []byte, cfg etrace.Config) string {
+// or a script's programming): it returns the options of the first
+// framing in which the start reads without an error
+// (etrace.SniffFramings), or "" when the raw framing is not what fails or
+// no UTDD framing reads the bytes so. detected says that the command line
+// gave no framing option and the decode tried the framings the trace
+// reads in (framing.go), none of which decoded an instruction of the
+// image from its start: then the image is the likely cause.
+func etraceFramingHint(prefix []byte, cfg etrace.Config, detected bool) string {
 	if cfg.Encap != etrace.EncapRaw {
 		return ""
 	}
-	if etrace.Sniff(prefix, &cfg).Score() >= rawFramingScore {
+	if readsRaw(prefix, &cfg) {
 		return ""
 	}
 	for _, g := range etrace.SniffFramings(prefix, &cfg) {
@@ -568,6 +570,11 @@ func etraceFramingHint(prefix []byte, cfg etrace.Config) string {
 			continue
 		}
 		_, opts := etraceFramingText(&g.Config)
+		if detected {
+			return "the trace's packets are framed in the UTDD encapsulation, not raw, as the trace system's RAM sink stores them, " +
+				"but in none of the framings they read in does the start of the trace decode to an instruction of the program image: wrong image? " +
+				"(decode with " + strings.Join(opts, " ") + " to see where it fails)"
+		}
 		return "the trace's packets are framed in the UTDD encapsulation, not raw, as the trace system's RAM sink stores them " +
 			"(rvtrace run --trace-capture, which printed the whole decode command): decode with " + strings.Join(opts, " ") +
 			" (and the run's --data-csr-width, --data-filter if it had them), or without framing options to detect the framing"

@@ -72,13 +72,21 @@ type framingDetector func(in *tproto.Input, img *image.Set, cfg *tproto.Config) 
 // nothing: its headers have message type 0 (or the extend bit set).
 const rawFramingScore = 0.5
 
+// readsRaw reports whether the start of a trace (prefix: its first
+// etrace.SniffBytes are parsed, which are enough) reads as E-Trace packets
+// in the raw framing of cfg: then the raw framing is kept without trying
+// others.
+func readsRaw(prefix []byte, cfg *etrace.Config) bool {
+	return etrace.Sniff(prefix[:min(len(prefix), etrace.SniffBytes)], cfg).Score() >= rawFramingScore
+}
+
 // detectETraceFraming is the framingDetector of E-Trace.
 func detectETraceFraming(in *tproto.Input, img *image.Set, cfg *tproto.Config) (*tproto.Config, string, []string, error) {
 	if cfg.ETraceCSV || cfg.ETrace.Encap != etrace.EncapRaw {
 		return cfg, "", nil, nil
 	}
 	prefix := in.Prefix
-	if etrace.Sniff(prefix, &cfg.ETrace).Score() >= rawFramingScore {
+	if readsRaw(prefix, &cfg.ETrace) {
 		return cfg, "", nil, nil
 	}
 	guesses := etrace.SniffFramings(prefix, &cfg.ETrace)

@@ -265,9 +265,10 @@ func TestFramingCorrupt(t *testing.T) {
 // TestFramingAmbiguous: a capture whose frames read as E-Trace in two
 // framings that decode the same packets to different flows (the UTDD type
 // field, instruction trace, over no source ID; or a source ID of 2 bits,
-// every frame of source 2) stops the decode with an error naming both
-// framings and their options, each of which decodes the capture to
-// exactly the PCs the simulator retired.
+// every frame of source 2; a one-hart data trace of sources 1 and 3, or
+// hart 1's of two) stops the decode with an error naming both
+// framings and their options; the type field's and the 2-bit source
+// ID's each decode the capture to exactly the PCs the simulator retired.
 func TestFramingAmbiguous(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
 	dir := t.TempDir()
@@ -281,11 +282,47 @@ func TestFramingAmbiguous(t *testing.T) {
 			t.Errorf("decode --protocol %s: exit %d, want both framings named: %s", proto, code, e)
 		}
 	}
+	// a one-hart data trace with instruction source 1 and data source 3
+	// reads as hart 1's of two just as well
+	traceSysCapture(t, dir, "sd", demo, 1, "--max-instret", "30000", "--data-trace", "--src-bits", "2", "--src-id", "1", "--data-src-id", "3")
+	code, _, e := rv(t, "decode", "--image", demo, filepath.Join(dir, "sd.cap"))
+	if code != 1 || !strings.Contains(e, "the framing of the trace is ambiguous") ||
+		!strings.Contains(e, "(--protocol etrace --encap utdd --src-bits 2 --data-trace --src-id 1 --data-src-id 3;") ||
+		!strings.Contains(e, "(--protocol etrace --encap utdd --src-bits 2 --data-trace --data-harts 2;") {
+		t.Errorf("one hart's data trace, sources 1 and 3: exit %d, want both framings named: %s", code, e)
+	}
 	for _, opts := range [][]string{{"--encap", "utdd", "--src-bits", "2"}, {"--encap", "utdd", "--type-field"}} {
 		out := filepath.Join(dir, "y.pcs")
 		code, _, e := rv(t, append(append([]string{"decode", "--protocol", "etrace"}, opts...), "--image", demo, "--pcs", out, f)...)
 		if got := readLines(t, out); code != 0 || len(want) < 1000 || !equalStrings(got, want) {
 			t.Errorf("decode %v: exit %d, %d PCs, %d retired: %s", opts, code, len(got), len(want), e)
 		}
+	}
+}
+
+// TestFramingWrongImage: a trace system capture (two harts) decoded
+// without framing options with another program's image reads as UTDD
+// frames, but no framing decodes an instruction of the image: the error
+// says the image is the likely cause, not to drop framing options the
+// command line did not give; decoded with the raw framing given, the error
+// names the UTDD framing's options and detection.
+func TestFramingWrongImage(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo", "demo.elf")
+	mt := filepath.Join("..", "..", "examples", "mt-shared", "mt-shared.elf")
+	dir := t.TempDir()
+	traceSysCapture(t, dir, "w", mt, 2)
+	f := filepath.Join(dir, "w.cap")
+	if code, _, e := rv(t, "decode", "--image", mt, "--pcs", filepath.Join(dir, "x.pcs"), f); code != 0 {
+		t.Fatalf("the right image: exit %d: %s", code, e)
+	}
+	for _, args := range [][]string{{"--protocol", "etrace"}, {"--protocol", "auto"}} {
+		code, _, e := rv(t, append(append([]string{"decode"}, args...), "--image", demo, f)...)
+		if code != 1 || !strings.Contains(e, "wrong image?") || strings.Contains(e, "without framing options") {
+			t.Errorf("%v, the wrong image: exit %d, want an error naming the image: %s", args, code, e)
+		}
+	}
+	code, _, e := rv(t, "decode", "--protocol", "etrace", "--encap", "raw", "--image", mt, f)
+	if code != 1 || !strings.Contains(e, "decode with --protocol etrace --encap utdd --src-bits 1") || !strings.Contains(e, "without framing options to detect the framing") {
+		t.Errorf("--encap raw given: exit %d, want the UTDD framing's options: %s", code, e)
 	}
 }

@@ -284,7 +284,7 @@ func etraceDataMerge(enc *tracectl.Encoder, name string, img *image.Set) (ingres
 	// (the retirements of a multi-access instruction, once per access in
 	// files run writes, are folded in front of the encoder, as run does)
 	c := componentData{enc, enc.DataSink()}
-	m := ingress.NewDataMerger(dataFolder(c, c, img), ds)
+	m := ingress.NewDataMerger(dataFolder(c, c, imageMulti(img)), ds)
 	m.PerInst = func(iaddr uint64) int {
 		if in := img.InstPtr(iaddr); in != nil {
 			return etrace.DataAccesses(in)

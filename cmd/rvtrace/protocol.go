@@ -308,7 +308,8 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 			// no protocol fits, or not much like the one chosen:
 			// perhaps a capture of the trace system decoded without
 			// its framing
-			if h := etraceFramingHint(in.Prefix, merged.ETrace); h != "" {
+			// (the framing was detected, unless given: it ran above)
+			if h := etraceFramingHint(in.Prefix, merged.ETrace, setups["etrace"] != nil && setups["etrace"].detect != nil); h != "" {
 				return fmt.Errorf("%s: %s", name, h)
 			}
 		}
@@ -353,7 +354,7 @@ func decodeTrace(pc *protoChoice, config decoderConfigFn, df *decodeFlags, name 
 	}
 	if p.name == "etrace" && !cfg.ETraceCSV {
 		// a capture of the trace system decoded without its framing
-		if h := etraceFramingHint(in.Prefix, cfg.ETrace); h != "" {
+		if h := etraceFramingHint(in.Prefix, cfg.ETrace, setup.detect != nil); h != "" {
 			return fmt.Errorf("%s: %s", name, h)
 		}
 	}

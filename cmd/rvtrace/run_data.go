@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"github.com/rvtrace/rvtrace/etrace"
 	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
+	"github.com/rvtrace/rvtrace/riscv"
 	"github.com/rvtrace/rvtrace/sim"
 	"github.com/rvtrace/rvtrace/tarmac"
 	"github.com/rvtrace/rvtrace/tracectl"
@@ -106,18 +108,61 @@ func dataStats(encs []ingress.Sink, ports []*sim.DataPort) (st etrace.DataStats,
 // folds the retirements the data port reports once per access (a Zcmp
 // push or pop, a cbo.zero: E-Trace's data trace interface) back into one,
 // so that the filters and the encoder see each instruction executed once
-// (ingress.Folder). It knows from the image how many accesses each
-// instruction makes; an instruction the image does not hold is waited
-// for until the next block.
-func dataFolder(enc ingress.Sink, ds ingress.SplitDataSink, img *image.Set) *ingress.Folder {
+// (ingress.Folder). multi tells how many accesses the instruction at an
+// address makes (Folder.Multi: imageMulti, or hartMulti in a live run);
+// an instruction it does not know is waited for until the next block.
+func dataFolder(enc ingress.Sink, ds ingress.SplitDataSink, multi func(iaddr uint64) int) *ingress.Folder {
 	f := ingress.NewFolder(enc, ds)
-	f.Multi = func(iaddr uint64) int {
+	f.Multi = multi
+	return f
+}
+
+// imageMulti is the Folder.Multi of a trace of the program of image img
+// (ingress CSV files): the accesses of the image's instruction at iaddr,
+// 0 when the image has none.
+func imageMulti(img *image.Set) func(iaddr uint64) int {
+	return func(iaddr uint64) int {
 		if in := img.InstPtr(iaddr); in != nil {
 			return etrace.DataAccesses(in)
 		}
 		return 0
 	}
-	return f
+}
+
+// hartMulti is the Folder.Multi of hart h of a live run, whose program
+// image is img: the accesses of the instruction the hart ran at iaddr,
+// read from its memory through its translation in its privilege as the
+// block is reported (its retirements come together, right after it
+// ran), and decoded with the hart's extensions (img's: the simulator's
+// come from the same Tag_RISCV_arch); 0 when it cannot be read. Not
+// the image's instruction: wherever the hart does not run the ELF's
+// bytes at the ELF's addresses (code it wrote, code at virtual
+// addresses) the image would give another count, and a count below the
+// instruction's (a store where the hart ran a cbo.zero) would pass its
+// repeated retirements on as instructions executed.
+func hartMulti(mem codeReader, priv func() ingress.Priv, h int, img *image.Set) func(iaddr uint64) int {
+	var b [2]byte
+	xlen, ext := img.XLEN(), img.Ext()
+	return func(iaddr uint64) int {
+		p := priv()
+		if _, _, ok := mem.PeekCode(h, iaddr, p, b[:]); !ok {
+			return 0
+		}
+		raw := uint32(binary.LittleEndian.Uint16(b[:]))
+		if raw&3 == 3 {
+			if _, _, ok := mem.PeekCode(h, iaddr+2, p, b[:]); !ok {
+				return 0
+			}
+			raw |= uint32(binary.LittleEndian.Uint16(b[:])) << 16
+		}
+		in := riscv.DecodeExt(raw, xlen, ext)
+		return etrace.DataAccesses(&in)
+	}
+}
+
+// liveMulti is hartMulti of hart h of machine m.
+func liveMulti(m *sim.Machine, h int, img *image.Set) func(iaddr uint64) int {
+	return hartMulti(m, func() ingress.Priv { return m.Hart(h).Priv() }, h, img)
 }
 
 // portSinks connects the ingress sinks of s (a fanout, or one sink) to

@@ -249,3 +249,39 @@ func TestRunTableJumpsTraceSystem(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDataSelfModifying traces live, with data trace, a program that
+// runs a store (one access), overwrites it with a cbo.zero (eight
+// accesses, retired once per access on the data trace interface) and
+// runs that: the encoder's folder counts the accesses of the instruction
+// the hart ran, not of the ELF's, so the trace decodes with the sideband
+// (instruction trace: the data packets are skipped) to exactly the PCs
+// the simulator retired, without a gap. Counted from the ELF (a store), the
+// cbo.zero's eight retirements reached the encoder as eight executions
+// and the decode had gaps and instructions the hart never ran.
+func TestRunDataSelfModifying(t *testing.T) {
+	dir := t.TempDir()
+	elf := tinyELF(t, 64, 0x80000000, []uint32{
+		0x00000297, // auipc t0,0
+		0x00000593, // li a1,0
+		0xf0028613, // addi a2,t0,-256 (a 64-byte block below the code)
+		0x00062023, // X: sw zero,0(a2) (patched into cbo.zero 0(a2))
+		0x00158593, // addi a1,a1,1
+		0x0282a303, // lw t1,40(t0) (the cbo.zero below)
+		0x0062a623, // sw t1,12(t0) (the patch)
+		0x00300393, // li t2,3
+		0xfe75c6e3, // blt a1,t2,X
+		0x0000006f, // j .
+		0x0046200f, // cbo.zero 0(a2)
+	}, false)
+	p := func(n string) string { return filepath.Join(dir, n) }
+	run := []string{"run", "-q", "--trace", "etrace", "--data-trace", "--max-instret", "100", "--sideband", p("t.side"), "--pcs", p("run.pcs"), "-o", p("t.te"), elf}
+	if code, _, e := rv(t, run...); code != 1 {
+		t.Fatalf("run: exit %d (want 1: the program ends spinning): %s", code, e)
+	}
+	code, _, e := rv(t, "decode", "--protocol", "etrace", "--sideband-in", p("t.side"), p("t.te"), "--pcs", p("dec.pcs"))
+	want, got := readLines(t, p("run.pcs")), hexPCs(readLines(t, p("dec.pcs")))
+	if code != 0 || !strings.Contains(e, " 0 gaps") || len(want) != 100 || !equalStrings(got, want) {
+		t.Errorf("decode: exit %d, %d PCs, the simulator retired %d: %s", code, len(got), len(want), e)
+	}
+}

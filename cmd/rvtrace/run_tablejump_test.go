@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/riscv"
 )
@@ -89,5 +90,29 @@ func TestTableJumps(t *testing.T) {
 	if err := tj.Block(&ingress.Block{IAddr: 0x2000, IRetire: 1, IType: ingress.ITypeDirectJump}); err != nil ||
 		log[len(log)-1] != ingress.ITypeDirectJump {
 		t.Errorf("N-Trace: cm.jt passed on as %v (%v), want the port's itype", log[len(log)-1], err)
+	}
+}
+
+// TestHartMulti: the accesses of the instruction a hart ran, read from
+// its memory in its privilege: a cbo.zero (eight, its two halfwords
+// read), a store (one), an addi (none), and 0 (unknown: the folder waits
+// for the next block) when either halfword cannot be read.
+func TestHartMulti(t *testing.T) {
+	mem := halfwords{
+		0x1000: 0x200f, 0x1002: 0x0046, // cbo.zero 0(a2)
+		0x2000: 0x2023, 0x2002: 0x0006, // sw zero,0(a2)
+		0x3000: 0x0593, 0x3002: 0x0015, // addi a1,a1,1
+		0x4000: 0x200f, // cbo.zero's first half, at the end of what is readable
+	}
+	img := image.NewSet()
+	img.SetXLEN(64)
+	multi := hartMulti(mem, func() ingress.Priv { return ingress.PrivU }, 0, img)
+	for _, c := range []struct {
+		at   uint64
+		want int
+	}{{0x1000, 8}, {0x2000, 1}, {0x3000, 0}, {0x4000, 0}, {0x5000, 0}} {
+		if got := multi(c.at); got != c.want {
+			t.Errorf("%#x: %d accesses, want %d", c.at, got, c.want)
+		}
 	}
 }
