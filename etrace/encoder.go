@@ -286,7 +286,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		first := true
 		addr := b.IAddr
 		if e.img != nil {
-			if c := e.blocks.lookup(e.img, addr, last); c != nil {
+			if c := e.blocks.lookup(e.img, b); c != nil {
 				// the walk's result for this block, cached: its
 				// first step (as interior pushes it) and the count
 				e.st.Instructions += uint64(c.n)
@@ -310,7 +310,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 				}
 				it = refined(it, ref)
 				if run {
-					e.blocks.store(e.img, addr, last, uint32(e.st.Instructions-n), ref)
+					e.blocks.store(e.img, b, uint32(e.st.Instructions-n), ref)
 				}
 			}
 		} else {

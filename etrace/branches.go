@@ -1,0 +1,329 @@
+package etrace
+
+import (
+	"math/bits"
+
+	"github.com/rvtrace/rvtrace/ingress"
+)
+
+// Branches encodes the blocks at the front of bs as Block would one by
+// one, and returns how many it took (tracectl.Encoder.Blocks gives it the
+// simulator's batches). The blocks that leave every packet decision
+// where it was take a loop that keeps the encoder's state in locals: a
+// block is one when the block cache holds it (a straight-line run of the
+// image), it retired instructions without a trap, in the privilege level
+// of the block before and without a context report, and the instruction
+// before it (the last of the block before) sends no packet and changes
+// nothing but the branch map and the path kept since the last anchor
+// (the tail):
+//
+//   - a conditional branch whose outcome goes into the branch map that
+//     does not become full (with branch prediction: a map of correct
+//     predictions that turns into a branch count, or a correct prediction
+//     counted), or
+//   - a jump the decoder infers (an inferable jump or call, any jump with
+//     its sequentially inferable bit in that mode, a return the implicit
+//     return stack predicts) whose target does not come back to the path
+//     since the anchor.
+//
+// Nothing must be due either (a sync, a trap, a target or a notification
+// to report, a resynchronisation period reached). It stops at the first
+// block that is not one and gives that block to Block (a packet may be
+// written, the state changes): the caller looks at its own state again
+// before the next call. The count includes that block; it is 0 only when
+// bs is empty.
+func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
+	i := e.quietBlocks(bs)
+	if i == len(bs) {
+		return i, e.err
+	}
+	return i + 1, e.Block(&bs[i])
+}
+
+// quietBlocks takes the blocks at the front of bs that Branches takes
+// without Block, and returns how many.
+func (e *Encoder) quietBlocks(bs []ingress.Block) int {
+	c := &e.curr
+	if len(bs) == 0 || e.err != nil || e.img == nil || e.noQuiet || e.blind || !e.hasCurr || !e.started ||
+		e.prevTrap || e.prevUpd || e.syncNext || e.notify || e.anchored ||
+		e.period > 0 && e.resyncCount >= e.period || e.mapN >= 31 || e.pbc >= 31+0xffffffff-1 ||
+		c.kind != stInst || c.notify || c.ctype != 0 || c.priv != e.prevPriv {
+		return 0
+	}
+	if e.blocks.t == nil || e.blocks.gen != e.img.Generation() {
+		return 0
+	}
+	if e.bpred {
+		return e.quietPredicted(bs)
+	}
+	return e.quietMap(bs)
+}
+
+// quietMap is quietBlocks without branch prediction: every outcome goes
+// into the branch map. The blocks after a branch take mapRun, the blocks
+// after a jump quietJumpBlock. The tail is left to quietDone and
+// quietJumpBlock: brAt is the block after the last branch taken since the
+// tail was last brought up to date (-1: none), where the tail restarts.
+func (e *Encoder) quietMap(bs []ingress.Block) int {
+	tab, priv, cIt := e.blocks.t, e.curr.priv, e.curr.itype
+	// the map as mapRun keeps it: the outcomes in reverse order (1: not
+	// taken), below a leading 1
+	m := uint64(1)<<e.mapN | uint64(bits.Reverse32(e.mapBits))>>(32-e.mapN)
+	brAt, jumpAt := -1, -1
+	var n uint64 // instructions
+	i := 0
+	for {
+		k := 0
+		k, cIt, m, n = mapRun(bs[i:], tab, priv, cIt, m, n)
+		if k > 0 {
+			i += k
+			brAt = i - 1 // c was the anchor: the tail restarts at b
+		}
+		if i == len(bs) || cIt.IsBranch() {
+			break
+		}
+		nj, it, ok := e.quietJumpBlock(bs, i, cIt, priv, brAt)
+		if !ok {
+			break
+		}
+		brAt, jumpAt = -1, i
+		n += uint64(nj)
+		cIt = it
+		i++
+	}
+	if i == 0 {
+		return 0
+	}
+	mapN := bits.Len64(m) - 1
+	if mapN > e.mapN && e.mapN == 0 {
+		e.mapCorrect = true // (and it stays so without prediction)
+	}
+	e.mapN = mapN
+	e.mapBits = uint32(bits.Reverse64(m) >> (64 - mapN)) // (0 when mapN is 0)
+	e.quietDone(bs, i, n, cIt, brAt, jumpAt)
+	return i
+}
+
+// mapRun takes the blocks at the front of bs while the step before each
+// is a conditional branch whose outcome goes into a map that does not
+// become full, and returns how many it took. It counts their
+// instructions (n), adds the outcomes to the map m (kept as quietMap
+// says) and returns the refined itype of the last instruction taken
+// (cIt); priv is the privilege level of the blocks, tab the block cache.
+// It calls nothing, so that its state stays in registers.
+func mapRun(bs []ingress.Block, tab *[1 << blockCacheBits]blockEntry, priv ingress.Priv, cIt ingress.IType,
+	m, n uint64) (int, ingress.IType, uint64, uint64) {
+	i := 0
+	for ; i < len(bs); i++ {
+		b := &bs[i]
+		it := b.IType
+		if b.IRetire == 0 || b.Priv != priv || b.CType != 0 || uint8(it)-1 < 2 { // (a trap)
+			break
+		}
+		start := b.IAddr
+		en := &tab[blockSlot(start)]
+		if en.start != start || en.shape != blockShape(b) {
+			break
+		}
+		// process(c, b's first step): c is the last instruction of the
+		// block before
+		bit := uint64(cIt) - uint64(ingress.ITypeNotTaken)
+		if bit > 1 || m >= 1<<30 {
+			break // not a branch; or the map becomes full: a packet
+		}
+		m = m<<1 | bit ^ 1
+		// (process(b's first step, its last) is quiet)
+		n += uint64(en.n)
+		if !it.IsBranch() && en.ref != refineKeep && it != ingress.ITypeTrapReturn {
+			it = en.ref // refined
+		}
+		cIt = it
+	}
+	return i, cIt, m, n
+}
+
+// quietJumpBlock is quietMap's loop for block bs[i] after a step that is
+// no conditional branch, of refined itype cIt: it reports whether the
+// block is one quietBlocks takes, and when so applies what the step does
+// (quietJump, after bringing the tail up to date with brAt) and returns
+// the block's instruction count and the refined itype of its last
+// instruction.
+func (e *Encoder) quietJumpBlock(bs []ingress.Block, i int, cIt ingress.IType, priv ingress.Priv, brAt int) (uint32, ingress.IType, bool) {
+	b := &bs[i]
+	it := b.IType
+	if b.IRetire == 0 || b.Priv != priv || b.CType != 0 || it.IsTrap() {
+		return 0, 0, false
+	}
+	en := e.blocks.lookup(e.img, b)
+	if en == nil {
+		return 0, 0, false
+	}
+	e.tailAt(bs, brAt)
+	if !e.jumpTo(bs, i, cIt) {
+		return 0, 0, false
+	}
+	return en.n, refined(it, en.ref), true
+}
+
+// quietPredicted is quietBlocks with branch prediction: a branch updates
+// the predictor, and with E-Trace 2.0 a full map of correctly predicted
+// branches becomes a count of them, which correct predictions go on
+// counting (a misprediction then sends a packet).
+func (e *Encoder) quietPredicted(bs []ingress.Block) int {
+	tab := e.blocks.t
+	priv, cIt, cAddr := e.curr.priv, e.curr.itype, e.curr.addr
+	mapBits, mapN, mapCorrect, pbc := e.mapBits, e.mapN, e.mapCorrect, e.pbc
+	counts := !e.v026
+	brAt, jumpAt := -1, -1
+	var n uint64
+	i := 0
+	for ; i < len(bs); i++ {
+		b := &bs[i]
+		it := b.IType
+		if b.IRetire == 0 || b.Priv != priv || b.CType != 0 || uint8(it)-1 < 2 {
+			break
+		}
+		start, last := b.IAddr, b.LastAddr()
+		en := &tab[blockSlot(start)]
+		if en.start != start || en.shape != blockShape(b) {
+			break
+		}
+		if bit := uint32(cIt) - uint32(ingress.ITypeNotTaken); bit <= 1 {
+			taken := bit == 1
+			correct := e.pred.predict(cAddr) == taken
+			if counts && pbc >= 31 {
+				if !correct || pbc+1 >= 31+0xffffffff {
+					break // a branch count packet
+				}
+				pbc++
+			} else {
+				mc := (mapN == 0 || mapCorrect) && correct
+				if mapN == 30 && !(counts && mc) {
+					break // the map becomes full: a packet
+				}
+				mapBits |= (bit ^ 1) << uint(mapN)
+				mapN++
+				mapCorrect = mc
+				if mapN == 31 {
+					// a full map of correct predictions becomes a count
+					pbc, mapN, mapBits = 31, 0, 0
+				}
+			}
+			e.pred.update(cAddr, taken)
+			brAt = i
+		} else {
+			e.tailAt(bs, brAt)
+			brAt = -1
+			if !e.jumpTo(bs, i, cIt) {
+				break
+			}
+			jumpAt = i
+		}
+		n += uint64(en.n)
+		if !it.IsBranch() && en.ref != refineKeep && it != ingress.ITypeTrapReturn {
+			it = en.ref
+		}
+		cIt, cAddr = it, last
+	}
+	if i == 0 {
+		return 0
+	}
+	e.mapBits, e.mapN, e.mapCorrect, e.pbc = mapBits, mapN, mapCorrect, pbc
+	e.quietDone(bs, i, n, cIt, brAt, jumpAt)
+	return i
+}
+
+// tailAt restarts the tail at the block bs[brAt] (after a branch) unless
+// brAt is -1, as advance does for a branch.
+func (e *Encoder) tailAt(bs []ingress.Block, brAt int) {
+	if brAt >= 0 {
+		e.tail = e.tail[:0]
+		e.tailOpen = true
+		e.tailFrom = bs[brAt].IAddr
+	}
+}
+
+// jumpTo is quietJump for the step before bs[i] (the last instruction
+// of bs[i-1], or the step waiting in the pipeline), of refined itype it.
+func (e *Encoder) jumpTo(bs []ingress.Block, i int, it ingress.IType) bool {
+	cAddr, cNext, sij := e.curr.addr, e.curr.next, e.curr.sijump
+	if i > 0 {
+		p := &bs[i-1]
+		cAddr, cNext, sij = p.LastAddr(), p.NextAddr(), p.SIJump
+	}
+	b := &bs[i]
+	return e.quietJump(cAddr, cNext, it, sij, b.IAddr, b.LastAddr())
+}
+
+// quietDone leaves the state the i blocks taken (n instructions) leave,
+// as Block leaves it, cIt being the refined itype of the last one's last
+// instruction: the step waiting in the pipeline, the tail (brAt as in
+// quietMap), the previous step's address and return stack depth of
+// process (jumpAt: the last block reached from a jump, whose depth
+// before it quietJump left in pDepth), the counts.
+func (e *Encoder) quietDone(bs []ingress.Block, i int, n uint64, cIt ingress.IType, brAt, jumpAt int) {
+	lb := &bs[i-1]
+	last := lb.LastAddr()
+	// process(b's first step, its last), or process(c, b's only step)
+	pAddr, pDepth := lb.IAddr, e.stack.Depth()
+	if lb.IAddr == last {
+		pAddr = e.curr.addr
+		if i >= 2 {
+			pAddr = bs[i-2].LastAddr()
+		}
+		if jumpAt == i-1 {
+			pDepth = e.pDepth
+		}
+	}
+	e.tailAt(bs, brAt)
+	e.curr = step{kind: stInst, itype: cIt, priv: lb.Priv, sijump: lb.SIJump, first: lb.IAddr == last, end: last,
+		addr: last, next: lb.NextAddr(), context: lb.Context, time: lb.Time}
+	e.pAddr, e.pDepth, e.pHere, e.here = pAddr, pDepth, false, false
+	e.prevRetMiss = false
+	e.st.Blocks += uint64(i)
+	e.st.Instructions += n
+}
+
+// quietJump is quietBlocks for a step c that is no conditional branch
+// (at cAddr, followed sequentially by cNext, of itype it, with sijump
+// sij), followed by the block from lo to hi: it reports whether doInst
+// would send no packet for c and change nothing but the return stack and
+// the tail, and applies those changes when so; pDepth is then the depth
+// of the stack before them.
+func (e *Encoder) quietJump(cAddr, cNext uint64, it ingress.IType, sij bool, lo, hi uint64) bool {
+	pop := false
+	if it.Uninferable() && !(e.cfg.Options.SIJump && sij) {
+		// only a return the implicit return stack predicts
+		if !e.irOn || it != ingress.ITypeReturn || e.stack.Depth() == 0 || e.stackTop() != lo {
+			return false
+		}
+		pop = true
+	}
+	// revisits: the decoder could not tell the two executions apart
+	if e.tailOpen && lo <= cAddr && hi >= e.tailFrom || len(e.tail) >= maxTail {
+		return false
+	}
+	for _, r := range e.tail {
+		if lo <= r[1] && hi >= r[0] {
+			return false
+		}
+	}
+	// control
+	e.pDepth = e.stack.Depth()
+	if pop {
+		e.irSeen |= 1 << (uint(e.stack.Depth()) & 63)
+		e.stack.Pop()
+		e.irSince = true
+	}
+	if e.irOn && it.Pushes() {
+		e.stack.Push(cNext)
+	}
+	// advance
+	if !(e.tailOpen && lo == cNext) {
+		if e.tailOpen {
+			e.tail = append(e.tail, [2]uint64{e.tailFrom, cAddr})
+		}
+		e.tailFrom, e.tailOpen = lo, true
+	}
+	return true
+}
