@@ -34,7 +34,7 @@ import (
 // bs is empty.
 func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 	i := e.quietBlocks(bs)
-	if i == len(bs) {
+	if i == len(bs) || e.err != nil {
 		return i, e.err
 	}
 	return i + 1, e.Block(&bs[i])
@@ -60,48 +60,84 @@ func (e *Encoder) quietBlocks(bs []ingress.Block) int {
 }
 
 // quietMap is quietBlocks without branch prediction: every outcome goes
-// into the branch map. The blocks after a branch take mapRun, the blocks
-// after a jump quietJumpBlock. The tail is left to quietDone and
-// quietJumpBlock: brAt is the block after the last branch taken since the
-// tail was last brought up to date (-1: none), where the tail restarts.
+// into the branch map. The blocks after a branch take mapRun; the block
+// that fills the map and the blocks after a jump are taken here. The tail
+// is left to quietDone and tailAt: brAt is the block after the last
+// branch taken since the tail was last brought up to date (-1: none),
+// where the tail restarts.
 func (e *Encoder) quietMap(bs []ingress.Block) int {
 	tab, priv, cIt := e.blocks.t, e.curr.priv, e.curr.itype
 	// the map as mapRun keeps it: the outcomes in reverse order (1: not
 	// taken), below a leading 1
 	m := uint64(1)<<e.mapN | uint64(bits.Reverse32(e.mapBits))>>(32-e.mapN)
-	brAt, jumpAt := -1, -1
+	brAt, jumpAt, hereAt := -1, -1, -1
+	anyBr := false
 	var n uint64 // instructions
 	i := 0
-	for {
+	for e.err == nil {
 		k := 0
 		k, cIt, m, n = mapRun(bs[i:], tab, priv, cIt, m, n)
 		if k > 0 {
 			i += k
-			brAt = i - 1 // c was the anchor: the tail restarts at b
+			brAt, anyBr = i-1, true // c was the anchor: the tail restarts at b
 		}
-		if i == len(bs) || cIt.IsBranch() {
+		if i == len(bs) {
 			break
 		}
-		nj, it, ok := e.quietJumpBlock(bs, i, cIt, priv, brAt)
-		if !ok {
+		b := &bs[i]
+		en := e.quietBlock(b, priv)
+		if en == nil {
 			break
 		}
-		brAt, jumpAt = -1, i
-		n += uint64(nj)
-		cIt = it
+		if bit := uint64(cIt) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+			// mapRun stopped at a full map: c's outcome completes it,
+			// and doInst sends it in a format 1 packet (which the
+			// resynchronisation period counts)
+			if e.period > 0 && e.resyncCount+1 >= e.period {
+				break
+			}
+			m = m<<1 | bit ^ 1
+			p := Packet{Format: FormatBranch, Branches: 0, BranchMap: uint32(bits.Reverse64(m) >> 33)}
+			e.emit(&p, rNone)
+			m = 1
+			brAt, hereAt, anyBr = i, i, true
+		} else {
+			e.tailAt(bs, brAt)
+			brAt = -1
+			if !e.jumpTo(bs, i, cIt) {
+				break
+			}
+			jumpAt = i
+		}
+		n += uint64(en.n)
+		cIt = refined(b.IType, en.ref)
 		i++
 	}
 	if i == 0 {
 		return 0
 	}
-	mapN := bits.Len64(m) - 1
-	if mapN > e.mapN && e.mapN == 0 {
+	if anyBr {
 		e.mapCorrect = true // (and it stays so without prediction)
 	}
-	e.mapN = mapN
-	e.mapBits = uint32(bits.Reverse64(m) >> (64 - mapN)) // (0 when mapN is 0)
-	e.quietDone(bs, i, n, cIt, brAt, jumpAt)
+	e.mapN = bits.Len64(m) - 1
+	e.mapBits = uint32(bits.Reverse64(m) >> (64 - e.mapN)) // (0 when mapN is 0)
+	e.quietDone(bs, i, n, cIt, brAt, jumpAt, hereAt)
 	return i
+}
+
+// quietBlock returns the block cache entry of b when it is a block
+// quietBlocks takes (it retired instructions, in privilege level priv,
+// without a trap or a context report, and the cache holds it), else nil.
+// The cache's generation is checked by quietBlocks.
+func (e *Encoder) quietBlock(b *ingress.Block, priv ingress.Priv) *blockEntry {
+	if b.Priv != priv || b.CType != 0 || b.IType.IsTrap() {
+		return nil
+	}
+	en := &e.blocks.t[blockSlot(b.IAddr)]
+	if en.start != b.IAddr || en.shape != blockShape(b) {
+		return nil
+	}
+	return en
 }
 
 // mapRun takes the blocks at the front of bs while the step before each
@@ -117,12 +153,12 @@ func mapRun(bs []ingress.Block, tab *[1 << blockCacheBits]blockEntry, priv ingre
 	for ; i < len(bs); i++ {
 		b := &bs[i]
 		it := b.IType
-		if b.IRetire == 0 || b.Priv != priv || b.CType != 0 || uint8(it)-1 < 2 { // (a trap)
+		if b.Priv != priv || b.CType != 0 || uint8(it)-1 < 2 { // (a trap)
 			break
 		}
 		start := b.IAddr
 		en := &tab[blockSlot(start)]
-		if en.start != start || en.shape != blockShape(b) {
+		if en.start != start || en.shape != blockShape(b) { // (no entry for a block without instructions)
 			break
 		}
 		// process(c, b's first step): c is the last instruction of the
@@ -142,75 +178,28 @@ func mapRun(bs []ingress.Block, tab *[1 << blockCacheBits]blockEntry, priv ingre
 	return i, cIt, m, n
 }
 
-// quietJumpBlock is quietMap's loop for block bs[i] after a step that is
-// no conditional branch, of refined itype cIt: it reports whether the
-// block is one quietBlocks takes, and when so applies what the step does
-// (quietJump, after bringing the tail up to date with brAt) and returns
-// the block's instruction count and the refined itype of its last
-// instruction.
-func (e *Encoder) quietJumpBlock(bs []ingress.Block, i int, cIt ingress.IType, priv ingress.Priv, brAt int) (uint32, ingress.IType, bool) {
-	b := &bs[i]
-	it := b.IType
-	if b.IRetire == 0 || b.Priv != priv || b.CType != 0 || it.IsTrap() {
-		return 0, 0, false
-	}
-	en := e.blocks.lookup(e.img, b)
-	if en == nil {
-		return 0, 0, false
-	}
-	e.tailAt(bs, brAt)
-	if !e.jumpTo(bs, i, cIt) {
-		return 0, 0, false
-	}
-	return en.n, refined(it, en.ref), true
-}
-
-// quietPredicted is quietBlocks with branch prediction: a branch updates
-// the predictor, and with E-Trace 2.0 a full map of correctly predicted
-// branches becomes a count of them, which correct predictions go on
-// counting (a misprediction then sends a packet).
+// quietPredicted is quietBlocks with branch prediction: a branch goes
+// through quietPrediction.
 func (e *Encoder) quietPredicted(bs []ingress.Block) int {
-	tab := e.blocks.t
 	priv, cIt, cAddr := e.curr.priv, e.curr.itype, e.curr.addr
-	mapBits, mapN, mapCorrect, pbc := e.mapBits, e.mapN, e.mapCorrect, e.pbc
-	counts := !e.v026
-	brAt, jumpAt := -1, -1
+	brAt, jumpAt, hereAt := -1, -1, -1
 	var n uint64
 	i := 0
-	for ; i < len(bs); i++ {
+	for ; i < len(bs) && e.err == nil; i++ {
 		b := &bs[i]
-		it := b.IType
-		if b.IRetire == 0 || b.Priv != priv || b.CType != 0 || uint8(it)-1 < 2 {
+		en := e.quietBlock(b, priv)
+		if en == nil {
 			break
 		}
-		start, last := b.IAddr, b.LastAddr()
-		en := &tab[blockSlot(start)]
-		if en.start != start || en.shape != blockShape(b) {
-			break
-		}
-		if bit := uint32(cIt) - uint32(ingress.ITypeNotTaken); bit <= 1 {
-			taken := bit == 1
-			correct := e.pred.predict(cAddr) == taken
-			if counts && pbc >= 31 {
-				if !correct || pbc+1 >= 31+0xffffffff {
-					break // a branch count packet
-				}
-				pbc++
-			} else {
-				mc := (mapN == 0 || mapCorrect) && correct
-				if mapN == 30 && !(counts && mc) {
-					break // the map becomes full: a packet
-				}
-				mapBits |= (bit ^ 1) << uint(mapN)
-				mapN++
-				mapCorrect = mc
-				if mapN == 31 {
-					// a full map of correct predictions becomes a count
-					pbc, mapN, mapBits = 31, 0, 0
-				}
+		if bit := uint64(cIt) - uint64(ingress.ITypeNotTaken); bit <= 1 {
+			sent, ok := e.quietPrediction(cAddr, bit == 1)
+			if !ok {
+				break
 			}
-			e.pred.update(cAddr, taken)
 			brAt = i
+			if sent {
+				hereAt = i
+			}
 		} else {
 			e.tailAt(bs, brAt)
 			brAt = -1
@@ -220,17 +209,67 @@ func (e *Encoder) quietPredicted(bs []ingress.Block) int {
 			jumpAt = i
 		}
 		n += uint64(en.n)
-		if !it.IsBranch() && en.ref != refineKeep && it != ingress.ITypeTrapReturn {
-			it = en.ref
-		}
-		cIt, cAddr = it, last
+		cIt, cAddr = refined(b.IType, en.ref), b.LastAddr()
 	}
 	if i == 0 {
 		return 0
 	}
-	e.mapBits, e.mapN, e.mapCorrect, e.pbc = mapBits, mapN, mapCorrect, pbc
-	e.quietDone(bs, i, n, cIt, brAt, jumpAt)
+	e.quietDone(bs, i, n, cIt, brAt, jumpAt, hereAt)
 	return i
+}
+
+// quietPrediction is doInst for a conditional branch at addr (taken or
+// not) with branch prediction, in quietBlocks: it reports whether doInst
+// would send no packet but the count of correct predictions a
+// misprediction ends or a full branch map (E-Trace 2.0: of branches not
+// all predicted correctly, or else the map becomes a count), and when so
+// does what doInst does and reports whether it sent a packet.
+func (e *Encoder) quietPrediction(addr uint64, taken bool) (sent, ok bool) {
+	correct := e.pred.predict(addr) == taken
+	counts := !e.v026
+	send := e.period == 0 || e.resyncCount+1 < e.period // a packet leaves the state quiet
+	if counts && e.pbc >= 31 {
+		if correct && e.pbc+1 >= 31+0xffffffff || !correct && !send {
+			return false, false
+		}
+	} else if e.mapN == 30 && !(counts && (e.mapCorrect && correct)) && !send {
+		return false, false
+	}
+	// as doInst
+	e.pred.update(addr, taken)
+	mispred := false
+	if counts && e.pbc >= 31 {
+		if correct {
+			e.pbc++
+		} else {
+			mispred = true
+		}
+	} else {
+		if !taken {
+			e.mapBits |= 1 << uint(e.mapN)
+		}
+		if e.mapN == 0 {
+			e.mapCorrect = true
+		}
+		e.mapN++
+		e.mapCorrect = e.mapCorrect && correct
+		if counts && e.mapN == 31 && e.mapCorrect {
+			e.pbc, e.mapN, e.mapBits = 31, 0, 0
+		}
+	}
+	switch {
+	case mispred:
+		p := Packet{Format: FormatExt, Subformat: SubBranchCount, BranchCount: uint32(e.pbc - 31), BranchFmt: BranchFmtNoAddr}
+		e.pbc = 0
+		e.emit(&p, rNone)
+		return true, true
+	case e.mapN == 31:
+		p := Packet{Format: FormatBranch, Branches: 0, BranchMap: e.mapBits}
+		e.mapN, e.mapBits = 0, 0
+		e.emit(&p, rNone)
+		return true, true
+	}
+	return false, true
 }
 
 // tailAt restarts the tail at the block bs[brAt] (after a branch) unless
@@ -258,14 +297,16 @@ func (e *Encoder) jumpTo(bs []ingress.Block, i int, it ingress.IType) bool {
 // quietDone leaves the state the i blocks taken (n instructions) leave,
 // as Block leaves it, cIt being the refined itype of the last one's last
 // instruction: the step waiting in the pipeline, the tail (brAt as in
-// quietMap), the previous step's address and return stack depth of
-// process (jumpAt: the last block reached from a jump, whose depth
-// before it quietJump left in pDepth), the counts.
-func (e *Encoder) quietDone(bs []ingress.Block, i int, n uint64, cIt ingress.IType, brAt, jumpAt int) {
+// quietMap), what process keeps of the step before that one (its
+// address; the return stack depth before it, which quietJump left in
+// pDepth when it was a jump, jumpAt being the last block reached from a
+// jump; whether a packet reported it, hereAt being the last block
+// reached from a step that sent one), the counts.
+func (e *Encoder) quietDone(bs []ingress.Block, i int, n uint64, cIt ingress.IType, brAt, jumpAt, hereAt int) {
 	lb := &bs[i-1]
 	last := lb.LastAddr()
 	// process(b's first step, its last), or process(c, b's only step)
-	pAddr, pDepth := lb.IAddr, e.stack.Depth()
+	pAddr, pDepth, pHere := lb.IAddr, e.stack.Depth(), false
 	if lb.IAddr == last {
 		pAddr = e.curr.addr
 		if i >= 2 {
@@ -274,11 +315,12 @@ func (e *Encoder) quietDone(bs []ingress.Block, i int, n uint64, cIt ingress.ITy
 		if jumpAt == i-1 {
 			pDepth = e.pDepth
 		}
+		pHere = hereAt == i-1
 	}
 	e.tailAt(bs, brAt)
 	e.curr = step{kind: stInst, itype: cIt, priv: lb.Priv, sijump: lb.SIJump, first: lb.IAddr == last, end: last,
 		addr: last, next: lb.NextAddr(), context: lb.Context, time: lb.Time}
-	e.pAddr, e.pDepth, e.pHere, e.here = pAddr, pDepth, false, false
+	e.pAddr, e.pDepth, e.pHere, e.here = pAddr, pDepth, pHere, false
 	e.prevRetMiss = false
 	e.st.Blocks += uint64(i)
 	e.st.Instructions += n
