@@ -33,25 +33,27 @@ import (
 // before the next call. The count includes that block; it is 0 only when
 // bs is empty.
 func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
-	i := e.quietBlocks(bs)
-	if i == len(bs) || e.err != nil {
+	i, stop := e.quietBlocks(bs)
+	if i == len(bs) || stop || e.err != nil {
 		return i, e.err
 	}
 	return i + 1, e.Block(&bs[i])
 }
 
 // quietBlocks takes the blocks at the front of bs that Branches takes
-// without Block, and returns how many.
-func (e *Encoder) quietBlocks(bs []ingress.Block) int {
+// without Block, and returns how many, and whether it stopped after a
+// packet that went on to the writer (emitQuiet): the caller must look
+// at its state before the next block.
+func (e *Encoder) quietBlocks(bs []ingress.Block) (int, bool) {
 	c := &e.curr
 	if len(bs) == 0 || e.err != nil || e.img == nil || e.noQuiet || e.blind || !e.hasCurr || !e.started ||
 		e.prevTrap || e.prevUpd || e.syncNext || e.notify || e.anchored ||
 		e.period > 0 && e.resyncCount >= e.period || e.mapN >= 31 || e.pbc >= 31+0xffffffff-1 ||
 		c.kind != stInst || c.notify || c.ctype != 0 || c.priv != e.prevPriv {
-		return 0
+		return 0, false
 	}
 	if e.blocks.t == nil || e.blocks.gen != e.img.Generation() {
-		return 0
+		return 0, false
 	}
 	if e.bpred {
 		return e.quietPredicted(bs)
@@ -65,13 +67,13 @@ func (e *Encoder) quietBlocks(bs []ingress.Block) int {
 // is left to quietDone and tailAt: brAt is the block after the last
 // branch taken since the tail was last brought up to date (-1: none),
 // where the tail restarts.
-func (e *Encoder) quietMap(bs []ingress.Block) int {
+func (e *Encoder) quietMap(bs []ingress.Block) (int, bool) {
 	tab, priv, cIt := e.blocks.t, e.curr.priv, e.curr.itype
 	// the map as mapRun keeps it: the outcomes in reverse order (1: not
 	// taken), below a leading 1
 	m := uint64(1)<<e.mapN | uint64(bits.Reverse32(e.mapBits))>>(32-e.mapN)
 	brAt, jumpAt, hereAt := -1, -1, -1
-	anyBr := false
+	anyBr, stop := false, false
 	var n uint64 // instructions
 	i := 0
 	for e.err == nil {
@@ -98,7 +100,7 @@ func (e *Encoder) quietMap(bs []ingress.Block) int {
 			}
 			m = m<<1 | bit ^ 1
 			p := Packet{Format: FormatBranch, Branches: 0, BranchMap: uint32(bits.Reverse64(m) >> 33)}
-			e.emit(&p, rNone)
+			stop = e.emitQuiet(&p)
 			m = 1
 			brAt, hereAt, anyBr = i, i, true
 		} else {
@@ -112,9 +114,12 @@ func (e *Encoder) quietMap(bs []ingress.Block) int {
 		n += uint64(en.n)
 		cIt = refined(b.IType, en.ref)
 		i++
+		if stop {
+			break
+		}
 	}
 	if i == 0 {
-		return 0
+		return 0, false
 	}
 	if anyBr {
 		e.mapCorrect = true // (and it stays so without prediction)
@@ -122,7 +127,7 @@ func (e *Encoder) quietMap(bs []ingress.Block) int {
 	e.mapN = bits.Len64(m) - 1
 	e.mapBits = uint32(bits.Reverse64(m) >> (64 - e.mapN)) // (0 when mapN is 0)
 	e.quietDone(bs, i, n, cIt, brAt, jumpAt, hereAt)
-	return i
+	return i, stop
 }
 
 // quietBlock returns the block cache entry of b when it is a block
@@ -180,9 +185,10 @@ func mapRun(bs []ingress.Block, tab *[1 << blockCacheBits]blockEntry, priv ingre
 
 // quietPredicted is quietBlocks with branch prediction: a branch goes
 // through quietPrediction.
-func (e *Encoder) quietPredicted(bs []ingress.Block) int {
+func (e *Encoder) quietPredicted(bs []ingress.Block) (int, bool) {
 	priv, cIt, cAddr := e.curr.priv, e.curr.itype, e.curr.addr
 	brAt, jumpAt, hereAt := -1, -1, -1
+	stop := false
 	var n uint64
 	i := 0
 	for ; i < len(bs) && e.err == nil; i++ {
@@ -192,7 +198,8 @@ func (e *Encoder) quietPredicted(bs []ingress.Block) int {
 			break
 		}
 		if bit := uint64(cIt) - uint64(ingress.ITypeNotTaken); bit <= 1 {
-			sent, ok := e.quietPrediction(cAddr, bit == 1)
+			var sent, ok bool
+			sent, stop, ok = e.quietPrediction(cAddr, bit == 1)
 			if !ok {
 				break
 			}
@@ -210,12 +217,16 @@ func (e *Encoder) quietPredicted(bs []ingress.Block) int {
 		}
 		n += uint64(en.n)
 		cIt, cAddr = refined(b.IType, en.ref), b.LastAddr()
+		if stop {
+			i++
+			break
+		}
 	}
 	if i == 0 {
-		return 0
+		return 0, false
 	}
 	e.quietDone(bs, i, n, cIt, brAt, jumpAt, hereAt)
-	return i
+	return i, stop
 }
 
 // quietPrediction is doInst for a conditional branch at addr (taken or
@@ -223,17 +234,18 @@ func (e *Encoder) quietPredicted(bs []ingress.Block) int {
 // would send no packet but the count of correct predictions a
 // misprediction ends or a full branch map (E-Trace 2.0: of branches not
 // all predicted correctly, or else the map becomes a count), and when so
-// does what doInst does and reports whether it sent a packet.
-func (e *Encoder) quietPrediction(addr uint64, taken bool) (sent, ok bool) {
+// does what doInst does and reports whether it sent a packet, and whether
+// quietBlocks must stop after the block (emitQuiet).
+func (e *Encoder) quietPrediction(addr uint64, taken bool) (sent, stop, ok bool) {
 	correct := e.pred.predict(addr) == taken
 	counts := !e.v026
 	send := e.period == 0 || e.resyncCount+1 < e.period // a packet leaves the state quiet
 	if counts && e.pbc >= 31 {
 		if correct && e.pbc+1 >= 31+0xffffffff || !correct && !send {
-			return false, false
+			return false, false, false
 		}
 	} else if e.mapN == 30 && !(counts && (e.mapCorrect && correct)) && !send {
-		return false, false
+		return false, false, false
 	}
 	// as doInst
 	e.pred.update(addr, taken)
@@ -261,15 +273,28 @@ func (e *Encoder) quietPrediction(addr uint64, taken bool) (sent, ok bool) {
 	case mispred:
 		p := Packet{Format: FormatExt, Subformat: SubBranchCount, BranchCount: uint32(e.pbc - 31), BranchFmt: BranchFmtNoAddr}
 		e.pbc = 0
-		e.emit(&p, rNone)
-		return true, true
+		return true, e.emitQuiet(&p), true
 	case e.mapN == 31:
 		p := Packet{Format: FormatBranch, Branches: 0, BranchMap: e.mapBits}
 		e.mapN, e.mapBits = 0, 0
-		e.emit(&p, rNone)
-		return true, true
+		return true, e.emitQuiet(&p), true
 	}
-	return false, true
+	return false, false, true
+}
+
+// emitQuiet sends packet p as doInst does (emit), in quietBlocks, and
+// reports whether quietBlocks must stop after the block: the packet went
+// on to the writer the encoder writes to (the Writer flushed its buffer:
+// what the caller of Branches looks at may have changed, as when that
+// writer lost bytes), or the encoder failed.
+func (e *Encoder) emitQuiet(p *Packet) bool {
+	n := len(e.out.buf)
+	e.emit(p, rNone)
+	// Without a flush the frames are appended to the n bytes buffered;
+	// a flush empties the buffer, and only a frame written after it (at
+	// most maxPayload bytes and a header) can be left, after n bytes
+	// that reached the flush threshold.
+	return len(e.out.buf) <= n || e.err != nil
 }
 
 // tailAt restarts the tail at the block bs[brAt] (after a branch) unless

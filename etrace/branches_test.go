@@ -39,23 +39,45 @@ func stateDiff(a, b *Encoder) string {
 	return "a difference fmt does not show"
 }
 
+// writeCounter counts the writes that reach it.
+type writeCounter struct {
+	w      bytes.Buffer
+	writes int
+}
+
+func (c *writeCounter) Write(p []byte) (int, error) {
+	c.writes++
+	return c.w.Write(p)
+}
+
 // feedBranches gives bs to e as tracectl.Encoder.Blocks does, in batches
 // of random sizes, with a notification (Notify) before a batch now and
 // then and a TraceOff every ~50 batches; every other batch goes to
 // Branches, the others to quietBlocks and Block as Branches gives them.
 // ref gets the same blocks and calls one by one, through Block, and the
-// state of the two is compared after each call. It returns how many
-// blocks quietBlocks took, of the batches it saw.
-func feedBranches(e, ref *Encoder, bs []ingress.Block, r *rand.Rand) (quiet, seen int, err error) {
-	pos := 0 // blocks given to ref
-	catchUp := func(upTo int, what string) error {
+// state of the two is compared after each call; so are the writes that
+// reached their writers (ew, rw): the same number during the blocks of
+// the call, the last one (if any) during the last block taken (the
+// caller looks at what the writes may have changed before the next
+// block). It returns how many blocks quietBlocks took, of the batches it
+// saw.
+func feedBranches(e, ref *Encoder, ew, rw *writeCounter, bs []ingress.Block, r *rand.Rand) (quiet, seen int, err error) {
+	pos := 0            // blocks given to ref
+	before := rw.writes // ref's writes before block pos-1
+	catchUp := func(upTo int, what string, writes int) error {
+		from := rw.writes
 		for ; pos < upTo; pos++ {
+			before = rw.writes
 			if err := ref.Block(&bs[pos]); err != nil {
 				return fmt.Errorf("block %d, Block: %w", pos, err)
 			}
 		}
 		if d := stateDiff(e, ref); d != "" {
 			return fmt.Errorf("after block %d (%s): %s", upTo-1, what, d)
+		}
+		if writes != rw.writes-from || writes > 0 && before == rw.writes {
+			return fmt.Errorf("after block %d (%s): %d writes; Block %d, the last %d blocks before",
+				upTo-1, what, writes, rw.writes-from, rw.writes-before)
 		}
 		return nil
 	}
@@ -79,6 +101,7 @@ func feedBranches(e, ref *Encoder, bs []ingress.Block, r *rand.Rand) (quiet, see
 		for len(batch) > 0 {
 			var k int
 			what := "Branches"
+			w0 := ew.writes
 			if batchNo%2 == 0 {
 				if k, err = e.Branches(batch); err != nil {
 					return quiet, seen, err
@@ -87,21 +110,25 @@ func feedBranches(e, ref *Encoder, bs []ingress.Block, r *rand.Rand) (quiet, see
 					return quiet, seen, fmt.Errorf("block %d: Branches took none of %d", at, len(batch))
 				}
 			} else {
-				k = e.quietBlocks(batch)
+				var stop bool
+				k, stop = e.quietBlocks(batch)
 				quiet += k
 				seen += k
 				what = "quietBlocks"
-				if k < len(batch) {
+				if k < len(batch) && !stop && e.err == nil {
 					if err := e.Block(&batch[k]); err != nil {
 						return quiet, seen, err
 					}
 					k++
 					seen++
 				}
+				if k == 0 {
+					return quiet, seen, fmt.Errorf("block %d: quietBlocks and Block took none of %d (%v)", at, len(batch), e.err)
+				}
 			}
 			batch = batch[k:]
 			at += k
-			if err := catchUp(at, what); err != nil {
+			if err := catchUp(at, what, ew.writes-w0); err != nil {
 				return quiet, seen, err
 			}
 		}
@@ -180,7 +207,7 @@ func TestBranchesMatchBlock(t *testing.T) {
 					cfg.Params.TVec = trapVector(s.blocks)
 				}
 				name := fmt.Sprintf("%s/%s/%s", s.name, v, m.name)
-				var got, want bytes.Buffer
+				var got, want writeCounter
 				e, err := NewEncoder(&got, cfg, s.img)
 				if err != nil {
 					t.Fatal(err)
@@ -189,7 +216,7 @@ func TestBranchesMatchBlock(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				quiet, seen, err := feedBranches(e, ref, s.blocks, rand.New(rand.NewPCG(uint64(len(name)), 5)))
+				quiet, seen, err := feedBranches(e, ref, &got, &want, s.blocks, rand.New(rand.NewPCG(uint64(len(name)), 5)))
 				if err != nil {
 					t.Errorf("%s: %v", name, err)
 					continue
@@ -200,8 +227,8 @@ func TestBranchesMatchBlock(t *testing.T) {
 				if err := ref.Close(); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				if !bytes.Equal(got.Bytes(), want.Bytes()) {
-					t.Errorf("%s: %d bytes through Branches, %d through Block; they differ", name, got.Len(), want.Len())
+				if !bytes.Equal(got.w.Bytes(), want.w.Bytes()) {
+					t.Errorf("%s: %d bytes through Branches, %d through Block; they differ", name, got.w.Len(), want.w.Len())
 				}
 				if *e.Stats() != *ref.Stats() {
 					t.Errorf("%s: stats %+v through Branches, %+v through Block", name, e.Stats(), ref.Stats())
