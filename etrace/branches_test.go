@@ -76,7 +76,7 @@ func feedBranches(e, ref *Encoder, ew, rw *writeCounter, bs []ingress.Block, r *
 			return fmt.Errorf("after block %d (%s): %s", upTo-1, what, d)
 		}
 		if writes != rw.writes-from || writes > 0 && before == rw.writes {
-			return fmt.Errorf("after block %d (%s): %d writes; Block %d, the last %d blocks before",
+			return fmt.Errorf("after block %d (%s): %d writes; Block %d, %d of them in the last block",
 				upTo-1, what, writes, rw.writes-from, rw.writes-before)
 		}
 		return nil
