@@ -16,7 +16,7 @@ import (
 // configuration, output, image and block cache.
 func algState(e *Encoder) Encoder {
 	x := *e
-	x.cfg, x.codec, x.out, x.img, x.OnPacket, x.onPkt, x.blocks, x.noQuiet = Config{}, nil, nil, nil, nil, Packet{}, blockCache{}, false
+	x.cfg, x.codec, x.out, x.img, x.OnPacket, x.onPkt, x.blocks, x.noQuiet, x.noRuns = Config{}, nil, nil, nil, nil, Packet{}, blockCache{}, false, false
 	if len(x.tail) == 0 {
 		x.tail = nil
 	}
@@ -185,8 +185,10 @@ func branchStreams(t *testing.T) []branchStream {
 
 // TestBranchesMatchBlock encodes block streams (branchStreams) with
 // Branches and quietBlocks taking runs of them, as the simulator's
-// batches reach the encoder through tracectl, and with every block given
-// to Block, in every mode and both layouts, and requires the same state
+// batches reach the encoder through tracectl (the blocks Branches does
+// not take going to Block, which takes the quiet ones one at a time
+// through quietBlocks), and with every block given to Block's general
+// path (noRuns), in every mode and both layouts, and requires the same state
 // after every call (the branch map and count, the return stack, the
 // predictor, the tail, the step waiting in the pipeline, the counts...),
 // the same bytes and statistics at the end; and that quietBlocks takes
@@ -216,6 +218,7 @@ func TestBranchesMatchBlock(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				ref.noRuns = true
 				quiet, seen, err := feedBranches(e, ref, &got, &want, s.blocks, rand.New(rand.NewPCG(uint64(len(name)), 5)))
 				if err != nil {
 					t.Errorf("%s: %v", name, err)

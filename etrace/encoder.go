@@ -3,6 +3,7 @@ package etrace
 import (
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/image"
@@ -133,6 +134,7 @@ type Encoder struct {
 	jtc        jumpCache
 	blocks     blockCache // what the walk through img found per block
 	noQuiet    bool       // tests: every instruction step takes doInst (see quiet)
+	noRuns     bool       // tests: Block and Branches take no block through quietBlocks
 
 	// the last address packet, held until the next packet shows whether
 	// its updiscon bit must be set
@@ -267,8 +269,14 @@ func (e *Encoder) Stats() *Stats {
 // Config returns the encoder's configuration.
 func (e *Encoder) Config() Config { return e.cfg }
 
-// Block encodes one ingress block.
+// Block encodes one ingress block. A block Branches would take without
+// sending a packet takes its path (quietBlocks), the others the step
+// pipeline below.
 func (e *Encoder) Block(b *ingress.Block) error {
+	if k, _ := e.quietBlocks(unsafe.Slice(b, 1)); k == 1 {
+		// what follows does for it, in short (see Branches)
+		return e.err
+	}
 	if e.err != nil {
 		return e.err
 	}
