@@ -273,9 +273,13 @@ func (e *Encoder) Config() Config { return e.cfg }
 // sending a packet takes its path (quietBlocks), the others the step
 // pipeline below.
 func (e *Encoder) Block(b *ingress.Block) error {
-	if k, _ := e.quietBlocks(unsafe.Slice(b, 1)); k == 1 {
-		// what follows does for it, in short (see Branches)
-		return e.err
+	if e.curr.itype.IsBranch() {
+		// (after a branch: most blocks but on a port that retires one
+		// instruction per block, where the step pipeline costs less)
+		if k, _ := e.quietBlocks(unsafe.Slice(b, 1)); k == 1 {
+			// what follows does for it, in short (see Branches)
+			return e.err
+		}
 	}
 	if e.err != nil {
 		return e.err
