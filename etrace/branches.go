@@ -8,19 +8,20 @@ import (
 
 // Branches encodes the blocks at the front of bs as Block would one by
 // one, and returns how many it took (tracectl.Encoder.Blocks gives it the
-// simulator's batches). The blocks that leave every packet decision
-// where it was take a loop that keeps the encoder's state in locals: a
-// block is one when the block cache holds it (a straight-line run of the
-// image), it retired instructions without a trap, in the privilege level
-// of the block before and without a context report, and the instruction
-// before it (the last of the block before) sends no packet and changes
-// nothing but the branch map and the path kept since the last anchor
-// (the tail):
+// simulator's batches). The blocks that leave the packet decisions where
+// they were take loops that keep the encoder's state in locals
+// (quietBlocks): a block is one when the block cache holds it (a
+// straight-line run of the image), it retired instructions without a
+// trap, in the privilege level of the block before and without a context
+// report, and the instruction before it (the last of the block before)
+// changes nothing but the branch map and the path kept since the last
+// anchor (the tail):
 //
-//   - a conditional branch whose outcome goes into the branch map that
-//     does not become full (with branch prediction: a map of correct
-//     predictions that turns into a branch count, or a correct prediction
-//     counted), or
+//   - a conditional branch whose outcome goes into the branch map (the
+//     packet of a map it fills is sent there; with branch prediction, a
+//     map of correct predictions turns into a branch count, a correct
+//     prediction is counted, and the count a misprediction ends is sent
+//     there too), or
 //   - a jump the decoder infers (an inferable jump or call, any jump with
 //     its sequentially inferable bit in that mode, a return the implicit
 //     return stack predicts) whose target does not come back to the path
@@ -28,10 +29,12 @@ import (
 //
 // Nothing must be due either (a sync, a trap, a target or a notification
 // to report, a resynchronisation period reached). It stops at the first
-// block that is not one and gives that block to Block (a packet may be
-// written, the state changes): the caller looks at its own state again
-// before the next call. The count includes that block; it is 0 only when
-// bs is empty.
+// block that is not one and gives that block to Block, and returns: the
+// caller looks at its own state again before the next call. It also
+// returns, without Block, after a block whose packet went on to the
+// writer the encoder writes to (which may have changed the caller's
+// state: bytes lost). The count is 0 only when bs is empty or the
+// encoder failed before.
 func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 	i, stop := e.quietBlocks(bs)
 	if i == len(bs) || stop || e.err != nil {
