@@ -189,14 +189,21 @@ func mapRun(bs []ingress.Block, tab *[1 << blockCacheBits]blockEntry, priv ingre
 // quietPredicted is quietBlocks with branch prediction: a branch goes
 // through quietPrediction.
 func (e *Encoder) quietPredicted(bs []ingress.Block) (int, bool) {
-	priv, cIt, cAddr := e.curr.priv, e.curr.itype, e.curr.addr
+	cIt, cAddr := e.curr.itype, e.curr.addr
 	brAt, jumpAt, hereAt := -1, -1, -1
 	stop := false
 	var n uint64
 	i := 0
-	for ; i < len(bs) && e.err == nil; i++ {
+	for i < len(bs) && e.err == nil {
+		if k := e.predictedRun(bs[i:], &cIt, &cAddr, &n); k > 0 {
+			i += k
+			brAt = i - 1
+			if i == len(bs) {
+				break
+			}
+		}
 		b := &bs[i]
-		en := e.quietBlock(b, priv)
+		en := e.quietBlock(b, e.curr.priv)
 		if en == nil {
 			break
 		}
@@ -220,8 +227,8 @@ func (e *Encoder) quietPredicted(bs []ingress.Block) (int, bool) {
 		}
 		n += uint64(en.n)
 		cIt, cAddr = refined(b.IType, en.ref), b.LastAddr()
+		i++
 		if stop {
-			i++
 			break
 		}
 	}
@@ -230,6 +237,68 @@ func (e *Encoder) quietPredicted(bs []ingress.Block) (int, bool) {
 	}
 	e.quietDone(bs, i, n, cIt, brAt, jumpAt, hereAt)
 	return i, stop
+}
+
+// predictedRun is quietPredicted's loop for the blocks after branches
+// that send no packet (the outcome goes into the map, which does not
+// become full or becomes a count, or is a correct prediction counted):
+// it takes them from the front of bs, with what it changes in locals and
+// no call, and returns how many. *cIt and *cAddr are the refined itype
+// and the address of the step before the first block, then of the last
+// instruction taken; *n counts the instructions.
+func (e *Encoder) predictedRun(bs []ingress.Block, cItp *ingress.IType, cAddrp, np *uint64) int {
+	tab, t, mask, shift := e.blocks.t, e.pred.t, e.pred.mask, e.pred.shift
+	priv, counts := e.curr.priv, !e.v026
+	cIt, cAddr, n := *cItp, *cAddrp, *np
+	mapBits, mapN, mapCorrect, pbc := e.mapBits, e.mapN, e.mapCorrect, e.pbc
+	i := 0
+	for ; i < len(bs); i++ {
+		b := &bs[i]
+		it := b.IType
+		if b.Priv != priv || b.CType != 0 || uint8(it)-1 < 2 { // (a trap)
+			break
+		}
+		en := &tab[blockSlot(b.IAddr)]
+		if en.start != b.IAddr || en.shape != blockShape(b) {
+			break
+		}
+		bit := uint64(cIt) - uint64(ingress.ITypeNotTaken) // 1: taken
+		if bit > 1 {
+			break
+		}
+		pi := (cAddr >> shift) & mask
+		s := t[pi]
+		correct := uint64(s>>1&1) == bit // (predictor.predict)
+		if counts && pbc >= 31 {
+			if !correct || pbc+1 >= 31+0xffffffff {
+				break // the count is sent
+			}
+			pbc++
+		} else {
+			mc := (mapN == 0 || mapCorrect) && correct
+			if mapN == 30 && !(counts && mc) {
+				break // the full map is sent
+			}
+			if bit == 0 {
+				mapBits |= 1 << uint(mapN)
+			}
+			mapN++
+			mapCorrect = mc
+			if mapN == 31 {
+				// a full map of correct predictions becomes a count
+				pbc, mapN, mapBits = 31, 0, 0
+			}
+		}
+		t[pi] = predNext[s&3][bit] // (predictor.update)
+		n += uint64(en.n)
+		if !it.IsBranch() && en.ref != refineKeep && it != ingress.ITypeTrapReturn {
+			it = en.ref // refined
+		}
+		cIt, cAddr = it, b.LastAddr()
+	}
+	*cItp, *cAddrp, *np = cIt, cAddr, n
+	e.mapBits, e.mapN, e.mapCorrect, e.pbc = mapBits, mapN, mapCorrect, pbc
+	return i
 }
 
 // quietPrediction is doInst for a conditional branch at addr (taken or
