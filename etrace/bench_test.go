@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rvtrace/rvtrace/flow"
+	"github.com/rvtrace/rvtrace/image"
+	"github.com/rvtrace/rvtrace/ingress"
 	"github.com/rvtrace/rvtrace/sim"
 )
 
@@ -77,7 +79,9 @@ func BenchmarkEncode(b *testing.B) {
 // tracing (rvtrace run --trace etrace) costs beyond the simulator. The
 // encoder has the program image, as run gives it. Metrics: nanoseconds
 // per block and instructions per second. The run is bounded (it ends at
-// 33.4 M instructions), as every guest run of a test must be.
+// 33.4 M instructions), as every guest run of a test must be. The
+// -batches variants give the blocks to Branches in batches of 128, as
+// the simulator hands them over (tracectl.Encoder.Blocks).
 func BenchmarkEncodeCoremark(b *testing.B) {
 	img, blocks := runSim(b, "coremark.riscv", sim.Coalesced, 40_000_000)
 	for _, m := range []struct {
@@ -89,28 +93,53 @@ func BenchmarkEncodeCoremark(b *testing.B) {
 			c.Options = Options{SIJump: true, ImplicitReturn: true, BranchPrediction: true, JumpTargetCache: true}
 		}},
 	} {
-		b.Run(m.name, func(b *testing.B) {
-			cfg := DefaultConfig()
-			m.set(&cfg)
-			var st Stats
-			b.ReportAllocs()
-			for b.Loop() {
-				e, err := NewEncoder(io.Discard, cfg, img)
+		for _, batches := range []bool{false, true} {
+			name := m.name
+			if batches {
+				name += "-batches"
+			}
+			b.Run(name, func(b *testing.B) {
+				benchEncodeCoremark(b, img, blocks, m.set, batches)
+			})
+		}
+	}
+}
+
+// benchEncodeCoremark is BenchmarkEncodeCoremark for one configuration
+// (set) and way of giving the blocks.
+func benchEncodeCoremark(b *testing.B, img *image.Set, blocks []ingress.Block, set func(c *Config), batches bool) {
+	cfg := DefaultConfig()
+	set(&cfg)
+	var st Stats
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := NewEncoder(io.Discard, cfg, img)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < len(blocks); {
+			if !batches {
+				if err := e.Block(&blocks[j]); err != nil {
+					b.Fatal(err)
+				}
+				j++
+				continue
+			}
+			bs := blocks[j:min(j+128, len(blocks))]
+			j += len(bs)
+			for len(bs) > 0 {
+				k, err := e.Branches(bs)
 				if err != nil {
 					b.Fatal(err)
 				}
-				for j := range blocks {
-					if err := e.Block(&blocks[j]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := e.Close(); err != nil {
-					b.Fatal(err)
-				}
-				st = *e.Stats()
+				bs = bs[k:]
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(blocks)), "ns/block")
-			b.ReportMetric(float64(st.Instructions)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
-		})
+		}
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		st = *e.Stats()
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(blocks)), "ns/block")
+	b.ReportMetric(float64(st.Instructions)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
 }

@@ -71,19 +71,19 @@ func (b *bitWriter) compressedLen() int {
 
 // byteAt returns payload byte k, sign-extended beyond the written bits.
 func (b *bitWriter) byteAt(k int) byte {
-	var v byte
-	msb := b.last()
-	for j := 0; j < 8; j++ {
-		i := k*8 + j
-		var bit uint64
-		if i < b.n {
-			bit = b.w[i>>6] >> uint(i&63) & 1
-		} else {
-			bit = msb
-		}
-		v |= byte(bit) << uint(j)
+	var fill uint64
+	if b.last() != 0 {
+		fill = 0xff
 	}
-	return v
+	i := k * 8
+	if i >= b.n {
+		return byte(fill)
+	}
+	v := b.w[i>>6] >> uint(i&63) // (a byte never straddles two words)
+	if r := b.n - i; r < 8 {
+		v = v&(1<<uint(r)-1) | fill<<uint(r)
+	}
+	return byte(v)
 }
 
 // bytes appends the compressed payload to dst.

@@ -12,14 +12,22 @@ import (
 const blockCacheBits = 12
 
 // blockEntry is what the walk through the program image found for a
-// block that is one straight-line run (see Encoder.interior): its first
-// and last instruction addresses (the key), how many instructions it
-// holds, and the lastRefinement of its last instruction.
+// block that is one straight-line run (see Encoder.interior): the
+// block's first instruction address and shape (the key), how many
+// instructions it holds, and the lastRefinement of its last instruction.
 type blockEntry struct {
-	start, last uint64
-	n           uint32
-	ref         ingress.IType
-	ok          bool
+	start uint64
+	shape uint64 // blockShape; 0: no entry
+	n     uint32
+	ref   ingress.IType
+}
+
+// blockShape returns the key of block b besides its first address: its
+// halfwords retired and the size of its last instruction, which give its
+// last instruction address. It is not 0 for a block that retired
+// instructions.
+func blockShape(b *ingress.Block) uint64 {
+	return uint64(b.IRetire)<<8 | uint64(b.ILastSize)
 }
 
 // blockCache remembers blockEntry values per block start address, direct
@@ -33,7 +41,7 @@ type blockEntry struct {
 // the cache is emptied when it changes. The zero value is an empty cache
 // that allocates its table on the first store.
 type blockCache struct {
-	t   []blockEntry
+	t   *[1 << blockCacheBits]blockEntry
 	gen uint64
 	off bool // never store: every block takes the walk (tests)
 }
@@ -43,32 +51,32 @@ func blockSlot(start uint64) uint64 {
 	return (start * 0x9e3779b97f4a7c15) >> (64 - blockCacheBits)
 }
 
-// lookup returns the cached entry of the block from start to last of
-// image img, or nil.
-func (c *blockCache) lookup(img *image.Set, start, last uint64) *blockEntry {
+// lookup returns the cached entry of block b (which retired instructions)
+// of image img, or nil.
+func (c *blockCache) lookup(img *image.Set, b *ingress.Block) *blockEntry {
 	if c.t == nil || c.gen != img.Generation() {
 		return nil
 	}
-	b := &c.t[blockSlot(start)]
-	if !b.ok || b.start != start || b.last != last {
+	en := &c.t[blockSlot(b.IAddr)]
+	if en.start != b.IAddr || en.shape != blockShape(b) {
 		return nil
 	}
-	return b
+	return en
 }
 
-// store caches what the walk found for the block from start to last of
-// image img: n instructions, the last refined by ref.
-func (c *blockCache) store(img *image.Set, start, last uint64, n uint32, ref ingress.IType) {
+// store caches what the walk found for block b (which retired
+// instructions) of image img: n instructions, the last refined by ref.
+func (c *blockCache) store(img *image.Set, b *ingress.Block, n uint32, ref ingress.IType) {
 	if c.off {
 		return
 	}
 	if c.t == nil || c.gen != img.Generation() {
 		if c.t == nil {
-			c.t = make([]blockEntry, 1<<blockCacheBits)
+			c.t = new([1 << blockCacheBits]blockEntry)
 		} else {
-			clear(c.t)
+			clear(c.t[:])
 		}
 		c.gen = img.Generation()
 	}
-	c.t[blockSlot(start)] = blockEntry{start: start, last: last, n: n, ref: ref, ok: true}
+	c.t[blockSlot(b.IAddr)] = blockEntry{start: b.IAddr, shape: blockShape(b), n: n, ref: ref}
 }

@@ -63,8 +63,11 @@ func mergeNotTaken(blocks []ingress.Block) []ingress.Block {
 // cachedBlocks counts the blocks the encoder's cache holds.
 func cachedBlocks(e *Encoder) int {
 	n := 0
+	if e.blocks.t == nil {
+		return 0
+	}
 	for i := range e.blocks.t {
-		if e.blocks.t[i].ok {
+		if e.blocks.t[i].shape != 0 {
 			n++
 		}
 	}

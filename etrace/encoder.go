@@ -3,6 +3,7 @@ package etrace
 import (
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/rvtrace/rvtrace/decode"
 	"github.com/rvtrace/rvtrace/image"
@@ -133,6 +134,7 @@ type Encoder struct {
 	jtc        jumpCache
 	blocks     blockCache // what the walk through img found per block
 	noQuiet    bool       // tests: every instruction step takes doInst (see quiet)
+	noRuns     bool       // tests: Block and Branches take no block through quietBlocks
 
 	// the last address packet, held until the next packet shows whether
 	// its updiscon bit must be set
@@ -267,8 +269,18 @@ func (e *Encoder) Stats() *Stats {
 // Config returns the encoder's configuration.
 func (e *Encoder) Config() Config { return e.cfg }
 
-// Block encodes one ingress block.
+// Block encodes one ingress block. A block Branches would take without
+// sending a packet takes its path (quietBlocks), the others the step
+// pipeline below.
 func (e *Encoder) Block(b *ingress.Block) error {
+	if e.curr.itype.IsBranch() {
+		// (after a branch: most blocks but on a port that retires one
+		// instruction per block, where the step pipeline costs less)
+		if k, _ := e.quietBlocks(unsafe.Slice(b, 1)); k == 1 {
+			// what follows does for it, in short (see Branches)
+			return e.err
+		}
+	}
 	if e.err != nil {
 		return e.err
 	}
@@ -286,7 +298,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		first := true
 		addr := b.IAddr
 		if e.img != nil {
-			if c := e.blocks.lookup(e.img, addr, last); c != nil {
+			if c := e.blocks.lookup(e.img, b); c != nil {
 				// the walk's result for this block, cached: its
 				// first step (as interior pushes it) and the count
 				e.st.Instructions += uint64(c.n)
@@ -310,7 +322,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 				}
 				it = refined(it, ref)
 				if run {
-					e.blocks.store(e.img, addr, last, uint32(e.st.Instructions-n), ref)
+					e.blocks.store(e.img, b, uint32(e.st.Instructions-n), ref)
 				}
 			}
 		} else {

@@ -48,34 +48,18 @@ func (p *predictor) predict(addr uint64) bool {
 // update records the outcome of the branch at addr.
 func (p *predictor) update(addr uint64, taken bool) {
 	i := (addr >> p.shift) & p.mask
-	s := p.t[i]
-	var ns uint8
-	switch s {
-	case 0: // predict not taken
-		if taken {
-			ns = 1
-		}
-	case 1:
-		if taken {
-			ns = 3
-		} else {
-			ns = 0
-		}
-	case 3: // predict taken
-		if !taken {
-			ns = 2
-		} else {
-			ns = 3
-		}
-	case 2:
-		if taken {
-			ns = 3
-		} else {
-			ns = 0
-		}
+	var b uint8
+	if taken {
+		b = 1
 	}
-	p.t[i] = ns
+	p.t[i] = predNext[p.t[i]&3][b]
 }
+
+// predNext is a two-bit counter's next state, by state and outcome (1:
+// taken): from 0 (predict not taken, not taken last) a taken branch goes
+// to 1; from 1 or 2 (either prediction, the other outcome last) to 3 or
+// back to 0; from 3 (predict taken) a not-taken branch goes to 2.
+var predNext = [4][2]uint8{{0, 1}, {0, 3}, {0, 3}, {2, 3}}
 
 // jumpCache is the direct-mapped jump target cache.
 type jumpCache struct {

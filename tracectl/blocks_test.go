@@ -36,7 +36,9 @@ func (l *windowWriter) Write(p []byte) (int, error) {
 // register writes and triggers between batches and trace lost in the
 // middle (writes failing), and requires the same bytes and registers; in
 // N-Trace configurations with and without the record planner and with
-// narrow counters, and E-Trace (no Branches: Block for each).
+// narrow counters, and E-Trace (etrace.Encoder.Branches: the blocks
+// that send no packet in runs, a packet that reaches the writer ending
+// a call).
 func TestBlocksMatchBlock(t *testing.T) {
 	img, _, _ := loadT1(t)
 	blks := loadBlocks(t)

@@ -538,7 +538,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 }
 
 // branchRunner is an encoder that takes runs of conditional branch
-// blocks at once (ntrace.Encoder.Branches).
+// blocks at once (ntrace.Encoder.Branches, etrace.Encoder.Branches).
 type branchRunner interface {
 	Branches(bs []ingress.Block) (int, error)
 }
