@@ -1,7 +1,6 @@
 package etrace
 
 import (
-	"github.com/rvtrace/rvtrace/image"
 	"github.com/rvtrace/rvtrace/ingress"
 )
 
@@ -51,10 +50,17 @@ func blockSlot(start uint64) uint64 {
 	return (start * 0x9e3779b97f4a7c15) >> (64 - blockCacheBits)
 }
 
+// noImageGen is the generation of the block cache of an encoder without
+// an image (Encoder.imgGen): its entries are what Block counts for a
+// block from the port alone (its halfwords retired over two
+// instructions, the port's itype kept), so that Branches takes such
+// blocks as it takes those an image describes.
+const noImageGen = ^uint64(0)
+
 // lookup returns the cached entry of block b (which retired instructions)
-// of image img, or nil.
-func (c *blockCache) lookup(img *image.Set, b *ingress.Block) *blockEntry {
-	if c.t == nil || c.gen != img.Generation() {
+// of the image of generation gen, or nil.
+func (c *blockCache) lookup(gen uint64, b *ingress.Block) *blockEntry {
+	if c.t == nil || c.gen != gen {
 		return nil
 	}
 	en := &c.t[blockSlot(b.IAddr)]
@@ -65,18 +71,19 @@ func (c *blockCache) lookup(img *image.Set, b *ingress.Block) *blockEntry {
 }
 
 // store caches what the walk found for block b (which retired
-// instructions) of image img: n instructions, the last refined by ref.
-func (c *blockCache) store(img *image.Set, b *ingress.Block, n uint32, ref ingress.IType) {
+// instructions) of the image of generation gen: n instructions, the last
+// refined by ref.
+func (c *blockCache) store(gen uint64, b *ingress.Block, n uint32, ref ingress.IType) {
 	if c.off {
 		return
 	}
-	if c.t == nil || c.gen != img.Generation() {
+	if c.t == nil || c.gen != gen {
 		if c.t == nil {
 			c.t = new([1 << blockCacheBits]blockEntry)
 		} else {
 			clear(c.t[:])
 		}
-		c.gen = img.Generation()
+		c.gen = gen
 	}
 	c.t[blockSlot(b.IAddr)] = blockEntry{start: b.IAddr, shape: blockShape(b), n: n, ref: ref}
 }

@@ -49,13 +49,13 @@ func (e *Encoder) Branches(bs []ingress.Block) (int, error) {
 // at its state before the next block.
 func (e *Encoder) quietBlocks(bs []ingress.Block) (int, bool) {
 	c := &e.curr
-	if len(bs) == 0 || e.err != nil || e.img == nil || e.noQuiet || e.noRuns || e.blind || !e.hasCurr || !e.started ||
+	if len(bs) == 0 || e.err != nil || e.img == nil && e.cfg.Params.ITypeWidth == 3 || e.noQuiet || e.noRuns || e.blind || !e.hasCurr || !e.started ||
 		e.prevTrap || e.prevUpd || e.syncNext || e.notify || e.anchored ||
 		e.period > 0 && e.resyncCount >= e.period || e.mapN >= 31 || e.pbc >= 31+0xffffffff-1 ||
 		c.kind != stInst || c.notify || c.ctype != 0 || c.priv != e.prevPriv {
 		return 0, false
 	}
-	if e.blocks.t == nil || e.blocks.gen != e.img.Generation() {
+	if e.blocks.t == nil || e.blocks.gen != e.imgGen() {
 		return 0, false
 	}
 	if e.bpred {

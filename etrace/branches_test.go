@@ -149,7 +149,8 @@ type branchStream struct {
 // branchStreams returns the streams of TestBranchesMatchBlock: the
 // simulator's blocks of coremark and of programs with traps, interrupts,
 // trap returns and privilege changes (coalesced, and one per instruction
-// for one of them), the same with 3-bit itypes (which the image refines)
+// for one of them; coremark and qsort also without an image, as a live
+// run encodes them), the same with 3-bit itypes (which the image refines)
 // and merged across not-taken branches (blocks with branches inside,
 // which the block cache does not hold), and generated streams with
 // privilege and context changes.
@@ -163,6 +164,10 @@ func branchStreams(t *testing.T) []branchStream {
 	for k, prog := range progs {
 		img, blocks := runSim(t, prog, sim.Coalesced, 600_000)
 		out = append(out, branchStream{prog, img, blocks, prog == "coremark.riscv" || prog == "qsort.riscv"})
+		if k < 2 {
+			// as rvtrace run gives them: the port alone, no image
+			out = append(out, branchStream{prog + "/no-image", nil, blocks, true})
+		}
 		threeBit := append([]ingress.Block(nil), blocks...)
 		for i := range threeBit {
 			threeBit[i].IType = threeBit[i].IType.To3Bit()

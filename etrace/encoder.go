@@ -298,7 +298,7 @@ func (e *Encoder) Block(b *ingress.Block) error {
 		first := true
 		addr := b.IAddr
 		if e.img != nil {
-			if c := e.blocks.lookup(e.img, b); c != nil {
+			if c := e.blocks.lookup(e.img.Generation(), b); c != nil {
 				// the walk's result for this block, cached: its
 				// first step (as interior pushes it) and the count
 				e.st.Instructions += uint64(c.n)
@@ -322,11 +322,16 @@ func (e *Encoder) Block(b *ingress.Block) error {
 				}
 				it = refined(it, ref)
 				if run {
-					e.blocks.store(e.img, b, uint32(e.st.Instructions-n), ref)
+					e.blocks.store(e.img.Generation(), b, uint32(e.st.Instructions-n), ref)
 				}
 			}
 		} else {
 			e.st.Instructions += uint64(b.IRetire) / 2
+			if e.cfg.Params.ITypeWidth != 3 {
+				// what Branches takes the block with next time
+				// (noImageGen; a 3-bit port's itypes take Block)
+				e.blocks.store(noImageGen, b, b.IRetire/2, refineKeep)
+			}
 			if b.IRetire*2 > uint32(b.LastSize()) {
 				s.kind, s.addr, s.next, s.itype = stInst, addr, 0, ingress.ITypeNone
 				s.ctype = b.CType
@@ -444,6 +449,15 @@ func (e *Encoder) interior(b *ingress.Block, s *step, first *bool) (run bool, er
 // (possibly 3-bit) port reported for it.
 func refineIType(it ingress.IType, in riscv.Inst) ingress.IType {
 	return refined(it, lastRefinement(&in))
+}
+
+// imgGen returns the generation of the encoder's image, or noImageGen
+// without one: the block cache's entries hold for it.
+func (e *Encoder) imgGen() uint64 {
+	if e.img == nil {
+		return noImageGen
+	}
+	return e.img.Generation()
 }
 
 // refineKeep is the lastRefinement of an instruction whose reported itype
