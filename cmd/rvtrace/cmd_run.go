@@ -375,7 +375,7 @@ func runRun(args []string) error {
 					}
 					// (also when the capture failed: -o holds the
 					// whole trace)
-					ts.tapHint(prog, *out)
+					ts.tapHint(hintImage(prog, *sidebandOut), *out)
 					return nil
 				}
 			}
@@ -682,7 +682,7 @@ func runRun(args []string) error {
 	if err := pp.finish(m, res, elapsed.Seconds(), img); err != nil && runErr == nil {
 		runErr = err
 	}
-	for _, f := range []func() error{func() error { return ts.finish(prog, *quiet) }, tapClose} {
+	for _, f := range []func() error{func() error { return ts.finish(hintImage(prog, *sidebandOut), *quiet) }, tapClose} {
 		var oe *OutputError
 		switch err := f(); {
 		case err == nil:
@@ -818,6 +818,18 @@ func traceThroughSystem(sys *tracectl.System, newEnc encoderFn, filterCfg func()
 		*encs = append(*encs, enc)
 	}
 	return nil
+}
+
+// hintImage returns the decode options that give a decoder the program a
+// run traced, for the decode commands run prints: --image PROG, or the
+// sideband the run wrote (--sideband-in FILE), which describes all the
+// code the harts ran (the ELF does not, for code run at virtual addresses
+// or changed while the system ran).
+func hintImage(prog, sidebandOut string) string {
+	if sidebandOut != "" {
+		return "--sideband-in " + sidebandOut
+	}
+	return "--image " + prog
 }
 
 // portImage returns the image the trace encoders of a live run are

@@ -170,8 +170,9 @@ func (t *traceSys) sysSink(h int) ingress.Sink {
 }
 
 // finish runs the script's end, stops the trace system and writes the
-// capture, saying on stderr what it holds and how to decode it.
-func (t *traceSys) finish(prog string, quiet bool) error {
+// capture, saying on stderr what it holds and how to decode it (with the
+// decode options imageArgs: hintImage).
+func (t *traceSys) finish(imageArgs string, quiet bool) error {
 	if t.sys == nil {
 		return nil
 	}
@@ -222,7 +223,7 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 				*t.capture, n, t.sys.Sink.Wraps())
 		}
 		if set, ok := t.sys.Encoders[0].LastSettings(); ok {
-			t.decodeHint(set, prog, *t.capture, "")
+			t.decodeHint(set, imageArgs, *t.capture, "")
 		}
 		return firstErr
 	}
@@ -258,7 +259,7 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: %d bytes\n", *t.capture, len(c.Bytes))
 	}
 	if c.Enabled {
-		t.decodeHint(c.Settings, prog, *t.capture, "")
+		t.decodeHint(c.Settings, imageArgs, *t.capture, "")
 	} else {
 		fmt.Fprintf(stderr, "rvtrace run: trace capture %s: the trace encoder of hart 0 was never enabled\n", *t.capture)
 	}
@@ -267,15 +268,16 @@ func (t *traceSys) finish(prog string, quiet bool) error {
 
 // tapHint says how to decode the funnel's output that -o (out) recorded
 // (SetTap): with the options of the encoders' last start, as the capture.
-func (t *traceSys) tapHint(prog, out string) {
+func (t *traceSys) tapHint(imageArgs, out string) {
 	if set, ok := t.sys.Encoders[0].LastSettings(); ok {
-		t.decodeHint(set, prog, out, "-o "+out)
+		t.decodeHint(set, imageArgs, out, "-o "+out)
 	}
 }
 
 // decodeHint says how to decode file, the capture (what is "") or, named
-// by what, another trace of the encoders' settings s.
-func (t *traceSys) decodeHint(s tracectl.Settings, prog, file, what string) {
+// by what, another trace of the encoders' settings s, with the program
+// given by imageArgs (hintImage).
+func (t *traceSys) decodeHint(s tracectl.Settings, imageArgs, file, what string) {
 	about, prefix := "trace capture "+file, ""
 	if what != "" {
 		about, prefix = what, what+": "
@@ -318,7 +320,7 @@ func (t *traceSys) decodeHint(s tracectl.Settings, prog, file, what string) {
 	if len(t.sys.Encoders) > 1 && (s.NTrace.SrcBits > 0 || s.ETrace.SrcBits > 0) {
 		srcs = " (one source per hart: --src N selects hart N's trace)"
 	}
-	fmt.Fprintf(stderr, "rvtrace run: %sdecode with: rvtrace decode %s --image %s %s%s\n", prefix, strings.Join(args, " "), prog, file, srcs)
+	fmt.Fprintf(stderr, "rvtrace run: %sdecode with: rvtrace decode %s %s %s%s\n", prefix, strings.Join(args, " "), imageArgs, file, srcs)
 }
 
 // hintArgs returns the rvtrace decode options of the encoder settings s,

@@ -106,8 +106,9 @@ func TestRunETraceVirtual(t *testing.T) {
 		capture := filepath.Join(dir, "capture.te")
 		sb, runPCs, decPCs := filepath.Join(dir, "ts.side"), filepath.Join(dir, "ts.pcs"), filepath.Join(dir, "tsdec.pcs")
 		elf := filepath.Join(vm, "sv39.elf")
-		if code, _, e := rv(t, "run", "-q", "--trace-system", "--trace", "etrace", "--encap", "utdd", "--trace-capture", capture,
-			"--sideband", sb, "--pcs", runPCs, elf); code != 0 {
+		code, _, e := rv(t, "run", "-q", "--trace-system", "--trace", "etrace", "--encap", "utdd", "--trace-capture", capture,
+			"--sideband", sb, "--pcs", runPCs, elf)
+		if code != 0 {
 			t.Fatalf("run: exit %d: %s", code, e)
 		}
 		if code, _, e := rv(t, "decode", "--protocol", "etrace", "--encap", "utdd", "--sideband-in", sb, capture, "--pcs", decPCs); code != 0 {
@@ -117,6 +118,12 @@ func TestRunETraceVirtual(t *testing.T) {
 		b, _ := os.ReadFile(decPCs)
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("decoded %d bytes of PCs, the simulator retired %d", len(b), len(a))
+		}
+		// the command the run printed names the sideband, not the ELF
+		// (which has no code at the addresses the program ran at)
+		got, de := decodeHinted(t, e, filepath.Join(dir, "hinted.pcs"))
+		if !strings.Contains(e, "--sideband-in "+sb) || !strings.Contains(de, " 0 gaps") || !bytes.Equal([]byte(strings.Join(got, "\n")+"\n"), a) {
+			t.Errorf("the printed decode command: %d PCs: %s%s", len(got), e, de)
 		}
 	})
 }
