@@ -407,29 +407,13 @@ func (m *Demux) split(r io.Reader, size int, emit func(*parallel.Piece) error) (
 	var idx int64
 	var readErr error
 	for {
-		if off := sc.Offset(); c.Due(off) {
-			if err := c.Force(off, idx); err != nil {
-				return 0, nil, err
-			}
-			sc.pause = c.Limit()
+		ok, rerr, err := nextFrame(sc, c, &idx)
+		if err != nil {
+			return 0, nil, err
 		}
-		if !sc.Scan() {
-			err := sc.Err()
-			if err == nil {
-				break
-			}
-			if err == errPaused {
-				continue
-			}
-			if _, ok := err.(*FramingError); !ok {
-				readErr = err
-				break
-			}
-			idx++ // (Demux.lost)
-			if sc.Done() {
-				break
-			}
-			continue
+		if !ok {
+			readErr = rerr
+			break
 		}
 		fr := sc.Frame()
 		id, ok := m.sourceOf(fr)

@@ -385,6 +385,41 @@ func (s *Stats) addSince(prev, snap *Stats) {
 	s.Gaps += prev.Gaps - snap.Gaps
 }
 
+// nextFrame moves a split loop's scanner sc on to its next frame: it
+// cuts the trace where c is due (idx packets read so far), skips the
+// frames the framing layer rejects (each counted in *idx, as the serial
+// decoder counts them: Demux.lost) and returns false at the end of the
+// trace, with readErr the read error that ended it, if any; err is the
+// Cutter's failure. (Due holds at the scanner's pause, Limit: the loop
+// cuts there.)
+func nextFrame(sc *Scanner, c *parallel.Cutter, idx *int64) (ok bool, readErr, err error) {
+	for {
+		if off := sc.Offset(); c.Due(off) {
+			if err := c.Force(off, *idx); err != nil {
+				return false, nil, err
+			}
+			sc.pause = c.Limit()
+		}
+		if sc.Scan() {
+			return true, nil, nil
+		}
+		err := sc.Err()
+		switch {
+		case err == nil:
+			return false, nil, nil
+		case err == errPaused:
+			continue
+		}
+		if _, ok := err.(*FramingError); !ok {
+			return false, err, nil
+		}
+		*idx++
+		if sc.Done() {
+			return false, nil, nil
+		}
+	}
+}
+
 // split reads the trace and cuts it into pieces of about size bytes,
 // each starting with a format 3 subformat 0 packet that parses (its
 // primer), found with the framing a serial decode reads; and, where no
@@ -405,30 +440,13 @@ func (d *Decoder) split(r io.Reader, size int, emit func(*parallel.Piece) error)
 	var idx int64
 	var readErr error
 	for {
-		if off := sc.Offset(); c.Due(off) {
-			if err := c.Force(off, idx); err != nil {
-				return 0, nil, err
-			}
-			sc.pause = c.Limit()
+		ok, rerr, err := nextFrame(sc, c, &idx)
+		if err != nil {
+			return 0, nil, err
 		}
-		if !sc.Scan() {
-			err := sc.Err()
-			if err == nil {
-				break
-			}
-			if err == errPaused {
-				// (Due holds at Limit: the loop cuts there)
-				continue
-			}
-			if _, ok := err.(*FramingError); !ok {
-				readErr = err
-				break
-			}
-			idx++
-			if sc.Done() {
-				break
-			}
-			continue
+		if !ok {
+			readErr = rerr
+			break
 		}
 		fr := sc.Frame()
 		if fr.Data {
